@@ -1,0 +1,59 @@
+# etmkit top-level driver.  CMake does the building; this file gives the short commands.
+#   make          build build/etmkit
+#   make demo     install what is missing, build, and run the main job on a bundled example
+#   make test     install what is missing, build (normal + ASan/UBSan), run every test
+#   make bench    performance comparison against OpenCSD's trc_pkt_lister and perf
+#   make fuzz     run every libFuzzer target for FUZZ_SECONDS each
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+FUZZ_SECONDS ?= 60
+
+# Debian packages the build and the tests need (checked one by one, installed when missing).
+BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev
+TEST_DEPS  := libcmocka-dev python3 xz-utils
+BENCH_DEPS := libopencsd-bin linux-perf time
+
+.PHONY: all build asan deps test-deps bench-deps demo test bench fuzz clean format
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+asan:
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DETMKIT_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+deps:
+	@scripts/ensure-packages $(BUILD_DEPS)
+
+test-deps:
+	@scripts/ensure-packages $(BUILD_DEPS) $(TEST_DEPS)
+
+bench-deps:
+	@scripts/ensure-packages $(BUILD_DEPS) $(BENCH_DEPS)
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo $(BUILD)/etmkit
+
+test: test-deps
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory asan
+	@scripts/run-tests $(BUILD) $(ASAN_BUILD)
+
+bench: bench-deps
+	@$(MAKE) --no-print-directory build
+	@bench/run-all $(BUILD)/etmkit
+
+fuzz:
+	@scripts/ensure-packages clang libclang-rt-14-dev $(BUILD_DEPS)
+	@fuzz/run-all $(FUZZ_SECONDS)
+
+format:
+	@find src include tools tests fuzz bench -name '*.[ch]' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

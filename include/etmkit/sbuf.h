@@ -1,0 +1,38 @@
+/* ek_sbuf: a growable text buffer. Library formatters append to one; the caller writes it out. */
+#ifndef ETMKIT_SBUF_H
+#define ETMKIT_SBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ek_sbuf {
+    char *p;    /* NUL-terminated while len < cap */
+    size_t len;
+    size_t cap;
+    int oom;    /* set once an allocation failed; later appends are dropped */
+} ek_sbuf;
+
+#define EK_SBUF_INIT {0, 0, 0, 0}
+
+void ek_sbuf_free(ek_sbuf *s);
+void ek_sbuf_reset(ek_sbuf *s);               /* len = 0, keeps the memory */
+int ek_sbuf_reserve(ek_sbuf *s, size_t extra); /* 0 or EK_ERR_NOMEM */
+void ek_sbuf_putc(ek_sbuf *s, char c);
+void ek_sbuf_put(ek_sbuf *s, const char *str, size_t n);
+void ek_sbuf_puts(ek_sbuf *s, const char *str);
+void ek_sbuf_printf(ek_sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ek_sbuf_vprintf(ek_sbuf *s, const char *fmt, va_list ap);
+/* Hexadecimal without prefix; width pads with zeros (0 = minimal digits); upper selects A-F. */
+void ek_sbuf_hex(ek_sbuf *s, uint64_t v, unsigned width, int upper);
+void ek_sbuf_dec(ek_sbuf *s, uint64_t v);
+void ek_sbuf_sdec(ek_sbuf *s, int64_t v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,216 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/diag.h"
+
+void ek_diag_vemit(const ek_diag *d, ek_severity sev, const char *kind, int status,
+                   const char *file, int64_t record, int64_t offset, int trace_id,
+                   const char *fmt, va_list ap)
+{
+    if (!d || !d->fn)
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    ek_diag_event ev = {kind, sev, status, file, record, offset, trace_id, msg};
+    d->fn(d->ctx, &ev);
+}
+
+void ek_diag_emit(const ek_diag *d, ek_severity sev, const char *kind, int status,
+                  const char *file, int64_t record, int64_t offset, int trace_id,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ek_diag_vemit(d, sev, kind, status, file, record, offset, trace_id, fmt, ap);
+    va_end(ap);
+}
+
+void ek_diag_format(ek_sbuf *out, const ek_diag_event *ev)
+{
+    static const char *const sev_name[] = {"note", "warning", "error"};
+    if (ev->file)
+        ek_sbuf_printf(out, "%s: ", ev->file);
+    if (ev->record >= 0)
+        ek_sbuf_printf(out, "record %lld: ", (long long)ev->record);
+    if (ev->offset >= 0)
+        ek_sbuf_printf(out, "offset 0x%llx: ", (unsigned long long)ev->offset);
+    if (ev->trace_id >= 0)
+        ek_sbuf_printf(out, "ID 0x%x: ", (unsigned)ev->trace_id);
+    ek_sbuf_printf(out, "%s: %s [%s]", sev_name[ev->sev <= EK_SEV_ERROR ? ev->sev : 2], ev->msg,
+                   ev->kind ? ev->kind : "?");
+}
+
+/* ---- collector ---------------------------------------------------------------------- */
+
+typedef struct kept_event {
+    ek_diag_event ev; /* file/msg point into owned copies below */
+    char *file;
+    char *msg;
+} kept_event;
+
+typedef struct kind_group {
+    char *kind;
+    ek_severity worst;
+    uint64_t count;
+    kept_event *kept;
+    unsigned nkept;
+} kind_group;
+
+struct ek_diag_collector {
+    unsigned keep;
+    kind_group *groups;
+    size_t ngroups, cap;
+    ek_diag next;
+};
+
+ek_diag_collector *ek_diag_collector_new(unsigned keep_per_kind)
+{
+    ek_diag_collector *c = calloc(1, sizeof *c);
+    if (c)
+        c->keep = keep_per_kind;
+    return c;
+}
+
+void ek_diag_collector_free(ek_diag_collector *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        kind_group *g = &c->groups[i];
+        for (unsigned k = 0; k < g->nkept; k++) {
+            free(g->kept[k].file);
+            free(g->kept[k].msg);
+        }
+        free(g->kept);
+        free(g->kind);
+    }
+    free(c->groups);
+    free(c);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void collector_fn(void *ctx, const ek_diag_event *ev)
+{
+    ek_diag_collector *c = ctx;
+    const char *kind = ev->kind ? ev->kind : "?";
+    kind_group *g = NULL;
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (strcmp(c->groups[i].kind, kind) == 0) {
+            g = &c->groups[i];
+            break;
+        }
+    if (!g) {
+        if (c->ngroups == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 8;
+            kind_group *ng = realloc(c->groups, cap * sizeof *ng);
+            if (!ng)
+                goto forward;
+            c->groups = ng;
+            c->cap = cap;
+        }
+        g = &c->groups[c->ngroups];
+        memset(g, 0, sizeof *g);
+        g->kind = strdup(kind);
+        if (!g->kind)
+            goto forward;
+        g->worst = ev->sev;
+        if (c->keep) {
+            g->kept = calloc(c->keep, sizeof *g->kept);
+            if (!g->kept) {
+                free(g->kind);
+                goto forward;
+            }
+        }
+        c->ngroups++;
+    }
+    g->count++;
+    if (ev->sev > g->worst)
+        g->worst = ev->sev;
+    if (g->nkept < c->keep) {
+        kept_event *k = &g->kept[g->nkept];
+        k->ev = *ev;
+        k->file = dup_or_null(ev->file);
+        k->msg = dup_or_null(ev->msg);
+        k->ev.file = k->file;
+        k->ev.msg = k->msg ? k->msg : "";
+        k->ev.kind = g->kind;
+        g->nkept++;
+    }
+forward:
+    if (c->next.fn)
+        c->next.fn(c->next.ctx, ev);
+}
+
+ek_diag ek_diag_collector_sink(ek_diag_collector *c)
+{
+    ek_diag d = {collector_fn, c};
+    return d;
+}
+
+void ek_diag_collector_forward(ek_diag_collector *c, const ek_diag *next)
+{
+    if (next)
+        c->next = *next;
+    else
+        c->next.fn = NULL;
+}
+
+uint64_t ek_diag_collector_count(const ek_diag_collector *c, ek_severity min_sev)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (c->groups[i].worst >= min_sev)
+            n += c->groups[i].count;
+    return n;
+}
+
+uint64_t ek_diag_collector_count_kind(const ek_diag_collector *c, const char *kind)
+{
+    for (size_t i = 0; i < c->ngroups; i++)
+        if (strcmp(c->groups[i].kind, kind) == 0)
+            return c->groups[i].count;
+    return 0;
+}
+
+void ek_diag_collector_summary(const ek_diag_collector *c, ek_sbuf *out, int verbose)
+{
+    for (int sev = EK_SEV_ERROR; sev >= EK_SEV_NOTE; sev--) {
+        for (size_t i = 0; i < c->ngroups; i++) {
+            const kind_group *g = &c->groups[i];
+            if ((int)g->worst != sev)
+                continue;
+            if (g->nkept == 0) {
+                ek_sbuf_printf(out, "%llu x %s\n", (unsigned long long)g->count, g->kind);
+                continue;
+            }
+            if (verbose || g->count == 1) {
+                for (unsigned k = 0; k < g->nkept; k++) {
+                    ek_diag_format(out, &g->kept[k].ev);
+                    ek_sbuf_putc(out, '\n');
+                }
+                if (g->count > g->nkept)
+                    ek_sbuf_printf(out, "  ... and %llu more [%s]\n",
+                                   (unsigned long long)(g->count - g->nkept), g->kind);
+                continue;
+            }
+            ek_sbuf_printf(out, "%llu x ", (unsigned long long)g->count);
+            ek_diag_format(out, &g->kept[0].ev);
+            int any = 0;
+            for (unsigned k = 1; k < g->nkept; k++) {
+                if (g->kept[k].ev.offset < 0)
+                    continue;
+                ek_sbuf_puts(out, any ? ", " : " (also at offsets ");
+                ek_sbuf_printf(out, "0x%llx", (unsigned long long)g->kept[k].ev.offset);
+                any = 1;
+            }
+            if (any)
+                ek_sbuf_puts(out, g->count > g->nkept ? ", ...)" : ")");
+            ek_sbuf_putc(out, '\n');
+        }
+    }
+}

@@ -1,0 +1,91 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "core/bytes.h"
+#include "core/vec.h"
+#include "etmkit/diag.h"
+#include "etmkit/sbuf.h"
+
+static void test_sbuf_formats(void **state)
+{
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_sbuf_puts(&s, "a=");
+    ek_sbuf_hex(&s, 0x4DBF20, 16, 1);
+    ek_sbuf_putc(&s, ' ');
+    ek_sbuf_hex(&s, 0, 0, 0);
+    ek_sbuf_putc(&s, ' ');
+    ek_sbuf_dec(&s, 18446744073709551615ull);
+    ek_sbuf_putc(&s, ' ');
+    ek_sbuf_sdec(&s, -42);
+    ek_sbuf_printf(&s, " %s%d", "x", 7);
+    assert_string_equal(s.p, "a=00000000004DBF20 0 18446744073709551615 -42 x7");
+    ek_sbuf_reset(&s);
+    for (int i = 0; i < 10000; i++)
+        ek_sbuf_printf(&s, "%04d", i);
+    assert_int_equal(s.len, 40000);
+    assert_memory_equal(s.p + 39996, "9999", 4);
+    ek_sbuf_free(&s);
+}
+
+static void test_bytes_reader(void **state)
+{
+    const uint8_t b[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    ek_rd r = ek_rd_make(b, sizeof b);
+    assert_int_equal(ek_rd_u8(&r), 1);
+    assert_int_equal(ek_rd_u16(&r), 0x0302);
+    assert_int_equal(ek_rd_u32(&r), 0x07060504);
+    assert_int_equal(r.err, 0);
+    assert_int_equal(ek_rd_u64(&r), 0); /* only 2 bytes left */
+    assert_int_equal(r.err, 1);
+    assert_int_equal(ek_le64("\x01\x02\x03\x04\x05\x06\x07\x08"), 0x0807060504030201ull);
+}
+
+static void test_vec_growth(void **state)
+{
+    EK_VEC(int) v = {0};
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(ek_vec_push(&v, i), 0);
+    assert_int_equal(v.n, 1000);
+    assert_int_equal(v.v[999], 999);
+    /* A request whose byte size overflows fails cleanly. */
+    assert_int_not_equal(ek_vec_reserve(&v, SIZE_MAX / 2), 0);
+    ek_vec_free(&v);
+}
+
+static void test_diag_collector_groups(void **state)
+{
+    ek_diag_collector *c = ek_diag_collector_new(3);
+    ek_diag d = ek_diag_collector_sink(c);
+    for (int i = 0; i < 5; i++)
+        ek_diag_emit(&d, EK_SEV_WARN, "etm4.bad-packet", 0, "trace.bin", -1, 0x10 * i, 0x12,
+                     "reserved header 0x%02x", 0x71);
+    ek_diag_emit(&d, EK_SEV_ERROR, "ini.missing-file", 0, "cpu_0.ini", 7, -1, -1,
+                 "dump file 'x.bin' not found");
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_NOTE), 6);
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_ERROR), 1);
+    assert_int_equal(ek_diag_collector_count_kind(c, "etm4.bad-packet"), 5);
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_diag_collector_summary(c, &s, 0);
+    assert_string_equal(s.p,
+                        "cpu_0.ini: record 7: error: dump file 'x.bin' not found [ini.missing-file]\n"
+                        "5 x trace.bin: offset 0x0: ID 0x12: warning: reserved header 0x71 "
+                        "[etm4.bad-packet] (also at offsets 0x10, 0x20, ...)\n");
+    ek_sbuf_free(&s);
+    ek_diag_collector_free(c);
+    /* A NULL sink drops events without crashing. */
+    ek_diag_emit(NULL, EK_SEV_NOTE, "x", 0, NULL, -1, -1, -1, "nothing");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sbuf_formats),
+        cmocka_unit_test(test_bytes_reader),
+        cmocka_unit_test(test_vec_growth),
+        cmocka_unit_test(test_diag_collector_groups),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

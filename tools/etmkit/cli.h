@@ -1,0 +1,42 @@
+/* Shared pieces of the etmkit command-line program. The CLI owns all I/O and messages. */
+#ifndef ETMKIT_CLI_H
+#define ETMKIT_CLI_H
+
+#include <stdio.h>
+
+#include "etmkit/diag.h"
+#include "etmkit/etmkit.h"
+#include "etmkit/sbuf.h"
+
+/* Exit statuses of every subcommand. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* Subcommands: each gets argv with argv[0] = the subcommand name. */
+int cmd_dump(int argc, char **argv);          /* dispatches on the input kind */
+int cmd_dump_snapshot(int argc, char **argv); /* snapshot folder listing */
+int cmd_dump_perf(int argc, char **argv);     /* perf.data records, AUX slices, packets */
+int cmd_script(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+
+/* Write the buffer to f and empty it; flush when it grows past a threshold. */
+void cli_write(ek_sbuf *out, FILE *f);
+static inline void cli_maybe_flush(ek_sbuf *out, FILE *f)
+{
+    if (out->len >= (1u << 16))
+        cli_write(out, f);
+}
+
+/* One-line message on stderr: "etmkit: <text>". */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A diag sink that prints every event as one line on stderr. */
+ek_diag cli_diag_stderr(void);
+
+/* Print the grouped summary of a collector on stderr (nothing when empty). */
+void cli_print_diag_summary(ek_diag_collector *c, int verbose);
+
+/* Does path name a directory? */
+int cli_is_dir(const char *path);
+
+#endif

@@ -1,0 +1,106 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+void cli_write(ek_sbuf *out, FILE *f)
+{
+    if (out->len)
+        fwrite(out->p, 1, out->len, f);
+    ek_sbuf_reset(out);
+}
+
+void cli_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("etmkit: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void print_event(void *ctx, const ek_diag_event *ev)
+{
+    ek_sbuf line = EK_SBUF_INIT;
+    ek_diag_format(&line, ev);
+    fprintf(stderr, "etmkit: %s\n", line.p ? line.p : "");
+    ek_sbuf_free(&line);
+}
+
+ek_diag cli_diag_stderr(void)
+{
+    ek_diag d = {print_event, NULL};
+    return d;
+}
+
+void cli_print_diag_summary(ek_diag_collector *c, int verbose)
+{
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_diag_collector_summary(c, &s, verbose);
+    if (s.len) {
+        fputs(s.p, stderr);
+    }
+    ek_sbuf_free(&s);
+}
+
+int cli_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    /* The input is the last non-option argument: a snapshot folder or a perf.data file. */
+    const char *input = NULL;
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] != '-')
+            input = argv[i];
+    if (input && cli_is_dir(input))
+        return cmd_dump_snapshot(argc, argv);
+    return cmd_dump_perf(argc, argv);
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"dump", cmd_dump, "list packets and elements of a snapshot folder or perf.data file"},
+    {"script", cmd_script, "perf-script compatible samples from a perf.data file"},
+    {"doctor", cmd_doctor, "explain what in a recording could not be turned into samples"},
+    {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: etmkit <command> [options] INPUT\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'etmkit <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("etmkit %s\n", ek_version());
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    cli_err("unknown command '%s'", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}
