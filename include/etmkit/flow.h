@@ -38,15 +38,17 @@
  * next synchronisation point; code that is not in the image gives ADDR_NACC elements and
  * decoding continues at the next address packet.
  *
- * Diagnostics (kind, severity; all carry trace ID and packet index):
- *   flow.bad-packet      W  reserved / malformed / unknown packet: resync
- *   flow.unsupported     W  data-trace or conditional-trace packet the decoder cannot use: resync
- *   flow.bad-sequence    W  packet sequence error (commit/cancel beyond what is pending,
- *                           exception without address, return stack underflow): resync
- *   flow.bad-image       W  trace contradicts the code image (with the EK_FLOW_CHK_* checks)
- *   flow.unsupported-isa W  code in an instruction set that cannot be decoded
- *   flow.config          W  configuration the decoder does not support (data trace, cond trace)
- *   flow.limit           W  pending-element stack limit reached (damaged trace): resync
+ * Diagnostics (all severity WARN, with trace ID and packet index -- offset -1 when no packet
+ * is concerned); the message is the reason text OpenCSD logs for the same condition:
+ *   flow.bad-packet      reserved / malformed / unknown packet: resync
+ *   flow.unsupported     data-trace or conditional-trace packet: resync
+ *   flow.bad-sequence    exception or Q element without its address: resync
+ *   flow.commit-overrun  commit / cancel / mispredict of more than is pending: resync
+ *   flow.return-stack    return stack popped when empty: resync
+ *   flow.bad-image       trace contradicts the code image (EK_FLOW_CHK_* checks): resync
+ *   flow.config          configuration the decoder does not support (data / cond. trace)
+ *   flow.limit           too many undecided packets pending (damaged trace): resync
+ * ek_flow_diag_ocsd() renders them as OpenCSD's log lines.
  */
 #ifndef ETMKIT_FLOW_H
 #define ETMKIT_FLOW_H
@@ -86,6 +88,12 @@ typedef struct ek_flow_mem {
     uint64_t (*generation)(void *ctx); /* may be NULL: memory never changes */
     void *ctx;
 } ek_flow_mem;
+
+struct ek_image;
+/* Code access through a memory image (etmkit/image.h): zero-copy spans from its regions; the
+ * generation follows the number of regions (images only grow). The image must outlive the
+ * decoder. */
+ek_flow_mem ek_flow_mem_image(struct ek_image *img);
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
@@ -154,6 +162,11 @@ typedef struct ek_flow_stats {
 } ek_flow_stats;
 
 void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
+
+/* If ev is one of the decoder's diagnostics, append the line OpenCSD 1.8.0 logs for the same
+ * error -- "DCD_ETMV4_<id> : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
+ * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. */
+int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev);
 
 #ifdef __cplusplus
 }

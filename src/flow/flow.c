@@ -125,12 +125,15 @@ static inline uint8_t calc_isa(int sf, int is)
     return is ? EK_ISA_T32 : EK_ISA_A32;
 }
 
+#define NO_INDEX UINT64_MAX /* an error that no packet index belongs to */
+
 static void diag(ek_flow *f, ek_severity sev, const char *kind, int status, uint64_t index,
                  const char *msg)
 {
     if (sev >= EK_SEV_WARN)
         f->st.errors++;
-    ek_diag_emit(f->diag, sev, kind, status, f->file, -1, (int64_t)index, f->trace_id, "%s", msg);
+    ek_diag_emit(f->diag, sev, kind, status, f->file, -1,
+                 index == NO_INDEX ? -1 : (int64_t)index, f->trace_id, "%s", msg);
 }
 
 /* Memory space of the current context (OpenCSD's getCurrMemSpace). */
@@ -347,11 +350,13 @@ static void reset_decoder(ek_flow *f)
     f->next_range_valid = 0;
 }
 
-/* Trace error: report, forget the decode state, resynchronise. */
-static int trace_error(ek_flow *f, int status, ek_severity sev, const char *kind, uint64_t index,
+/* Trace error: report, forget the decode state, resynchronise. `kind` is one of the
+ * flow.* kinds of etmkit/flow.h; reason texts are OpenCSD's (so that ocsd-format listings can
+ * show its log lines). */
+static int trace_error(ek_flow *f, int status, const char *kind, uint64_t index,
                        const char *reason, uint32_t unsync)
 {
-    diag(f, sev, kind, status, index, reason);
+    diag(f, EK_SEV_WARN, kind, status, index, reason);
     if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC)
         f->st.resyncs++;
     reset_decoder(f);
@@ -362,19 +367,18 @@ static int trace_error(ek_flow *f, int status, ek_severity sev, const char *kind
 
 static int bad_packet(ek_flow *f, uint64_t index, const char *reason)
 {
-    return trace_error(f, EK_ERR_BAD_PACKET, EK_SEV_WARN, "flow.bad-packet", index, reason,
+    return trace_error(f, EK_ERR_BAD_PACKET, "flow.bad-packet", index, reason,
                        EK_UNSYNC_BAD_PACKET);
 }
 
-static int seq_error(ek_flow *f, uint64_t index, const char *reason)
+static int seq_error(ek_flow *f, const char *kind, uint64_t index, const char *reason)
 {
-    return trace_error(f, EK_ERR_FORMAT, EK_SEV_WARN, "flow.bad-sequence", index, reason,
-                       EK_UNSYNC_BAD_PACKET);
+    return trace_error(f, EK_ERR_FORMAT, kind, index, reason, EK_UNSYNC_BAD_PACKET);
 }
 
 static int image_error(ek_flow *f, uint64_t index, const char *reason)
 {
-    return trace_error(f, EK_ERR_NO_MEMORY_IMAGE, EK_SEV_WARN, "flow.bad-image", index, reason,
+    return trace_error(f, EK_ERR_NO_MEMORY_IMAGE, "flow.bad-image", index, reason,
                        EK_UNSYNC_BAD_IMAGE);
 }
 
@@ -721,7 +725,7 @@ static int return_stack_pop(ek_flow *f)
     uint8_t isa = f->in.isa;
     uint64_t addr = rs_pop(&f->rs, &isa);
     if (f->rs.n < 0)
-        return seq_error(f, f->index, "Trace Return Stack Overflow.");
+        return seq_error(f, "flow.return-stack", NO_INDEX, "Trace Return Stack Overflow.");
     f->in.addr = addr;
     f->in.isa = isa;
     f->need_addr = 0;
@@ -749,7 +753,7 @@ static int process_atom(ek_flow *f, int taken, uint64_t index)
                 if (!in->cond && !skip &&
                     ((in->target != next && (f->flags & EK_FLOW_CHK_N_UNCOND_DIR_BR)) ||
                      (f->flags & EK_FLOW_CHK_STRICT_N_UNCOND)))
-                    return image_error(f, index, "Bad program image - N Atom on unconditional direct BR.");
+                    return image_error(f, index, "Bad program image - N Atom on unconditional direct BR.\n");
             }
         } else if (in->type == EK_ITYPE_BR_INDIRECT) {
             if (taken) {
@@ -764,14 +768,14 @@ static int process_atom(ek_flow *f, int taken, uint64_t index)
             } else if (f->flags & EK_FLOW_CHK_STRICT_N_UNCOND) {
                 int skip = in->isa == EK_ISA_T32 && (f->flags & EK_FLOW_CHK_NO_THUMB);
                 if (!in->cond && !skip)
-                    return image_error(f, index, "Bad program image - N Atom on unconditional indirect BR.");
+                    return image_error(f, index, "Bad program image - N Atom on unconditional indirect BR.\n");
             }
         }
         if ((err = out_range_cur(f, index, &r, taken)))
             return err;
         if (f->flags & EK_FLOW_CHK_RANGE_CONTINUE) {
             if (f->next_range_valid && f->next_range_addr != r.st)
-                return image_error(f, index, "Discontinuous ranges - Inconsistent program image for decode");
+                return image_error(f, index, "Discontinuous ranges - Inconsistent program image for decode\n");
             if (!taken) {
                 f->next_range_valid = 1;
                 f->next_range_addr = next;
@@ -812,7 +816,7 @@ static int process_exception(ek_flow *f)
         p = dq_oldest(&f->q);
     }
     if (!p || p->kind != FL_ADDR)
-        return seq_error(f, f->index, "Address missing in exception packet.");
+        return seq_error(f, "flow.bad-sequence", f->index, "Address missing in exception packet.");
     /* the address stays queued: the caller removes it */
     ret_addr = p->u.addr.val;
     if (branch_target) {
@@ -878,7 +882,7 @@ static int process_q(ek_flow *f)
         }
         if (!p || p->kind != FL_ADDR) {
             /* OpenCSD stops decoding altogether here; we resynchronise instead */
-            return seq_error(f, q.index, "Address missing in Q packet.");
+            return seq_error(f, "flow.bad-sequence", q.index, "Address missing in Q packet.");
         }
         qaddr = p->u.addr.val;
         qis = p->u.addr.is;
@@ -1092,7 +1096,7 @@ static int commit_elements(ek_flow *f)
     while (f->res.commit && !err && !context_flush) {
         fl_pend *p = dq_oldest(&f->q);
         if (!p) {
-            err = seq_error(f, err_idx, "Not enough elements to commit");
+            err = seq_error(f, "flow.commit-overrun", err_idx, "Not enough elements to commit");
             break;
         }
         err_idx = p->index;
@@ -1230,7 +1234,7 @@ static int cancel_elements(ek_flow *f)
     while (f->res.cancel) {
         fl_pend *p = dq_newest(&f->q);
         if (!p) {
-            err = seq_error(f, f->index, "Not enough elements to cancel");
+            err = seq_error(f, "flow.commit-overrun", f->index, "Not enough elements to cancel");
             f->res.cancel = 0;
             break;
         }
@@ -1318,7 +1322,7 @@ static int mispredict_atom(ek_flow *f)
     }
     int err = EK_OK;
     if (!found)
-        err = seq_error(f, f->index, "Not found mispredict atom");
+        err = seq_error(f, "flow.commit-overrun", f->index, "Not found mispredict atom");
     f->res.mispredict = 0;
     return err;
 }
@@ -1532,7 +1536,8 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
         if (!(p = push(f, FL_CC, 0, pkt)))
             return push_failed(f, pkt);
         p->u.param[0] = (pkt->flags & EK_ETM4_PF_CC) ? pkt->cycle_count : 0;
-        f->res.commit = (pkt->flags & EK_ETM4_PF_COMMIT) ? pkt->commit : 0;
+        /* with TRCIDR0.COMMOPT = 1 cycle-count packets carry no commit field */
+        f->res.commit = ((pkt->flags & EK_ETM4_PF_COMMIT) && !f->ecfg.commit_opt1) ? pkt->commit : 0;
         break;
 
     case EK_ETM4_TIMESTAMP:
@@ -1640,7 +1645,7 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_COND_RES_F4:
     case EK_ETM4_NUM_DS_MKR:
     case EK_ETM4_UNNUM_DS_MKR:
-        err = trace_error(f, EK_ERR_UNSUPPORTED, EK_SEV_WARN, "flow.unsupported", pkt->index,
+        err = trace_error(f, EK_ERR_UNSUPPORTED, "flow.unsupported", pkt->index,
                           "Data trace related, unsupported packet type.", EK_UNSYNC_BAD_PACKET);
         break;
 
@@ -1851,13 +1856,20 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
     ek_isa_cfg_ocsd(&f->icfg, f->ocsd_arch, f->m_profile, wfx ? EK_ISA_OPT_WFX_BRANCH : 0);
     f->rs.active = f->ecfg.rs_enabled;
 
-    uint32_t configr = f->ecfg.regs.configr;
-    if ((configr & 0x6) != 0)
-        diag(f, EK_SEV_WARN, "flow.config", EK_ERR_UNSUPPORTED, 0,
-             "load/store P0 or data trace enabled: not supported by the decoder");
-    else if (((configr >> 8) & 7) != 0)
-        diag(f, EK_SEV_WARN, "flow.config", EK_ERR_UNSUPPORTED, 0,
-             "conditional non-branch tracing enabled: not supported by the decoder");
+    /* Configurations OpenCSD refuses to decode (it creates no decoder): we decode what the
+     * packets allow and say so once. */
+    uint32_t configr = f->ecfg.regs.configr, cond = (configr >> 8) & 7;
+    int lsp0 = (configr & 0x6) != 0;
+    int data = (idr0 & 0x18) == 0x18 && lsp0 && (configr & 0x30000);
+    if (data)
+        diag(f, EK_SEV_WARN, "flow.config", EK_ERR_UNSUPPORTED, NO_INDEX,
+             "ETMv4 instruction decode : Data trace elements not supported");
+    else if (lsp0)
+        diag(f, EK_SEV_WARN, "flow.config", EK_ERR_UNSUPPORTED, NO_INDEX,
+             "ETMv4 instruction decode : LSP0 elements not supported.");
+    else if (cond == 1 || cond == 2 || cond == 3 || cond == 7)
+        diag(f, EK_SEV_WARN, "flow.config", EK_ERR_UNSUPPORTED, NO_INDEX,
+             "ETMv4 instruction decode : Trace on conditional non-branch elements not supported.");
 
     if (!(f->flags & EK_FLOW_NO_BLOCK_CACHE)) {
         int err = fl_bcache_init(&f->bc, 15);
@@ -1896,7 +1908,7 @@ int ek_flow_packet(ek_flow *f, const ek_etm4_packet *pkt)
         }
     }
     /* OpenCSD hands only the first NOTSYNC packet of a run to its decoder */
-    if (pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)
+    if (pkt->type == EK_ETM4_NOTSYNC && (pkt->flags & EK_ETM4_PF_NOTSYNC_MORE))
         return EK_OK;
     f->st.packets++;
     f->index = pkt->index;
