@@ -1872,7 +1872,7 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
              "ETMv4 instruction decode : Trace on conditional non-branch elements not supported.");
 
     if (!(f->flags & EK_FLOW_NO_BLOCK_CACHE)) {
-        int err = fl_bcache_init(&f->bc, 15);
+        int err = fl_bcache_init(&f->bc, 13);
         if (err) {
             free(f);
             return err;
