@@ -1200,11 +1200,15 @@ static int commit_elements(ek_flow *f)
         case FL_ITE:
             err = process_ite(f, p);
             break;
-        case FL_UNSEEN:
-            f->res.commit--;
-            if (--p->u.unseen)
+        case FL_UNSEEN: {
+            /* (counted: commit as many as asked at once) */
+            int64_t k = f->res.commit < p->u.unseen ? f->res.commit : p->u.unseen;
+            f->res.commit -= k;
+            p->u.unseen -= (uint32_t)k;
+            if (p->u.unseen)
                 pop = 0;
             break;
+        }
         case FL_TINFO:
             f->rs.tinfo_wait = 1;
             rs_flush(&f->rs);
@@ -1246,8 +1250,10 @@ static int cancel_elements(ek_flow *f)
                 if (!p->u.atom.num)
                     dq_pop_new(&f->q);
             } else if (p->kind == FL_UNSEEN) {
-                f->res.cancel--;
-                if (--p->u.unseen == 0)
+                int64_t k = f->res.cancel < p->u.unseen ? f->res.cancel : p->u.unseen;
+                f->res.cancel -= k;
+                p->u.unseen -= (uint32_t)k;
+                if (p->u.unseen == 0)
                     dq_pop_new(&f->q);
             } else {
                 f->res.cancel--;
