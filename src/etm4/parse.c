@@ -322,7 +322,9 @@ static unsigned cont_field(ek_etm4_parser *p, unsigned st, uint32_t *val, unsign
     unsigned i = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE)
+                set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             *val = v;
             return 0;
         }
@@ -833,7 +835,9 @@ static unsigned cond_result(ek_etm4_parser *p, unsigned st, uint32_t *key, uint8
     uint32_t k = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE)
+                set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             break;
         }
         const uint8_t c = p->buf[st + i];
@@ -1198,10 +1202,13 @@ static const ek_etm4_packet *emit(ek_etm4_parser *p)
 
 int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
 {
-    if (p->out_pending) {
+    if (p->out_pending == 1) {
         init_packet_state(p);
-        p->out_pending = 0;
+    } else if (p->out_pending == 2) {
+        /* after a NOTSYNC dump the packet being assembled keeps its own flags */
+        p->pkt.flags = p->saved_flags;
     }
+    p->out_pending = 0;
     for (;;) {
         switch (p->state) {
         case S_SEND:
@@ -1221,7 +1228,9 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
             k->index = p->pkt_index;
             k->raw = p->out_raw;
             k->size = (uint8_t)n;
-            k->flags = (uint8_t)((k->flags & ~EK_ETM4_PF_NOTSYNC_MORE) | EK_ETM4_PF_ERROR |
+            p->saved_flags = k->flags; /* restored on the next call */
+            p->out_pending = 2;
+            k->flags = (uint8_t)(EK_ETM4_PF_ERROR |
                                  (p->notsync_sent ? EK_ETM4_PF_NOTSYNC_MORE : 0));
             p->notsync_sent = 1;
             if (p->next_unsync_index) {

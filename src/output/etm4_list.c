@@ -413,6 +413,110 @@ void ek_list_etm4_ocsd(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_i
     wr_end(&w);
 }
 
+/* ---- trc_pkt_lister error-log lines --------------------------------------------------------- */
+
+enum { DCD_NO_SYNC, DCD_WAIT_SYNC, DCD_WAIT_TINFO, DCD_DECODE };
+
+void ek_ocsd_dcd_model_reset(ek_ocsd_dcd_model *m)
+{
+    m->state = DCD_NO_SYNC;
+}
+
+/* "<component>_<instance> : 0x<code> (<code name>) [<code text>]; TrcIdx=<n>; CS ID=<id>; " */
+static void ocsd_err_head(wr *w, const char *comp, unsigned id, unsigned code, const char *name,
+                          const char *text, uint64_t index)
+{
+    wr_s(w, comp);
+    wr_c(w, '_');
+    wr_dec0(w, id, 4);
+    wr_lit(w, " : 0x");
+    wr_hex(w, code, 4, 0);
+    wr_lit(w, " (");
+    wr_s(w, name);
+    wr_lit(w, ") [");
+    wr_s(w, text);
+    wr_lit(w, "]; TrcIdx=");
+    wr_dec(w, index);
+    wr_lit(w, "; CS ID=");
+    wr_hex(w, id, 2, 0);
+    wr_lit(w, "; ");
+}
+
+void ek_list_etm4_ocsd_pre(ek_sbuf *out, const ek_etm4_packet *pkt, const ek_etm4_config *cfg)
+{
+    const int reserved = pkt->type == EK_ETM4_RESERVED;
+    const int short_field = (pkt->flags & EK_ETM4_PF_SHORT_FIELD) != 0;
+    if (!reserved && !short_field)
+        return;
+    wr w;
+    if (!wr_begin(&w, out, 256))
+        return;
+    const unsigned id = cfg ? cfg->trace_id : 0;
+    const char *comp = "PKTP_ETMV4I";
+    if (reserved) {
+        ocsd_err_head(&w, comp, id, 0x14, "OCSD_ERR_INVALID_PCKT_HDR", "Invalid packet header",
+                      pkt->index);
+    } else {
+        ocsd_err_head(&w, comp, id, 0x13, "OCSD_ERR_BAD_PACKET_SEQ", "Bad packet sequence",
+                      pkt->index);
+        wr_lit(&w, "Invalid continuation fields in packet");
+    }
+    wr_end(&w);
+}
+
+void ek_list_etm4_ocsd_post(ek_sbuf *out, ek_ocsd_dcd_model *m, const ek_etm4_packet *pkt,
+                            const ek_etm4_config *cfg)
+{
+    const unsigned t = pkt->type;
+    const char *reason = NULL;
+    unsigned code = 0x19;
+    switch (m->state) {
+    case DCD_NO_SYNC:
+        m->state = DCD_WAIT_SYNC;
+        /* fallthrough */
+    case DCD_WAIT_SYNC:
+        if (t == EK_ETM4_ASYNC)
+            m->state = DCD_WAIT_TINFO;
+        return;
+    case DCD_WAIT_TINFO:
+        if (t == EK_ETM4_TRACE_INFO)
+            m->state = DCD_DECODE;
+        return;
+    default:
+        break;
+    }
+    switch (t) {
+    case EK_ETM4_BAD_SEQUENCE: reason = "Bad byte sequence in packet."; break;
+    case EK_ETM4_RESERVED: reason = "Reserved packet header"; break;
+    case EK_ETM4_COND_I_F1: case EK_ETM4_COND_I_F2: case EK_ETM4_COND_I_F3:
+    case EK_ETM4_COND_FLUSH: case EK_ETM4_COND_RES_F1: case EK_ETM4_COND_RES_F2:
+    case EK_ETM4_COND_RES_F3: case EK_ETM4_COND_RES_F4: case EK_ETM4_NUM_DS_MKR:
+    case EK_ETM4_UNNUM_DS_MKR:
+        reason = "Data trace related, unsupported packet type.";
+        code = 0x18;
+        break;
+    case EK_ETM4_NONE: case EK_ETM4_NOTSYNC: case EK_ETM4_INCOMPLETE_EOT:
+    case EK_ETM4_RESERVED_CFG: case EK_ETM4_EXTENSION: case EK_ETM4_PE_RESET:
+        reason = "Unknown packet type.";
+        break;
+    default:
+        return;
+    }
+    m->state = DCD_NO_SYNC; /* the decoder resets and waits for the next A-Sync */
+    wr w;
+    if (!wr_begin(&w, out, 256))
+        return;
+    const unsigned id = cfg ? cfg->trace_id : 0;
+    if (code == 0x19)
+        ocsd_err_head(&w, "DCD_ETMV4", id, code, "OCSD_ERR_BAD_DECODE_PKT",
+                      "Reserved or unknown packet in decoder.", pkt->index);
+    else
+        ocsd_err_head(&w, "DCD_ETMV4", id, code, "OCSD_ERR_UNSUPP_DECODE_PKT",
+                      "Unsupported packet type for decode.", pkt->index);
+    wr_s(&w, reason);
+    wr_end(&w);
+}
+
 /* ---- etmkit text ------------------------------------------------------------------------- */
 
 static void text_ctx(wr *w, const ek_etm4_ctx *c)
