@@ -734,9 +734,12 @@ static void h_ccnt(ek_etm4_parser *p, uint8_t b)
                 *commit_done = 1;
         }
     } else if (t == EK_ETM4_CCNT_F2 && p->nbuf == 2) {
-        const uint32_t offset = (b & 1) ? p->cfg.max_spec - 15 : 1;
+        /* header bit 0 (A) selects how the 4-bit commit count is biased */
+        if (!opt1) {
+            const uint32_t offset = (p->buf[0] & 1) ? p->cfg.max_spec - 15 : 1;
+            set_commit(p, ((b >> 4) & 0xF) + offset);
+        }
         set_cc(p, cc_threshold(p) + (b & 0xF));
-        set_commit(p, ((b >> 4) & 0xF) + offset);
         send(p);
         return;
     } else if (!*commit_done) {

@@ -438,22 +438,41 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
      * (DSTREAM footers are not part of the trace stream). */
     uint64_t index = 0;
     size_t pos = 0;
-    while (pos < m.size) {
-        size_t n = c->o.dstream ? DSTREAM_BLOCK : LISTER_BLOCK;
-        if (n > m.size - pos)
-            n = m.size - pos;
-        feed_block(c, m.data + pos, n, index);
-        pos += n;
-        index += n;
-        if (c->o.dstream) {
-            size_t f = m.size - pos < DSTREAM_FOOTER ? m.size - pos : DSTREAM_FOOTER;
-            if (f && c->o.raw_packed && c->o.format != FMT_JSON) {
+    if (!c->o.dstream) {
+        while (pos < m.size) {
+            const size_t n = m.size - pos < LISTER_BLOCK ? m.size - pos : LISTER_BLOCK;
+            feed_block(c, m.data + pos, n, index);
+            pos += n;
+            index += n;
+        }
+    } else {
+        /* Records of 504 data bytes and an 8-byte footer. The lister reads the footer into
+         * the start of its data buffer and prints those 8 bytes with -o_raw_packed, once per
+         * record and once more when the file ends (stale bytes then, as it does). */
+        uint8_t tb[DSTREAM_FOOTER] = {0};
+        for (;;) {
+            const size_t n = m.size - pos < DSTREAM_BLOCK ? m.size - pos : DSTREAM_BLOCK;
+            int eof = n < DSTREAM_BLOCK;
+            if (n) {
+                feed_block(c, m.data + pos, n, index);
+                memcpy(tb, m.data + pos, n < DSTREAM_FOOTER ? n : DSTREAM_FOOTER);
+            }
+            pos += n;
+            index += n;
+            if (!eof) {
+                const size_t f = m.size - pos < DSTREAM_FOOTER ? m.size - pos : DSTREAM_FOOTER;
+                memcpy(tb, m.data + pos, f);
+                pos += f;
+                eof = f < DSTREAM_FOOTER;
+            }
+            if (c->o.raw_packed && c->o.format != FMT_JSON) {
                 ek_sbuf_puts(&c->out, "DSTREAM footer [");
-                for (size_t i = 0; i < f; i++)
-                    ek_sbuf_printf(&c->out, "0x%x ", m.data[pos + i]);
+                for (size_t i = 0; i < DSTREAM_FOOTER; i++)
+                    ek_sbuf_printf(&c->out, "0x%x ", tb[i]);
                 ek_sbuf_puts(&c->out, "]\n");
             }
-            pos += f;
+            if (eof)
+                break;
         }
     }
     if (c->formatted && ek_dfmt_pending(&c->dfmt)) {
