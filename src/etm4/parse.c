@@ -1233,7 +1233,7 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
             k->size = (uint8_t)n;
             p->saved_flags = k->flags; /* restored on the next call */
             p->out_pending = 2;
-            k->flags = (uint8_t)(EK_ETM4_PF_ERROR |
+            k->flags = (uint8_t)(EK_ETM4_PF_ERROR | EK_ETM4_PF_UNSYNCED |
                                  (p->notsync_sent ? EK_ETM4_PF_NOTSYNC_MORE : 0));
             p->notsync_sent = 1;
             if (p->next_unsync_index) {

@@ -539,12 +539,12 @@ static void text_ctx(wr *w, const ek_etm4_ctx *c)
     }
 }
 
-static void text_addr(wr *w, const ek_etm4_addr *a)
+static void text_addr(wr *w, const ek_etm4_addr *a, int with_bits)
 {
     wr_lit(w, " addr=0x");
     wr_hex(w, a->val, 0, 0);
     wr_s(w, a->is ? " is1" : " is0");
-    if (a->pkt_bits && a->pkt_bits < 64) {
+    if (with_bits && a->pkt_bits && a->pkt_bits < 64) {
         wr_lit(w, " (");
         wr_dec(w, a->pkt_bits);
         wr_lit(w, " bits)");
@@ -553,7 +553,7 @@ static void text_addr(wr *w, const ek_etm4_addr *a)
 
 static int type_is_addr(unsigned t)
 {
-    return (t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_SRC_ADDR_L_64IS1);
+    return t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_SRC_ADDR_L_64IS1 && t != EK_ETM4_Q;
 }
 
 void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
@@ -580,11 +580,13 @@ void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
             wr_s(&w, ek_etm4_type_name(k->err_type) + 2);
         }
     } else if (type_is_addr(t)) {
-        if (t == EK_ETM4_ADDR_MATCH || t == EK_ETM4_SRC_ADDR_MATCH) {
+        const int match = t == EK_ETM4_ADDR_MATCH || t == EK_ETM4_SRC_ADDR_MATCH;
+        if (match) {
             wr_lit(&w, " match=");
             wr_dec(&w, k->match_idx);
         }
-        text_addr(&w, &k->addr);
+        if (t != EK_ETM4_CTXT)
+            text_addr(&w, &k->addr, !match);
         if (t == EK_ETM4_CTXT || (t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_ADDR_CTXT_L_64IS1))
             text_ctx(&w, &k->ctx);
     } else {
@@ -654,7 +656,7 @@ void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
                 wr_dec(&w, k->match_idx);
             }
             if (k->q.addr_present || k->q.addr_match)
-                text_addr(&w, &k->addr);
+                text_addr(&w, &k->addr, !k->q.addr_match);
             break;
         case EK_ETM4_EVENT:
             wr_lit(&w, " events=0x");

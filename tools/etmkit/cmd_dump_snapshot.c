@@ -48,7 +48,8 @@ typedef struct dump_ctx {
     dump_opts o;
     ek_snapshot *ss;
     ek_diag_collector *diags;
-    ek_diag diag;
+    ek_diag diag; /* filtered sink in front of 'all' */
+    ek_diag all;  /* the collector */
     ek_sbuf out;
     id_pipe *pipes[NUM_IDS];     /* formatted buffers: by trace ID */
     id_pipe *single;             /* raw (source_data) buffers: the one decoded source */
@@ -58,6 +59,14 @@ typedef struct dump_ctx {
     const char *cur_file;
     uint64_t frame_errors, unrouted_bytes;
 } dump_ctx;
+
+/* Diagnostics below warning level are kept only with --verbose. */
+static void diag_filter(void *ctx, const ek_diag_event *ev)
+{
+    const dump_ctx *c = ctx;
+    if (ev->sev >= EK_SEV_WARN || c->o.verbose)
+        c->all.fn(c->all.ctx, ev);
+}
 
 static void usage(FILE *f)
 {
@@ -70,6 +79,7 @@ static void usage(FILE *f)
           "  --format=ocsd      lines as OpenCSD's trc_pkt_lister prints them\n"
           "  --format=json      one JSON object per packet\n"
           "  --stats            per-source byte / packet / error counts at the end\n"
+          "  --verbose          every diagnostic on stderr as it happens, notes included\n"
           "\n"
           "what to list (trc_pkt_lister equivalents in brackets):\n"
           "  --pkt-mon          packets with their raw bytes, as a packet monitor sees them\n"
@@ -183,8 +193,22 @@ static void flush_out(dump_ctx *c)
 static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
 {
     pp->packets++;
-    if (pkt->flags & EK_ETM4_PF_ERROR)
+    const int unsynced = (pkt->flags & EK_ETM4_PF_UNSYNCED) || pkt->type == EK_ETM4_NOTSYNC;
+    if ((pkt->flags & EK_ETM4_PF_ERROR) && !unsynced) {
+        /* listed like the reference lister does, and summarised on stderr at the end */
         pp->errors++;
+        const int eot = pkt->type == EK_ETM4_INCOMPLETE_EOT;
+        const int show_err = pkt->err_type && pkt->err_type != EK_ETM4_RESERVED;
+        ek_diag_emit(&c->diag, EK_SEV_WARN, eot ? "etm4.truncated" : "etm4.bad-packet",
+                     EK_ERR_BAD_PACKET, c->cur_file, -1, (int64_t)pkt->index, pp->cfg.trace_id,
+                     "%s %s%s%s (%u bytes)", pp->name, ek_etm4_type_name(pkt->type),
+                     show_err ? " while decoding " : "",
+                     show_err ? ek_etm4_type_name(pkt->err_type) : "", pkt->size);
+    } else if (unsynced && !(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) {
+        ek_diag_emit(&c->diag, EK_SEV_NOTE, "etm4.unsynced", 0, c->cur_file, -1,
+                     (int64_t)pkt->index, pp->cfg.trace_id,
+                     "%s: bytes before the first A-Sync are not decodable", pp->name);
+    }
     const int monitor = c->o.pkt_mon || c->o.decode;
     if (!c->o.decode_only) {
         switch (c->o.format) {
@@ -198,11 +222,11 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
             if (c->o.decode && (!(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)))
                 ek_list_etm4_ocsd_post(&c->out, &pp->dcd, pkt, &pp->cfg);
             break;
-        case FMT_TEXT:
-            ek_list_etm4_text(&c->out, pkt, pp->print_id, &pp->cfg);
+        case FMT_TEXT: /* etmkit's own formats name the source's real trace ID */
+            ek_list_etm4_text(&c->out, pkt, pp->cfg.trace_id, &pp->cfg);
             break;
         case FMT_JSON:
-            ek_list_etm4_json(&c->out, pkt, pp->print_id, &pp->cfg);
+            ek_list_etm4_json(&c->out, pkt, pp->cfg.trace_id, &pp->cfg);
             break;
         }
     }
@@ -477,7 +501,8 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     }
     if (c->formatted && ek_dfmt_pending(&c->dfmt)) {
         ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.partial", EK_ERR_TRUNCATED, buf->path, -1,
-                     (int64_t)index, -1, "buffer ends inside a frame (%u bytes not decoded)",
+                     (int64_t)(index - ek_dfmt_pending(&c->dfmt)), -1,
+                     "buffer ends inside a frame (%u bytes not decoded)",
                      ek_dfmt_pending(&c->dfmt));
     }
 
@@ -531,7 +556,9 @@ int cmd_dump_snapshot(int argc, char **argv)
         cli_err("out of memory");
         return CLI_FAIL;
     }
-    c->diag = ek_diag_collector_sink(c->diags);
+    c->all = ek_diag_collector_sink(c->diags);
+    c->diag.fn = diag_filter;
+    c->diag.ctx = c;
     if (c->o.verbose) {
         ek_diag err = cli_diag_stderr();
         ek_diag_collector_forward(c->diags, &err);
@@ -595,8 +622,9 @@ int cmd_dump_snapshot(int argc, char **argv)
 out:
     cli_write(&c->out, stdout);
     fflush(stdout);
-    if (ek_diag_collector_count(c->diags, EK_SEV_WARN) || c->o.verbose)
-        cli_print_diag_summary(c->diags, c->o.verbose);
+    /* with --verbose every event was printed as it came */
+    if (!c->o.verbose && ek_diag_collector_count(c->diags, EK_SEV_WARN))
+        cli_print_diag_summary(c->diags, 0);
     ek_sbuf_free(&c->out);
     free_pipes(c);
     ek_snapshot_free(c->ss);
