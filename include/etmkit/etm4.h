@@ -194,6 +194,9 @@ typedef enum ek_etm4_type {
 #define EK_ETM4_PF_CC           0x04 /* cycle_count is valid for this packet */
 #define EK_ETM4_PF_COMMIT       0x08 /* commit is valid for this packet */
 #define EK_ETM4_PF_INIT_TINFO   0x10 /* TRACE_INFO: first one since the parser synchronised */
+#define EK_ETM4_PF_SHORT_FIELD  0x20 /* BAD_SEQUENCE: a field ran past the end of the packet */
+#define EK_ETM4_PF_UNSYNCED     0x40 /* bytes skipped before synchronisation (type is NOTSYNC,
+                                        or ASYNC for zeros in excess of an A-Sync) */
 
 /* Address state: the current (most recent) instruction address. */
 typedef struct ek_etm4_addr {
@@ -321,6 +324,7 @@ typedef struct ek_etm4_parser {
     uint8_t ts_valid;
     uint8_t cc_thresh_valid;
     uint8_t out_pending;
+    uint8_t saved_flags;
 
     /* address history (exact match) */
     ek_etm4_addr stack[3];

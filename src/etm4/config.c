@@ -78,9 +78,9 @@ int ek_etm4_config_init(ek_etm4_config *cfg, const ek_etm4_regs *regs, ek_protoc
     const unsigned vmidsz = (idr2 >> 10) & 0x1F;
     if (vmidsz == 1)
         cfg->vmid_bytes = 1;
-    else if (minor > 0 && vmidsz == 2) /* 16/32-bit VMIDs exist from v4.1 */
+    else if (cfg->version > 0x40 && vmidsz == 2) /* 16/32-bit VMIDs: ETMv4.1+ and ETE */
         cfg->vmid_bytes = 2;
-    else if (minor > 0 && vmidsz == 4)
+    else if (cfg->version > 0x40 && vmidsz == 4)
         cfg->vmid_bytes = 4;
     cfg->cc_bits = (uint8_t)(((idr2 >> 25) & 0xF) + 12);
     const unsigned tssize = (idr0 >> IDR0_TSSIZE_SHIFT) & 0x1F;

@@ -322,7 +322,9 @@ static unsigned cont_field(ek_etm4_parser *p, unsigned st, uint32_t *val, unsign
     unsigned i = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE)
+                set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             *val = v;
             return 0;
         }
@@ -732,9 +734,12 @@ static void h_ccnt(ek_etm4_parser *p, uint8_t b)
                 *commit_done = 1;
         }
     } else if (t == EK_ETM4_CCNT_F2 && p->nbuf == 2) {
-        const uint32_t offset = (b & 1) ? p->cfg.max_spec - 15 : 1;
+        /* header bit 0 (A) selects how the 4-bit commit count is biased */
+        if (!opt1) {
+            const uint32_t offset = (p->buf[0] & 1) ? p->cfg.max_spec - 15 : 1;
+            set_commit(p, ((b >> 4) & 0xF) + offset);
+        }
         set_cc(p, cc_threshold(p) + (b & 0xF));
-        set_commit(p, ((b >> 4) & 0xF) + offset);
         send(p);
         return;
     } else if (!*commit_done) {
@@ -833,7 +838,9 @@ static unsigned cond_result(ek_etm4_parser *p, unsigned st, uint32_t *key, uint8
     uint32_t k = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE)
+                set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             break;
         }
         const uint8_t c = p->buf[st + i];
@@ -1198,10 +1205,13 @@ static const ek_etm4_packet *emit(ek_etm4_parser *p)
 
 int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
 {
-    if (p->out_pending) {
+    if (p->out_pending == 1) {
         init_packet_state(p);
-        p->out_pending = 0;
+    } else if (p->out_pending == 2) {
+        /* after a NOTSYNC dump the packet being assembled keeps its own flags */
+        p->pkt.flags = p->saved_flags;
     }
+    p->out_pending = 0;
     for (;;) {
         switch (p->state) {
         case S_SEND:
@@ -1221,7 +1231,9 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
             k->index = p->pkt_index;
             k->raw = p->out_raw;
             k->size = (uint8_t)n;
-            k->flags = (uint8_t)((k->flags & ~EK_ETM4_PF_NOTSYNC_MORE) | EK_ETM4_PF_ERROR |
+            p->saved_flags = k->flags; /* restored on the next call */
+            p->out_pending = 2;
+            k->flags = (uint8_t)(EK_ETM4_PF_ERROR | EK_ETM4_PF_UNSYNCED |
                                  (p->notsync_sent ? EK_ETM4_PF_NOTSYNC_MORE : 0));
             p->notsync_sent = 1;
             if (p->next_unsync_index) {

@@ -413,6 +413,110 @@ void ek_list_etm4_ocsd(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_i
     wr_end(&w);
 }
 
+/* ---- trc_pkt_lister error-log lines --------------------------------------------------------- */
+
+enum { DCD_NO_SYNC, DCD_WAIT_SYNC, DCD_WAIT_TINFO, DCD_DECODE };
+
+void ek_ocsd_dcd_model_reset(ek_ocsd_dcd_model *m)
+{
+    m->state = DCD_NO_SYNC;
+}
+
+/* "<component>_<instance> : 0x<code> (<code name>) [<code text>]; TrcIdx=<n>; CS ID=<id>; " */
+static void ocsd_err_head(wr *w, const char *comp, unsigned id, unsigned code, const char *name,
+                          const char *text, uint64_t index)
+{
+    wr_s(w, comp);
+    wr_c(w, '_');
+    wr_dec0(w, id, 4);
+    wr_lit(w, " : 0x");
+    wr_hex(w, code, 4, 0);
+    wr_lit(w, " (");
+    wr_s(w, name);
+    wr_lit(w, ") [");
+    wr_s(w, text);
+    wr_lit(w, "]; TrcIdx=");
+    wr_dec(w, index);
+    wr_lit(w, "; CS ID=");
+    wr_hex(w, id, 2, 0);
+    wr_lit(w, "; ");
+}
+
+void ek_list_etm4_ocsd_pre(ek_sbuf *out, const ek_etm4_packet *pkt, const ek_etm4_config *cfg)
+{
+    const int reserved = pkt->type == EK_ETM4_RESERVED;
+    const int short_field = (pkt->flags & EK_ETM4_PF_SHORT_FIELD) != 0;
+    if (!reserved && !short_field)
+        return;
+    wr w;
+    if (!wr_begin(&w, out, 256))
+        return;
+    const unsigned id = cfg ? cfg->trace_id : 0;
+    const char *comp = "PKTP_ETMV4I";
+    if (reserved) {
+        ocsd_err_head(&w, comp, id, 0x14, "OCSD_ERR_INVALID_PCKT_HDR", "Invalid packet header",
+                      pkt->index);
+    } else {
+        ocsd_err_head(&w, comp, id, 0x13, "OCSD_ERR_BAD_PACKET_SEQ", "Bad packet sequence",
+                      pkt->index);
+        wr_lit(&w, "Invalid continuation fields in packet");
+    }
+    wr_end(&w);
+}
+
+void ek_list_etm4_ocsd_post(ek_sbuf *out, ek_ocsd_dcd_model *m, const ek_etm4_packet *pkt,
+                            const ek_etm4_config *cfg)
+{
+    const unsigned t = pkt->type;
+    const char *reason = NULL;
+    unsigned code = 0x19;
+    switch (m->state) {
+    case DCD_NO_SYNC:
+        m->state = DCD_WAIT_SYNC;
+        /* fallthrough */
+    case DCD_WAIT_SYNC:
+        if (t == EK_ETM4_ASYNC)
+            m->state = DCD_WAIT_TINFO;
+        return;
+    case DCD_WAIT_TINFO:
+        if (t == EK_ETM4_TRACE_INFO)
+            m->state = DCD_DECODE;
+        return;
+    default:
+        break;
+    }
+    switch (t) {
+    case EK_ETM4_BAD_SEQUENCE: reason = "Bad byte sequence in packet."; break;
+    case EK_ETM4_RESERVED: reason = "Reserved packet header"; break;
+    case EK_ETM4_COND_I_F1: case EK_ETM4_COND_I_F2: case EK_ETM4_COND_I_F3:
+    case EK_ETM4_COND_FLUSH: case EK_ETM4_COND_RES_F1: case EK_ETM4_COND_RES_F2:
+    case EK_ETM4_COND_RES_F3: case EK_ETM4_COND_RES_F4: case EK_ETM4_NUM_DS_MKR:
+    case EK_ETM4_UNNUM_DS_MKR:
+        reason = "Data trace related, unsupported packet type.";
+        code = 0x18;
+        break;
+    case EK_ETM4_NONE: case EK_ETM4_NOTSYNC: case EK_ETM4_INCOMPLETE_EOT:
+    case EK_ETM4_RESERVED_CFG: case EK_ETM4_EXTENSION: case EK_ETM4_PE_RESET:
+        reason = "Unknown packet type.";
+        break;
+    default:
+        return;
+    }
+    m->state = DCD_NO_SYNC; /* the decoder resets and waits for the next A-Sync */
+    wr w;
+    if (!wr_begin(&w, out, 256))
+        return;
+    const unsigned id = cfg ? cfg->trace_id : 0;
+    if (code == 0x19)
+        ocsd_err_head(&w, "DCD_ETMV4", id, code, "OCSD_ERR_BAD_DECODE_PKT",
+                      "Reserved or unknown packet in decoder.", pkt->index);
+    else
+        ocsd_err_head(&w, "DCD_ETMV4", id, code, "OCSD_ERR_UNSUPP_DECODE_PKT",
+                      "Unsupported packet type for decode.", pkt->index);
+    wr_s(&w, reason);
+    wr_end(&w);
+}
+
 /* ---- etmkit text ------------------------------------------------------------------------- */
 
 static void text_ctx(wr *w, const ek_etm4_ctx *c)
@@ -435,12 +539,12 @@ static void text_ctx(wr *w, const ek_etm4_ctx *c)
     }
 }
 
-static void text_addr(wr *w, const ek_etm4_addr *a)
+static void text_addr(wr *w, const ek_etm4_addr *a, int with_bits)
 {
     wr_lit(w, " addr=0x");
     wr_hex(w, a->val, 0, 0);
     wr_s(w, a->is ? " is1" : " is0");
-    if (a->pkt_bits && a->pkt_bits < 64) {
+    if (with_bits && a->pkt_bits && a->pkt_bits < 64) {
         wr_lit(w, " (");
         wr_dec(w, a->pkt_bits);
         wr_lit(w, " bits)");
@@ -449,7 +553,7 @@ static void text_addr(wr *w, const ek_etm4_addr *a)
 
 static int type_is_addr(unsigned t)
 {
-    return (t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_SRC_ADDR_L_64IS1);
+    return t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_SRC_ADDR_L_64IS1 && t != EK_ETM4_Q;
 }
 
 void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
@@ -476,11 +580,13 @@ void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
             wr_s(&w, ek_etm4_type_name(k->err_type) + 2);
         }
     } else if (type_is_addr(t)) {
-        if (t == EK_ETM4_ADDR_MATCH || t == EK_ETM4_SRC_ADDR_MATCH) {
+        const int match = t == EK_ETM4_ADDR_MATCH || t == EK_ETM4_SRC_ADDR_MATCH;
+        if (match) {
             wr_lit(&w, " match=");
             wr_dec(&w, k->match_idx);
         }
-        text_addr(&w, &k->addr);
+        if (t != EK_ETM4_CTXT)
+            text_addr(&w, &k->addr, !match);
         if (t == EK_ETM4_CTXT || (t >= EK_ETM4_ADDR_CTXT_L_32IS0 && t <= EK_ETM4_ADDR_CTXT_L_64IS1))
             text_ctx(&w, &k->ctx);
     } else {
@@ -550,7 +656,7 @@ void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *k, unsigned trace_id,
                 wr_dec(&w, k->match_idx);
             }
             if (k->q.addr_present || k->q.addr_match)
-                text_addr(&w, &k->addr);
+                text_addr(&w, &k->addr, !k->q.addr_match);
             break;
         case EK_ETM4_EVENT:
             wr_lit(&w, " events=0x");

@@ -132,4 +132,21 @@ static inline void wr_dec_w(wr *w, uint64_t v, unsigned width)
         *w->p++ = tmp[--n];
 }
 
+/* decimal with leading zeros to 'width' digits */
+static inline void wr_dec0(wr *w, uint64_t v, unsigned width)
+{
+    char tmp[20];
+    unsigned n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (!w->p)
+        return;
+    for (unsigned i = n; i < width; i++)
+        *w->p++ = '0';
+    while (n)
+        *w->p++ = tmp[--n];
+}
+
 #endif
