@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "etmkit/image.h"
 #include "etmkit/symbols.h"
 #include "input/symtab_int.h"
 #include "testutil.h"
@@ -450,6 +451,73 @@ static void test_against_perf(void **state)
 #endif
 }
 
+/* Garbage kallsyms text and damaged ELF files: no crash, no leak, diagnostics. */
+static void test_damaged_inputs(void **state)
+{
+    uint32_t seed = 5;
+    static const char kalpha[] = "0123456789abcdef tTwW[]\t\n$";
+    for (int round = 0; round < 200; round++) {
+        char buf[1024];
+        size_t n = seed % sizeof buf;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[i] =
+                (seed >> 20) & 1 ? kalpha[(seed >> 8) % (sizeof kalpha - 1)] : (char)(seed >> 12);
+        }
+        seed = seed * 1103515245u + 12345u;
+        ek_symtab *t;
+        assert_int_equal(ek_symtab_parse_kallsyms(buf, n, "g", NULL, &t), 0);
+        ek_symtab_find(t, seed);
+        ek_symtab_free(t);
+    }
+    char *loop = tu_shared_path("perf/files/etm_test_loop");
+    char *ko = tu_shared_path("perf/files/rq_stats.ko");
+    char *dir = tu_tmpdir();
+    const char *srcs[2] = {loop, ko};
+    for (int k = 0; k < 2; k++) {
+        if (!srcs[k]) continue;
+        FILE *f = fopen(srcs[k], "rb");
+        static uint8_t img[1 << 20];
+        size_t len = fread(img, 1, sizeof img, f);
+        fclose(f);
+        for (int round = 0; round < 60; round++) {
+            static uint8_t cp[1 << 20];
+            memcpy(cp, img, len);
+            size_t cut = round < 20 ? len * (size_t)round / 20 : len;
+            for (int j = 0; round >= 20 && j < 16; j++) {
+                seed = seed * 1103515245u + 12345u;
+                cp[(seed >> 4) % (len < 4096 ? len : 4096)] = (uint8_t)(seed >> 24);
+                seed = seed * 1103515245u + 12345u;
+                cp[(seed >> 4) % len] = (uint8_t)(seed >> 24);
+            }
+            char *p = tu_write_file(dir, "d.elf", cp, cut);
+            ek_elf_info *info = NULL;
+            if (ek_elf_info_read(p, NULL, &info) == 0) ek_elf_info_free(info);
+            ek_symtab *t = NULL;
+            if (ek_symtab_load_elf(p, 0, NULL, &t) == 0) {
+                ek_symtab_find(t, 0x1000);
+                ek_symtab_free(t);
+            }
+            ek_image *im;
+            assert_int_equal(ek_image_new(NULL, &im), 0);
+            if (ek_image_add_elf(im, p, 0x10000, EK_MS_ANY) > 0) {
+                uint8_t b4[4];
+                ek_image_read(im, EK_MS_ANY, 0x10000, b4, 4);
+            }
+            ek_image_free(im);
+            ek_kmod_section *secs;
+            size_t ns;
+            if (ek_symtab_load_kmodule_sections(p, NULL, &secs, &ns) == 0)
+                ek_kmod_sections_free(secs, ns);
+            free(p);
+        }
+    }
+    tu_rmtree(dir);
+    free(dir);
+    free(loop);
+    free(ko);
+}
+
 /* ---- finding files ---- */
 
 static void test_buildid_candidates(void **state)
@@ -544,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_shared_binaries),
         cmocka_unit_test(test_against_perf),
         cmocka_unit_test(test_buildid_candidates),
+        cmocka_unit_test(test_damaged_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
