@@ -472,14 +472,13 @@ static int walk_slow(ek_flow *f, fl_range *r, uint8_t space)
 
 static void block_store(fl_block *b, uint64_t end, uint32_t count, int found, const fl_instr *in)
 {
-    b->end = end;
+    b->len = (uint32_t)(end - b->addr);
     b->count = count;
-    b->found = (uint8_t)found;
+    b->flags = (uint8_t)((found ? FL_BF_FOUND : 0) | (in->cond ? FL_BF_COND : 0) |
+                         (in->link ? FL_BF_LINK : 0));
     b->type = in->type;
     b->sub = in->sub;
     b->size = in->size;
-    b->cond = in->cond;
-    b->link = in->link;
     b->next_isa = in->next_isa;
     b->target = in->target;
     b->it_state = in->it.itstate;
@@ -488,13 +487,13 @@ static void block_store(fl_block *b, uint64_t end, uint32_t count, int found, co
 
 static void block_apply(fl_instr *in, const fl_block *b)
 {
-    in->addr = b->end;
+    in->addr = b->addr + b->len;
     if (b->count) {
         in->type = b->type;
         in->sub = b->sub;
         in->size = b->size;
-        in->cond = b->cond;
-        in->link = b->link;
+        in->cond = (b->flags & FL_BF_COND) ? 1 : 0;
+        in->link = (b->flags & FL_BF_LINK) ? 1 : 0;
         in->next_isa = b->next_isa;
         in->target = b->target;
         in->it.itstate = b->it_state;
@@ -520,7 +519,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             r->n = b->count;
             block_apply(in, b);
             r->en = in->addr;
-            return b->found ? WP_FOUND : WP_NACC;
+            return (b->flags & FL_BF_FOUND) ? WP_FOUND : WP_NACC;
         }
     }
     f->st.blocks_walked++;
@@ -578,7 +577,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             if (b) {
                 count += b->count;
                 joined = b;
-                res = b->found ? WP_FOUND : WP_NACC;
+                res = (b->flags & FL_BF_FOUND) ? WP_FOUND : WP_NACC;
                 break;
             }
             /* ring of the last MAX_CHECKPOINTS boundaries */
@@ -617,7 +616,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
     r->en = in->addr;
 
     /* remember the walk, and the checkpoints inside it */
-    if (count <= UINT32_MAX) {
+    if (count <= UINT32_MAX && in->addr - start <= UINT32_MAX) {
         if (use_cache)
             block_store(fl_bcache_put(&f->bc, start, isa, space), in->addr, (uint32_t)count,
                         res == WP_FOUND, in);
@@ -1076,8 +1075,8 @@ static int process_ite(ek_flow *f, const fl_pend *p)
     ek_elem *e = out_new(f, p->index, EK_ELEM_INSTRUMENTATION);
     if (!e)
         return EK_ERR_NOMEM;
-    e->ite.el = p->u.ite.el;
-    e->ite.value = p->u.ite.value;
+    e->u.ite.el = p->u.ite.el;
+    e->u.ite.value = p->u.ite.value;
     return EK_OK;
 }
 
