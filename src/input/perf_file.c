@@ -464,7 +464,7 @@ int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len
         return 1;
     case EK_PERF_FEAT_SP_META_INFO: {
         size_t pos = 0;
-        while (pos < len) {
+        while (pos < len && (f->meta.n % 2 || p[pos])) { /* an empty key: padding, the end */
             const char *s = pf_strdup_owned(f, (const char *)p + pos, len - pos);
             if (!s)
                 return EK_ERR_NOMEM;

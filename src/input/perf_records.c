@@ -679,8 +679,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             rec->payload_avail = avail;
         }
         if (payload_bad) {
-            rec->damaged = 1;
-            /* the rest is either trace bytes of a truncated file or a damaged size field */
+            /* payload_avail < payload_size tells the consumer; the rest is either trace bytes of a truncated file or a damaged size field */
             it->pos = resync(it, next - 8);
         } else {
             it->pos = next + payload;
