@@ -13,6 +13,7 @@
 #define PF_PIPE_HEADER_SIZE 16u
 #define PF_ATTR_SIZE_VER0 64u
 #define PF_ATTR_MAX_SIZE 4096u /* larger attr sizes are treated as damage */
+#define PF_MAX_ATTRS 4096u     /* events kept (perf records a handful) */
 #define PF_BAD (-100)           /* a feature or entry is damaged (not an ek_status) */
 
 void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind,
@@ -83,6 +84,12 @@ int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record,
                 const uint8_t *ids, size_t nids, ek_perf_attr **out)
 {
     int swap = f->hdr.swapped;
+    if (f->attrs.n >= PF_MAX_ATTRS) {
+        if (!f->attr_limit_noted++)
+            pf_diag(f, f->diag, EK_SEV_WARN, "perf.attr-limit", EK_ERR_LIMIT, record,
+                    (int64_t)offset, "more than %u events; the rest are ignored", PF_MAX_ATTRS);
+        return 0;
+    }
     ek_perf_attr *a = calloc(1, sizeof *a);
     if (!a)
         return EK_ERR_NOMEM;
@@ -124,13 +131,34 @@ int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record,
         free(a);
         return EK_ERR_NOMEM;
     }
+    /* keep idrefs sorted: sort the new ones, then merge from the back (O(n) per attr) */
+    if (!nids)
+        goto done;
     if (ek_vec_reserve(&f->idrefs, f->idrefs.n + nids))
         return EK_ERR_NOMEM;
+    pf_idref *v = f->idrefs.v;
+    size_t old = f->idrefs.n;
     for (size_t i = 0; i < nids; i++) {
         pf_idref r = {a->ids[i], a};
-        f->idrefs.v[f->idrefs.n++] = r;
+        v[old + i] = r;
     }
-    qsort(f->idrefs.v, f->idrefs.n, sizeof *f->idrefs.v, idref_cmp);
+    qsort(v + old, nids, sizeof *v, idref_cmp);
+    if (old && nids && v[old - 1].id > v[old].id) {
+        pf_idref *tmp = malloc(nids * sizeof *tmp);
+        if (!tmp)
+            return EK_ERR_NOMEM;
+        memcpy(tmp, v + old, nids * sizeof *tmp);
+        size_t i = old, j = nids, k = old + nids;
+        while (j > 0) {
+            if (i > 0 && v[i - 1].id > tmp[j - 1].id)
+                v[--k] = v[--i];
+            else
+                v[--k] = tmp[--j];
+        }
+        free(tmp);
+    }
+    f->idrefs.n = old + nids;
+done:
     if (out)
         *out = a;
     return 0;
@@ -313,6 +341,7 @@ static int parse_auxtrace_index(ek_perf_file *f, const uint8_t *p, size_t len, u
     }
     if (ek_vec_reserve(&f->index, f->index.n + n))
         return EK_ERR_NOMEM;
+    f->index_offset = offset + first;
     for (size_t i = 0; i < n; i++) {
         ek_perf_index_entry e = {pf_u64(p + first + 16 * i, swap),
                                  pf_u64(p + first + 16 * i + 8, swap)};
@@ -494,7 +523,8 @@ static void read_file_features(ek_perf_file *f)
     uint64_t table = h->data.offset + h->data.size;
     if (h->data.size == 0 || table < h->data.offset || table > f->size ||
         (uint64_t)nbits * 16 > f->size - table) {
-        pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature-table", EK_ERR_RANGE, -1, (int64_t)table,
+        pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature-table", EK_ERR_RANGE, -1,
+                table <= f->size ? (int64_t)table : 48,
                 "feature table (%u entries) is not inside the file; features ignored", nbits);
         return;
     }
@@ -726,8 +756,10 @@ static void recover_from_index(ek_perf_file *f)
         if (o < f->hdr.data_begin || o > f->hdr.data_end || f->hdr.data_end - o < 48 ||
             pf_u32(f->data + o, swap) != EK_PERF_RECORD_AUXTRACE ||
             pf_u16(f->data + o + 6, swap) != 48) {
-            pf_diag(f, f->diag, EK_SEV_WARN, "perf.index-entry", EK_ERR_FORMAT, -1, (int64_t)o,
-                    "AUXTRACE index entry %zu does not point at an AUXTRACE record", i);
+            pf_diag(f, f->diag, EK_SEV_WARN, "perf.index-entry", EK_ERR_FORMAT, -1,
+                    (int64_t)(f->index_offset + 16 * i),
+                    "AUXTRACE index entry %zu (0x%llx) does not point at an AUXTRACE record", i,
+                    (unsigned long long)o);
             continue;
         }
         const uint8_t *p = f->data + o;

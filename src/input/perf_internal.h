@@ -122,6 +122,7 @@ struct ek_perf_file {
     EK_VEC(ek_perf_build_id) build_ids;
     EK_VEC(ek_perf_pmu_mapping) pmus;
     EK_VEC(ek_perf_index_entry) index;
+    uint64_t index_offset; /* file offset of the first index entry */
     EK_VEC(const char *) meta;
     EK_VEC(ek_perf_feature_section) fsec;
 
@@ -142,6 +143,7 @@ struct ek_perf_file {
     const ek_diag *diag;          /* only during ek_perf_open */
     int opening;                  /* 1 during the indexing pass */
     int note_simpleperf_once;
+    unsigned attr_limit_noted;
 };
 
 /* Diagnostics about the file (record -1 when not about a record). */

@@ -495,6 +495,7 @@ struct ek_perf_iter {
     uint64_t zskip;     /* stream bytes still to drop (payload of an in-stream AUXTRACE) */
     uint64_t zout, zin_total;
     int zdisabled;      /* decompression budget exhausted */
+    int unaligned;      /* an unpadded COMPRESSED record was seen: records may be unaligned */
     seg segs[PF_SEGS];
     unsigned nseg;
     char *strbuf;
@@ -559,7 +560,9 @@ static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
     uint16_t size = pf_u16(p + 6, swap);
     if (!pf_is_known_type(type) || type == 0)
         return 0;
-    if (size < 8 || size % 8 || size < min_size(type) || size > end - q)
+    /* COMPRESSED (81) records are not padded: their size may be any value */
+    if (size < 8 || (size % 8 && type != EK_PERF_RECORD_COMPRESSED) || size < min_size(type) ||
+        size > end - q)
         return 0;
     if ((type == EK_PERF_RECORD_FINISHED_ROUND || type == EK_PERF_RECORD_FINISHED_INIT) &&
         size != 8)
@@ -578,27 +581,28 @@ static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
     return plausible(f, next, end, 0);
 }
 
-/* Find the next plausible record after damage at 'from'; returns its offset or end. */
-static uint64_t resync(ek_perf_iter *it, uint64_t from)
+/* Find the next plausible record after damage at 'from', trying 'first' and every 8 bytes
+ * after it; returns its offset or the end of the data. */
+static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
 {
     const ek_perf_file *f = it->f;
     uint64_t end = f->hdr.data_end;
-    uint64_t q = from + 8;
+    uint64_t q = first;
     while (q < end && end - q >= 8) {
         if (plausible(f, q, end, 1))
             break;
-        q += 8;
+        q += it->unaligned ? 1 : 8; /* unpadded COMPRESSED records break the 8-byte grid */
     }
     if (q > end || end - q < 8)
         q = end;
-    uint64_t skipped = q - from;
+    uint64_t skipped = q - first;
     if (it->fw) {
         it->fw->stats.resyncs++;
         it->fw->stats.bytes_skipped += skipped;
     }
     if (q < end)
         it_diag(it, EK_SEV_NOTE, "perf.resync", 0, it->index, from,
-                "skipped %llu bytes; records continue at offset 0x%llx",
+                "skipped %llu bytes after the damaged record; records continue at offset 0x%llx",
                 (unsigned long long)skipped, (unsigned long long)q);
     else
         it_diag(it, EK_SEV_NOTE, "perf.resync", 0, it->index, from,
@@ -639,7 +643,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                     "%s record (type %u) with size %u < 8", ek_perf_record_name(type), type,
                     size);
             count_damage(it);
-            it->pos = resync(it, p);
+            it->pos = resync(it, p, p + 8);
             continue;
         }
         if (size > end - p) {
@@ -648,7 +652,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                     "bytes left)",
                     ek_perf_record_name(type), type, size, (unsigned long long)(end - p));
             count_damage(it);
-            it->pos = resync(it, p);
+            it->pos = resync(it, p, p + 8);
             continue;
         }
         uint64_t next = p + size;
@@ -680,7 +684,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
         }
         if (payload_bad) {
             /* payload_avail < payload_size tells the consumer; the rest is either trace bytes of a truncated file or a damaged size field */
-            it->pos = resync(it, next - 8);
+            it->pos = resync(it, p, next);
         } else {
             it->pos = next + payload;
         }
@@ -899,6 +903,8 @@ int ek_perf_iter_next(ek_perf_iter *it, ek_perf_record *rec)
             }
             if (rec->type == EK_PERF_RECORD_COMPRESSED ||
                 rec->type == EK_PERF_RECORD_COMPRESSED2) {
+                if (rec->size % 8)
+                    it->unaligned = 1;
                 if (!rec->damaged) {
                     rec->index = it->index;
                     int rc = start_compressed(it, rec);

@@ -921,6 +921,123 @@ static void test_counter_to_time(void **state)
     assert_int_equal(ek_perf_counter_to_time(&tc, 0x400), 1000 + 1600);
 }
 
+/* Damage in the middle: the reader reports it with its offset and resumes at the next
+ * plausible record. */
+static void test_resync(void **state)
+{
+    for (int mode = 0; mode < 4; mode++) {
+        pw w;
+        pw_init(&w, mode & 1, 0);
+        pw_attr_desc a = {.type = 8, .sample_type = EK_PERF_SAMPLE_TIME,
+                          .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        size_t at[12];
+        for (int i = 0; i < 12; i++) {
+            pw_sid s = {0, 0, (uint64_t)i, 0, 0, 0};
+            at[i] = pw_pos(&w);
+            if (i == 6)
+                pw_auxtrace(&w, 64, 0, 0, 0, 0, 0, NULL);
+            else
+                pw_comm(&w, a.sample_type, &s, (uint32_t)i, (uint32_t)i, "name");
+        }
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        /* the data section starts after header + attr + id */
+        size_t base = 104 + 144 + 8;
+        int be = mode & 1;
+        size_t victim = mode < 2 ? base + at[3] : base + at[6];
+        if (mode < 2) { /* COMM #3: size 0 */
+            buf[victim + 6] = 0;
+            buf[victim + 7] = 0;
+        } else { /* AUXTRACE payload size: past the end */
+            for (int k = 0; k < 8; k++)
+                buf[victim + 8 + k] = be ? (k == 0 ? 0x10 : 0) : (k == 7 ? 0x10 : 0);
+        }
+        ek_diag_collector *c;
+        ek_perf_file *f = pw_open(buf, len, &c);
+        assert_non_null(f);
+        const ek_perf_stats *st = ek_perf_stats_get(f);
+        assert_int_equal(st->resyncs, 1);
+        if (mode < 2) {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 10); /* #3 lost */
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.bad-size"), 1);
+        } else {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 11); /* all found again */
+            assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.truncated"), 1);
+            size_t n;
+            const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &n);
+            assert_int_equal(n, 1);
+            assert_int_equal(b[0].avail, len - (victim + 48));
+        }
+        assert_int_equal(st->bytes_skipped, mode < 2 ? 32 - 8 : 64); /* rest of the COMM; payload */
+        ek_perf_iter *it;
+        ek_perf_iter_new(f, 0, NULL, &it);
+        ek_perf_record r;
+        uint32_t want = 0;
+        while (ek_perf_iter_next(it, &r) == 0) {
+            if (r.type != EK_PERF_RECORD_COMM)
+                continue;
+            if (mode < 2 && want == 3)
+                want++;
+            if (want == 6)
+                want++;
+            assert_int_equal(r.u.comm.pid, want);
+            assert_int_equal(r.offset, base + at[want]);
+            want++;
+        }
+        assert_int_equal(want, 12);
+        ek_perf_iter_free(it);
+        ek_perf_free(f);
+        ek_diag_collector_free(c);
+        free(buf);
+    }
+}
+
+/* A corrupt zstd stream: reported, dropped up to the next COMPRESSED record; the records
+ * outside the stream are unaffected. */
+static void test_compressed_damage(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {.type = 8};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_compress_begin(&w);
+    pw_sid s = {0, 0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < 30; i++)
+        pw_comm(&w, 0, &s, i, i, "compressed");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    size_t zrec = pw_pos(&w);
+    pw_compress_begin(&w);
+    for (uint32_t i = 0; i < 5; i++)
+        pw_comm(&w, 0, &s, 100 + i, i, "second");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    pw_auxtrace(&w, 16, 0, 0, 0, 0, 0, NULL);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    (void)zrec;
+    /* the first COMPRESSED2 record is the first record of the data section */
+    size_t base = 104 + 144 + 8;
+    assert_int_equal(buf[base], EK_PERF_RECORD_COMPRESSED2);
+    for (size_t k = base + 16 + 20; k < base + 16 + 40; k++)
+        buf[k] ^= 0x5a;
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    assert_true(ek_diag_collector_count(c, EK_SEV_WARN) >= 1);
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_COMPRESSED2], 2);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+    assert_true(st->by_type[EK_PERF_RECORD_COMM] >= 5); /* the second stream survives */
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +1050,8 @@ int main(void)
         cmocka_unit_test(test_auxtrace_index_variants),
         cmocka_unit_test(test_compressed_spanning),
         cmocka_unit_test(test_counter_to_time),
+        cmocka_unit_test(test_resync),
+        cmocka_unit_test(test_compressed_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
