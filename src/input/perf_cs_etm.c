@@ -281,12 +281,24 @@ static const ek_perf_attr *find_cs_etm_attr(ek_perf_file *f)
     return NULL;
 }
 
+static const ek_perf_etm_cpu *find_cpu(const ek_perf_file *f, uint32_t cpu)
+{
+    size_t lo = 0, hi = f->cpu_order.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->etm_cpus.v[f->cpu_order.v[mid]].cpu < cpu)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < f->cpu_order.n && f->etm_cpus.v[f->cpu_order.v[lo]].cpu == cpu)
+        return &f->etm_cpus.v[f->cpu_order.v[lo]];
+    return NULL;
+}
+
 static ek_perf_etm_cpu *cpu_block(ek_perf_file *f, uint32_t cpu)
 {
-    for (size_t k = 0; k < f->etm_cpus.n; k++)
-        if (f->etm_cpus.v[k].cpu == cpu)
-            return &f->etm_cpus.v[k];
-    return NULL;
+    return (ek_perf_etm_cpu *)find_cpu(f, cpu);
 }
 
 static void apply_hw_ids(ek_perf_file *f)
@@ -379,6 +391,18 @@ void pf_finish_cs_etm(ek_perf_file *f)
     ek_perf_cs_etm *e = &f->etm;
     e->cpus = f->etm_cpus.v;
     e->ncpus = f->etm_cpus.n;
+    /* CPU number -> block, for O(log n) lookups (duplicates were dropped when parsing) */
+    if (ek_vec_reserve(&f->cpu_order, f->etm_cpus.n) == 0) {
+        for (size_t i = 0; i < f->etm_cpus.n; i++) {
+            size_t j = i;
+            while (j > 0 && f->etm_cpus.v[f->cpu_order.v[j - 1]].cpu > f->etm_cpus.v[i].cpu) {
+                f->cpu_order.v[j] = f->cpu_order.v[j - 1];
+                j--;
+            }
+            f->cpu_order.v[j] = i;
+        }
+        f->cpu_order.n = f->etm_cpus.n;
+    }
     e->attr = find_cs_etm_attr(f);
     if (e->present && !e->attr && f->attrs.n)
         pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-attr", EK_ERR_NOT_FOUND, -1, -1,
@@ -433,8 +457,5 @@ const ek_perf_cs_etm *ek_perf_cs_etm_get(const ek_perf_file *f)
 
 const ek_perf_etm_cpu *ek_perf_cs_etm_cpu(const ek_perf_file *f, uint32_t cpu)
 {
-    for (size_t k = 0; k < f->etm_cpus.n; k++)
-        if (f->etm_cpus.v[k].cpu == cpu)
-            return &f->etm_cpus.v[k];
-    return NULL;
+    return find_cpu(f, cpu);
 }

@@ -745,13 +745,25 @@ static void recover_from_index(ek_perf_file *f)
 {
     int swap = f->hdr.swapped;
     size_t nscan = f->auxtrace.n;
+    uint64_t *seen = malloc((nscan ? nscan : 1) * sizeof *seen);
+    if (!seen)
+        return;
+    for (size_t j = 0; j < nscan; j++) /* the scan meets them in ascending file order */
+        seen[j] = f->auxtrace.v[j].offset;
     for (size_t i = 0; i < f->index.n; i++) {
         const ek_perf_index_entry *e = &f->index.v[i];
-        int found = 0;
-        for (size_t j = 0; j < nscan && !found; j++)
-            found = f->auxtrace.v[j].offset == e->offset;
-        if (found)
+        size_t lo = 0, hi = nscan;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (seen[mid] < e->offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nscan && seen[lo] == e->offset)
             continue;
+        if (f->auxtrace.n >= nscan + 4096) /* recovery is for a few lost records */
+            break;
         uint64_t o = e->offset;
         if (o < f->hdr.data_begin || o > f->hdr.data_end || f->hdr.data_end - o < 48 ||
             pf_u32(f->data + o, swap) != EK_PERF_RECORD_AUXTRACE ||
@@ -780,8 +792,9 @@ static void recover_from_index(ek_perf_file *f)
         pf_diag(f, f->diag, EK_SEV_NOTE, "perf.index-recovered", 0, -1, (int64_t)o,
                 "AUXTRACE record missed by the scan was taken from the AUXTRACE index");
         if (ek_vec_push(&f->auxtrace, b))
-            return;
+            break;
     }
+    free(seen);
 }
 
 static int run_index_pass(ek_perf_file *f)
@@ -913,6 +926,7 @@ void ek_perf_free(ek_perf_file *f)
     ek_vec_free(&f->auxtrace);
     ek_vec_free(&f->hwid);
     ek_vec_free(&f->etm_cpus);
+    ek_vec_free(&f->cpu_order);
     if (f->own_map)
         ek_unmap_file(&f->map);
     free(f->name);

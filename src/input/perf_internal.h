@@ -135,6 +135,7 @@ struct ek_perf_file {
 
     ek_perf_cs_etm etm;
     EK_VEC(ek_perf_etm_cpu) etm_cpus;
+    EK_VEC(size_t) cpu_order; /* indexes into etm_cpus sorted by CPU number */
 
     int sid_mode;
     const ek_perf_attr *sid_attr; /* PF_SID_SINGLE: the layout's attr */

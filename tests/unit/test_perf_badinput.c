@@ -61,6 +61,8 @@ static unsigned exercise(const uint8_t *buf, size_t len)
     ek_perf_file *f = NULL;
     g_runs++;
     int rc = ek_perf_open_mem(buf, len, "bad.data", &d, &f);
+    /* listing every variant costs most of the time: list one in four */
+    int list = g_runs % 4 == 1;
     if (rc == 0) {
         ek_perf_queues *q = NULL;
         assert_int_equal(ek_perf_queues_new(f, &d, &q), 0);
@@ -90,8 +92,10 @@ static unsigned exercise(const uint8_t *buf, size_t len)
             assert_true(r.offset < len);
             if (r.payload_offset >= 0)
                 assert_true((uint64_t)r.payload_offset + r.payload_avail <= len);
-            ek_sbuf_reset(&out);
-            ek_perf_dump_record(&out, &r, (n & 1) ? EK_PERF_DUMP_JSON : EK_PERF_DUMP_TEXT);
+            if (list) {
+                ek_sbuf_reset(&out);
+                ek_perf_dump_record(&out, &r, (n & 1) ? EK_PERF_DUMP_JSON : EK_PERF_DUMP_TEXT);
+            }
             n++;
             assert_true(n <= len / 8 + 16); /* at most one record per 8 bytes */
         }
