@@ -27,11 +27,10 @@ typedef struct check_ctx {
 /* Kinds that summarise rather than point at a place. */
 static int placeless(const char *kind)
 {
-    static const char *const ok[] = {"perf.aux-empty", "perf.attr-layout", "perf.cs-etm-attr",
-                                     "perf.queue-mode", "perf.empty", NULL};
+    static const char *const ok[] = {"perf.aux-empty",  "perf.attr-layout", "perf.cs-etm-attr",
+                                     "perf.queue-mode", "perf.empty",       NULL};
     for (int i = 0; ok[i]; i++)
-        if (!strcmp(kind, ok[i]))
-            return 1;
+        if (!strcmp(kind, ok[i])) return 1;
     return 0;
 }
 
@@ -39,11 +38,9 @@ static void check_fn(void *p, const ek_diag_event *ev)
 {
     check_ctx *c = p;
     c->events++;
-    if (ev->sev >= EK_SEV_WARN)
-        c->warn_or_worse++;
+    if (ev->sev >= EK_SEV_WARN) c->warn_or_worse++;
     int bad = !ev->kind || !ev->msg || !ev->file || strchr(ev->msg, '\n');
-    if (!bad && !placeless(ev->kind))
-        bad = ev->offset < 0 || (uint64_t)ev->offset > c->size;
+    if (!bad && !placeless(ev->kind)) bad = ev->offset < 0 || (uint64_t)ev->offset > c->size;
     if (bad && !c->bad++)
         snprintf(c->first_bad, sizeof c->first_bad, "%s @%lld: %s", ev->kind ? ev->kind : "?",
                  (long long)ev->offset, ev->msg ? ev->msg : "?");
@@ -109,16 +106,14 @@ static unsigned exercise(const uint8_t *buf, size_t len)
         assert_null(f);
         assert_true(c.events > 0); /* a refusal always says why */
     }
-    if (c.bad)
-        fail_msg("diagnostic without a usable place: %s", c.first_bad);
+    if (c.bad) fail_msg("diagnostic without a usable place: %s", c.first_bad);
     return c.warn_or_worse;
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
     FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
+    if (!fp) return NULL;
     fseek(fp, 0, SEEK_END);
     long n = ftell(fp);
     fseek(fp, 0, SEEK_SET);
@@ -164,22 +159,42 @@ static void add_synthetic(void)
         pw_attr_desc a = {.type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
         uint64_t ids[] = {1, 2};
         pw_attr(&w, &a, ids, 2);
-        const uint64_t info[] = {2, (8ull << 32) | 2, 0,
-                                 EK_CS_ETM_MAGIC_ETMV4, 0, 8, 0x40, 0x10, 1, 2, 3, 4, 0x8c, 1,
-                                 EK_CS_ETM_MAGIC_ETE, 1, 9, 0x8080, 0x12, 1, 2, 3, 4, 0x8c, 5, 1};
+        const uint64_t info[] = {2,
+                                 (8ull << 32) | 2,
+                                 0,
+                                 EK_CS_ETM_MAGIC_ETMV4,
+                                 0,
+                                 8,
+                                 0x40,
+                                 0x10,
+                                 1,
+                                 2,
+                                 3,
+                                 4,
+                                 0x8c,
+                                 1,
+                                 EK_CS_ETM_MAGIC_ETE,
+                                 1,
+                                 9,
+                                 0x8080,
+                                 0x12,
+                                 1,
+                                 2,
+                                 3,
+                                 4,
+                                 0x8c,
+                                 5,
+                                 1};
         pw_auxtrace_info(&w, 3, info, sizeof info / sizeof info[0]);
-        if (variant == 0)
-            pw_compress_begin(&w);
+        if (variant == 0) pw_compress_begin(&w);
         for (uint32_t i = 0; i < 40; i++) {
             pw_sid s = {i, i, 100 + i, 1 + (i & 1), 0, i & 1};
             pw_mmap2(&w, st, &s, i, i, 0x1000 * i, 0x1000, 0, "/lib/x.so");
             pw_comm(&w, st, &s, i, i, "thread");
-            if (i % 8 == 0)
-                pw_hw_id(&w, st, &s, (1ull << 56) | (3u << 8) | (0x10 + (i & 1)));
+            if (i % 8 == 0) pw_hw_id(&w, st, &s, (1ull << 56) | (3u << 8) | (0x10 + (i & 1)));
             pw_aux(&w, st, &s, 0x40 * (i / 2), 0x40, i % 5 == 0 ? EK_PERF_AUX_FLAG_TRUNCATED : 0);
         }
-        if (variant == 0)
-            pw_compress_end(&w, 0, 200, 3);
+        if (variant == 0) pw_compress_end(&w, 0, 200, 3);
         pw_auxtrace(&w, 0x40 * 20, 0, 0, 0, 0, 0, NULL);
         pw_auxtrace(&w, 0x40 * 20, 0, 0, 1, 0, 1, NULL);
         pw_time_conv(&w, 10, 3, 100, 5, 0xffff, 1, 1, 0);
@@ -190,8 +205,9 @@ static void add_synthetic(void)
         size_t len;
         uint8_t *buf = pw_finish(&w, &len);
         pw_free(&w);
-        add_sample(variant == 0 ? "synthetic-compressed" : variant == 1 ? "synthetic-pipe"
-                                                                         : "synthetic-be",
+        add_sample(variant == 0   ? "synthetic-compressed"
+                   : variant == 1 ? "synthetic-pipe"
+                                  : "synthetic-be",
                    buf, len);
     }
 }
@@ -203,17 +219,14 @@ static int setup(void **state)
         DIR *d = opendir(dir);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (strncmp(e->d_name, "perf", 4) || strstr(e->d_name, "inject"))
-                continue;
+            if (strncmp(e->d_name, "perf", 4) || strstr(e->d_name, "inject")) continue;
             char path[1024];
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             size_t len;
             uint8_t *b = slurp(path, &len);
-            if (b)
-                add_sample(e->d_name, b, len);
+            if (b) add_sample(e->d_name, b, len);
         }
-        if (d)
-            closedir(d);
+        if (d) closedir(d);
         free(dir);
     }
     add_synthetic();
@@ -257,21 +270,24 @@ static void test_truncation(void **state)
     }
 }
 
-static const uint64_t evil64[] = {0, 1, 8, 0x7fffffffffffffffull, 0xfffffffffffffff8ull,
-                                  0xffffffffffffffffull, 0x8000000000000000ull};
+static const uint64_t evil64[] = {0,
+                                  1,
+                                  8,
+                                  0x7fffffffffffffffull,
+                                  0xfffffffffffffff8ull,
+                                  0xffffffffffffffffull,
+                                  0x8000000000000000ull};
 
 static void set64(uint8_t *p, uint64_t v, int be)
 {
-    if (be)
-        v = ek_bswap64(v);
+    if (be) v = ek_bswap64(v);
     ek_put_le64(p, v);
 }
 
 /* Mutate one u64 field with evil values and the file size. */
 static void mutate64(const sample *s, uint8_t *b, size_t at, int be)
 {
-    if (at + 8 > s->len)
-        return;
+    if (at + 8 > s->len) return;
     uint64_t vals[sizeof evil64 / sizeof evil64[0] + 2];
     size_t nv = 0;
     for (size_t k = 0; k < sizeof evil64 / sizeof evil64[0]; k++)
@@ -329,17 +345,14 @@ static void test_field_damage(void **state)
         ek_perf_record r;
         unsigned n = 0;
         while (ek_perf_iter_next(it, &r) == 0) {
-            if (r.compressed)
-                continue;
+            if (r.compressed) continue;
             size_t o = (size_t)r.offset;
-            int interesting = r.type == EK_PERF_RECORD_AUX || r.type == EK_PERF_RECORD_AUXTRACE ||
-                              r.type == EK_PERF_RECORD_AUXTRACE_INFO ||
-                              r.type == EK_PERF_RECORD_AUX_OUTPUT_HW_ID ||
-                              r.type == EK_PERF_RECORD_COMPRESSED ||
-                              r.type == EK_PERF_RECORD_HEADER_ATTR ||
-                              r.type == EK_PERF_RECORD_HEADER_FEATURE;
-            if (n++ < 24 || interesting)
-                mutate16(s, b, o + 6, be);
+            int interesting =
+                r.type == EK_PERF_RECORD_AUX || r.type == EK_PERF_RECORD_AUXTRACE ||
+                r.type == EK_PERF_RECORD_AUXTRACE_INFO ||
+                r.type == EK_PERF_RECORD_AUX_OUTPUT_HW_ID || r.type == EK_PERF_RECORD_COMPRESSED ||
+                r.type == EK_PERF_RECORD_HEADER_ATTR || r.type == EK_PERF_RECORD_HEADER_FEATURE;
+            if (n++ < 24 || interesting) mutate16(s, b, o + 6, be);
             if (r.type == EK_PERF_RECORD_AUX || r.type == EK_PERF_RECORD_AUXTRACE) {
                 mutate64(s, b, o + 8, be);
                 mutate64(s, b, o + 16, be);

@@ -10,8 +10,9 @@
 #include "etmkit/perf.h"
 #include "perfw.h"
 
-#define ST_STD (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID | \
-                EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_PERIOD)
+#define ST_STD                                                                                     \
+    (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |            \
+     EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_PERIOD)
 #define FLAGS_STD (EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2 | 1ull | (1ull << 8))
 
 static const uint64_t ids_std[] = {71, 72, 73, 74};
@@ -22,8 +23,9 @@ static pw_sid sid_at(uint64_t time, uint32_t cpu)
     return s;
 }
 
-static const uint8_t trace32[32] = {0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                    13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28};
+static const uint8_t trace32[32] = {0xff, 0xff, 0xff, 0x7f, 1,  2,  3,  4,  5,  6,  7,
+                                    8,    9,    10,   11,   12, 13, 14, 15, 16, 17, 18,
+                                    19,   20,   21,   22,   23, 24, 25, 26, 27, 28};
 
 enum { CM_NONE, CM_COMPRESSED, CM_COMPRESSED2 };
 
@@ -71,7 +73,8 @@ static void kernel_records(pw *w)
     pw_sid_trailer(w, ST_STD, &s);
     pw_end(w);
     /* FORK, EXIT */
-    for (uint32_t t = EK_PERF_RECORD_FORK; t; t = t == EK_PERF_RECORD_FORK ? EK_PERF_RECORD_EXIT : 0) {
+    for (uint32_t t = EK_PERF_RECORD_FORK; t;
+         t = t == EK_PERF_RECORD_FORK ? EK_PERF_RECORD_EXIT : 0) {
         s.time++;
         pw_begin(w, t, 0);
         pw_u32(w, 10);
@@ -91,7 +94,8 @@ static void kernel_records(pw *w)
     pw_sid_trailer(w, ST_STD, &s);
     pw_end(w);
     s.time++;
-    pw_begin(w, EK_PERF_RECORD_SWITCH_CPU_WIDE, EK_PERF_MISC_SWITCH_OUT | EK_PERF_MISC_SWITCH_OUT_PREEMPT);
+    pw_begin(w, EK_PERF_RECORD_SWITCH_CPU_WIDE,
+             EK_PERF_MISC_SWITCH_OUT | EK_PERF_MISC_SWITCH_OUT_PREEMPT);
     pw_u32(w, 16);
     pw_u32(w, 17);
     pw_sid_trailer(w, ST_STD, &s);
@@ -126,8 +130,13 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
 {
     pw w;
     pw_init(&w, be, pipe);
-    pw_attr_desc a = {.type = 8, .size = 128, .config = 0x4000, .sample_period = 1,
-                      .sample_type = ST_STD, .flags = FLAGS_STD, .config2 = 0x1234};
+    pw_attr_desc a = {.type = 8,
+                      .size = 128,
+                      .config = 0x4000,
+                      .sample_period = 1,
+                      .sample_type = ST_STD,
+                      .flags = FLAGS_STD,
+                      .config2 = 0x1234};
     pw_attr(&w, &a, ids_std, 4);
     if (pipe) {
         pw_feature_string(&w, EK_PERF_FEAT_HOSTNAME, "pipehost");
@@ -145,11 +154,9 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_str(&w, "/bin/a");
         pw_end(&w);
     }
-    if (cmode)
-        pw_compress_begin(&w);
+    if (cmode) pw_compress_begin(&w);
     kernel_records(&w);
-    if (cmode)
-        pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
+    if (cmode) pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
     pw_end(&w);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_INIT, 0);
@@ -163,8 +170,13 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_u64(&w, (uint64_t)-1);
     }
     pw_end(&w);
-    const uint64_t info[] = {1, (8ull << 32) | 1, 0, EK_CS_ETM_MAGIC_ETMV4, 1, 7,
-                             0x40, 0x10, 0x28000ea1, 0x4100f422, 0x20001088, 0, 0x8c};
+    const uint64_t info[] = {1,          (8ull << 32) | 1,
+                             0,          EK_CS_ETM_MAGIC_ETMV4,
+                             1,          7,
+                             0x40,       0x10,
+                             0x28000ea1, 0x4100f422,
+                             0x20001088, 0,
+                             0x8c};
     pw_auxtrace_info(&w, 3, info, sizeof info / sizeof info[0]);
     pw_auxtrace(&w, 32, 0x40, 0, 0, 0, 1, trace32);
     pw_begin(&w, EK_PERF_RECORD_THREAD_MAP, 0);
@@ -213,8 +225,8 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
 
 static void check_sid(const ek_perf_record *r, uint64_t time, uint32_t cpu)
 {
-    assert_int_equal(r->sid.present, EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME |
-                                         EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_CPU);
+    assert_int_equal(r->sid.present, EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |
+                                         EK_PERF_SAMPLE_CPU);
     assert_int_equal(r->sid.pid, 100);
     assert_int_equal(r->sid.tid, 101);
     assert_int_equal(r->sid.time, time);
@@ -287,8 +299,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             r.type == EK_PERF_RECORD_HEADER_ATTR || r.type == EK_PERF_RECORD_HEADER_FEATURE ||
             r.type == EK_PERF_RECORD_HEADER_TRACING_DATA ||
             r.type == EK_PERF_RECORD_HEADER_BUILD_ID) {
-            if (r.type == EK_PERF_RECORD_HEADER_ATTR)
-                assert_ptr_equal(r.u.header_attr.attr, a);
+            if (r.type == EK_PERF_RECORD_HEADER_ATTR) assert_ptr_equal(r.u.header_attr.attr, a);
             if (r.type == EK_PERF_RECORD_HEADER_TRACING_DATA) {
                 assert_int_equal(r.u.tracing_data.size, 13);
                 assert_int_equal(r.payload_size, 16);
@@ -299,8 +310,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             continue;
         }
         assert_int_equal(r.compressed, cmode && k <= 13);
-        assert_memory_equal(r.raw, buf + (r.compressed ? 0 : r.offset),
-                            r.compressed ? 0 : r.size);
+        assert_memory_equal(r.raw, buf + (r.compressed ? 0 : r.offset), r.compressed ? 0 : r.size);
         switch (k++) {
         case 0:
             assert_int_equal(r.type, EK_PERF_RECORD_MMAP);
@@ -398,12 +408,8 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             assert_int_equal(r.sid.cpu, 1);
             assert_int_equal(r.u.sample.period, 3);
             break;
-        case 14:
-            assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_ROUND);
-            break;
-        case 15:
-            assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_INIT);
-            break;
+        case 14: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_ROUND); break;
+        case 15: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_INIT); break;
         case 16:
             assert_int_equal(r.type, EK_PERF_RECORD_ID_INDEX);
             assert_int_equal(r.u.nr.nr, 2);
@@ -463,8 +469,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             assert_int_equal(r.type, 32770);
             assert_string_equal(ek_perf_record_name(r.type), "SIMPLEPERF");
             break;
-        default:
-            fail_msg("unexpected record %d type %u", k - 1, r.type);
+        default: fail_msg("unexpected record %d type %u", k - 1, r.type);
         }
     }
     assert_int_equal(k, 27);
@@ -559,18 +564,18 @@ static void test_endian_identical(void **state)
 /* Every combination of the six trailer fields, in both byte orders. */
 static void test_trailer_combinations(void **state)
 {
-    static const uint64_t bits[6] = {EK_PERF_SAMPLE_TID, EK_PERF_SAMPLE_TIME, EK_PERF_SAMPLE_ID,
-                                     EK_PERF_SAMPLE_STREAM_ID, EK_PERF_SAMPLE_CPU,
-                                     EK_PERF_SAMPLE_IDENTIFIER};
+    static const uint64_t bits[6] = {EK_PERF_SAMPLE_TID, EK_PERF_SAMPLE_TIME,
+                                     EK_PERF_SAMPLE_ID,  EK_PERF_SAMPLE_STREAM_ID,
+                                     EK_PERF_SAMPLE_CPU, EK_PERF_SAMPLE_IDENTIFIER};
     for (int be = 0; be < 2; be++)
         for (unsigned m = 0; m < 64; m++) {
             uint64_t st = EK_PERF_SAMPLE_IP;
             for (int i = 0; i < 6; i++)
-                if (m >> i & 1)
-                    st |= bits[i];
+                if (m >> i & 1) st |= bits[i];
             pw w;
             pw_init(&w, be, 0);
-            pw_attr_desc a = {.type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+            pw_attr_desc a = {
+                .type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
             uint64_t ids[2] = {500, 501};
             pw_attr(&w, &a, ids, 2);
             pw_sid s = {0x11111111, 0x22222222, 0x3333333333ull, 501, 0x5555555555ull, 6};
@@ -595,14 +600,11 @@ static void test_trailer_combinations(void **state)
                     assert_int_equal(r.sid.pid, s.pid);
                     assert_int_equal(r.sid.tid, s.tid);
                 }
-                if (st & EK_PERF_SAMPLE_TIME)
-                    assert_int_equal(r.sid.time, s.time);
+                if (st & EK_PERF_SAMPLE_TIME) assert_int_equal(r.sid.time, s.time);
                 if (st & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER))
                     assert_int_equal(r.sid.id, 501);
-                if (st & EK_PERF_SAMPLE_STREAM_ID)
-                    assert_int_equal(r.sid.stream_id, s.stream_id);
-                if (st & EK_PERF_SAMPLE_CPU)
-                    assert_int_equal(r.sid.cpu, 6);
+                if (st & EK_PERF_SAMPLE_STREAM_ID) assert_int_equal(r.sid.stream_id, s.stream_id);
+                if (st & EK_PERF_SAMPLE_CPU) assert_int_equal(r.sid.cpu, 6);
                 if (k == 0) {
                     assert_int_equal(r.u.aux.aux_offset, 0x1000);
                     assert_int_equal(r.u.aux.aux_size, 0x2000);
@@ -661,10 +663,14 @@ static void test_attr_sizes(void **state)
         for (int be = 0; be < 2; be++) {
             pw w;
             pw_init(&w, be, 0);
-            pw_attr_desc a = {.type = 7, .size = sizes[i], .config = 0x10004000,
+            pw_attr_desc a = {.type = 7,
+                              .size = sizes[i],
+                              .config = 0x10004000,
                               .sample_type = EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_CPU,
                               .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | (1ull << 20),
-                              .config1 = 0x99, .config2 = 0x77, .config3 = 0x55};
+                              .config1 = 0x99,
+                              .config2 = 0x77,
+                              .config3 = 0x55};
             uint64_t id = 3;
             pw_attr(&w, &a, &id, 1);
             pw_sid s = {9, 9, 0, 3, 0, 2};
@@ -844,8 +850,8 @@ static void test_compressed_spanning(void **state)
 {
     pw w;
     pw_init(&w, 0, 0);
-    pw_attr_desc a = {.type = 8, .sample_type = EK_PERF_SAMPLE_TIME,
-                      .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    pw_attr_desc a = {
+        .type = 8, .sample_type = EK_PERF_SAMPLE_TIME, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
     uint64_t id = 1;
     pw_attr(&w, &a, &id, 1);
     pw_compress_begin(&w);
@@ -928,7 +934,8 @@ static void test_resync(void **state)
     for (int mode = 0; mode < 4; mode++) {
         pw w;
         pw_init(&w, mode & 1, 0);
-        pw_attr_desc a = {.type = 8, .sample_type = EK_PERF_SAMPLE_TIME,
+        pw_attr_desc a = {.type = 8,
+                          .sample_type = EK_PERF_SAMPLE_TIME,
                           .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
         uint64_t id = 1;
         pw_attr(&w, &a, &id, 1);
@@ -978,12 +985,9 @@ static void test_resync(void **state)
         ek_perf_record r;
         uint32_t want = 0;
         while (ek_perf_iter_next(it, &r) == 0) {
-            if (r.type != EK_PERF_RECORD_COMM)
-                continue;
-            if (mode < 2 && want == 3)
-                want++;
-            if (want == 6)
-                want++;
+            if (r.type != EK_PERF_RECORD_COMM) continue;
+            if (mode < 2 && want == 3) want++;
+            if (want == 6) want++;
             assert_int_equal(r.u.comm.pid, want);
             assert_int_equal(r.offset, base + at[want]);
             want++;
