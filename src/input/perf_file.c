@@ -668,7 +668,8 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         return 0;
     }
     case EK_PERF_RECORD_HEADER_FEATURE: {
-        if (rec->size < 16) return 0;
+        /* no data: perf's end-of-features marker (feature id HEADER_LAST_FEATURE) */
+        if (rec->size <= 16) return 0;
         uint64_t id = rec->u.feature.feat_id;
         ek_perf_feature_section s = {(unsigned)(id < 256 ? id : 255), rec->offset + 16,
                                      rec->size - 16u, 0};

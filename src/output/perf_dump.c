@@ -605,7 +605,10 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
     case EK_PERF_RECORD_HEADER_FEATURE: {
         const char *name = ek_perf_feature_name((unsigned)(r->u.feature.feat_id & 0xff));
         FD("feature", r->u.feature.feat_id);
-        if (name && r->u.feature.feat_id < 256) FS("name", name);
+        if (r->size <= 16)
+            FS("name", "end of features");
+        else if (name && r->u.feature.feat_id < 256)
+            FS("name", name);
         break;
     }
     case EK_PERF_RECORD_HEADER_BUILD_ID:
