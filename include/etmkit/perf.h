@@ -614,11 +614,12 @@ typedef struct ek_perf_buffer_use { /* how much of each AUXTRACE buffer the slic
 
 typedef struct ek_perf_queues ek_perf_queues;
 
-/* Match every AUX record to its slice of an AUXTRACE buffer (f must outlive the result;
- * the result is immutable: queues may be decoded on different threads at the same time) (see the
- * layout doc: same cpu, or same tid when AUXTRACE.cpu == -1; OVERWRITE slices end at aux_offset).
- * AUX records with no data and buffers (or parts) no AUX record covers are reported, never fatal.
- * Trace ID maps come from AUX_OUTPUT_HW_ID records when any exist, else from the metadata. */
+/* Match every AUX record to its slice of an AUXTRACE buffer (see the layout doc: same cpu,
+ * or same tid when AUXTRACE.cpu == -1; OVERWRITE slices end at aux_offset). AUX records with
+ * no data and buffers (or parts) no AUX record covers are reported, never fatal. Trace ID maps
+ * come from AUX_OUTPUT_HW_ID records when any exist, else from the metadata.
+ * f must outlive the result, which is immutable: queues may be decoded on different threads
+ * at the same time. */
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out);
 void ek_perf_queues_free(ek_perf_queues *q);
 
