@@ -186,6 +186,14 @@ static void flush_out(dump_ctx *c)
     cli_maybe_flush(&c->out, stdout);
 }
 
+/* Byte offset in the buffer file of trace index 'index' (DSTREAM footers are not indexed). */
+static int64_t file_off(const dump_ctx *c, uint64_t index)
+{
+    if (c->o.dstream)
+        return (int64_t)(index + index / DSTREAM_BLOCK * DSTREAM_FOOTER);
+    return (int64_t)index;
+}
+
 /* A packet from a parser: list it, then hand it to the flow decoder (when there is one). */
 static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
 {
@@ -197,13 +205,13 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
         const int eot = pkt->type == EK_ETM4_INCOMPLETE_EOT;
         const int show_err = pkt->err_type && pkt->err_type != EK_ETM4_RESERVED;
         ek_diag_emit(&c->diag, EK_SEV_WARN, eot ? "etm4.truncated" : "etm4.bad-packet",
-                     EK_ERR_BAD_PACKET, c->cur_file, -1, (int64_t)pkt->index, pp->cfg.trace_id,
+                     EK_ERR_BAD_PACKET, c->cur_file, -1, file_off(c, pkt->index), pp->cfg.trace_id,
                      "%s %s%s%s (%u bytes)", pp->name, ek_etm4_type_name(pkt->type),
                      show_err ? " while decoding " : "",
                      show_err ? ek_etm4_type_name(pkt->err_type) : "", pkt->size);
     } else if (unsynced && !(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) {
         ek_diag_emit(&c->diag, EK_SEV_NOTE, "etm4.unsynced", 0, c->cur_file, -1,
-                     (int64_t)pkt->index, pp->cfg.trace_id,
+                     file_off(c, pkt->index), pp->cfg.trace_id,
                      "%s: bytes before the first A-Sync are not decodable", pp->name);
     }
     const int monitor = c->o.pkt_mon || c->o.decode;
@@ -410,7 +418,7 @@ static void feed_formatted(dump_ctx *c, const uint8_t *data, size_t len, uint64_
         case EK_DFMT_ERROR:
             c->frame_errors++;
             ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.bad-sync", EK_ERR_FORMAT, c->cur_file, -1,
-                         (int64_t)it.index, -1, "%s", it.err ? it.err : "bad frame");
+                         file_off(c, it.index), -1, "%s", it.err ? it.err : "bad frame");
             break;
         }
     }
@@ -487,7 +495,7 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     }
     if (c->formatted && ek_dfmt_pending(&c->dfmt)) {
         ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.partial", EK_ERR_TRUNCATED, buf->path, -1,
-                     (int64_t)(index - ek_dfmt_pending(&c->dfmt)), -1,
+                     file_off(c, index - ek_dfmt_pending(&c->dfmt)), -1,
                      "buffer ends inside a frame (%u bytes not decoded)",
                      ek_dfmt_pending(&c->dfmt));
     }
