@@ -1,5 +1,5 @@
 /* Real traces: every instruction range in OpenCSD 1.8.0's reference listings
- * ($ETMKIT_SHARED/testdata/opencsd/expected/<case>.ppl.xz, ETMv4 / ETE / ETMv4-M cases) is
+ * ($ETMKIT_SHARED/testdata/opencsd/expected/<case>.ppl.xz, ETMv4 / ETE / ETMv4-M / PTM cases) is
  * walked through the snapshot's memory images with the classifier in OpenCSD mode. Every
  * instruction but the last must be an ordinary one (or a conditional branch, or the range
  * ends without a waypoint: see check_range); the instruction count, the last size and the
@@ -291,7 +291,8 @@ static void test_ranges(void **state)
         char cs[256], sn[256], proto[64];
         if (sscanf(line, "%255[^\t]\t%255[^\t]\t%63[^\t]", cs, sn, proto) != 3)
             continue;
-        if (strcmp(proto, "ETMv4") && strcmp(proto, "ETE") && strcmp(proto, "ETMv4-M"))
+        if (strcmp(proto, "ETMv4") && strcmp(proto, "ETE") && strcmp(proto, "ETMv4-M") &&
+            strcmp(proto, "PTM"))
             continue;
         char rel[1024];
         snprintf(rel, sizeof rel, "opencsd/snapshots/%s", sn);
