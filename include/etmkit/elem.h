@@ -170,8 +170,8 @@ void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e);
 void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e);
 
 /* etmkit's own formats, one element per line (with newline):
- *  text: "<idx> <id> <KIND> <details>", e.g.
- *        "384 12 INSTR_RANGE 0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E"
+ *  text: "<idx> <id> > <KIND> <details>" in the columns of the packet text listing, e.g.
+ *        "       384  12  > INSTR_RANGE        0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E"
  *  json: one JSON object per line with named fields. */
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e);
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e);

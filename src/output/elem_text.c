@@ -3,6 +3,8 @@
 #include "etmkit/elem.h"
 #include "output/elem_fmt.h"
 
+#include <string.h>
+
 #define LINE_MAX_LEN 448
 
 static const char *const itype_short[] = {"other", "br", "ibr", "isb", "dsb_dmb", "wfi_wfe",
@@ -11,6 +13,24 @@ static const char *const isub_short[] = {"", "link", "ret", "eret", "impl_ret"};
 static const char *const sec_short[] = {"S", "NS", "Root", "Realm"};
 static const char *const memtrans_short[] = {"init", "start", "commit", "fail"};
 static const char *const trace_on_short[] = {"normal", "overflow", "debug"};
+
+static const char *mem_space_name(uint32_t s)
+{
+    switch (s) {
+    case EK_MS_EL1S: return "EL1S";
+    case EK_MS_EL1N: return "EL1N";
+    case EK_MS_EL2: return "EL2N";
+    case EK_MS_EL3: return "EL3";
+    case EK_MS_EL2S: return "EL2S";
+    case EK_MS_EL1R: return "EL1R";
+    case EK_MS_EL2R: return "EL2R";
+    case EK_MS_ROOT: return "Root";
+    case EK_MS_S: return "S";
+    case EK_MS_N: return "NS";
+    case EK_MS_R: return "R";
+    default: return "any";
+    }
+}
 
 static const char *itype_name(unsigned t)
 {
@@ -36,11 +56,22 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
     if (ek_sbuf_reserve(out, LINE_MAX_LEN))
         return;
     char *p = out->p + out->len;
-    p = ef_dec(p, e->index);
-    *p++ = ' ';
+    /* columns of the packet text listing (index, ID, name), elements marked with '>' */
+    char num[24];
+    char *q = ef_dec(num, e->index);
+    size_t nd = (size_t)(q - num);
+    for (size_t i = nd; i < 10; i++)
+        *p++ = ' ';
+    memcpy(p, num, nd);
+    p += nd;
+    EF_PUTS(p, "  ");
     p = ef_hex(p, e->trace_id, 2);
-    *p++ = ' ';
-    p = ef_str(p, ek_elem_type_name(e->type));
+    EF_PUTS(p, "  > ");
+    const char *nm = ek_elem_type_name(e->type);
+    char *name_start = p;
+    p = ef_str(p, nm);
+    while (p - name_start < 18)
+        *p++ = ' ';
     switch (e->type) {
     case EK_ELEM_INSTR_RANGE:
     case EK_ELEM_I_RANGE_NOPATH:
@@ -72,8 +103,8 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         EF_PUTS(p, " 0x");
         p = ef_hex(p, e->st_addr, 0);
         if (e->type == EK_ELEM_ADDR_NACC) {
-            EF_PUTS(p, " space=0x");
-            p = ef_hex(p, e->u.mem_space, 0);
+            EF_PUTS(p, " space=");
+            p = ef_str(p, mem_space_name(e->u.mem_space));
         }
         break;
     case EK_ELEM_EXCEPTION:

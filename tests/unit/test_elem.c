@@ -175,7 +175,7 @@ static void test_text_and_json(void **state)
     e.last_i_sub = IS_V8_RET;
     ek_sbuf s = EK_SBUF_INIT;
     ek_elem_format_text(&s, &e);
-    assert_string_equal(s.p, "384 12 INSTR_RANGE 0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E\n");
+    assert_string_equal(s.p, "       384  12  > INSTR_RANGE        0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E\n");
     ek_sbuf_reset(&s);
     ek_elem_format_json(&s, &e);
     assert_string_equal(s.p, "{\"idx\":384,\"id\":18,\"type\":\"instr_range\",\"start\":\"0x4d2488\","
