@@ -166,13 +166,14 @@ static void addr(script *s, uint64_t index, uint64_t a)
 static void atoms(script *s, uint64_t index, const char *ens)
 {
     int n = (int)strlen(ens);
-    ek_etm4_packet *p = add(s, index, n == 1 ? EK_ETM4_ATOM_F1 : n == 2 ? EK_ETM4_ATOM_F2 : EK_ETM4_ATOM_F3);
-    if (n > 3)
-        p->type = EK_ETM4_ATOM_F6;
+    ek_etm4_packet *p = add(s, index,
+                            n == 1   ? EK_ETM4_ATOM_F1
+                            : n == 2 ? EK_ETM4_ATOM_F2
+                                     : EK_ETM4_ATOM_F3);
+    if (n > 3) p->type = EK_ETM4_ATOM_F6;
     p->atom_num = (uint8_t)n;
     for (int i = 0; i < n; i++)
-        if (ens[i] == 'E')
-            p->atom_bits |= 1u << i;
+        if (ens[i] == 'E') p->atom_bits |= 1u << i;
 }
 
 static void commit(script *s, uint64_t index, uint32_t n)
@@ -259,8 +260,7 @@ static char *run_script(const script *s, const cfgspec *c)
     while (ek_flow_next(f, &e))
         ek_elem_format_ocsd_line(&out, &e);
     ek_flow_free(f);
-    if (!out.p)
-        return strdup("");
+    if (!out.p) return strdup("");
     return out.p;
 }
 
@@ -281,7 +281,7 @@ static void check(const script *s, const cfgspec *c, const char *want)
 }
 
 #define L(idx, body) "Idx:" #idx "; ID:10; OCSD_GEN_TRC_ELEM_" body "\n"
-#define CTX_EL1 "PE_CONTEXT((ISA=A64) EL1N; 64-bit; )"
+#define CTX_EL1      "PE_CONTEXT((ISA=A64) EL1N; 64-bit; )"
 
 /* ---- tests ------------------------------------------------------------------------------- */
 
@@ -296,16 +296,20 @@ static void test_plain_atoms(void **state)
     atoms(&s, 37, "N");
     atoms(&s, 38, "E");
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(27, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(27, "INSTR_RANGE(exec range=0x10018:[0x1001c] num_i(1) last_sz(4) (ISA=A64) E ISB )")
-          L(27, "INSTR_RANGE(exec range=0x1001c:[0x10020] num_i(1) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(37, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) N iBR A64:ret )")
-          L(38, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E iBR A64:eret )")
-          L(38, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26,
+            "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
+            L(27, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) E BR   "
+                  "<cond>)")
+                L(27,
+                  "INSTR_RANGE(exec range=0x10018:[0x1001c] num_i(1) last_sz(4) (ISA=A64) E ISB )")
+                    L(27, "INSTR_RANGE(exec range=0x1001c:[0x10020] num_i(1) last_sz(4) (ISA=A64) "
+                          "E iBR A64:ret )") L(37, "INSTR_RANGE(exec range=0x10020:[0x1002c] "
+                                                   "num_i(3) last_sz(4) (ISA=A64) N iBR A64:ret )")
+                        L(38, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) "
+                              "(ISA=A64) E iBR A64:eret )") L(38, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_return_stack(void **state)
@@ -317,24 +321,28 @@ static void test_return_stack(void **state)
     atoms(&s, 27, "E");  /* ret: no address follows... */
     atoms(&s, 28, "E");  /* ...so it returns to the pushed 0x10010 */
     cfgspec c = {.configr = 0xC1 | 0x1000};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10008:[0x1000c] num_i(1) last_sz(4) (ISA=A64) N BR   <cond>)")
-          L(26, "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )")
-          L(27, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(28, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(28, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26,
+            "INSTR_RANGE(exec range=0x10008:[0x1000c] num_i(1) last_sz(4) (ISA=A64) N BR   <cond>)")
+            L(26, "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  "
+                  "b+link )") L(27, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) "
+                                    "(ISA=A64) E iBR A64:ret )")
+                L(28, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) E BR "
+                      "  <cond>)") L(28, "EO_TRACE( [end-of-trace])"));
 
     /* without the return stack the same trace has no address after the RET */
     cfgspec c2 = {0};
-    check(&s, &c2,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10008:[0x1000c] num_i(1) last_sz(4) (ISA=A64) N BR   <cond>)")
-          L(26, "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )")
-          L(27, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(28, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c2,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26,
+            "INSTR_RANGE(exec range=0x10008:[0x1000c] num_i(1) last_sz(4) (ISA=A64) N BR   <cond>)")
+            L(26, "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  "
+                  "b+link )") L(27, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) "
+                                    "(ISA=A64) E iBR A64:ret )")
+                L(28, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_exception(void **state)
@@ -353,14 +361,13 @@ static void test_exception(void **state)
     atoms(&s, 57, "N");
     cfgspec c = {0};
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10000:[0x10008] num_i(2) last_sz(4) (ISA=A64) E --- )")
-          L(26, "EXCEPTION(pref ret addr:0x10008; excep num (0x0e) )")
-          L(46, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E iBR A64:eret )")
-          L(47, "EXCEPTION_RET()")
-          L(57, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) N iBR A64:ret )")
-          L(57, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+              26, "INSTR_RANGE(exec range=0x10000:[0x10008] num_i(2) last_sz(4) (ISA=A64) E --- )")
+              L(26, "EXCEPTION(pref ret addr:0x10008; excep num (0x0e) )")
+                  L(46, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E "
+                        "iBR A64:eret )") L(47, "EXCEPTION_RET()")
+                      L(57, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) "
+                            "(ISA=A64) N iBR A64:ret )") L(57, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_exception_branch_target(void **state)
@@ -375,12 +382,13 @@ static void test_exception_branch_target(void **state)
     x->exc.addr_interp = 2;
     addr(&s, 29, 0x10010);
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(27, "EXCEPTION(pref ret addr:0x10010 [addr also prev br tgt]; excep num (0x02) )")
-          L(29, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26,
+            "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
+            L(27, "EXCEPTION(pref ret addr:0x10010 [addr also prev br tgt]; excep num (0x02) )")
+                L(29, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_nacc(void **state)
@@ -389,18 +397,18 @@ static void test_nacc(void **state)
     sync(&s, 0);
     addr_ctxt(&s, 15, 0x28000, 1); /* not in the image */
     atoms(&s, 26, "E");
-    atoms(&s, 27, "E");             /* waits for an address */
+    atoms(&s, 27, "E"); /* waits for an address */
     addr(&s, 28, 0x30000);
-    atoms(&s, 37, "E");             /* runs off the end of the nops */
+    atoms(&s, 37, "E"); /* runs off the end of the nops */
     atoms(&s, 38, "E");
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "ADDR_NACC( 0x28000; Memspace [0x2:EL1N] )")
-          L(37, "INSTR_RANGE(exec range=0x30000:[0x3000c] num_i(3) last_sz(4) (ISA=A64) E --- )")
-          L(37, "ADDR_NACC( 0x3000c; Memspace [0x2:EL1N] )")
-          L(38, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26, "ADDR_NACC( 0x28000; Memspace [0x2:EL1N] )")
+            L(37, "INSTR_RANGE(exec range=0x30000:[0x3000c] num_i(3) last_sz(4) (ISA=A64) E --- )")
+                L(37, "ADDR_NACC( 0x3000c; Memspace [0x2:EL1N] )")
+                    L(38, "EO_TRACE( [end-of-trace])"));
 
     /* no memory at all: every atom with an address is a NACC */
     cfgspec c2 = {.no_mem = 1};
@@ -419,18 +427,21 @@ static void test_speculation(void **state)
     commit(&s, 27, 1);                          /* first E: b.eq taken */
     add(&s, 28, EK_ETM4_CANCEL_F1)->cancel = 1; /* second E cancelled */
     atoms(&s, 29, "E");
-    add(&s, 30, EK_ETM4_MISPREDICT);            /* ...that E was an N */
-    commit(&s, 31, 1);                          /* cbz not taken */
+    add(&s, 30, EK_ETM4_MISPREDICT); /* ...that E was an N */
+    commit(&s, 31, 1);               /* cbz not taken */
     for (int i = 0; i < 5; i++)
-        atoms(&s, 32 + (uint64_t)i, "E");       /* the 5th exceeds MAXSPEC = 4 */
+        atoms(&s, 32 + (uint64_t)i, "E"); /* the 5th exceeds MAXSPEC = 4 */
     cfgspec c = {.idr8 = 4};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(29, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) N BR   <cond>)")
-          L(32, "INSTR_RANGE(exec range=0x10014:[0x10018] num_i(1) last_sz(4) (ISA=A64) E iBR )")
-          L(36, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+            26,
+            "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
+            L(29, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) N BR   "
+                  "<cond>)")
+                L(32,
+                  "INSTR_RANGE(exec range=0x10014:[0x10018] num_i(1) last_sz(4) (ISA=A64) E iBR )")
+                    L(36, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_overflow_trace_on(void **state)
@@ -446,16 +457,15 @@ static void test_overflow_trace_on(void **state)
     addr_ctxt(&s, 45, 0x10010, 0);
     atoms(&s, 56, "E");
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, "TRACE_ON( [begin or filter])")
-          L(16, CTX_EL1)
-          L(27, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(28, "NO_SYNC( [overflow])")
-          L(44, "TRACE_ON( [overflow])")
-          L(45, "PE_CONTEXT((ISA=A64) EL0N; 64-bit; )")
-          L(56, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(56, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, "TRACE_ON( [begin or filter])") L(16, CTX_EL1) L(
+            27,
+            "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
+            L(28, "NO_SYNC( [overflow])") L(44, "TRACE_ON( [overflow])")
+                L(45, "PE_CONTEXT((ISA=A64) EL0N; 64-bit; )")
+                    L(56, "INSTR_RANGE(exec range=0x10010:[0x10014] num_i(1) last_sz(4) (ISA=A64) "
+                          "E BR   <cond>)") L(56, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_time_cycles_events(void **state)
@@ -475,14 +485,13 @@ static void test_time_cycles_events(void **state)
     add(&s, 40, EK_ETM4_TIMESTAMP)->timestamp = 0x2000;
     cfgspec c = {.configr = 0xC1 | 0x10}; /* cycle counting: time stamps carry a count */
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "TIMESTAMP( [ TS=0x000000001234];  [CC=5]; )")
-          L(30, "EVENT( Numbered:1; )")
-          L(31, "CYCLE_COUNT( [CC=7]; )")
-          L(33, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) E BR   <cond>)")
-          L(40, "TIMESTAMP( [ TS=0x000000002000];  [CC=0]; )")
-          L(40, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1)
+              L(26, "TIMESTAMP( [ TS=0x000000001234];  [CC=5]; )") L(30, "EVENT( Numbered:1; )")
+                  L(31, "CYCLE_COUNT( [CC=7]; )")
+                      L(33, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) "
+                            "(ISA=A64) E BR   <cond>)")
+                          L(40, "TIMESTAMP( [ TS=0x000000002000];  [CC=0]; )")
+                              L(40, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_q_elements(void **state)
@@ -500,11 +509,10 @@ static void test_q_elements(void **state)
     q->addr.val = 0x10000;
     cfgspec c = {0};
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(30, "I_RANGE_NOPATH(first 0x10010:[next 0x10000] num_i(2) )")
-          L(30, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1)
+              L(26, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR "
+                    "A64:ret )") L(30, "I_RANGE_NOPATH(first 0x10010:[next 0x10000] num_i(2) )")
+                  L(30, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_ete_features(void **state)
@@ -512,9 +520,9 @@ static void test_ete_features(void **state)
     script s = {0};
     sync(&s, 0);
     addr_ctxt(&s, 15, 0x10020, 1);
-    atoms(&s, 26, "E");          /* ret */
+    atoms(&s, 26, "E"); /* ret */
     addr(&s, 27, 0x1002c);
-    atoms(&s, 36, "E");          /* eret: ETE has no exception-return packet */
+    atoms(&s, 36, "E"); /* eret: ETE has no exception-return packet */
     addr(&s, 37, 0x10000);
     add(&s, 46, EK_ETM4_SRC_ADDR_L_64IS0)->addr.val = 0x1000c; /* the BL was taken */
     ek_etm4_packet *i = add(&s, 47, EK_ETM4_ITE);
@@ -524,41 +532,49 @@ static void test_ete_features(void **state)
     add(&s, 60, EK_ETM4_TRANS_ST);
     add(&s, 61, EK_ETM4_TRANS_COMMIT);
     cfgspec c = {.ete = 1, .configr = 0x8001};
-    const char *head = L(0, "NO_SYNC( [init-decoder])")
-        L(15, CTX_EL1)
-        L(26, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
-        L(36, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E iBR A64:eret )")
-        L(36, "EXCEPTION_RET()");
+    const char *head = L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+        26,
+        "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
+        L(36,
+          "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E iBR A64:eret )")
+            L(36, "EXCEPTION_RET()");
     const char *tail = L(47, "INSTRUMENTATION(EL1; 0x0000000000000abc)")
-        L(50, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
-        L(60, "MEMTRANS(Start)")
-        L(61, "MEMTRANS(Commit)")
-        L(61, "EO_TRACE( [end-of-trace])");
+        L(50,
+          "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )")
+            L(60, "MEMTRANS(Start)") L(61, "MEMTRANS(Commit)") L(61, "EO_TRACE( [end-of-trace])");
     char want[4096];
-    snprintf(want, sizeof want, "%s%s%s", head,
-             L(46, "INSTR_RANGE(exec range=0x10000:[0x10010] num_i(4) last_sz(4) (ISA=A64) E BR  b+link )"),
-             tail);
+    snprintf(
+        want, sizeof want, "%s%s%s", head,
+        L(46,
+          "INSTR_RANGE(exec range=0x10000:[0x10010] num_i(4) last_sz(4) (ISA=A64) E BR  b+link )"),
+        tail);
     check(&s, &c, want);
     /* source-address ranges split at not-taken branches (trc_pkt_lister -src_addr_n) */
     c.flags = EK_FLOW_SRC_ADDR_N_ATOMS;
-    snprintf(want, sizeof want, "%s%s%s%s", head,
-             L(46, "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)"),
-             L(46, "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
-             tail);
+    snprintf(
+        want, sizeof want, "%s%s%s%s", head,
+        L(46,
+          "INSTR_RANGE(exec range=0x10000:[0x1000c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)"),
+        L(46,
+          "INSTR_RANGE(exec range=0x1000c:[0x10010] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
+        tail);
     check(&s, &c, want);
 }
 
 static void test_bad_sequences(void **state)
 {
-    /* address and atoms before any context: nothing can be decoded, nothing breaks */
+    /* address and atoms before any context: nothing can be decoded (no element, as OpenCSD),
+     * a note says so once per synchronisation, nothing breaks */
     script s = {0};
     sync(&s, 0);
     addr(&s, 15, 0x10000);
     atoms(&s, 24, "E");
+    atoms(&s, 25, "E");
     cfgspec c = {0};
     n_diag = 0;
-    check(&s, &c, L(0, "NO_SYNC( [init-decoder])") L(24, "EO_TRACE( [end-of-trace])"));
-    assert_int_equal(n_diag, 0);
+    check(&s, &c, L(0, "NO_SYNC( [init-decoder])") L(25, "EO_TRACE( [end-of-trace])"));
+    assert_int_equal(n_diag, 2); /* (check runs the script twice) */
+    assert_string_equal(last_kind, "flow.no-context");
 
     /* committing more than is pending: error, resync, decoding resumes at the next sync */
     script s2 = {0};
@@ -572,8 +588,7 @@ static void test_bad_sequences(void **state)
     n_diag = 0;
     char *got = run_script(&s2, &c2);
     /* (MAXSPEC 4: the last atom is still speculative at the end, so nothing is output) */
-    assert_string_equal(got, L(0, "NO_SYNC( [init-decoder])")
-                                 L(15, "NO_SYNC( [bad-packet])")
+    assert_string_equal(got, L(0, "NO_SYNC( [init-decoder])") L(15, "NO_SYNC( [bad-packet])")
                                  L(43, "EO_TRACE( [end-of-trace])"));
     assert_int_equal(n_diag, 1);
     assert_string_equal(last_kind, "flow.commit-overrun");
@@ -586,11 +601,11 @@ static void test_bad_sequences(void **state)
     add(&s3, 26, EK_ETM4_RESERVED);
     atoms(&s3, 27, "E");
     n_diag = 0;
-    check(&s3, &c, L(0, "NO_SYNC( [init-decoder])") L(27, "NO_SYNC( [bad-packet])")
-                       L(27, "EO_TRACE( [end-of-trace])"));
+    check(&s3, &c,
+          L(0, "NO_SYNC( [init-decoder])") L(27, "NO_SYNC( [bad-packet])")
+              L(27, "EO_TRACE( [end-of-trace])"));
     assert_int_equal(n_diag, 2); /* (check runs the script twice) */
 }
-
 
 static void test_t32_it_blocks(void **state)
 {
@@ -601,16 +616,20 @@ static void test_t32_it_blocks(void **state)
     addr_is1(&s, 23, 0x2000e);
     atoms(&s, 26, "NEE"); /* bxne (in an IT block) not taken, b.w, then beq taken */
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, "PE_CONTEXT((ISA=T32) EL1N; 32-bit; )")
-          L(22, "INSTR_RANGE(exec range=0x20000:[0x2000a] num_i(5) last_sz(2) (ISA=T32) N BR   <cond>)")
-          L(22, "INSTR_RANGE(exec range=0x2000a:[0x2000e] num_i(1) last_sz(4) (ISA=T32) E BR  b+link )")
-          L(22, "INSTR_RANGE(exec range=0x20018:[0x2001c] num_i(2) last_sz(2) (ISA=T32) E iBR V7:impl ret)")
-          L(26, "INSTR_RANGE(exec range=0x2000e:[0x20014] num_i(3) last_sz(2) (ISA=T32) N iBR V7:impl ret <cond>)")
-          L(26, "INSTR_RANGE(exec range=0x20014:[0x20018] num_i(1) last_sz(4) (ISA=T32) E BR  )")
-          L(26, "INSTR_RANGE(exec range=0x20000:[0x2000a] num_i(5) last_sz(2) (ISA=T32) E BR   <cond>)")
-          L(26, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, "PE_CONTEXT((ISA=T32) EL1N; 32-bit; )") L(
+            22,
+            "INSTR_RANGE(exec range=0x20000:[0x2000a] num_i(5) last_sz(2) (ISA=T32) N BR   <cond>)")
+            L(22, "INSTR_RANGE(exec range=0x2000a:[0x2000e] num_i(1) last_sz(4) (ISA=T32) E BR  "
+                  "b+link )") L(22, "INSTR_RANGE(exec range=0x20018:[0x2001c] num_i(2) last_sz(2) "
+                                    "(ISA=T32) E iBR V7:impl ret)") L(
+                26, "INSTR_RANGE(exec range=0x2000e:[0x20014] num_i(3) last_sz(2) (ISA=T32) N iBR "
+                    "V7:impl ret <cond>)")
+                L(26,
+                  "INSTR_RANGE(exec range=0x20014:[0x20018] num_i(1) last_sz(4) (ISA=T32) E BR  )")
+                    L(26, "INSTR_RANGE(exec range=0x20000:[0x2000a] num_i(5) last_sz(2) (ISA=T32) "
+                          "E BR   <cond>)") L(26, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_a32_interworking(void **state)
@@ -620,13 +639,15 @@ static void test_a32_interworking(void **state)
     addr_ctxt32(&s, 15, 0x40000, 0);
     atoms(&s, 22, "NEE"); /* bne not taken, blx to T32, bx lr */
     cfgspec c = {0};
-    check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, "PE_CONTEXT((ISA=A32) EL1N; 32-bit; )")
-          L(22, "INSTR_RANGE(exec range=0x40000:[0x40010] num_i(4) last_sz(4) (ISA=A32) N BR   <cond>)")
-          L(22, "INSTR_RANGE(exec range=0x40010:[0x40014] num_i(1) last_sz(4) (ISA=A32) E BR  b+link )")
-          L(22, "INSTR_RANGE(exec range=0x40018:[0x4001c] num_i(2) last_sz(2) (ISA=T32) E iBR V7:impl ret)")
-          L(22, "EO_TRACE( [end-of-trace])"));
+    check(
+        &s, &c,
+        L(0, "NO_SYNC( [init-decoder])") L(15, "PE_CONTEXT((ISA=A32) EL1N; 32-bit; )") L(
+            22,
+            "INSTR_RANGE(exec range=0x40000:[0x40010] num_i(4) last_sz(4) (ISA=A32) N BR   <cond>)")
+            L(22, "INSTR_RANGE(exec range=0x40010:[0x40014] num_i(1) last_sz(4) (ISA=A32) E BR  "
+                  "b+link )") L(22, "INSTR_RANGE(exec range=0x40018:[0x4001c] num_i(2) last_sz(2) "
+                                    "(ISA=T32) E iBR V7:impl ret)")
+                L(22, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_t32_off_the_end(void **state)
@@ -638,11 +659,10 @@ static void test_t32_off_the_end(void **state)
     atoms(&s, 22, "E");
     cfgspec c = {0};
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, "PE_CONTEXT((ISA=T32) EL1N; 32-bit; )")
-          L(22, "INSTR_RANGE(exec range=0x70000:[0x70004] num_i(2) last_sz(2) (ISA=T32) E --- )")
-          L(22, "ADDR_NACC( 0x70004; Memspace [0x2:EL1N] )")
-          L(22, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, "PE_CONTEXT((ISA=T32) EL1N; 32-bit; )") L(
+              22, "INSTR_RANGE(exec range=0x70000:[0x70004] num_i(2) last_sz(2) (ISA=T32) E --- )")
+              L(22, "ADDR_NACC( 0x70004; Memspace [0x2:EL1N] )")
+                  L(22, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_long_runs_and_checkpoints(void **state)
@@ -661,13 +681,14 @@ static void test_long_runs_and_checkpoints(void **state)
     atoms(&s, 56, "N");
     cfgspec c = {0};
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x50000:[0x53004] num_i(3073) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(36, "INSTR_RANGE(exec range=0x50004:[0x53004] num_i(3072) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(46, "INSTR_RANGE(exec range=0x50ffc:[0x53004] num_i(2050) last_sz(4) (ISA=A64) E iBR A64:ret )")
-          L(56, "INSTR_RANGE(exec range=0x52000:[0x53004] num_i(1025) last_sz(4) (ISA=A64) N iBR A64:ret )")
-          L(56, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1)
+              L(26, "INSTR_RANGE(exec range=0x50000:[0x53004] num_i(3073) last_sz(4) (ISA=A64) E "
+                    "iBR A64:ret )") L(36, "INSTR_RANGE(exec range=0x50004:[0x53004] num_i(3072) "
+                                           "last_sz(4) (ISA=A64) E iBR A64:ret )")
+                  L(46, "INSTR_RANGE(exec range=0x50ffc:[0x53004] num_i(2050) last_sz(4) (ISA=A64) "
+                        "E iBR A64:ret )") L(56, "INSTR_RANGE(exec range=0x52000:[0x53004] "
+                                                 "num_i(1025) last_sz(4) (ISA=A64) N iBR A64:ret )")
+                      L(56, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_exception_across_regions(void **state)
@@ -682,11 +703,10 @@ static void test_exception_across_regions(void **state)
     addr(&s, 28, 0x60018);
     cfgspec c = {0};
     check(&s, &c,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x60000:[0x60018] num_i(6) last_sz(4) (ISA=A64) E --- )")
-          L(26, "EXCEPTION(pref ret addr:0x60018; excep num (0x0e) )")
-          L(28, "EO_TRACE( [end-of-trace])"));
+          L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1) L(
+              26, "INSTR_RANGE(exec range=0x60000:[0x60018] num_i(6) last_sz(4) (ISA=A64) E --- )")
+              L(26, "EXCEPTION(pref ret addr:0x60018; excep num (0x0e) )")
+                  L(28, "EO_TRACE( [end-of-trace])"));
 }
 
 static void test_image_change(void **state)
@@ -724,12 +744,13 @@ static void test_image_change(void **state)
     }
     memcpy(nop_bytes + 4, saved, 4);
     mem_gen++;
-    assert_string_equal(out.p,
-          L(0, "NO_SYNC( [init-decoder])")
-          L(15, CTX_EL1)
-          L(26, "INSTR_RANGE(exec range=0x30000:[0x3000c] num_i(3) last_sz(4) (ISA=A64) E --- )")
-          L(26, "ADDR_NACC( 0x3000c; Memspace [0x2:EL1N] )")
-          L(36, "INSTR_RANGE(exec range=0x30000:[0x30008] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )"));
+    assert_string_equal(
+        out.p,
+        L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1)
+            L(26, "INSTR_RANGE(exec range=0x30000:[0x3000c] num_i(3) last_sz(4) (ISA=A64) E --- )")
+                L(26, "ADDR_NACC( 0x3000c; Memspace [0x2:EL1N] )")
+                    L(36, "INSTR_RANGE(exec range=0x30000:[0x30008] num_i(2) last_sz(4) (ISA=A64) "
+                          "E iBR A64:ret )"));
     ek_sbuf_free(&out);
     ek_flow_free(f);
 }
@@ -750,8 +771,7 @@ static void random_packet(ek_etm4_packet *p, uint64_t index)
     memset(p, 0, sizeof *p);
     p->index = index;
     p->type = (uint8_t)(rnd() % EK_ETM4_TYPE_COUNT);
-    if (rnd() % 4 == 0)
-        p->type = EK_ETM4_ATOM_F1 + (uint8_t)(rnd() % 6);
+    if (rnd() % 4 == 0) p->type = EK_ETM4_ATOM_F1 + (uint8_t)(rnd() % 6);
     static const uint64_t bases[] = {0x10000, 0x30000, 0x20000, 0xfffffffffffffff0ull, 0};
     p->addr.val = bases[rnd() % 5] + (rnd() % 0x40);
     p->addr.is = (uint8_t)(rnd() & 1);
@@ -780,10 +800,10 @@ static void random_packet(ek_etm4_packet *p, uint64_t index)
 static void test_random_packets(void **state)
 {
     for (int round = 0; round < 40; round++) {
-        cfgspec c = {.ete = round & 1, .idr8 = (round % 3) * 8,
+        cfgspec c = {.ete = round & 1,
+                     .idr8 = (round % 3) * 8,
                      .configr = 0xC1 | ((round & 2) ? 0x1000 : 0) | ((round & 4) ? 0x10 : 0)};
-        if (round & 8)
-            c.flags |= EK_FLOW_SRC_ADDR_N_ATOMS;
+        if (round & 8) c.flags |= EK_FLOW_SRC_ADDR_N_ATOMS;
         ek_source_config src;
         make_source(&src, &c);
         ek_flow_config fc;

@@ -31,13 +31,14 @@ typedef struct pipe {
     uint64_t elems, instr;
 } pipe_t;
 
-static int n_diag;
+static int n_diag; /* warnings and errors */
 static void on_diag(void *ctx, const ek_diag_event *ev)
 {
     (void)ctx;
     assert_non_null(ev->kind);
     assert_non_null(ev->msg);
-    n_diag++;
+    if (ev->sev >= EK_SEV_WARN)
+        n_diag++;
 }
 
 static void drain(pipe_t *p)
@@ -53,8 +54,7 @@ static void drain(pipe_t *p)
         assert_memory_equal(e0, e1, n0 * sizeof(ek_elem));
         for (size_t i = 0; i < n0; i++) {
             assert_true(e0[i].type < EK_ELEM_NTYPES);
-            if (e0[i].type == EK_ELEM_INSTR_RANGE)
-                p->instr += e0[i].num_instr;
+            if (e0[i].type == EK_ELEM_INSTR_RANGE) p->instr += e0[i].num_instr;
         }
         p->elems += n0;
         ek_flow_elems_clear(p->f[0]);
@@ -71,8 +71,7 @@ static uint64_t decode(const uint8_t *data, size_t len, uint64_t *instr)
     ek_diag d = {on_diag, NULL};
     for (size_t i = 0; i < ss->nsources && nall < 16; i++) {
         const ek_snap_source *so = &ss->sources[i];
-        if (so->buffer != (long)buf_index || by_id[so->cfg.trace_id & 0x7f])
-            continue;
+        if (so->buffer != (long)buf_index || by_id[so->cfg.trace_id & 0x7f]) continue;
         pipe_t *p = calloc(1, sizeof *p);
         assert_non_null(p);
         assert_int_equal(ek_etm4_config_from_source(&p->cfg, &so->cfg), 0);
@@ -95,8 +94,7 @@ static uint64_t decode(const uint8_t *data, size_t len, uint64_t *instr)
     ek_dfmt_feed(&df, data, len, 0);
     ek_dfmt_item it;
     while (ek_dfmt_next(&df, &it) > 0) {
-        if (it.kind != EK_DFMT_DATA || it.id >= 128 || !by_id[it.id] || !it.len)
-            continue;
+        if (it.kind != EK_DFMT_DATA || it.id >= 128 || !by_id[it.id] || !it.len) continue;
         ek_etm4_feed(&by_id[it.id]->parser, it.data, it.len, it.index);
         drain(by_id[it.id]);
     }
@@ -111,8 +109,7 @@ static uint64_t decode(const uint8_t *data, size_t len, uint64_t *instr)
             const ek_elem *e = ek_flow_elems(all[i]->f[k], &n);
             assert_true(n >= 1);
             assert_int_equal(e[n - 1].type, EK_ELEM_EO_TRACE);
-            if (k == 0)
-                all[i]->elems += n;
+            if (k == 0) all[i]->elems += n;
             ek_flow_free(all[i]->f[k]);
         }
         total += all[i]->elems;
@@ -195,19 +192,16 @@ static void test_random_bytes(void **state)
 int main(void)
 {
     char *dir = tu_shared_path("opencsd/snapshots/bugfix-exact-match");
-    if (!dir)
-        tu_skip_all("../shared/testdata/opencsd/snapshots/bugfix-exact-match is absent");
+    if (!dir) tu_skip_all("../shared/testdata/opencsd/snapshots/bugfix-exact-match is absent");
     if (ek_snapshot_open(dir, NULL, &ss) || !ss->nbuffers)
         tu_skip_all("bugfix-exact-match snapshot is not readable");
     free(dir);
     buf_index = ss->buffer_order ? ss->buffer_order[0] : 0;
     if (!ss->buffers[buf_index].path || ek_map_file(ss->buffers[buf_index].path, &trace))
         tu_skip_all("bugfix-exact-match trace buffer is not readable");
-    if (ek_image_new(NULL, &img))
-        return 1;
+    if (ek_image_new(NULL, &img)) return 1;
     for (size_t d = ss->ndevices; d-- > 0;)
-        if (ss->devices[d].ndumps)
-            ek_image_add_snapshot_core(img, ss, d);
+        if (ss->devices[d].ndumps) ek_image_add_snapshot_core(img, ss, d);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_prefix),
         cmocka_unit_test(test_flipped_bytes),

@@ -612,9 +612,11 @@ static void print_stats(dump_ctx *c)
                 total += st.elems[t];
             ek_sbuf_printf(o,
                            "    decode: %llu elements, %llu instructions, %llu decode errors, "
-                           "%llu resyncs; block cache %llu hits / %llu walks\n",
+                           "%llu resyncs, %llu atoms without an address; block cache %llu hits / "
+                           "%llu walks\n",
                            (unsigned long long)total, (unsigned long long)st.instructions,
                            (unsigned long long)st.errors, (unsigned long long)st.resyncs,
+                           (unsigned long long)st.atoms_skipped,
                            (unsigned long long)st.blocks_cached,
                            (unsigned long long)st.blocks_walked);
             ek_sbuf_puts(o, "     ");
