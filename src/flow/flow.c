@@ -1363,8 +1363,8 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_ATOM_F6:
         if (!(p = push(f, FL_ATOM, 1, pkt))) return push_failed(f, pkt);
         p->u.atom.bits = pkt->atom_bits;
-        p->u.atom.num = pkt->atom_num;
-        f->spec += pkt->atom_num;
+        p->u.atom.num = pkt->atom_num > 32 ? 32 : pkt->atom_num; /* (32 bits of atoms at most) */
+        f->spec += p->u.atom.num;
         break;
 
     case EK_ETM4_CTXT:
@@ -1476,8 +1476,9 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
         if (pkt->atom_num) {
             if (!(p = push(f, FL_ATOM, 1, pkt))) return push_failed(f, pkt);
             p->u.atom.bits = pkt->atom_bits;
-            p->u.atom.num = pkt->atom_num;
-            f->spec += pkt->atom_num;
+            p->u.atom.num =
+                pkt->atom_num > 32 ? 32 : pkt->atom_num; /* (32 bits of atoms at most) */
+            f->spec += p->u.atom.num;
         }
         /* fall through */
     case EK_ETM4_CANCEL_F1: f->res.cancel = pkt->cancel; break;
