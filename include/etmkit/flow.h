@@ -33,6 +33,12 @@
  * element's index is that of the packet that produced it, which may precede the packet that
  * released it.
  *
+ * Ordering of output and errors: the diag sink is called while a packet is decoded, after
+ * the elements produced so far by completed steps and with those of the failing step already
+ * removed. The sink may therefore drain the element queue (ek_flow_elems + ek_flow_elems_clear,
+ * or ek_flow_next) before it reports the error; that prints elements and errors in the order
+ * OpenCSD sends and logs them.
+ *
  * Bad input never stops the decoder: trace that contradicts itself or the image gives a
  * diagnostic (ek_diag, kinds listed below) and a NO_SYNC element, and decoding resumes at the
  * next synchronisation point; code that is not in the image gives ADDR_NACC elements and
@@ -103,13 +109,14 @@ ek_flow_mem ek_flow_mem_image(struct ek_image *img);
     0x0001u /* ETE source-address packets: split ranges on not-taken                               \
                branches (trc_pkt_lister -src_addr_n) */
 #define EK_FLOW_CHK_N_UNCOND_DIR_BR                                                                \
-    0x0002u                                 /* N atom on an unconditional direct branch whose      \
-                                               target is not the next instruction = bad image */
-#define EK_FLOW_CHK_STRICT_N_UNCOND 0x0004u /* any N atom on an unconditional branch = bad image   \
-                                             */
-#define EK_FLOW_CHK_RANGE_CONTINUE 0x0008u  /* ranges after an N atom must be contiguous */
-#define EK_FLOW_CHK_NO_THUMB       0x0010u  /* skip the N-atom checks in T32 code */
-#define EK_FLOW_NO_BLOCK_CACHE     0x0100u  /* classify every instruction (for testing) */
+    0x0002u /* N atom on an unconditional direct branch whose                                      \
+               target is not the next instruction = bad image */
+#define EK_FLOW_CHK_STRICT_N_UNCOND                                                                \
+    0x0004u                                /* any N atom on an unconditional branch = bad image    \
+                                            */
+#define EK_FLOW_CHK_RANGE_CONTINUE 0x0008u /* ranges after an N atom must be contiguous */
+#define EK_FLOW_CHK_NO_THUMB       0x0010u /* skip the N-atom checks in T32 code */
+#define EK_FLOW_NO_BLOCK_CACHE     0x0100u /* classify every instruction (for testing) */
 
 typedef struct ek_flow_config {
     uint32_t size;                  /* sizeof(ek_flow_config), set by ek_flow_config_init */
@@ -169,9 +176,11 @@ typedef struct ek_flow_stats {
 void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
 
 /* If ev is one of the decoder's diagnostics, append the line OpenCSD 1.8.0 logs for the same
- * error -- "DCD_ETMV4_<id> : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
- * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. */
-int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev);
+ * error -- "DCD_ETMV4[_<id>] : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
+ * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. with_instance:
+ * the decoder name carries the trace ID ("DCD_ETMV4_0016"), as the lister's decoders of a
+ * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4". */
+int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
 
 #ifdef __cplusplus
 }

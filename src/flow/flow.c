@@ -95,6 +95,7 @@ struct ek_flow {
     /* output queue */
     ek_elem *out;
     size_t out_n, out_cap, out_take;
+    size_t batch_mark; /* start of the elements of the resolution step under way */
 
     /* memory */
     ek_mem_span span;
@@ -238,6 +239,7 @@ static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
 /* Drop elements queued since 'mark' (a decoder reset loses what it had not yet sent). */
 static void out_truncate(ek_flow *f, size_t mark)
 {
+    if (mark < f->out_take) mark = f->out_take; /* (what was taken is gone) */
     while (f->out_n > mark) {
         ek_elem *e = &f->out[--f->out_n];
         f->st.elems[e->type]--;
@@ -346,6 +348,11 @@ static void reset_decoder(ek_flow *f)
 static int trace_error(ek_flow *f, int status, const char *kind, uint64_t index, const char *reason,
                        uint32_t unsync)
 {
+    /* The elements of the step that failed are dropped (OpenCSD resets its output stack
+     * before sending them) -- before the diagnostic goes out, so that a sink that drains the
+     * queue (to print elements and errors in the order the reference decoder does) never
+     * sees them. */
+    out_truncate(f, f->batch_mark);
     diag(f, EK_SEV_WARN, kind, status, index, reason);
     if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC) f->st.resyncs++;
     reset_decoder(f);
@@ -1036,7 +1043,7 @@ static int commit_elements(ek_flow *f)
     int64_t requested = f->res.commit;
     int context_flush = 0;
     uint64_t err_idx = 0;
-    size_t mark = f->out_n;
+    f->batch_mark = f->out_n;
 
     while (f->res.commit && !err && !context_flush) {
         fl_pend *p = dq_oldest(&f->q);
@@ -1152,7 +1159,6 @@ static int commit_elements(ek_flow *f)
         if (err == EK_ERR_NOMEM) return err;
         if (pop) dq_pop_old(&f->q);
     }
-    if (err && f->state == FS_NO_SYNC) out_truncate(f, mark);
     f->spec -= requested - f->res.commit;
     return err;
 }
@@ -1281,8 +1287,11 @@ static int resolve_elements(ek_flow *f)
         int err = EK_OK;
         if (f->res.commit) err = commit_elements(f);
         if (!f->res.commit) {
+            f->batch_mark = f->out_n; /* each step's output is its own batch */
             if (!err && f->res.cancel) err = cancel_elements(f);
+            f->batch_mark = f->out_n;
             if (!err && f->res.mispredict) err = mispredict_atom(f);
+            f->batch_mark = f->out_n;
             if (!err && f->res.discard) err = discard_elements(f);
         }
         if (err == EK_ERR_NOMEM) return err;
@@ -1768,6 +1777,7 @@ int ek_flow_packet(ek_flow *f, const ek_etm4_packet *pkt)
     if (pkt->type == EK_ETM4_NOTSYNC && (pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) return EK_OK;
     f->st.packets++;
     f->index = pkt->index;
+    f->batch_mark = f->out_n;
     int err = process_packet(f, pkt);
     if (err == EK_ERR_LIMIT) err = EK_OK;
     return err;
@@ -1775,6 +1785,7 @@ int ek_flow_packet(ek_flow *f, const ek_etm4_packet *pkt)
 
 int ek_flow_end(ek_flow *f)
 {
+    f->batch_mark = f->out_n;
     return commit_on_eot(f);
 }
 
@@ -1794,12 +1805,14 @@ void ek_flow_elems_clear(ek_flow *f)
 {
     f->out_n = 0;
     f->out_take = 0;
+    f->batch_mark = 0;
 }
 
 int ek_flow_next(ek_flow *f, ek_elem *out)
 {
     if (f->out_take >= f->out_n) {
         f->out_n = f->out_take = 0;
+        f->batch_mark = 0;
         return 0;
     }
     *out = f->out[f->out_take++];

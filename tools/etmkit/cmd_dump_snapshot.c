@@ -192,12 +192,22 @@ static void flush_out(dump_ctx *c)
     cli_maybe_flush(&c->out, stdout);
 }
 
+static void drain_elems(dump_ctx *c, id_pipe *pp);
+
 /* Flow-decoder diagnostics: in OpenCSD's format they are also printed where trc_pkt_lister
- * logs them, inline and without a newline (so the next line follows on the same line). */
+ * logs them, inline and without a newline (so the next line follows on the same line), after
+ * the elements the decoder had already sent. */
 static void flow_diag(void *ctx, const ek_diag_event *ev)
 {
     dump_ctx *c = ctx;
-    if (c->o.format == FMT_OCSD) ek_flow_diag_ocsd(&c->out, ev);
+    if (c->o.format == FMT_OCSD) {
+        id_pipe *pp =
+            c->formatted
+                ? (ev->trace_id >= 0 && ev->trace_id < NUM_IDS ? c->pipes[ev->trace_id] : NULL)
+                : c->single;
+        if (pp && pp->flow) drain_elems(c, pp);
+        ek_flow_diag_ocsd(&c->out, ev, c->formatted);
+    }
     ek_diag_event e = *ev;
     e.file = c->cur_file;
     c->diag.fn(c->diag.ctx, &e);
