@@ -35,9 +35,9 @@
  *
  * Ordering of output and errors: the diag sink is called while a packet is decoded, after
  * the elements produced so far by completed steps and with those of the failing step already
- * removed. The sink may therefore drain the element queue (ek_flow_elems + ek_flow_elems_clear,
- * or ek_flow_next) before it reports the error; that prints elements and errors in the order
- * OpenCSD sends and logs them.
+ * removed (notes come when the packet is done). The sink may therefore drain the element queue
+ * (ek_flow_elems + ek_flow_elems_clear, or ek_flow_next) before it reports the error; that prints
+ * elements and errors in the order OpenCSD sends and logs them.
  *
  * Bad input never stops the decoder: trace that contradicts itself or the image gives a
  * diagnostic (ek_diag, kinds listed below) and a NO_SYNC element, and decoding resumes at the

@@ -80,7 +80,8 @@ struct ek_flow {
     uint32_t cc_threshold;
     int64_t spec;
     uint8_t need_ctxt, need_addr, elem_pending_addr, prev_overflow, ete_first_ts_marker;
-    uint8_t noted_no_ctxt; /* flow.no-context reported since the last sync */
+    uint8_t noted_no_ctxt;    /* flow.no-context reported since the last sync */
+    uint64_t note_no_ctxt_at; /* 1 + index of the packet to report it with, or 0 */
     uint8_t next_range_valid;
     uint64_t next_range_addr;
     struct {
@@ -1095,9 +1096,10 @@ static int commit_elements(ek_flow *f)
                     /* no address or context to follow code from (as OpenCSD: no element) */
                     f->st.atoms_skipped++;
                     if (f->need_ctxt && !f->noted_no_ctxt) {
+                        /* (reported when the packet is done: diagnostics come at step
+                         * boundaries only) */
                         f->noted_no_ctxt = 1;
-                        diag(f, EK_SEV_NOTE, "flow.no-context", 0, p->index,
-                             "atoms before the first context packet cannot be decoded");
+                        f->note_no_ctxt_at = p->index + 1;
                     }
                 }
                 if (f->res.commit) f->res.commit--;
@@ -1780,6 +1782,11 @@ int ek_flow_packet(ek_flow *f, const ek_etm4_packet *pkt)
     f->batch_mark = f->out_n;
     int err = process_packet(f, pkt);
     if (err == EK_ERR_LIMIT) err = EK_OK;
+    if (f->note_no_ctxt_at) {
+        diag(f, EK_SEV_NOTE, "flow.no-context", 0, f->note_no_ctxt_at - 1,
+             "atoms before the first context packet cannot be decoded");
+        f->note_no_ctxt_at = 0;
+    }
     return err;
 }
 

@@ -205,8 +205,12 @@ static void flow_diag(void *ctx, const ek_diag_event *ev)
             c->formatted
                 ? (ev->trace_id >= 0 && ev->trace_id < NUM_IDS ? c->pipes[ev->trace_id] : NULL)
                 : c->single;
-        if (pp && pp->flow) drain_elems(c, pp);
-        ek_flow_diag_ocsd(&c->out, ev, c->formatted);
+        ek_sbuf line = EK_SBUF_INIT;
+        if (ek_flow_diag_ocsd(&line, ev, c->formatted)) { /* an error OpenCSD logs */
+            if (pp && pp->flow) drain_elems(c, pp);
+            ek_sbuf_put(&c->out, line.p, line.len);
+        }
+        ek_sbuf_free(&line);
     }
     ek_diag_event e = *ev;
     e.file = c->cur_file;
