@@ -1751,7 +1751,9 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
     if (f->mem.generation) f->mem_gen = f->mem.generation(f->mem.ctx);
     f->unsync = EK_UNSYNC_INIT_DECODER;
     reset_decoder(f);
-    f->in.isa = EK_ISA_A64;
+    /* OpenCSD leaves its instruction state zeroed (A32) until an address or context sets it:
+     * a source-address packet before either decodes as A32 there, and so here */
+    f->in.isa = EK_ISA_A32;
     *out = f;
     return EK_OK;
 }
