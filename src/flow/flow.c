@@ -1044,8 +1044,6 @@ static int commit_elements(ek_flow *f)
     int64_t requested = f->res.commit;
     int context_flush = 0;
     uint64_t err_idx = 0;
-    f->batch_mark = f->out_n;
-
     while (f->res.commit && !err && !context_flush) {
         fl_pend *p = dq_oldest(&f->q);
         if (!p) {
@@ -1287,13 +1285,14 @@ static int resolve_elements(ek_flow *f)
 {
     while (is_elem_for_res(f)) {
         int err = EK_OK;
+        /* One round: a commit (up to a context change) and, when the commit is complete,
+         * cancel / mispredict / discard. OpenCSD sends a round's elements when the round is
+         * done, so an error in any step of it loses all of them. */
+        f->batch_mark = f->out_n;
         if (f->res.commit) err = commit_elements(f);
         if (!f->res.commit) {
-            f->batch_mark = f->out_n; /* each step's output is its own batch */
             if (!err && f->res.cancel) err = cancel_elements(f);
-            f->batch_mark = f->out_n;
             if (!err && f->res.mispredict) err = mispredict_atom(f);
-            f->batch_mark = f->out_n;
             if (!err && f->res.discard) err = discard_elements(f);
         }
         if (err == EK_ERR_NOMEM) return err;
