@@ -13,6 +13,12 @@
 
 #include "etmkit/sbuf.h"
 
+void fuzz_fail_msg(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "FUZZ INVARIANT: %s:%d: %s\n", file, line, what);
+    abort();
+}
+
 static void fuzz_fail(const char *what, const ek_diag_event *ev)
 {
     fprintf(stderr, "FUZZ INVARIANT: %s (kind=%s msg=%s)\n", what, ev->kind ? ev->kind : "(null)",

@@ -18,6 +18,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A broken invariant is a finding: say which one, then abort (libFuzzer saves the input). */
+void fuzz_fail_msg(const char *file, int line, const char *what) __attribute__((noreturn));
+#define FUZZ_CHECK(cond, what)                                                                 \
+    do {                                                                                       \
+        if (!(cond))                                                                           \
+            fuzz_fail_msg(__FILE__, __LINE__, what);                                           \
+    } while (0)
+
 /* Optional (weak): pack the seed at 'path' into one fuzz input (malloc'ed).
  * Returns 1 when *out / *len were set, 0 when the path is not such a seed. */
 int fuzz_pack_path(const char *path, uint8_t **out, size_t *len) __attribute__((weak));

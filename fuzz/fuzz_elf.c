@@ -33,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t n = ek_symtab_count(t);
             for (size_t i = 0; i < n; i++) {
                 const ek_symbol *s = ek_symtab_get(t, i);
-                if (!s || !s->name)
-                    abort();
+                FUZZ_CHECK(!(!s || !s->name),
+                           "not (!s || !s->name)");
                 ek_symtab_find(t, s->start);
             }
             ek_symtab_free(t);

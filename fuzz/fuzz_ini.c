@@ -14,14 +14,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t s = 0; s < ini->nsec; s++) {
             const ek_ini_section *sec = &ini->sec[s];
             const ek_ini_section *again = ek_ini_section_find(ini, sec->name);
-            if (!again)
-                abort(); /* a section that is there must be found by its own name */
+            FUZZ_CHECK(!(!again),
+                       "a section that is there must be found by its own name");
             while (again)
                 again = ek_ini_next_section(ini, again);
             for (size_t k = 0; k < sec->nkv; k++) {
                 const ek_ini_kv *kv = &sec->kv[k];
-                if (!kv->key || !kv->key[0] || !kv->value || !ek_ini_find(sec, kv->key))
-                    abort();
+                FUZZ_CHECK(!(!kv->key || !kv->key[0] || !kv->value || !ek_ini_find(sec, kv->key)),
+                           "not (!kv->key || !kv->key[0] || !kv->value || !ek_ini_find(sec, kv->key))");
                 size_t pos = 0;
                 while (ek_ini_find_next(sec, kv->key, &pos))
                     ;

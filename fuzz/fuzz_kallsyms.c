@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ek_sbuf sb = {0};
         for (size_t i = 0; i < n; i++) {
             const ek_symbol *s = ek_symtab_get(t, i);
-            if (!s || !s->name)
-                abort();
+            FUZZ_CHECK(!(!s || !s->name),
+                       "not (!s || !s->name)");
             const ek_symbol *f = ek_symtab_find(t, s->start);
             ek_symtab_format(&sb, f, s->start, 1);
             if (s->end > s->start)

@@ -107,10 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ek_snapshot_open(fuzz_tmpdir(), &fd.sink, &ss) == 0 && ss) {
         for (size_t i = 0; i < ss->nsources; i++) {
             const ek_snap_source *src = &ss->sources[i];
-            if (src->device >= ss->ndevices)
-                abort();
-            if (src->buffer >= (long)ss->nbuffers || src->core >= (long)ss->ndevices)
-                abort();
+            FUZZ_CHECK(!(src->device >= ss->ndevices),
+                       "not (src->device >= ss->ndevices)");
+            FUZZ_CHECK(!(src->buffer >= (long)ss->nbuffers || src->core >= (long)ss->ndevices),
+                       "not (src->buffer >= (long)ss->nbuffers || src->core >= (long)ss->ndevices)");
         }
         for (size_t d = 0; d < ss->ndevices; d++) {
             const ek_snap_device *dev = &ss->devices[d];
@@ -155,8 +155,8 @@ static void gb_put(growbuf *g, const void *d, size_t n)
         while (cap < g->len + n)
             cap *= 2;
         uint8_t *np = realloc(g->p, cap);
-        if (!np)
-            abort();
+        FUZZ_CHECK(!(!np),
+                   "not (!np)");
         g->p = np;
         g->cap = cap;
     }

@@ -112,7 +112,12 @@ static int cmp_str(const void *a, const void *b)
 
 static int walk(const char *path, int depth)
 {
-    if (fuzz_pack_path) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (fuzz_pack_path && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && selected(path)))) {
         uint8_t *data = NULL;
         size_t len = 0;
         if (fuzz_pack_path(path, &data, &len)) {
@@ -120,11 +125,6 @@ static int walk(const char *path, int depth)
             free(data);
             return rc;
         }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "%s: %s\n", path, strerror(errno));
-        return -1;
     }
     if (S_ISDIR(st.st_mode)) {
         if (depth > 8)

@@ -101,6 +101,19 @@ def main():
     put('snapshot', 'etm4-raw', snapshot_archive(ETM4_STREAM, fmt='source_data'))
     put('snapshot', 'ete-dstream', snapshot_archive(b'\xff\xff\xff\x7f' + fr, fmt='dstream_coresight',
                                                     etm_type='ETE', idr0=0x28000EA1))
+    # frame: flags, block seed, start index, stream
+    fsync = b'\xff\xff\xff\x7f'
+    two = frames([(0x10, ETM4_STREAM[:20]), (0x11, ETM4_STREAM[20:40]), (0x10, ETM4_STREAM[40:])])
+    put('frame', 'memalign', bytes([0x01, 0, 0]) + two)
+    put('frame', 'memalign-4xfsync-raw', bytes([0x19, 5, 3]) + fsync * 4 + two + fsync * 8 + two)
+    put('frame', 'tpiu-fsync-hsync', bytes([0x16, 7, 0]) + fsync + two[:16] + b'\xff\x7f' +
+        two[16:48] + fsync + two[48:])
+    put('frame', 'dstream', bytes([0x12, 0, 0]) + b'\x00\x01' + fsync + two)
+    # etm4: config selector, block seed, stream
+    for sel in range(8):
+        put('etm4', 'cfg%d' % sel, bytes([sel, 0]) + ETM4_STREAM)
+    put('etm4', 'cfg1-regxor-blocks', bytes([0x09, 13]) + b'\x10\x00\x00\x00' * 4 + ETM4_STREAM)
+    put('etm4', 'garbage-then-sync', bytes([2, 1]) + bytes(range(0x60, 0x100)) + ETM4_STREAM)
     put('snapshot', 'ini-only', '[snapshot]\nversion=1.0\n[device_list]\ndevice0=x.ini\n'
                                 '[trace]\nmetadata=trace.ini\n')
 
