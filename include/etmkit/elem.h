@@ -55,24 +55,10 @@ typedef enum ek_iset {
     EK_ISET_UNKNOWN,
 } ek_iset;
 
-/* Class of the last instruction of a range: what made it a waypoint (OpenCSD numbering). */
-typedef enum ek_elem_itype {
-    EK_ITYPE_OTHER = 0,
-    EK_ITYPE_BR,          /* direct branch */
-    EK_ITYPE_BR_INDIRECT, /* indirect branch */
-    EK_ITYPE_ISB,
-    EK_ITYPE_DSB_DMB,
-    EK_ITYPE_WFI_WFE,     /* WFI/WFE traced as a branch */
-    EK_ITYPE_TSTART,      /* FEAT_TME TSTART */
-} ek_elem_itype;
-
-typedef enum ek_elem_isub {
-    EK_ISUB_NONE = 0,
-    EK_ISUB_BR_LINK,        /* branch with link */
-    EK_ISUB_V8_RET,         /* A64 RET */
-    EK_ISUB_V8_ERET,        /* A64 ERET */
-    EK_ISUB_V7_IMPLIED_RET, /* A32/T32 instruction that may be a return (MOV PC,LR; POP {..,PC}) */
-} ek_elem_isub;
+/* The class of a range's last instruction (ek_elem.last_i_type / last_i_sub) uses the
+ * classifier's numbering, ek_itype / ek_isubtype of etmkit/isa.h, which is OpenCSD's:
+ * 0 other, 1 direct branch, 2 indirect branch, 3 ISB, 4 DSB/DMB, 5 WFI/WFE, 6 TSTART;
+ * sub-types 0 none, 1 branch with link, 2 A64 RET, 3 A64 ERET, 4 A32/T32 implied return. */
 
 typedef enum ek_security {
     EK_SEC_SECURE = 0,
@@ -147,8 +133,8 @@ typedef struct ek_elem {
     uint8_t type;        /* ek_elem_type */
     uint8_t trace_id;    /* CoreSight trace ID */
     uint8_t isa;         /* ek_iset: INSTR_RANGE, I_RANGE_NOPATH, PE_CONTEXT */
-    uint8_t last_i_type; /* ek_elem_itype (INSTR_RANGE) */
-    uint8_t last_i_sub;  /* ek_elem_isub (INSTR_RANGE) */
+    uint8_t last_i_type; /* ek_itype (INSTR_RANGE) */
+    uint8_t last_i_sub;  /* ek_isubtype (INSTR_RANGE) */
     uint8_t last_i_size; /* bytes (INSTR_RANGE) */
     uint16_t flags;      /* EK_ELEMF_* */
     union {

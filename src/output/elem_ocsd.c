@@ -104,7 +104,7 @@ static char *format_body(char *p, const ek_elem *e)
         *p++ = ' ';
         if (e->last_i_type < sizeof(itype_text) / sizeof(itype_text[0]))
             p = ef_str(p, itype_text[e->last_i_type]);
-        if (e->last_i_sub != EK_ISUB_NONE && e->last_i_sub < sizeof(isub_text) / sizeof(isub_text[0]))
+        if (e->last_i_sub != 0 && e->last_i_sub < sizeof(isub_text) / sizeof(isub_text[0]))
             p = ef_str(p, isub_text[e->last_i_sub]);
         if (e->flags & EK_ELEMF_LAST_COND)
             EF_PUTS(p, " <cond>");

@@ -8,6 +8,10 @@
 #include "etmkit/config.h"
 #include "etmkit/elem.h"
 
+/* instruction classes (etmkit/isa.h numbering, = OpenCSD's) */
+enum { IT_OTHER = 0, IT_BR = 1, IT_BR_INDIRECT = 2, IT_ISB = 3 };
+enum { IS_NONE = 0, IS_BR_LINK = 1, IS_V8_RET = 2 };
+
 static void check_ocsd(const ek_elem *e, const char *want)
 {
     ek_sbuf s = EK_SBUF_INIT;
@@ -36,24 +40,24 @@ static void test_ocsd_ranges(void **state)
     e.last_i_size = 4;
     e.isa = EK_ISET_A64;
     e.flags = EK_ELEMF_LAST_EXEC;
-    e.last_i_type = EK_ITYPE_BR_INDIRECT;
-    e.last_i_sub = EK_ISUB_V8_RET;
+    e.last_i_type = IT_BR_INDIRECT;
+    e.last_i_sub = IS_V8_RET;
     check_ocsd(&e, "Idx:384; ID:12; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x4d2488:[0x4d2494] "
                    "num_i(3) last_sz(4) (ISA=A64) E iBR A64:ret )\n");
     e.flags = EK_ELEMF_LAST_COND;
-    e.last_i_type = EK_ITYPE_BR;
-    e.last_i_sub = EK_ISUB_NONE;
+    e.last_i_type = IT_BR;
+    e.last_i_sub = IS_NONE;
     check_ocsd(&e, "Idx:384; ID:12; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x4d2488:[0x4d2494] "
                    "num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)\n");
     e.flags = EK_ELEMF_LAST_EXEC;
-    e.last_i_sub = EK_ISUB_BR_LINK;
+    e.last_i_sub = IS_BR_LINK;
     check_ocsd(&e, "Idx:384; ID:12; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x4d2488:[0x4d2494] "
                    "num_i(3) last_sz(4) (ISA=A64) E BR  b+link )\n");
-    e.last_i_type = EK_ITYPE_ISB;
+    e.last_i_type = IT_ISB;
     e.last_i_sub = 0;
     check_ocsd(&e, "Idx:384; ID:12; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x4d2488:[0x4d2494] "
                    "num_i(3) last_sz(4) (ISA=A64) E ISB )\n");
-    e.last_i_type = EK_ITYPE_OTHER;
+    e.last_i_type = IT_OTHER;
     check_ocsd(&e, "Idx:384; ID:12; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x4d2488:[0x4d2494] "
                    "num_i(3) last_sz(4) (ISA=A64) E --- )\n");
 
@@ -167,8 +171,8 @@ static void test_text_and_json(void **state)
     e.last_i_size = 4;
     e.isa = EK_ISET_A64;
     e.flags = EK_ELEMF_LAST_EXEC;
-    e.last_i_type = EK_ITYPE_BR_INDIRECT;
-    e.last_i_sub = EK_ISUB_V8_RET;
+    e.last_i_type = IT_BR_INDIRECT;
+    e.last_i_sub = IS_V8_RET;
     ek_sbuf s = EK_SBUF_INIT;
     ek_elem_format_text(&s, &e);
     assert_string_equal(s.p, "384 12 INSTR_RANGE 0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E\n");
