@@ -119,7 +119,9 @@ typedef struct ek_snapshot {
     char *trace_ini; /* resolved path of the trace metadata file */
     /* Indices into buffers[] in the order their [bufferN] sections appear in trace.ini.
      * This is the order the reference lister (trc_pkt_lister) uses: without -multi_session
-     * it decodes only buffer_order[0]; with it, each buffer in this order. */
+     * it decodes only buffer_order[0]; with it, each buffer in this order. Within a buffer
+     * the reference creates decoders for its sources in strcmp order of their names, and
+     * for a source_data (single-source) buffer only for the first of them. */
     size_t *buffer_order;
     uint64_t timestamp_frequency; /* [timestamp] frequency=, 0 when absent */
 } ek_snapshot;

@@ -244,6 +244,30 @@ static void test_parse_u64(void **state)
     assert_false(ek_ini_parse_u64(NULL, &v));
 }
 
+/* Random bytes (with INI-ish characters mixed in) never crash or leak; every pair points
+ * at a non-empty key. */
+static void test_garbage(void **state)
+{
+    uint32_t seed = 99;
+    static const char alpha[] = "[]=;#\r\n \tab0x\0\xff";
+    for (int round = 0; round < 300; round++) {
+        char buf[2048];
+        size_t n = (size_t)(seed % sizeof buf);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[i] =
+                (seed >> 20) & 1 ? alpha[(seed >> 8) % (sizeof alpha - 1)] : (char)(seed >> 12);
+        }
+        seed = seed * 1103515245u + 12345u;
+        ek_ini *ini = NULL;
+        assert_int_equal(ek_ini_parse(buf, n, "g.ini", NULL, &ini), 0);
+        for (size_t i = 0; i < ini->nsec; i++)
+            for (size_t k = 0; k < ini->sec[i].nkv; k++)
+                assert_true(ini->sec[i].kv[k].key[0] != 0);
+        ek_ini_free(ini);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_long_lines_no_limits),
         cmocka_unit_test(test_empty_and_load),
         cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test(test_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
