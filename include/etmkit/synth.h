@@ -31,6 +31,7 @@
 
 #include "etmkit/config.h"
 #include "etmkit/elem.h"
+#include "etmkit/isa.h"
 #include "etmkit/sbuf.h"
 
 #ifdef __cplusplus
