@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/sbuf.h"
 #include "session/dso.h"
 
 /* ELF constants we need (avoid depending on <elf.h> spelling). */
@@ -388,9 +389,16 @@ static void load_file(dso_reg *r, as_dso *d)
                                    r->buildid_dir, &cand, &n) < 0)
         n = 0;
     d->status = DSO_NOT_FOUND;
+    {
+        /* every place we look, for the report: "a, b" */
+        ek_sbuf t = EK_SBUF_INIT;
+        for (size_t i = 0; i < n; i++)
+            ek_sbuf_printf(&t, "%s%s", i ? ", " : "", cand[i]);
+        free(d->tried);
+        d->tried = t.p ? strdup(t.p) : NULL;
+        ek_sbuf_free(&t);
+    }
     for (size_t i = 0; i < n; i++) {
-        if (!d->tried)
-            d->tried = strdup(cand[i]);
         if (access(cand[i], R_OK))
             continue;
         ek_elf_info *info = NULL;

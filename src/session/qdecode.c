@@ -31,6 +31,8 @@ typedef struct idst {
     int miss_kind;
     int32_t miss_pid;
     as_dso *miss_dso;
+    uint64_t miss_addr;
+    int notsync;                /* in a run of NOTSYNC packets */
     /* trace bytes since the last NACC that have not yet given instructions */
     int in_gap;
     size_t gap_miss;            /* index into res->misses */
@@ -213,6 +215,7 @@ static int mem_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, 
     d->miss_kind = kind;
     d->miss_pid = is_kernel_addr(addr) ? AS_KERNEL_PID : d->mem_pid;
     d->miss_dso = dso;
+    d->miss_addr = addr;
     return 0;
 }
 
@@ -420,6 +423,16 @@ static int handle_elem(idst *d, const ek_elem *e)
     case EK_ELEM_ADDR_NACC: {
         j->res->nacc++;
         uint64_t off = e->index;
+        if (d->miss_addr != e->st_addr) {
+            /* not the read we saw fail: ask again why this address has no code */
+            ek_mem_span sp;
+            int32_t pid = d->pid;
+            d->miss_kind = MISS_OUTSIDE;
+            d->miss_dso = NULL;
+            if (!code_at(j, pid, e->st_addr, &sp, &d->miss_kind, &d->miss_dso))
+                d->miss_pid = is_kernel_addr(e->st_addr) ? AS_KERNEL_PID : pid;
+            d->miss_addr = e->st_addr;
+        }
         miss *m = qresult_miss(j->res, d->miss_kind, d->miss_pid, d->miss_dso, e->st_addr, off);
         if (m) {
             m->count++;
@@ -461,10 +474,23 @@ static int feed_packets(idst *d)
     const ek_etm4_packet *p;
     while (ek_etm4_next(&d->parser, &p) > 0) {
         j->res->packets++;
-        if (p->type == EK_ETM4_NOTSYNC)
-            qresult_gap(j->res, "unsynchronised", p->size, p->index);
-        else if (d->in_gap && d->gap_miss < j->res->misses.n)
-            j->res->misses.v[d->gap_miss].bytes += p->size;
+        if (p->type == EK_ETM4_NOTSYNC) {
+            qresult_gap(j->res, "bytes before the first synchronisation packet", p->size, p->index);
+            if (d->notsync)
+                for (size_t g = 0; g < j->res->gaps.n; g++)
+                    if (!strcmp(j->res->gaps.v[g].kind,
+                                "bytes before the first synchronisation packet"))
+                        j->res->gaps.v[g].count--; /* one place per run */
+            d->notsync = 1;
+        } else {
+            d->notsync = 0;
+            if (p->flags & EK_ETM4_PF_ERROR)
+                qresult_gap(j->res, "malformed or reserved packets", p->size, p->index);
+            else if (d->in_gap && d->gap_miss < j->res->misses.n)
+                j->res->misses.v[d->gap_miss].bytes += p->size;
+            else
+                j->res->decoded_bytes += p->size;
+        }
         if (p->ctx.updated) {
             int32_t tid = ctx_tid(d, p->ctx.cid, p->ctx.cid_updated || p->ctx.valid, p->ctx.vmid,
                                   p->ctx.vmid_updated || p->ctx.valid);
@@ -487,6 +513,7 @@ static int id_data(qjob *j, uint8_t id, const uint8_t *data, size_t len, uint64_
     idst *d = id_get(j, id);
     if (!d)
         return EK_ERR_NOMEM;
+    j->res->data_bytes += len;
     if (!d->ok) {
         qresult_gap(j->res, "trace ID without configuration", len, index);
         return 0;
@@ -552,7 +579,10 @@ static int decode_slice(qjob *j)
         case EK_DFMT_DATA:
             if (it.id == EK_TRACE_ID_UNKNOWN || it.id == EK_TRACE_ID_NULL ||
                 ek_trace_id_reserved(it.id)) {
-                qresult_gap(j->res, "formatter data without a trace ID", it.len, it.index);
+                qresult_gap(j->res, "formatter data before the slice's first trace ID (its ID "
+                                    "was set in an earlier, lost frame)",
+                            it.len, it.index);
+                j->res->noid_bytes += it.len;
                 break;
             }
             rc = id_data(j, it.id, it.data, it.len, it.index);

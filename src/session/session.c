@@ -29,10 +29,42 @@ static char *keep(ek_session *s, const char *str)
     return c;
 }
 
+/* Every diagnostic: grouped by kind for the report, forwarded to the caller's sink. */
 static void diag_fn(void *ctx, const ek_diag_event *ev)
 {
-    (void)ctx;
-    (void)ev;
+    ek_session *s = ctx;
+    pthread_mutex_lock(&s->diag_lock);
+    const char *kind = ev->kind ? ev->kind : "?";
+    diag_group *g = NULL;
+    for (size_t i = 0; i < s->dgroups.n; i++)
+        if (!strcmp(s->dgroups.v[i].kind, kind)) {
+            g = &s->dgroups.v[i];
+            break;
+        }
+    if (!g) {
+        diag_group n;
+        memset(&n, 0, sizeof n);
+        n.kind = strdup(kind);
+        n.sev = ev->sev;
+        ek_sbuf line = EK_SBUF_INIT;
+        ek_diag_format(&line, ev);
+        n.first = line.p ? strdup(line.p) : NULL;
+        ek_sbuf_free(&line);
+        if (n.kind && !ek_vec_push(&s->dgroups, n))
+            g = &s->dgroups.v[s->dgroups.n - 1];
+        else {
+            free(n.kind);
+            free(n.first);
+        }
+    }
+    if (g) {
+        g->count++;
+        if (ev->offset >= 0 && g->noffsets < 8)
+            g->offsets[g->noffsets++] = ev->offset;
+    }
+    pthread_mutex_unlock(&s->diag_lock);
+    if (s->user_diag.fn)
+        s->user_diag.fn(s->user_diag.ctx, ev);
 }
 
 /* ---- per-CPU threads from ITRACE_START and switch records -------------------------------------- */
@@ -245,15 +277,13 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
     s->path = strdup(path);
     if (diag)
         s->user_diag = *diag;
-    s->coll = ek_diag_collector_new(8);
-    if (!s->path || !s->coll) {
+    pthread_mutex_init(&s->diag_lock, NULL);
+    if (!s->path) {
         ek_session_free(s);
         return EK_ERR_NOMEM;
     }
-    s->diag = ek_diag_collector_sink(s->coll);
-    if (diag && diag->fn)
-        ek_diag_collector_forward(s->coll, &s->user_diag);
-    (void)diag_fn;
+    s->diag.fn = diag_fn;
+    s->diag.ctx = s;
 
     /* a perf.data folder (perf record --kcore): data + kcore_dir */
     if (is_dir(path)) {
@@ -342,7 +372,12 @@ void ek_session_free(ek_session *s)
     for (size_t i = 0; i < s->strings.n; i++)
         free(s->strings.v[i]);
     ek_vec_free(&s->strings);
-    ek_diag_collector_free(s->coll);
+    for (size_t i = 0; i < s->dgroups.n; i++) {
+        free(s->dgroups.v[i].kind);
+        free(s->dgroups.v[i].first);
+    }
+    ek_vec_free(&s->dgroups);
+    pthread_mutex_destroy(&s->diag_lock);
     free(s->path);
     free(s->data_path);
     free(s->kcore_dir);
@@ -381,6 +416,7 @@ static void collect_stats(ek_session *s)
     for (size_t i = 0; i < s->nqres; i++) {
         const qresult *r = &s->qres[i];
         s->st.trace_bytes += r->trace_bytes;
+        s->st.trace_bytes_decoded += r->decoded_bytes;
         s->st.packets += r->packets;
         s->st.elements += r->elements;
         s->st.instructions += r->instructions;

@@ -3,6 +3,7 @@
 #ifndef ETMKIT_SESSION_INT_H
 #define ETMKIT_SESSION_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "core/vec.h"
@@ -54,6 +55,9 @@ typedef struct qresult { /* what one queue's decode leaves for the report */
     EK_VEC(gap) gaps;
     uint64_t packets, elements, instructions, branches, instrs_samples;
     uint64_t trace_bytes, nacc, errors;
+    uint64_t data_bytes;     /* trace bytes after the formatter (by trace ID) */
+    uint64_t decoded_bytes;  /* packet bytes that fed instruction flow */
+    uint64_t noid_bytes;     /* formatter data without a trace ID */
     uint64_t ambiguous, late;  /* map choices (aspace AS_HIT_*) */
 } qresult;
 
@@ -62,14 +66,25 @@ miss *qresult_miss(qresult *r, int kind, int32_t pid, as_dso *dso, uint64_t addr
                    uint64_t offset);
 void qresult_gap(qresult *r, const char *kind, uint64_t bytes, uint64_t offset);
 
+/* Diagnostics from the reader and the decoders, grouped by kind (thread-safe). */
+typedef struct diag_group {
+    char *kind;
+    int sev;
+    uint64_t count;
+    char *first;          /* first event, formatted */
+    int64_t offsets[8];   /* first offsets */
+    unsigned noffsets;
+} diag_group;
+
 /* ---- the session --------------------------------------------------------------------------- */
 
 struct ek_session {
     ek_session_opts o;
     char *path, *data_path, *kcore_dir;
     ek_diag user_diag;
-    ek_diag_collector *coll; /* every diagnostic, grouped, for the report */
-    ek_diag diag;            /* feeds coll and forwards to user_diag */
+    pthread_mutex_t diag_lock;
+    EK_VEC(diag_group) dgroups; /* every diagnostic, grouped, for the report */
+    ek_diag diag;            /* feeds dgroups and forwards to user_diag */
     ek_perf_file *pf;
     ek_perf_queues *pq;
     const ek_perf_cs_etm *cs;
