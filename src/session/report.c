@@ -331,6 +331,22 @@ static void one_miss(ek_session *s, ek_sbuf *out, const miss *m, int n, int leve
                         "file offset %#llx)\n",
                    (unsigned long long)m->count, m->count == 1 ? "" : "s",
                    (unsigned long long)m->bytes, (unsigned long long)m->first_offset);
+    if (m->kind == MISS_KERNEL || m->kind == MISS_NO_KMAP) {
+        /* say which kernel is needed */
+        const ek_perf_features *ft = ek_perf_features_get(s->pf);
+        const as_dso *k = dso_reg_kernel(s->reg);
+        if ((ft && ft->osrelease) || (k && k->build_id_len)) {
+            ek_sbuf_puts(out, "    the kernel that ran:");
+            if (ft && ft->osrelease)
+                ek_sbuf_printf(out, " %s", ft->osrelease);
+            if (k && k->build_id_len) {
+                ek_sbuf_puts(out, " (build-id ");
+                hexid(out, k->build_id, k->build_id_len);
+                ek_sbuf_putc(out, ')');
+            }
+            ek_sbuf_putc(out, '\n');
+        }
+    }
     switch (m->kind) {
     case MISS_NO_MAP:
         ek_sbuf_puts(out, "    why: no MMAP/MMAP2 record covers these addresses (JIT code, a lost "
