@@ -12,61 +12,18 @@
 #include "etmkit/etm4.h"
 #include "etmkit/listing.h"
 #include "etmkit/sbuf.h"
+#include "etm4_configs.h"
 #include "fuzz_common.h"
-
-typedef struct base_cfg {
-    ek_protocol proto;
-    ek_arch arch;
-    ek_arch_profile prof;
-    uint32_t configr, idr0, idr1, idr2, idr8, devarch;
-} base_cfg;
-
-static const base_cfg bases[8] = {
-    /* Cortex-A53-like ETMv4.0: CID+VMID, COMMOPT=1 */
-    {EK_PROTO_ETMV4, EK_ARCH_V8A, EK_PROFILE_A, 0x000000C1, 0x28000EA1, 0x4100F403, 0x00000488, 0, 0},
-    /* ETMv4.5 with cycle counts, timestamps, return stack, branch broadcast, COMMOPT=0 */
-    {EK_PROTO_ETMV4, EK_ARCH_V8_3A, EK_PROFILE_A, 0x000018F9, 0x08001EE1, 0x4100F453, 0x00000488, 0x4, 0},
-    /* ETE */
-    {EK_PROTO_ETE, EK_ARCH_V9A, EK_PROFILE_A, 0x000018F9, 0x28001EE1, 0x4100FFF3, 0x00000488, 0x10, 0x47705A13},
-    /* ETMv4 on an M-profile core: 32-bit addresses, no context IDs */
-    {EK_PROTO_ETMV4M, EK_ARCH_V8M, EK_PROFILE_M, 0x00000011, 0x28000EA1, 0x4100F423, 0x00000004, 0, 0},
-    /* ETMv4.2 32-bit A-profile (v7-style), conditional and data trace bits set */
-    {EK_PROTO_ETMV4, EK_ARCH_V7A, EK_PROFILE_A, 0x00030711, 0x2800FFBF, 0x4100F423, 0x00000084, 0, 0},
-    /* ETMv4.6 with everything enabled, Q elements */
-    {EK_PROTO_ETMV4, EK_ARCH_V8_3A, EK_PROFILE_A, 0x0003FFFF, 0x2803FFFF, 0x4100F463, 0x000004C8, 0x4E, 0},
-    /* ETE 1.3 (ITE) with deep speculation */
-    {EK_PROTO_ETE, EK_ARCH_V9A, EK_PROFILE_A, 0x000018C1, 0x28001EE1, 0x4100FFF3, 0x00000488, 0x7F, 0x47735A13},
-    /* ETMv4.1 R-profile */
-    {EK_PROTO_ETMV4, EK_ARCH_V8R, EK_PROFILE_R, 0x00000811, 0x28000EA1, 0x4100F413, 0x00000484, 0, 0},
-};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_in in = {data, size};
-    unsigned sel = fuzz_u8(&in);
-    const base_cfg *b = &bases[sel & 7];
-    ek_etm4_regs regs;
-    memset(&regs, 0, sizeof regs);
-    regs.configr = b->configr;
-    regs.traceidr = 0x10;
-    regs.authstatus = 0xCC;
-    regs.devarch = b->devarch;
-    regs.idr[0] = b->idr0;
-    regs.idr[1] = b->idr1;
-    regs.idr[2] = b->idr2;
-    regs.idr[8] = b->idr8;
-    if (sel & 8) {
-        regs.configr ^= fuzz_u32(&in);
-        regs.idr[0] ^= fuzz_u32(&in);
-        regs.idr[2] ^= fuzz_u32(&in);
-        regs.idr[8] ^= fuzz_u32(&in);
-    }
-    regs.present = 0x3f07 | EK_ETM4_HAVE_CONFIGR | EK_ETM4_HAVE_TRACEIDR |
-                   EK_ETM4_HAVE_AUTHSTATUS | (b->devarch ? EK_ETM4_HAVE_DEVARCH : 0);
+    ek_source_config src;
+    fuzz_etm4_source(fuzz_u8(&in), &in, &src);
     unsigned blk_seed = fuzz_u8(&in);
 
     ek_etm4_config cfg;
-    if (ek_etm4_config_init(&cfg, &regs, b->proto, b->arch, b->prof) != 0)
+    if (ek_etm4_config_from_source(&cfg, &src) != 0)
         return 0;
 
     static ek_etm4_parser p; /* large: keep it off the stack */

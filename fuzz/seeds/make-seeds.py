@@ -44,7 +44,14 @@ def frames(chunks):
 ASYNC = b'\x00' * 11 + b'\x80'
 TINFO = b'\x01\x00'
 TRACE_ON = b'\x04'
-ADDR_L64 = lambda a: b'\x9d' + struct.pack('<Q', a)[0:8]  # noqa: E731 (fields as laid out)
+
+
+def ADDR_L64(a):
+    """Long address, 64-bit IS0: A[8:2] and A[15:9] in 7-bit bytes, then A[63:16] in bytes."""
+    return bytes([0x9d, (a >> 2) & 0x7f, (a >> 9) & 0x7f] + [(a >> (16 + 8 * k)) & 0xff
+                                                              for k in range(6)])
+
+
 CTXT = b'\x81\x31'          # context: EL1, SF, no CID/VMID bytes
 ATOM_E = b'\xf7'
 ATOM_N = b'\xf6'
@@ -114,6 +121,16 @@ def main():
         put('etm4', 'cfg%d' % sel, bytes([sel, 0]) + ETM4_STREAM)
     put('etm4', 'cfg1-regxor-blocks', bytes([0x09, 13]) + b'\x10\x00\x00\x00' * 4 + ETM4_STREAM)
     put('etm4', 'garbage-then-sync', bytes([2, 1]) + bytes(range(0x60, 0x100)) + ETM4_STREAM)
+    # flow: config selector, decoder flags, stream (code image: see fuzz_flow.c)
+    for sel in range(8):
+        put('flow', 'cfg%d' % sel, bytes([sel, 0]) + ETM4_STREAM)
+    kstream = (ASYNC + TINFO + TRACE_ON + ADDR_L64(0xffffffc000080000) + CTXT +
+               b'\xf7\xf6\xf7\xf7' + EXC + ADDR_L64(0xffffffc000080028) + b'\xf7\xf7\xf6')
+    put('flow', 'kernel-checks', bytes([1, 0x0f]) + kstream)
+    put('flow', 'random-code', bytes([0, 0x20]) + ASYNC + TINFO + ADDR_L64(0x8000) + CTXT +
+        b'\xf7' * 16 + ADDR_L64(0x8ff0) + b'\xf6\xf7' * 8)
+    put('flow', 'tiny-region-reset', bytes([2, 0x80]) + ASYNC + TINFO + ADDR_L64(0x20000) + CTXT +
+        b'\xf7\xf7' + ASYNC + TINFO + ADDR_L64(0x1000) + CTXT + b'\xf7' * 12)
     put('snapshot', 'ini-only', '[snapshot]\nversion=1.0\n[device_list]\ndevice0=x.ini\n'
                                 '[trace]\nmetadata=trace.ini\n')
 

@@ -16,7 +16,8 @@ static const char *outdir;
 
 /* A small ETMv4 stream: A-sync, TRACE_INFO, TRACE_ON, 64-bit address, context, atoms. */
 static const uint8_t etm4[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00, 0x04,
-                               0x9d, 0x00, 0x10, 0, 0, 0, 0, 0, 0, 0x81, 0x31, 0xf7, 0xf6,
+                               /* address 0x400178: _start of fuzz/corpus/elf/exe */
+                               0x9d, 0x5e, 0x00, 0x40, 0, 0, 0, 0, 0, 0x81, 0x31, 0xf7, 0xf6,
                                0xf7, 0xdb, 0x95, 0x10, 0xf7, 0xfe};
 
 /* CoreSight frames of 'id' carrying data (zero padded), 14 data bytes per frame. */
@@ -46,7 +47,7 @@ static void start(pw *w, int be, int pipe, int ete)
 {
     pw_init(w, be, pipe);
     pw_attr_desc a = {.type = 8, .sample_type = ST,
-                      .config = (1ull << 12) | (1ull << 14) | (1ull << 28),
+                      .config = (1ull << 12) | (1ull << 28),
                       .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2};
     uint64_t ids[] = {1, 2};
     pw_attr(w, &a, ids, 2);
@@ -63,9 +64,9 @@ static void start(pw *w, int be, int pipe, int ete)
         pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
     } else {
         const uint64_t info[] = {1, (8ull << 32) | 2, 0,
-                                 EK_CS_ETM_MAGIC_ETMV4, 0, 7, 0x000010C1, 0x10, 0x28000EA1,
+                                 EK_CS_ETM_MAGIC_ETMV4, 0, 7, 0x00001001, 0x10, 0x28000EA1,
                                  0x4100F403, 0x00000488, 0, 0xCC,
-                                 EK_CS_ETM_MAGIC_ETMV4, 1, 7, 0x000010C1, 0x12, 0x28000EA1,
+                                 EK_CS_ETM_MAGIC_ETMV4, 1, 7, 0x00001001, 0x12, 0x28000EA1,
                                  0x4100F403, 0x00000488, 0, 0xCC};
         pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
     }
@@ -76,7 +77,7 @@ static void sideband(pw *w, uint32_t cpu, uint64_t t)
 {
     pw_sid s = {100, 101, t, 3, 0, cpu};
     pw_comm(w, ST, &s, 100, 101, "loop");
-    pw_mmap2(w, ST, &s, 100, 101, 0x400000, 0x1000, 0, "/bin/loop");
+    pw_mmap2(w, ST, &s, 100, 101, 0x400000, 0x1000, 0, "/bin/loop"); /* = corpus/elf/exe */
     pw_itrace_start(w, ST, &s, 100, 101);
 }
 
