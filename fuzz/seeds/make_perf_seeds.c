@@ -97,10 +97,64 @@ static void save(pw *w, const char *name)
     free(buf);
 }
 
+/* A large file for the memory test (tests/scripts/limits_memory.sh): 'mib' MiB of formatted
+ * trace for two CPUs in 1 MiB AUXTRACE buffers, each cut by 16 AUX records. The trace runs
+ * the seed program's loop over and over (A-sync + TRACE_INFO + address every 4 KiB). */
+static int big(int mib, const char *path)
+{
+    static uint8_t raw[4096], buf[1 << 20];
+    size_t n = 0;
+    while (n + 64 < sizeof raw) {
+        if (n % 4096 == 0) {
+            memcpy(raw + n, etm4, 26); /* A-sync, TRACE_INFO, TRACE_ON, address, context */
+            n += 26;
+        }
+        raw[n++] = 0xf7; /* E: bl work */
+        raw[n++] = 0xf6; /* N: b.lt */
+        raw[n++] = 0xf7; /* E: ret */
+    }
+    while (n < sizeof raw)
+        raw[n++] = 0xf6;
+    pw w;
+    start(&w, 0, 0, 0);
+    sideband(&w, 0, 1);
+    sideband(&w, 1, 1);
+    for (int m = 0; m < mib; m++) {
+        int cpu = m & 1;
+        uint8_t id = cpu ? 0x12 : 0x10;
+        size_t o = 0;
+        while (o + 16 * ((sizeof raw + 13) / 14) <= sizeof buf)
+            o += frames(id, raw, sizeof raw, buf + o);
+        while (o < sizeof buf) { /* pad with frames of ID 0 */
+            memset(buf + o, 0, 16);
+            buf[o] = 0x01;
+            o += 16;
+        }
+        pw_sid sd = {100, 101, 10 + (uint64_t)m, 1 + (uint64_t)cpu, 0, (uint32_t)cpu};
+        uint64_t base = (uint64_t)(m / 2) << 20;
+        for (int k = 0; k < 16; k++)
+            pw_aux(&w, ST, &sd, base + (uint64_t)k * (sizeof buf / 16), sizeof buf / 16, 0);
+        pw_auxtrace(&w, sizeof buf, base, 0, (uint32_t)cpu, 101, cpu, buf);
+    }
+    size_t len;
+    uint8_t *out = pw_finish(&w, &len);
+    pw_free(&w);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(out, 1, len, f) != len) {
+        perror(path);
+        return 1;
+    }
+    fclose(f);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--big") == 0)
+        return big(atoi(argv[2]), argv[3]);
     if (argc != 2) {
-        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        fprintf(stderr, "usage: %s OUTDIR | --big MIB FILE\n", argv[0]);
         return 2;
     }
     outdir = argv[1];

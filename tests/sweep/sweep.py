@@ -77,7 +77,7 @@ class Sweep:
         self.has_strict = b'--strict' in self.help_text()
 
     def help_text(self):
-        p = subprocess.run([BIN] + self.cmd[:1] + ['--help'], stdout=subprocess.PIPE,
+        p = subprocess.run([BIN, self.cmd[0], '--help'], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         return p.stdout
 
@@ -456,7 +456,18 @@ def main():
         if what == 'perf':
             sw = Sweep(['dump'], re.compile(rb'^0x[0-9a-f]+ #\d+ '), scale, seed, verbose)
         else:
-            sw = Sweep(['script'], re.compile(rb'\S'), scale, seed, verbose)
+            # a private symfs: the seed program as /bin/loop, the real binaries linked in
+            symfs = tempfile.mkdtemp(prefix='etmkit-sweep-symfs-')
+            os.makedirs(os.path.join(symfs, 'bin'))
+            exe = os.path.join(SRC, 'fuzz', 'corpus', 'elf', 'exe')
+            if os.path.exists(exe):
+                shutil.copyfile(exe, os.path.join(symfs, 'bin', 'loop'))
+            if shared:
+                for top in os.listdir(os.path.join(shared, 'perf', 'symfs')):
+                    os.symlink(os.path.join(shared, 'perf', 'symfs', top), os.path.join(symfs, top))
+            # a sample line of perf script's default fields: "comm tid [cpu] ... event: ..."
+            sw = Sweep(['script', '--symfs=' + symfs, '--buildid-dir=' + symfs],
+                       re.compile(rb'^\s*\S+\s+\d+(/\d+)?\s+\[\d+\]'), scale, seed, verbose)
         for path in files:
             data = open(path, 'rb').read()
             name = os.path.basename(path)
@@ -469,7 +480,10 @@ def main():
                 with open(mpath, 'wb') as f:
                     f.write(mutated)
                 sw.check('%s %s' % (name, label), mpath, clean)
-        return sw.finish(what)
+        rc = sw.finish(what)
+        if what == 'script':
+            shutil.rmtree(symfs, ignore_errors=True)
+        return rc
 
     if what == 'snapshot':
         sw = Sweep(['dump', '--format=ocsd'],
