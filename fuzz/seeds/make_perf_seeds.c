@@ -149,10 +149,40 @@ static int big(int mib, const char *path)
     return 0;
 }
 
+/* Many small AUX records and AUXTRACE buffers (scaling checks): n of each, 16 trace bytes per
+ * buffer, CPUs 0 and 1 alternating, every AUX record at the same offset (0) of its CPU's ring. */
+static int many(int n, const char *path)
+{
+    uint8_t fr[16];
+    frames(0x10, etm4, 14, fr);
+    pw w;
+    start(&w, 0, 0, 0);
+    sideband(&w, 0, 1);
+    for (int i = 0; i < n; i++) {
+        int cpu = i & 1;
+        pw_sid sd = {100, 101, 10 + (uint64_t)i, 1 + (uint64_t)cpu, 0, (uint32_t)cpu};
+        pw_aux(&w, ST, &sd, (uint64_t)(i / 2) * 16, 16, 0);
+        pw_auxtrace(&w, 16, (uint64_t)(i / 2) * 16, 0, (uint32_t)cpu, 101, cpu, fr);
+    }
+    size_t len;
+    uint8_t *out = pw_finish(&w, &len);
+    pw_free(&w);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(out, 1, len, f) != len) {
+        perror(path);
+        return 1;
+    }
+    fclose(f);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--big") == 0)
         return big(atoi(argv[2]), argv[3]);
+    if (argc == 4 && strcmp(argv[1], "--many") == 0)
+        return many(atoi(argv[2]), argv[3]);
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUTDIR | --big MIB FILE\n", argv[0]);
         return 2;
