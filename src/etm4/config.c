@@ -6,26 +6,26 @@
 #include "etmkit/etmkit.h"
 
 /* TRCIDR0 */
-#define IDR0_TRCDATA_MASK  0x18u
-#define IDR0_TRCCOND       0x40u
-#define IDR0_TRCCCI        0x80u
-#define IDR0_QSUPP_SHIFT   15
-#define IDR0_TSSIZE_SHIFT  24
-#define IDR0_COMMOPT       0x20000000u
+#define IDR0_TRCDATA_MASK 0x18u
+#define IDR0_TRCCOND      0x40u
+#define IDR0_TRCCCI       0x80u
+#define IDR0_QSUPP_SHIFT  15
+#define IDR0_TSSIZE_SHIFT 24
+#define IDR0_COMMOPT      0x20000000u
 /* TRCCONFIGR */
-#define CFG_INSTP0_MASK    0x6u
-#define CFG_BB             (1u << 3)
-#define CFG_CCI            (1u << 4)
-#define CFG_CID            (1u << 6)
-#define CFG_VMID           (1u << 7)
-#define CFG_COND_SHIFT     8
-#define CFG_TS             (1u << 11)
-#define CFG_RS             (1u << 12)
-#define CFG_DA             (1u << 16)
-#define CFG_DV             (1u << 17)
+#define CFG_INSTP0_MASK 0x6u
+#define CFG_BB          (1u << 3)
+#define CFG_CCI         (1u << 4)
+#define CFG_CID         (1u << 6)
+#define CFG_VMID        (1u << 7)
+#define CFG_COND_SHIFT  8
+#define CFG_TS          (1u << 11)
+#define CFG_RS          (1u << 12)
+#define CFG_DA          (1u << 16)
+#define CFG_DV          (1u << 17)
 
 /* Defaults used when a register is missing (the values OpenCSD assumes). */
-#define DEFAULT_IDR1_ETM4  0x4100F403u /* ETMv4.0 */
+#define DEFAULT_IDR1_ETM4   0x4100F403u /* ETMv4.0 */
 #define DEFAULT_DEVARCH_ETE 0x47705A13u /* ETE 1.0 */
 
 static int is_v8_or_later(ek_arch arch)
@@ -36,10 +36,8 @@ static int is_v8_or_later(ek_arch arch)
     case EK_ARCH_V8R:
     case EK_ARCH_V8M:
     case EK_ARCH_V8_1M:
-    case EK_ARCH_V9A:
-        return 1;
-    default:
-        return 0;
+    case EK_ARCH_V9A: return 1;
+    default: return 0;
     }
 }
 

@@ -31,11 +31,11 @@ static ek_etm4_regs base_regs(void)
 {
     ek_etm4_regs r;
     memset(&r, 0, sizeof r);
-    r.configr = 0xC1;       /* CID + VMID tracing */
+    r.configr = 0xC1; /* CID + VMID tracing */
     r.traceidr = 0x10;
-    r.idr[0] = 0x28000EA1;  /* CCI, BB, RS, 64-bit TS */
-    r.idr[1] = 0x4100F440;  /* ETMv4.4 */
-    r.idr[2] = 0x00000488;  /* 64-bit IA, 32-bit CID, 8-bit VMID */
+    r.idr[0] = 0x28000EA1; /* CCI, BB, RS, 64-bit TS */
+    r.idr[1] = 0x4100F440; /* ETMv4.4 */
+    r.idr[2] = 0x00000488; /* 64-bit IA, 32-bit CID, 8-bit VMID */
     r.idr[8] = 0;
     r.present = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 8) | EK_ETM4_HAVE_CONFIGR |
                 EK_ETM4_HAVE_TRACEIDR;
@@ -54,7 +54,7 @@ static ek_etm4_config ete_cfg(void)
 {
     ek_etm4_config c;
     ek_etm4_regs r = base_regs();
-    r.idr[0] = 0x28C1CEA1;  /* + Q support */
+    r.idr[0] = 0x28C1CEA1; /* + Q support */
     r.idr[1] = 0x4100FFF0;
     r.idr[2] = 0xD0001088;  /* 32-bit VMID */
     r.devarch = 0x47735A13; /* ETE 1.3: ITE */
@@ -115,7 +115,7 @@ static const char *desc(const ek_etm4_config *cfg, const ek_etm4_packet *k)
 
 /* The packets after ASYNC + TRACE_INFO: caps index of the first one. */
 #define SYNC_HEX ASYNC_HEX "01 01 00 "
-#define FIRST 2
+#define FIRST    2
 
 static void expect(const caps *c, size_t i, unsigned type, uint64_t index, unsigned size)
 {
@@ -335,10 +335,12 @@ static void test_speculation(void **state)
     expect(c, FIRST, EK_ETM4_COMMIT, 15, 3);
     assert_int_equal(c->v[FIRST].p.commit, 0x85);
     expect(c, FIRST + 1, EK_ETM4_CANCEL_F1, 18, 2);
-    assert_string_equal(desc(&cfg, &c->v[FIRST + 1].p), "I_CANCEL_F1 : Cancel Format 1.; Cancel(4)");
+    assert_string_equal(desc(&cfg, &c->v[FIRST + 1].p),
+                        "I_CANCEL_F1 : Cancel Format 1.; Cancel(4)");
     expect(c, FIRST + 2, EK_ETM4_CANCEL_F1_MISPRED, 20, 2);
-    assert_string_equal(desc(&cfg, &c->v[FIRST + 2].p),
-                        "I_CANCEL_F1_MISPRED : Cancel Format 1 + Mispredict.; Cancel(2), Mispredict");
+    assert_string_equal(
+        desc(&cfg, &c->v[FIRST + 2].p),
+        "I_CANCEL_F1_MISPRED : Cancel Format 1 + Mispredict.; Cancel(2), Mispredict");
     expect(c, FIRST + 3, EK_ETM4_MISPREDICT, 22, 1);
     assert_string_equal(desc(&cfg, &c->v[FIRST + 3].p), "I_MISPREDICT : Mispredict.; Mispredict");
     expect(c, FIRST + 4, EK_ETM4_MISPREDICT, 23, 1);
@@ -363,15 +365,15 @@ static void test_atoms(void **state)
         unsigned type;
         const char *seq;
     } t[] = {
-        {"f6", EK_ETM4_ATOM_F1, "N"},         {"f7", EK_ETM4_ATOM_F1, "E"},
-        {"da", EK_ETM4_ATOM_F2, "NE"},        {"db", EK_ETM4_ATOM_F2, "EE"},
-        {"f9", EK_ETM4_ATOM_F3, "ENN"},       {"fe", EK_ETM4_ATOM_F3, "NEE"},
-        {"dc", EK_ETM4_ATOM_F4, "NEEE"},      {"dd", EK_ETM4_ATOM_F4, "NNNN"},
-        {"de", EK_ETM4_ATOM_F4, "NENE"},      {"df", EK_ETM4_ATOM_F4, "ENEN"},
-        {"d5", EK_ETM4_ATOM_F5, "NNNNN"},     {"d6", EK_ETM4_ATOM_F5, "NENEN"},
-        {"d7", EK_ETM4_ATOM_F5, "ENENE"},     {"f5", EK_ETM4_ATOM_F5, "NEEEE"},
-        {"c0", EK_ETM4_ATOM_F6, "EEEE"},      {"e0", EK_ETM4_ATOM_F6, "EEEN"},
-        {"e4", EK_ETM4_ATOM_F6, "EEEEEEEN"},  {"d4", EK_ETM4_ATOM_F6, "EEEEEEEEEEEEEEEEEEEEEEEE"},
+        {"f6", EK_ETM4_ATOM_F1, "N"},        {"f7", EK_ETM4_ATOM_F1, "E"},
+        {"da", EK_ETM4_ATOM_F2, "NE"},       {"db", EK_ETM4_ATOM_F2, "EE"},
+        {"f9", EK_ETM4_ATOM_F3, "ENN"},      {"fe", EK_ETM4_ATOM_F3, "NEE"},
+        {"dc", EK_ETM4_ATOM_F4, "NEEE"},     {"dd", EK_ETM4_ATOM_F4, "NNNN"},
+        {"de", EK_ETM4_ATOM_F4, "NENE"},     {"df", EK_ETM4_ATOM_F4, "ENEN"},
+        {"d5", EK_ETM4_ATOM_F5, "NNNNN"},    {"d6", EK_ETM4_ATOM_F5, "NENEN"},
+        {"d7", EK_ETM4_ATOM_F5, "ENENE"},    {"f5", EK_ETM4_ATOM_F5, "NEEEE"},
+        {"c0", EK_ETM4_ATOM_F6, "EEEE"},     {"e0", EK_ETM4_ATOM_F6, "EEEN"},
+        {"e4", EK_ETM4_ATOM_F6, "EEEEEEEN"}, {"d4", EK_ETM4_ATOM_F6, "EEEEEEEEEEEEEEEEEEEEEEEE"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         char hex[256];
@@ -541,7 +543,7 @@ static void test_ete_packets(void **state)
 static void test_conditional_and_data(void **state)
 {
     ek_etm4_regs r = base_regs();
-    r.configr |= 7u << 8; /* COND: all */
+    r.configr |= 7u << 8;          /* COND: all */
     r.configr |= 0x6 | (1u << 16); /* LSP0 + data address tracing */
     r.idr[0] |= 0x40 | 0x18;       /* TRCCOND, TRCDATA */
     ek_etm4_config cfg;
@@ -583,8 +585,9 @@ static void test_conditional_and_data(void **state)
     assert_int_equal(c->v[FIRST].p.err_type, EK_ETM4_COND_I_F1);
     expect(c, FIRST + 1, EK_ETM4_RESERVED_CFG, 16, 1);
     expect(c, FIRST + 2, EK_ETM4_RESERVED_CFG, 17, 1);
-    assert_string_equal(desc(&plain, &c->v[FIRST + 2].p),
-                        "I_RESERVED_CFG : Reserved header for current configuration.[I_NUM_DS_MKR]");
+    assert_string_equal(
+        desc(&plain, &c->v[FIRST + 2].p),
+        "I_RESERVED_CFG : Reserved header for current configuration.[I_NUM_DS_MKR]");
     expect(c, FIRST + 3, EK_ETM4_ATOM_F1, 18, 1);
 }
 
@@ -670,8 +673,7 @@ static void test_random_streams(void **state)
         size_t at = 0, total = 0;
         for (pos = 0; pos < n;) {
             size_t blk = 1 + (size_t)(rand_r(&seed) % 300);
-            if (blk > n - pos)
-                blk = n - pos;
+            if (blk > n - pos) blk = n - pos;
             ek_etm4_feed(p, buf + pos, blk, pos);
             const ek_etm4_packet *k;
             while (ek_etm4_next(p, &k) > 0) {

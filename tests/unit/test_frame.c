@@ -29,8 +29,7 @@ static void run(ek_deformatter *d, const uint8_t *b, size_t len, size_t blk, uin
             item *x = &items[nitems++];
             x->it = it;
             assert_true(it.len <= sizeof x->data);
-            if (it.data && it.len)
-                memcpy(x->data, it.data, it.len);
+            if (it.data && it.len) memcpy(x->data, it.data, it.len);
             x->it.data = x->data;
         }
     }
@@ -109,8 +108,7 @@ static void test_fsync_stream(void **state)
     expect_data(3, 0x13, 30, "41 41 42 43 45 45 46 47 49 49 4a 4b 4d 4d 4e");
     /* the same with every block split: an FSYNC cut in two halves across blocks */
     for (size_t blk = 2; blk <= 18; blk += 2) {
-        deformat_hex(EK_DFMT_FSYNC,
-                     "aa bb ff ff ff 7f " FRAME_A "ff ff ff 7f " FRAME_B, blk);
+        deformat_hex(EK_DFMT_FSYNC, "aa bb ff ff ff 7f " FRAME_A "ff ff ff 7f " FRAME_B, blk);
         assert_int_equal(nitems, 4);
         expect_data(0, 0x10, 6, "01 03 04 05");
         expect_data(3, 0x13, 26, "41 41 42 43 45 45 46 47 49 49 4a 4b 4d 4d 4e");
@@ -204,8 +202,7 @@ static void test_random_input(void **state)
         size_t data_bytes = 0;
         for (size_t pos = 0; pos < n;) {
             size_t blk = 1 + (size_t)(rand_r(&seed) % 200);
-            if (blk > n - pos)
-                blk = n - pos;
+            if (blk > n - pos) blk = n - pos;
             ek_dfmt_feed(&d, buf + pos, blk, pos);
             ek_dfmt_item it;
             while (ek_dfmt_next(&d, &it) > 0) {

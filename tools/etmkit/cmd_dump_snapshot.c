@@ -18,10 +18,10 @@
 
 enum { FMT_OCSD, FMT_TEXT, FMT_JSON };
 
-#define LISTER_BLOCK 1024   /* trc_pkt_lister's read size */
-#define DSTREAM_BLOCK 504   /* DSTREAM: data bytes per 512-byte record ... */
+#define LISTER_BLOCK   1024 /* trc_pkt_lister's read size */
+#define DSTREAM_BLOCK  504  /* DSTREAM: data bytes per 512-byte record ... */
 #define DSTREAM_FOOTER 8    /* ... followed by an 8-byte footer */
-#define NUM_IDS 128
+#define NUM_IDS        128
 
 typedef struct dump_opts {
     int format;
@@ -32,13 +32,13 @@ typedef struct dump_opts {
 
 /* One trace source being decoded: its parser and, later, its flow decoder. */
 typedef struct id_pipe {
-    unsigned id;                 /* trace ID (the key of the per-ID stream) */
-    unsigned print_id;           /* ID printed on packet lines (0 for raw single-source data) */
+    unsigned id;       /* trace ID (the key of the per-ID stream) */
+    unsigned print_id; /* ID printed on packet lines (0 for raw single-source data) */
     const ek_snap_source *src;
-    const char *name;            /* source device name */
+    const char *name; /* source device name */
     ek_etm4_config cfg;
     ek_etm4_parser parser;
-    ek_ocsd_dcd_model dcd;       /* --format=ocsd --decode: the lister's decoder sync state */
+    ek_ocsd_dcd_model dcd; /* --format=ocsd --decode: the lister's decoder sync state */
     /* The instruction-flow decoder will sit here: it takes every packet after it is listed
      * (see on_packet) and produces element lines. */
     uint64_t bytes, packets, errors;
@@ -51,8 +51,8 @@ typedef struct dump_ctx {
     ek_diag diag; /* filtered sink in front of 'all' */
     ek_diag all;  /* the collector */
     ek_sbuf out;
-    id_pipe *pipes[NUM_IDS];     /* formatted buffers: by trace ID */
-    id_pipe *single;             /* raw (source_data) buffers: the one decoded source */
+    id_pipe *pipes[NUM_IDS]; /* formatted buffers: by trace ID */
+    id_pipe *single;         /* raw (source_data) buffers: the one decoded source */
     int formatted;
     unsigned dfmt_flags;
     ek_deformatter dfmt;
@@ -64,8 +64,7 @@ typedef struct dump_ctx {
 static void diag_filter(void *ctx, const ek_diag_event *ev)
 {
     const dump_ctx *c = ctx;
-    if (ev->sev >= EK_SEV_WARN || c->o.verbose)
-        c->all.fn(c->all.ctx, ev);
+    if (ev->sev >= EK_SEV_WARN || c->o.verbose) c->all.fn(c->all.ctx, ev);
 }
 
 static void usage(FILE *f)
@@ -161,10 +160,8 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         cli_err("dump: unknown option '%s' (see etmkit dump --help)", a);
         return CLI_USAGE;
     }
-    if (o->decode_only)
-        o->decode = 1;
-    if (o->tpiu_hsync)
-        o->tpiu = 1;
+    if (o->decode_only) o->decode = 1;
+    if (o->tpiu_hsync) o->tpiu = 1;
     if (!o->dir) {
         usage(stderr);
         return CLI_USAGE;
@@ -189,6 +186,14 @@ static void flush_out(dump_ctx *c)
     cli_maybe_flush(&c->out, stdout);
 }
 
+/* Byte offset in the buffer file of trace index 'index' (DSTREAM footers are not indexed). */
+static int64_t file_off(const dump_ctx *c, uint64_t index)
+{
+    if (c->o.dstream)
+        return (int64_t)(index + index / DSTREAM_BLOCK * DSTREAM_FOOTER);
+    return (int64_t)index;
+}
+
 /* A packet from a parser: list it, then hand it to the flow decoder (when there is one). */
 static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
 {
@@ -200,13 +205,13 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
         const int eot = pkt->type == EK_ETM4_INCOMPLETE_EOT;
         const int show_err = pkt->err_type && pkt->err_type != EK_ETM4_RESERVED;
         ek_diag_emit(&c->diag, EK_SEV_WARN, eot ? "etm4.truncated" : "etm4.bad-packet",
-                     EK_ERR_BAD_PACKET, c->cur_file, -1, (int64_t)pkt->index, pp->cfg.trace_id,
+                     EK_ERR_BAD_PACKET, c->cur_file, -1, file_off(c, pkt->index), pp->cfg.trace_id,
                      "%s %s%s%s (%u bytes)", pp->name, ek_etm4_type_name(pkt->type),
                      show_err ? " while decoding " : "",
                      show_err ? ek_etm4_type_name(pkt->err_type) : "", pkt->size);
     } else if (unsynced && !(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) {
         ek_diag_emit(&c->diag, EK_SEV_NOTE, "etm4.unsynced", 0, c->cur_file, -1,
-                     (int64_t)pkt->index, pp->cfg.trace_id,
+                     file_off(c, pkt->index), pp->cfg.trace_id,
                      "%s: bytes before the first A-Sync are not decodable", pp->name);
     }
     const int monitor = c->o.pkt_mon || c->o.decode;
@@ -225,9 +230,7 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
         case FMT_TEXT: /* etmkit's own formats name the source's real trace ID */
             ek_list_etm4_text(&c->out, pkt, pp->cfg.trace_id, &pp->cfg);
             break;
-        case FMT_JSON:
-            ek_list_etm4_json(&c->out, pkt, pp->cfg.trace_id, &pp->cfg);
-            break;
+        case FMT_JSON: ek_list_etm4_json(&c->out, pkt, pp->cfg.trace_id, &pp->cfg); break;
         }
     }
     /* flow decoder: elements for this packet go here (--decode / --decode-only). */
@@ -298,8 +301,7 @@ static int cmp_source_name(const void *a, const void *b, void *ctx)
 static id_pipe *new_pipe(dump_ctx *c, const ek_snap_source *s, unsigned id, unsigned print_id)
 {
     id_pipe *pp = calloc(1, sizeof *pp);
-    if (!pp)
-        return NULL;
+    if (!pp) return NULL;
     pp->id = id;
     pp->print_id = print_id;
     pp->src = s;
@@ -323,11 +325,9 @@ static int build_pipes(dump_ctx *c, size_t b)
     const ek_snap_buffer *buf = &ss->buffers[b];
     const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
     size_t n = 0;
-    if (!list)
-        return EK_ERR_NOMEM;
+    if (!list) return EK_ERR_NOMEM;
     for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == (long)b)
-            list[n++] = &ss->sources[i];
+        if (ss->sources[i].buffer == (long)b) list[n++] = &ss->sources[i];
     qsort_r(list, n, sizeof *list, cmp_source_name, c);
 
     c->formatted = buf->format != EK_BUF_SOURCE_DATA;
@@ -335,9 +335,9 @@ static int build_pipes(dump_ctx *c, size_t b)
     for (size_t i = 0; i < n; i++) {
         const ek_snap_source *s = list[i];
         if (!c->formatted && i > 0) {
-            ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.extra-source", 0, ss->trace_ini, -1, -1,
-                         -1, "raw buffer %s: only the first source (%s) is decoded, not %s",
-                         buf->name, source_name(c, list[0]), source_name(c, s));
+            ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.extra-source", 0, ss->trace_ini, -1, -1, -1,
+                         "raw buffer %s: only the first source (%s) is decoded, not %s", buf->name,
+                         source_name(c, list[0]), source_name(c, s));
             continue;
         }
         if (!is_etm4_protocol(s->cfg.protocol)) {
@@ -373,12 +373,9 @@ static int build_pipes(dump_ctx *c, size_t b)
 
     /* frame deformatter configuration */
     c->dfmt_flags = buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN;
-    if (c->o.tpiu)
-        c->dfmt_flags = (c->dfmt_flags & ~(unsigned)EK_DFMT_MEM_ALIGN) | EK_DFMT_FSYNC;
-    if (c->o.tpiu_hsync)
-        c->dfmt_flags |= EK_DFMT_HSYNC;
-    if (c->o.raw_packed)
-        c->dfmt_flags |= EK_DFMT_OUT_RAW;
+    if (c->o.tpiu) c->dfmt_flags = (c->dfmt_flags & ~(unsigned)EK_DFMT_MEM_ALIGN) | EK_DFMT_FSYNC;
+    if (c->o.tpiu_hsync) c->dfmt_flags |= EK_DFMT_HSYNC;
+    if (c->o.raw_packed) c->dfmt_flags |= EK_DFMT_OUT_RAW;
     ek_dfmt_init(&c->dfmt, c->dfmt_flags);
     return made;
 }
@@ -403,12 +400,10 @@ static void feed_formatted(dump_ctx *c, const uint8_t *data, size_t len, uint64_
         switch (it.kind) {
         case EK_DFMT_RAW_PACKED:
         case EK_DFMT_RAW_FSYNC:
-            if (c->o.raw_packed)
-                frame_line(c, &it);
+            if (c->o.raw_packed) frame_line(c, &it);
             break;
         case EK_DFMT_DATA: {
-            if (c->o.raw_unpacked)
-                frame_line(c, &it);
+            if (c->o.raw_unpacked) frame_line(c, &it);
             id_pipe *pp = it.id < NUM_IDS ? c->pipes[it.id] : NULL;
             if (pp && it.len)
                 feed_pipe(c, pp, it.data, it.len, it.index);
@@ -418,13 +413,12 @@ static void feed_formatted(dump_ctx *c, const uint8_t *data, size_t len, uint64_
         }
         case EK_DFMT_RESET:
             for (unsigned i = 0; i < NUM_IDS; i++)
-                if (c->pipes[i])
-                    reset_pipe(c, c->pipes[i]);
+                if (c->pipes[i]) reset_pipe(c, c->pipes[i]);
             break;
         case EK_DFMT_ERROR:
             c->frame_errors++;
             ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.bad-sync", EK_ERR_FORMAT, c->cur_file, -1,
-                         (int64_t)it.index, -1, "%s", it.err ? it.err : "bad frame");
+                         file_off(c, it.index), -1, "%s", it.err ? it.err : "bad frame");
             break;
         }
     }
@@ -442,11 +436,12 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
 {
     const ek_snap_buffer *buf = &c->ss->buffers[b];
     if (c->o.multi_session && c->o.format == FMT_OCSD)
-        ek_sbuf_printf(&c->out, "####### Multi Session decode: Buffer %zu of %zu; Source name = %s.\n\n",
+        ek_sbuf_printf(&c->out,
+                       "####### Multi Session decode: Buffer %zu of %zu; Source name = %s.\n\n",
                        nth + 1, count, buf->name);
     if (!buf->path) {
-        ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.no-file", EK_ERR_NOT_FOUND, c->ss->trace_ini,
-                     -1, -1, -1, "buffer %s has no trace file", buf->name);
+        ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.no-file", EK_ERR_NOT_FOUND, c->ss->trace_ini, -1,
+                     -1, -1, "buffer %s has no trace file", buf->name);
         return EK_ERR_NOT_FOUND;
     }
     ek_mapped m;
@@ -495,13 +490,12 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
                     ek_sbuf_printf(&c->out, "0x%x ", tb[i]);
                 ek_sbuf_puts(&c->out, "]\n");
             }
-            if (eof)
-                break;
+            if (eof) break;
         }
     }
     if (c->formatted && ek_dfmt_pending(&c->dfmt)) {
         ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.partial", EK_ERR_TRUNCATED, buf->path, -1,
-                     (int64_t)(index - ek_dfmt_pending(&c->dfmt)), -1,
+                     file_off(c, index - ek_dfmt_pending(&c->dfmt)), -1,
                      "buffer ends inside a frame (%u bytes not decoded)",
                      ek_dfmt_pending(&c->dfmt));
     }
@@ -509,8 +503,7 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     /* end of trace for every decoder, in trace ID order */
     if (c->formatted) {
         for (unsigned i = 0; i < NUM_IDS; i++)
-            if (c->pipes[i])
-                end_of_trace(c, c->pipes[i]);
+            if (c->pipes[i]) end_of_trace(c, c->pipes[i]);
     } else if (c->single) {
         end_of_trace(c, c->single);
     }
@@ -528,8 +521,7 @@ static void print_stats(dump_ctx *c)
     ek_sbuf_puts(o, "\nStatistics\n");
     for (unsigned i = 0; i <= NUM_IDS; i++) {
         id_pipe *pp = i < NUM_IDS ? c->pipes[i] : c->single;
-        if (!pp)
-            continue;
+        if (!pp) continue;
         ek_sbuf_printf(o, "  ID 0x%02x %-12s %s: %llu bytes, %llu packets, %llu bad packets\n",
                        pp->print_id, pp->name, ek_protocol_name(pp->cfg.protocol),
                        (unsigned long long)pp->bytes, (unsigned long long)pp->packets,
@@ -537,8 +529,7 @@ static void print_stats(dump_ctx *c)
     }
     if (c->formatted)
         ek_sbuf_printf(o, "  frames: %llu bytes for IDs without a decoder, %llu sync errors\n",
-                       (unsigned long long)c->unrouted_bytes,
-                       (unsigned long long)c->frame_errors);
+                       (unsigned long long)c->unrouted_bytes, (unsigned long long)c->frame_errors);
     flush_out(c);
 }
 
@@ -548,8 +539,7 @@ int cmd_dump_snapshot(int argc, char **argv)
     dump_ctx *c = &ctx;
     memset(c, 0, sizeof *c);
     int rc = parse_args(&c->o, argc, argv);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
+    if (rc) return rc < 0 ? CLI_OK : rc;
 
     c->diags = ek_diag_collector_new(4);
     if (!c->diags) {
@@ -567,7 +557,6 @@ int cmd_dump_snapshot(int argc, char **argv)
     int status = CLI_FAIL;
     rc = ek_snapshot_open(c->o.dir, &c->diag, &c->ss);
     if (rc || !c->ss) {
-        cli_print_diag_summary(c->diags, 1);
         cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
         goto out;
     }
@@ -578,7 +567,8 @@ int cmd_dump_snapshot(int argc, char **argv)
 
     const size_t first = c->ss->buffer_order ? c->ss->buffer_order[0] : 0;
     if (c->o.format == FMT_OCSD)
-        ek_sbuf_printf(&c->out, "Trace Packet Lister : reading snapshot from path %s\nUsing %s as "
+        ek_sbuf_printf(&c->out,
+                       "Trace Packet Lister : reading snapshot from path %s\nUsing %s as "
                        "trace source\n",
                        c->o.dir, c->ss->buffers[first].name);
     rc = build_pipes(c, first);
@@ -598,14 +588,12 @@ int cmd_dump_snapshot(int argc, char **argv)
     int decoded = 0;
     for (size_t k = 0; k < count; k++) {
         const size_t b = c->ss->buffer_order ? c->ss->buffer_order[k] : k;
-        if (dump_buffer(c, b, k, count) == 0)
-            decoded++;
+        if (dump_buffer(c, b, k, count) == 0) decoded++;
         if (c->o.multi_session) {
             if (c->formatted) {
                 ek_dfmt_reset(&c->dfmt);
                 for (unsigned i = 0; i < NUM_IDS; i++)
-                    if (c->pipes[i])
-                        reset_pipe(c, c->pipes[i]);
+                    if (c->pipes[i]) reset_pipe(c, c->pipes[i]);
             } else if (c->single) {
                 reset_pipe(c, c->single);
             }
@@ -615,8 +603,7 @@ int cmd_dump_snapshot(int argc, char **argv)
         }
         flush_out(c);
     }
-    if (c->o.stats)
-        print_stats(c);
+    if (c->o.stats) print_stats(c);
     status = decoded ? CLI_OK : CLI_FAIL;
 
 out:
