@@ -87,44 +87,44 @@ enum {
 const char *ek_perf_record_name(uint32_t type);
 
 /* header.misc bits */
-#define EK_PERF_MISC_CPUMODE_MASK 0x7u
-#define EK_PERF_MISC_KERNEL 1u
-#define EK_PERF_MISC_USER 2u
-#define EK_PERF_MISC_HYPERVISOR 3u
-#define EK_PERF_MISC_GUEST_KERNEL 4u
-#define EK_PERF_MISC_GUEST_USER 5u
-#define EK_PERF_MISC_MMAP_DATA (1u << 13)   /* also COMM_EXEC, SWITCH_OUT */
-#define EK_PERF_MISC_COMM_EXEC (1u << 13)
-#define EK_PERF_MISC_SWITCH_OUT (1u << 13)
-#define EK_PERF_MISC_MMAP_BUILD_ID (1u << 14) /* also SWITCH_OUT_PREEMPT */
+#define EK_PERF_MISC_CPUMODE_MASK       0x7u
+#define EK_PERF_MISC_KERNEL             1u
+#define EK_PERF_MISC_USER               2u
+#define EK_PERF_MISC_HYPERVISOR         3u
+#define EK_PERF_MISC_GUEST_KERNEL       4u
+#define EK_PERF_MISC_GUEST_USER         5u
+#define EK_PERF_MISC_MMAP_DATA          (1u << 13) /* also COMM_EXEC, SWITCH_OUT */
+#define EK_PERF_MISC_COMM_EXEC          (1u << 13)
+#define EK_PERF_MISC_SWITCH_OUT         (1u << 13)
+#define EK_PERF_MISC_MMAP_BUILD_ID      (1u << 14) /* also SWITCH_OUT_PREEMPT */
 #define EK_PERF_MISC_SWITCH_OUT_PREEMPT (1u << 14)
 
 /* perf_event_attr.sample_type bits used by the reader */
-#define EK_PERF_SAMPLE_IP (1ull << 0)
-#define EK_PERF_SAMPLE_TID (1ull << 1)
-#define EK_PERF_SAMPLE_TIME (1ull << 2)
-#define EK_PERF_SAMPLE_ADDR (1ull << 3)
-#define EK_PERF_SAMPLE_READ (1ull << 4)
-#define EK_PERF_SAMPLE_CALLCHAIN (1ull << 5)
-#define EK_PERF_SAMPLE_ID (1ull << 6)
-#define EK_PERF_SAMPLE_CPU (1ull << 7)
-#define EK_PERF_SAMPLE_PERIOD (1ull << 8)
-#define EK_PERF_SAMPLE_STREAM_ID (1ull << 9)
+#define EK_PERF_SAMPLE_IP         (1ull << 0)
+#define EK_PERF_SAMPLE_TID        (1ull << 1)
+#define EK_PERF_SAMPLE_TIME       (1ull << 2)
+#define EK_PERF_SAMPLE_ADDR       (1ull << 3)
+#define EK_PERF_SAMPLE_READ       (1ull << 4)
+#define EK_PERF_SAMPLE_CALLCHAIN  (1ull << 5)
+#define EK_PERF_SAMPLE_ID         (1ull << 6)
+#define EK_PERF_SAMPLE_CPU        (1ull << 7)
+#define EK_PERF_SAMPLE_PERIOD     (1ull << 8)
+#define EK_PERF_SAMPLE_STREAM_ID  (1ull << 9)
 #define EK_PERF_SAMPLE_IDENTIFIER (1ull << 16)
 
 /* perf_event_attr flag bits (the bit-field word at offset 40) */
-#define EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL (1ull << 18)
-#define EK_PERF_ATTR_FLAG_MMAP2 (1ull << 23)
+#define EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL  (1ull << 18)
+#define EK_PERF_ATTR_FLAG_MMAP2          (1ull << 23)
 #define EK_PERF_ATTR_FLAG_CONTEXT_SWITCH (1ull << 26)
-#define EK_PERF_ATTR_FLAG_AUX_OUTPUT (1ull << 31)
+#define EK_PERF_ATTR_FLAG_AUX_OUTPUT     (1ull << 31)
 
 /* PERF_RECORD_AUX flags */
-#define EK_PERF_AUX_FLAG_TRUNCATED 0x01ull
-#define EK_PERF_AUX_FLAG_OVERWRITE 0x02ull
-#define EK_PERF_AUX_FLAG_PARTIAL 0x04ull
-#define EK_PERF_AUX_FLAG_COLLISION 0x08ull
+#define EK_PERF_AUX_FLAG_TRUNCATED       0x01ull
+#define EK_PERF_AUX_FLAG_OVERWRITE       0x02ull
+#define EK_PERF_AUX_FLAG_PARTIAL         0x04ull
+#define EK_PERF_AUX_FLAG_COLLISION       0x08ull
 #define EK_PERF_AUX_FLAG_PMU_FORMAT_MASK 0xff00ull
-#define EK_PERF_AUX_FLAG_CORESIGHT_RAW 0x0100ull /* unformatted single-source trace */
+#define EK_PERF_AUX_FLAG_CORESIGHT_RAW   0x0100ull /* unformatted single-source trace */
 
 /* Feature bits of the file header (adds_features). */
 enum {
@@ -182,27 +182,27 @@ typedef struct ek_perf_section {
 } ek_perf_section;
 
 typedef struct ek_perf_header_info {
-    int pipe;               /* pipe-mode stream: 16-byte header, attrs/features as records */
-    int swapped;            /* written in the other byte order (big-endian) */
+    int pipe;    /* pipe-mode stream: 16-byte header, attrs/features as records */
+    int swapped; /* written in the other byte order (big-endian) */
     uint64_t file_size;
-    uint64_t header_size;   /* 104 (file) or 16 (pipe) */
-    uint64_t attr_size;     /* size of one perf_file_attr entry (file mode) */
-    ek_perf_section attrs;  /* as written */
-    ek_perf_section data;   /* as written */
+    uint64_t header_size;  /* 104 (file) or 16 (pipe) */
+    uint64_t attr_size;    /* size of one perf_file_attr entry (file mode) */
+    ek_perf_section attrs; /* as written */
+    ek_perf_section data;  /* as written */
     ek_perf_section event_types;
-    uint64_t features[4];   /* adds_features bitmap */
-    uint64_t data_begin;    /* usable data: [data_begin, data_end) (clipped to the file) */
+    uint64_t features[4]; /* adds_features bitmap */
+    uint64_t data_begin;  /* usable data: [data_begin, data_end) (clipped to the file) */
     uint64_t data_end;
 } ek_perf_header_info;
 
 typedef struct ek_perf_attr {
     uint32_t type;
-    uint32_t size;          /* attr.size as written (0 means 64) */
+    uint32_t size; /* attr.size as written (0 means 64) */
     uint64_t config;
     uint64_t sample_period; /* or sample_freq */
     uint64_t sample_type;
     uint64_t read_format;
-    uint64_t flags;         /* bit-field word (disabled = bit 0 ... ); EK_PERF_ATTR_FLAG_* */
+    uint64_t flags; /* bit-field word (disabled = bit 0 ... ); EK_PERF_ATTR_FLAG_* */
     uint32_t wakeup_events;
     uint32_t bp_type;
     uint64_t config1;
@@ -210,16 +210,16 @@ typedef struct ek_perf_attr {
     uint64_t branch_sample_type;
     uint32_t aux_watermark;
     uint64_t config3;
-    const uint64_t *ids;    /* event ids of this attribute (one per CPU/thread) */
+    const uint64_t *ids; /* event ids of this attribute (one per CPU/thread) */
     size_t nids;
-    uint64_t offset;        /* file offset of the attribute */
-    int64_t record;         /* pipe mode: number of its HEADER_ATTR record, else -1 */
+    uint64_t offset; /* file offset of the attribute */
+    int64_t record;  /* pipe mode: number of its HEADER_ATTR record, else -1 */
 } ek_perf_attr;
 
 typedef struct ek_perf_build_id {
     int32_t pid;
     uint16_t misc;
-    uint8_t size;           /* valid bytes in id[] (20 when the size is not recorded) */
+    uint8_t size; /* valid bytes in id[] (20 when the size is not recorded) */
     uint8_t id[20];
     const char *filename;
 } ek_perf_build_id;
@@ -307,14 +307,14 @@ const ek_perf_feature_section *ek_perf_feature_section_at(const ek_perf_file *f,
 
 /* Counts from the indexing pass. */
 typedef struct ek_perf_stats {
-    uint64_t records;         /* every record yielded, incl. those inside COMPRESSED */
+    uint64_t records; /* every record yielded, incl. those inside COMPRESSED */
     uint64_t by_type[EK_PERF_RECORD_USER_MAX];
-    uint64_t simpleperf;      /* simpleperf-private records (>= 32768), skipped */
-    uint64_t unknown;         /* other unknown types, skipped by size */
+    uint64_t simpleperf;         /* simpleperf-private records (>= 32768), skipped */
+    uint64_t unknown;            /* other unknown types, skipped by size */
     uint64_t compressed_records; /* records that came out of COMPRESSED data */
-    uint64_t damaged;         /* records reported as damaged */
-    uint64_t resyncs;         /* times the reader had to scan for the next record */
-    uint64_t bytes_skipped;   /* bytes skipped while resynchronising */
+    uint64_t damaged;            /* records reported as damaged */
+    uint64_t resyncs;            /* times the reader had to scan for the next record */
+    uint64_t bytes_skipped;      /* bytes skipped while resynchronising */
 } ek_perf_stats;
 const ek_perf_stats *ek_perf_stats_get(const ek_perf_file *f);
 
@@ -322,7 +322,7 @@ const ek_perf_stats *ek_perf_stats_get(const ek_perf_file *f);
 
 /* The sample_id_all trailer of a kernel record (or the leading fields of a SAMPLE). */
 typedef struct ek_perf_sample_id {
-    uint64_t present;  /* EK_PERF_SAMPLE_TID / TIME / ID / STREAM_ID / CPU / IDENTIFIER */
+    uint64_t present; /* EK_PERF_SAMPLE_TID / TIME / ID / STREAM_ID / CPU / IDENTIFIER */
     uint32_t pid, tid;
     uint64_t time;
     uint64_t id;
@@ -360,7 +360,7 @@ typedef struct ek_perf_record {
             uint64_t addr, len, pgoff;
             uint32_t maj, min; /* MMAP2 without build id */
             uint64_t ino, ino_generation;
-            int has_build_id;  /* MMAP2 with MISC_MMAP_BUILD_ID */
+            int has_build_id; /* MMAP2 with MISC_MMAP_BUILD_ID */
             uint8_t build_id_size;
             uint8_t build_id[20];
             uint32_t prot, flags; /* MMAP2 */
@@ -417,9 +417,9 @@ typedef struct ek_perf_record {
         struct { /* ID_INDEX, THREAD_MAP */
             uint64_t nr;
         } nr;
-        struct { /* CPU_MAP */
-            uint16_t type; /* 0 cpus, 1 mask, 2 range */
-            uint16_t nr;   /* cpus listed / mask bits / 0 */
+        struct {                 /* CPU_MAP */
+            uint16_t type;       /* 0 cpus, 1 mask, 2 range */
+            uint16_t nr;         /* cpus listed / mask bits / 0 */
             uint16_t start, end; /* range; cpus: first and last listed */
             uint8_t any_cpu;
         } cpu_map;
@@ -436,11 +436,13 @@ typedef struct ek_perf_record {
 typedef struct ek_perf_iter ek_perf_iter;
 
 /* Iterator flags */
-#define EK_PERF_ITER_SIDEBAND 0x1u /* yield only sideband records: MMAP, MMAP2, COMM, FORK,
-                                      EXIT, SWITCH, SWITCH_CPU_WIDE, ITRACE_START, TIME_CONV,
-                                      LOST, AUX, AUX_OUTPUT_HW_ID (file order) */
+#define EK_PERF_ITER_SIDEBAND                                                                      \
+    0x1u /* yield only sideband records: MMAP, MMAP2, COMM, FORK,                                  \
+            EXIT, SWITCH, SWITCH_CPU_WIDE, ITRACE_START, TIME_CONV,                                \
+            LOST, AUX, AUX_OUTPUT_HW_ID (file order) */
 
-/* A new iterator over f's records. 'diag' may be NULL (ek_perf_open already reported
+/* A new iterator over f's records (one thread per iterator; many iterators may share f).
+ * 'diag' may be NULL (ek_perf_open already reported
  * everything once); it must outlive the iterator. */
 int ek_perf_iter_new(const ek_perf_file *f, unsigned flags, const ek_diag *diag,
                      ek_perf_iter **out);
@@ -459,23 +461,23 @@ uint64_t ek_perf_counter_to_time(const ek_perf_time_conv *tc, uint64_t counter);
 
 typedef struct ek_perf_aux_rec { /* one PERF_RECORD_AUX */
     int64_t record;
-    uint64_t offset;       /* file offset (of the COMPRESSED record if compressed) */
+    uint64_t offset; /* file offset (of the COMPRESSED record if compressed) */
     uint64_t aux_offset, aux_size, flags;
     ek_perf_sample_id sid;
-    int has_cpu, has_tid;  /* trailer fields present */
+    int has_cpu, has_tid; /* trailer fields present */
 } ek_perf_aux_rec;
 
 typedef struct ek_perf_auxtrace_rec { /* one PERF_RECORD_AUXTRACE */
     int64_t record;
-    uint64_t offset;       /* file offset of the record header */
-    uint64_t data_offset;  /* file offset of the payload */
-    uint64_t size;         /* payload size as declared */
-    uint64_t avail;        /* payload bytes present in the file */
-    uint64_t aux_offset;   /* position in the AUX area */
+    uint64_t offset;      /* file offset of the record header */
+    uint64_t data_offset; /* file offset of the payload */
+    uint64_t size;        /* payload size as declared */
+    uint64_t avail;       /* payload bytes present in the file */
+    uint64_t aux_offset;  /* position in the AUX area */
     uint64_t reference;
     uint32_t idx, tid;
-    int32_t cpu;           /* -1: per-thread */
-    int from_index;        /* 1: found through the AUXTRACE index only (not by the scan) */
+    int32_t cpu;    /* -1: per-thread */
+    int from_index; /* 1: found through the AUXTRACE index only (not by the scan) */
 } ek_perf_auxtrace_rec;
 
 typedef struct ek_perf_hwid_rec { /* one PERF_RECORD_AUX_OUTPUT_HW_ID */
@@ -497,15 +499,15 @@ const ek_perf_hwid_rec *ek_perf_hwid_records(const ek_perf_file *f, size_t *n);
 
 #define EK_CS_ETM_MAGIC_ETMV3 0x3030303030303030ull
 #define EK_CS_ETM_MAGIC_ETMV4 0x4040404040404040ull
-#define EK_CS_ETM_MAGIC_ETE 0x5050505050505050ull
+#define EK_CS_ETM_MAGIC_ETE   0x5050505050505050ull
 
 /* cs_etm perf_event_attr.config bits */
 #define EK_CS_ETM_CFG_BRANCH_BROADCAST (1ull << 8)
-#define EK_CS_ETM_CFG_CYCACC (1ull << 12)
-#define EK_CS_ETM_CFG_CONTEXTID1 (1ull << 14)
-#define EK_CS_ETM_CFG_CONTEXTID2 (1ull << 15)
-#define EK_CS_ETM_CFG_TIMESTAMP (1ull << 28)
-#define EK_CS_ETM_CFG_RETSTACK (1ull << 29)
+#define EK_CS_ETM_CFG_CYCACC           (1ull << 12)
+#define EK_CS_ETM_CFG_CONTEXTID1       (1ull << 14)
+#define EK_CS_ETM_CFG_CONTEXTID2       (1ull << 15)
+#define EK_CS_ETM_CFG_TIMESTAMP        (1ull << 28)
+#define EK_CS_ETM_CFG_RETSTACK         (1ull << 29)
 
 typedef enum ek_perf_traceid_source {
     EK_TRACEID_NONE = 0,     /* no usable ID (e.g. HW_ID records exist but none for this CPU) */
@@ -514,7 +516,7 @@ typedef enum ek_perf_traceid_source {
 } ek_perf_traceid_source;
 
 typedef enum ek_perf_pid_source {
-    EK_PID_NONE = 0,          /* context ID not traced */
+    EK_PID_NONE = 0, /* context ID not traced */
     EK_PID_CONTEXTIDR_EL1 = 1,
     EK_PID_CONTEXTIDR_EL2 = 2,
 } ek_perf_pid_source;
@@ -524,36 +526,36 @@ typedef enum ek_perf_pid_source {
 typedef struct ek_perf_etm_cpu {
     uint32_t cpu;
     uint64_t magic;
-    ek_source_config cfg;     /* protocol, trace_id (final), regs (etm4 or etm3) */
-    uint32_t nparams;         /* parameters after the block head, as written (v0: fixed) */
+    ek_source_config cfg; /* protocol, trace_id (final), regs (etm4 or etm3) */
+    uint32_t nparams;     /* parameters after the block head, as written (v0: fixed) */
     uint64_t params[EK_CS_ETM_MAX_PARAMS];
-    int64_t ts_source;        /* TS_SOURCE (1: virtual / arch counter), -1 unknown */
-    uint8_t meta_trace_id;    /* TRACEIDR & 0x7f from the metadata */
-    int meta_unused_flag;     /* metadata ID carried BIT(31): IDs come from HW_ID (6.4-6.11) */
+    int64_t ts_source;     /* TS_SOURCE (1: virtual / arch counter), -1 unknown */
+    uint8_t meta_trace_id; /* TRACEIDR & 0x7f from the metadata */
+    int meta_unused_flag;  /* metadata ID carried BIT(31): IDs come from HW_ID (6.4-6.11) */
     ek_perf_traceid_source id_source;
-    int have_sink;            /* HW_ID v0.1: */
+    int have_sink; /* HW_ID v0.1: */
     uint32_t sink_id;
     ek_perf_pid_source pid_source;
-    uint64_t block_offset;    /* file offset of the block's magic word */
+    uint64_t block_offset; /* file offset of the block's magic word */
 } ek_perf_etm_cpu;
 
 typedef struct ek_perf_cs_etm {
-    int present;              /* a cs_etm AUXTRACE_INFO was found */
+    int present; /* a cs_etm AUXTRACE_INFO was found */
     int64_t info_record;
     uint64_t info_offset;
     uint64_t header_version;
     uint32_t pmu_type;
-    uint32_t nr_cpu_blocks;   /* as declared */
+    uint32_t nr_cpu_blocks; /* as declared */
     uint64_t snapshot;
     const ek_perf_etm_cpu *cpus;
     size_t ncpus;             /* blocks decoded */
     const ek_perf_attr *attr; /* the cs_etm event, or NULL */
     uint64_t config;          /* its attr.config */
     int timestamp, contextid1, contextid2, retstack, cycacc, branch_broadcast;
-    int timeless;             /* no CoreSight timestamps: samples take AUX record times */
-    int all_ts_virtual;       /* every CPU has TS_SOURCE == 1: counters convert to perf time */
-    int have_hw_id;           /* AUX_OUTPUT_HW_ID records exist */
-    uint32_t hw_id_minor;     /* their minor version (0 or 1) */
+    int timeless;         /* no CoreSight timestamps: samples take AUX record times */
+    int all_ts_virtual;   /* every CPU has TS_SOURCE == 1: counters convert to perf time */
+    int have_hw_id;       /* AUX_OUTPUT_HW_ID records exist */
+    uint32_t hw_id_minor; /* their minor version (0 or 1) */
 } ek_perf_cs_etm;
 
 /* The cs_etm configuration (present == 0 when the file has none). Never NULL. */
@@ -566,47 +568,47 @@ const ek_perf_etm_cpu *ek_perf_cs_etm_cpu(const ek_perf_file *f, uint32_t cpu);
 /* Trace ID -> CPU map that applies to a slice. v0.0 HW_ID and metadata IDs: one global map;
  * v0.1: one map per sink. */
 typedef struct ek_perf_idmap {
-    int global;        /* 1: shared by every queue */
-    uint32_t sink_id;  /* when !global */
-    int16_t cpu[128];  /* CPU number for each trace ID, -1 unmapped */
-    int16_t block[128];/* index into ek_perf_cs_etm.cpus, -1 unmapped */
+    int global;         /* 1: shared by every queue */
+    uint32_t sink_id;   /* when !global */
+    int16_t cpu[128];   /* CPU number for each trace ID, -1 unmapped */
+    int16_t block[128]; /* index into ek_perf_cs_etm.cpus, -1 unmapped */
 } ek_perf_idmap;
 
 /* Problems attached to a slice or a buffer. */
-#define EK_SLICE_NO_DATA 0x01u      /* AUX record with no AUXTRACE data covering it */
-#define EK_SLICE_CLIPPED 0x02u      /* data partly missing from the file (truncated) */
-#define EK_SLICE_NO_CPU 0x04u       /* AUX record without a cpu in its trailer */
+#define EK_SLICE_NO_DATA      0x01u /* AUX record with no AUXTRACE data covering it */
+#define EK_SLICE_CLIPPED      0x02u /* data partly missing from the file (truncated) */
+#define EK_SLICE_NO_CPU       0x04u /* AUX record without a cpu in its trailer */
 #define EK_SLICE_MIXED_FORMAT 0x08u /* queue mixes formatted and raw trace */
-#define EK_SLICE_NO_CONFIG 0x10u    /* no cs_etm metadata for the queue's CPU (raw trace) */
+#define EK_SLICE_NO_CONFIG    0x10u /* no cs_etm metadata for the queue's CPU (raw trace) */
 
 typedef struct ek_perf_slice {
-    size_t queue;             /* index of its queue */
-    size_t aux;               /* index into ek_perf_aux_records() */
-    int64_t aux_record;       /* record number of the PERF_RECORD_AUX */
+    size_t queue;       /* index of its queue */
+    size_t aux;         /* index into ek_perf_aux_records() */
+    int64_t aux_record; /* record number of the PERF_RECORD_AUX */
     uint64_t aux_record_offset;
     uint64_t aux_offset, aux_size, flags; /* as recorded */
-    ek_perf_sample_id sid;    /* the AUX record's trailer: time, cpu, pid, tid */
-    int64_t buffer;           /* index into ek_perf_auxtrace_records(), -1 none */
-    uint64_t buffer_pos;      /* start of the slice inside the buffer's payload */
-    uint64_t data_offset;     /* file offset of the first trace byte */
-    uint64_t data_size;       /* trace bytes available in the file */
-    int formatted;            /* 1: CoreSight frames; 0: raw single-source */
-    const ek_perf_idmap *idmap; /* NULL for raw trace */
-    uint32_t problems;        /* EK_SLICE_* */
+    ek_perf_sample_id sid;                /* the AUX record's trailer: time, cpu, pid, tid */
+    int64_t buffer;                       /* index into ek_perf_auxtrace_records(), -1 none */
+    uint64_t buffer_pos;                  /* start of the slice inside the buffer's payload */
+    uint64_t data_offset;                 /* file offset of the first trace byte */
+    uint64_t data_size;                   /* trace bytes available in the file */
+    int formatted;                        /* 1: CoreSight frames; 0: raw single-source */
+    const ek_perf_idmap *idmap;           /* NULL for raw trace */
+    uint32_t problems;                    /* EK_SLICE_* */
 } ek_perf_slice;
 
 typedef struct ek_perf_queue {
-    int per_thread;           /* 1: keyed by tid (AUXTRACE cpu == -1) */
-    int32_t cpu;              /* per-CPU queue: its CPU */
-    uint32_t tid;             /* per-thread queue: its thread */
+    int per_thread;              /* 1: keyed by tid (AUXTRACE cpu == -1) */
+    int32_t cpu;                 /* per-CPU queue: its CPU */
+    uint32_t tid;                /* per-thread queue: its thread */
     const ek_perf_slice *slices; /* in AUX record order */
     size_t nslices;
-    int formatted;            /* format of its slices (first one; see EK_SLICE_MIXED_FORMAT) */
+    int formatted;              /* format of its slices (first one; see EK_SLICE_MIXED_FORMAT) */
     const ek_perf_etm_cpu *etm; /* per-CPU queue: that CPU's configuration (raw trace uses it) */
 } ek_perf_queue;
 
 typedef struct ek_perf_buffer_use { /* how much of each AUXTRACE buffer the slices cover */
-    uint64_t covered;         /* bytes inside at least one slice */
+    uint64_t covered;               /* bytes inside at least one slice */
     size_t nslices;
 } ek_perf_buffer_use;
 
@@ -615,7 +617,9 @@ typedef struct ek_perf_queues ek_perf_queues;
 /* Match every AUX record to its slice of an AUXTRACE buffer (see the layout doc: same cpu,
  * or same tid when AUXTRACE.cpu == -1; OVERWRITE slices end at aux_offset). AUX records with
  * no data and buffers (or parts) no AUX record covers are reported, never fatal. Trace ID maps
- * come from AUX_OUTPUT_HW_ID records when any exist, else from the metadata. */
+ * come from AUX_OUTPUT_HW_ID records when any exist, else from the metadata.
+ * f must outlive the result, which is immutable: queues may be decoded on different threads
+ * at the same time. */
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out);
 void ek_perf_queues_free(ek_perf_queues *q);
 

@@ -6,14 +6,14 @@
 #include "input/perf_internal.h"
 
 /* AUXTRACE_INFO priv[] global words */
-#define CS_HEADER_VERSION 0
-#define CS_PMU_TYPE_CPUS 1
-#define CS_ETM_SNAPSHOT 2
-#define CS_HDR_WORDS 3
+#define CS_HEADER_VERSION   0
+#define CS_PMU_TYPE_CPUS    1
+#define CS_ETM_SNAPSHOT     2
+#define CS_HDR_WORDS        3
 #define CS_HEADER_MAX_KNOWN 2
 
 /* parameter counts of version-0 blocks (no count word) */
-#define CS_ETM_NR_PARAMS_V0 4
+#define CS_ETM_NR_PARAMS_V0   4
 #define CS_ETMV4_NR_PARAMS_V0 7
 
 /* parameters, counted from the first word after the block head */
@@ -32,16 +32,16 @@ enum {
 enum { PE_TRCDEVARCH = P4_TS_SOURCE, PE_TS_SOURCE, PE_KNOWN };
 
 #define TRACE_ID_UNUSED_FLAG (1ull << 31)
-#define ETMIDR_PTM_VERSION 0x300u
-#define ETM4_CFG_CTXTID (1u << 6)
-#define ETM4_CFG_VMID (1u << 7)
-#define ETM4_CFG_VMID_OPT (1u << 15)
-#define ETM3_CR_CTXTID (1u << 14)
+#define ETMIDR_PTM_VERSION   0x300u
+#define ETM4_CFG_CTXTID      (1u << 6)
+#define ETM4_CFG_VMID        (1u << 7)
+#define ETM4_CFG_VMID_OPT    (1u << 15)
+#define ETM3_CR_CTXTID       (1u << 14)
 
-#define HWID_TRACE_ID(v) ((unsigned)((v) & 0xff))
-#define HWID_SINK(v) ((uint32_t)(((v) >> 8) & 0xffffffffu))
-#define HWID_MINOR(v) ((unsigned)(((v) >> 56) & 0xf))
-#define HWID_MAJOR(v) ((unsigned)(((v) >> 60) & 0xf))
+#define HWID_TRACE_ID(v) ((unsigned)((v)&0xff))
+#define HWID_SINK(v)     ((uint32_t)(((v) >> 8) & 0xffffffffu))
+#define HWID_MINOR(v)    ((unsigned)(((v) >> 56) & 0xf))
+#define HWID_MAJOR(v)    ((unsigned)(((v) >> 60) & 0xf))
 
 static int trace_id_valid(unsigned id)
 {
@@ -100,8 +100,7 @@ static void fill_block(ek_perf_etm_cpu *c, const uint64_t *p, uint32_t n)
         r->present |= EK_ETM4_HAVE_DEVARCH;
     }
     unsigned ts = ete ? PE_TS_SOURCE : P4_TS_SOURCE;
-    if (ts < n && p[ts] != UINT64_MAX)
-        c->ts_source = (int64_t)p[ts];
+    if (ts < n && p[ts] != UINT64_MAX) c->ts_source = (int64_t)p[ts];
     c->meta_trace_id = (uint8_t)(PARAM(P4_TRCTRACEIDR) & 0x7f);
     c->meta_unused_flag = !!(PARAM(P4_TRCTRACEIDR) & TRACE_ID_UNUSED_FLAG);
     if (r->configr & (ETM4_CFG_VMID | ETM4_CFG_VMID_OPT))
@@ -126,9 +125,8 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
     int swap = f->hdr.swapped;
     uint64_t roff = rec->offset;
     if (rec->u.auxtrace_info.type != EK_PERF_AUXTRACE_CS_ETM) {
-        pf_diag(f, f->diag, EK_SEV_WARN, "perf.auxtrace-info-type", EK_ERR_UNSUPPORTED,
-                rec->index, (int64_t)roff,
-                "AUXTRACE_INFO of type %u is not CoreSight (3); ignored",
+        pf_diag(f, f->diag, EK_SEV_WARN, "perf.auxtrace-info-type", EK_ERR_UNSUPPORTED, rec->index,
+                (int64_t)roff, "AUXTRACE_INFO of type %u is not CoreSight (3); ignored",
                 rec->u.auxtrace_info.type);
         return;
     }
@@ -140,8 +138,8 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
     size_t nw = rec->u.auxtrace_info.npriv;
     const uint8_t *w8 = rec->raw + 16;
     if ((rec->size - 16u) % 8)
-        pf_diag(f, f->diag, EK_SEV_NOTE, "perf.auxtrace-info-size", 0, rec->index,
-                (int64_t)roff, "AUXTRACE_INFO size %u is not 16 + 8*n", rec->size);
+        pf_diag(f, f->diag, EK_SEV_NOTE, "perf.auxtrace-info-size", 0, rec->index, (int64_t)roff,
+                "AUXTRACE_INFO size %u is not 16 + 8*n", rec->size);
     if (nw < CS_HDR_WORDS) {
         pf_diag(f, f->diag, EK_SEV_ERROR, "perf.cs-etm-info", EK_ERR_TRUNCATED, rec->index,
                 (int64_t)roff, "cs_etm AUXTRACE_INFO has %zu words, fewer than its 3-word head",
@@ -149,8 +147,7 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
         return;
     }
     uint64_t *w = malloc(nw * sizeof *w);
-    if (!w)
-        return;
+    if (!w) return;
     for (size_t i = 0; i < nw; i++)
         w[i] = pf_u64(w8 + 8 * i, swap);
     ek_perf_cs_etm *e = &f->etm;
@@ -186,8 +183,8 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
             else if (magic == EK_CS_ETM_MAGIC_ETMV4)
                 n = CS_ETMV4_NR_PARAMS_V0;
             else {
-                pf_diag(f, f->diag, EK_SEV_ERROR, "perf.cs-etm-magic", EK_ERR_FORMAT,
-                        rec->index, (int64_t)boff,
+                pf_diag(f, f->diag, EK_SEV_ERROR, "perf.cs-etm-magic", EK_ERR_FORMAT, rec->index,
+                        (int64_t)boff,
                         "cs_etm block %u: magic 0x%016llx is not valid in a version-0 header; "
                         "the remaining blocks cannot be located",
                         i, (unsigned long long)magic);
@@ -200,16 +197,16 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
         if (n > nw - pos - head) {
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-info", EK_ERR_TRUNCATED, rec->index,
                     (int64_t)boff,
-                    "cs_etm block %u (CPU %llu): %llu parameters declared, only %zu present",
-                    i, (unsigned long long)cpu, (unsigned long long)n, nw - pos - head);
+                    "cs_etm block %u (CPU %llu): %llu parameters declared, only %zu present", i,
+                    (unsigned long long)cpu, (unsigned long long)n, nw - pos - head);
             n = nw - pos - head;
         }
         const uint64_t *params = w + pos + head;
         pos += head + (size_t)n;
         if (magic != EK_CS_ETM_MAGIC_ETMV3 && magic != EK_CS_ETM_MAGIC_ETMV4 &&
             magic != EK_CS_ETM_MAGIC_ETE) {
-            pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-magic", EK_ERR_UNSUPPORTED,
-                    rec->index, (int64_t)boff,
+            pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-magic", EK_ERR_UNSUPPORTED, rec->index,
+                    (int64_t)boff,
                     "cs_etm block %u (CPU %llu): unknown magic 0x%016llx; block skipped", i,
                     (unsigned long long)cpu, (unsigned long long)magic);
             continue;
@@ -225,16 +222,15 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
             dup |= f->etm_cpus.v[k].cpu == (uint32_t)cpu;
         if (dup) {
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-info", EK_ERR_FORMAT, rec->index,
-                    (int64_t)boff, "cs_etm block %u: CPU %llu described twice; block skipped",
-                    i, (unsigned long long)cpu);
+                    (int64_t)boff, "cs_etm block %u: CPU %llu described twice; block skipped", i,
+                    (unsigned long long)cpu);
             continue;
         }
         unsigned known = magic == EK_CS_ETM_MAGIC_ETMV3   ? P3_KNOWN
                          : magic == EK_CS_ETM_MAGIC_ETMV4 ? P4_KNOWN
                                                           : PE_KNOWN;
         unsigned needed = magic == EK_CS_ETM_MAGIC_ETMV3 ? P3_KNOWN : P4_TRCAUTHSTATUS + 1;
-        if (magic == EK_CS_ETM_MAGIC_ETE)
-            needed = PE_TRCDEVARCH + 1;
+        if (magic == EK_CS_ETM_MAGIC_ETE) needed = PE_TRCDEVARCH + 1;
         if (n < needed)
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-params", EK_ERR_TRUNCATED, rec->index,
                     (int64_t)boff,
@@ -253,8 +249,7 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
         c.magic = magic;
         c.block_offset = boff;
         fill_block(&c, params, (uint32_t)n);
-        if (ek_vec_push(&f->etm_cpus, c))
-            break;
+        if (ek_vec_push(&f->etm_cpus, c)) break;
     }
     if (i < e->nr_cpu_blocks)
         pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-info", EK_ERR_TRUNCATED, rec->index,
@@ -271,22 +266,32 @@ static const ek_perf_attr *find_cs_etm_attr(ek_perf_file *f)
 {
     ek_perf_cs_etm *e = &f->etm;
     for (size_t i = 0; i < f->attrs.n; i++)
-        if (e->present && f->attrs.v[i]->type == e->pmu_type)
-            return f->attrs.v[i];
+        if (e->present && f->attrs.v[i]->type == e->pmu_type) return f->attrs.v[i];
     for (size_t k = 0; k < f->pmus.n; k++)
         if (f->pmus.v[k].name && !strcmp(f->pmus.v[k].name, "cs_etm"))
             for (size_t i = 0; i < f->attrs.n; i++)
-                if (f->attrs.v[i]->type == f->pmus.v[k].type)
-                    return f->attrs.v[i];
+                if (f->attrs.v[i]->type == f->pmus.v[k].type) return f->attrs.v[i];
+    return NULL;
+}
+
+static const ek_perf_etm_cpu *find_cpu(const ek_perf_file *f, uint32_t cpu)
+{
+    size_t lo = 0, hi = f->cpu_order.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->etm_cpus.v[f->cpu_order.v[mid]].cpu < cpu)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < f->cpu_order.n && f->etm_cpus.v[f->cpu_order.v[lo]].cpu == cpu)
+        return &f->etm_cpus.v[f->cpu_order.v[lo]];
     return NULL;
 }
 
 static ek_perf_etm_cpu *cpu_block(ek_perf_file *f, uint32_t cpu)
 {
-    for (size_t k = 0; k < f->etm_cpus.n; k++)
-        if (f->etm_cpus.v[k].cpu == cpu)
-            return &f->etm_cpus.v[k];
-    return NULL;
+    return (ek_perf_etm_cpu *)find_cpu(f, cpu);
 }
 
 static void apply_hw_ids(ek_perf_file *f)
@@ -328,8 +333,7 @@ static void apply_hw_ids(ek_perf_file *f)
         if (!c) {
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.hw-id", EK_ERR_NOT_FOUND, h->record,
                     (int64_t)h->offset,
-                    "AUX_OUTPUT_HW_ID for CPU %u, which has no cs_etm metadata; ignored",
-                    h->cpu);
+                    "AUX_OUTPUT_HW_ID for CPU %u, which has no cs_etm metadata; ignored", h->cpu);
             continue;
         }
         uint32_t sink = minor >= 1 ? HWID_SINK(h->hw_id) : 0;
@@ -362,12 +366,9 @@ static void check_id_clashes(ek_perf_file *f)
     for (size_t a = 0; a < f->etm_cpus.n; a++)
         for (size_t b = a + 1; b < f->etm_cpus.n; b++) {
             const ek_perf_etm_cpu *x = &f->etm_cpus.v[a], *y = &f->etm_cpus.v[b];
-            if (x->id_source == EK_TRACEID_NONE || y->id_source == EK_TRACEID_NONE)
-                continue;
-            if (x->cfg.trace_id != y->cfg.trace_id)
-                continue;
-            if (x->have_sink && y->have_sink && x->sink_id != y->sink_id)
-                continue;
+            if (x->id_source == EK_TRACEID_NONE || y->id_source == EK_TRACEID_NONE) continue;
+            if (x->cfg.trace_id != y->cfg.trace_id) continue;
+            if (x->have_sink && y->have_sink && x->sink_id != y->sink_id) continue;
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.trace-id-clash", EK_ERR_FORMAT,
                     f->etm.info_record, (int64_t)y->block_offset,
                     "CPUs %u and %u both use trace ID 0x%x", x->cpu, y->cpu, x->cfg.trace_id);
@@ -379,6 +380,18 @@ void pf_finish_cs_etm(ek_perf_file *f)
     ek_perf_cs_etm *e = &f->etm;
     e->cpus = f->etm_cpus.v;
     e->ncpus = f->etm_cpus.n;
+    /* CPU number -> block, for O(log n) lookups (duplicates were dropped when parsing) */
+    if (ek_vec_reserve(&f->cpu_order, f->etm_cpus.n) == 0) {
+        for (size_t i = 0; i < f->etm_cpus.n; i++) {
+            size_t j = i;
+            while (j > 0 && f->etm_cpus.v[f->cpu_order.v[j - 1]].cpu > f->etm_cpus.v[i].cpu) {
+                f->cpu_order.v[j] = f->cpu_order.v[j - 1];
+                j--;
+            }
+            f->cpu_order.v[j] = i;
+        }
+        f->cpu_order.n = f->etm_cpus.n;
+    }
     e->attr = find_cs_etm_attr(f);
     if (e->present && !e->attr && f->attrs.n)
         pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-attr", EK_ERR_NOT_FOUND, -1, -1,
@@ -395,8 +408,7 @@ void pf_finish_cs_etm(ek_perf_file *f)
     e->timeless = !e->timestamp;
     e->all_ts_virtual = e->ncpus > 0;
     for (size_t i = 0; i < f->etm_cpus.n; i++)
-        if (f->etm_cpus.v[i].ts_source != 1)
-            e->all_ts_virtual = 0;
+        if (f->etm_cpus.v[i].ts_source != 1) e->all_ts_virtual = 0;
     if (!e->present) {
         if (f->hwid.n)
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.hw-id", EK_ERR_FORMAT, f->hwid.v[0].record,
@@ -408,8 +420,7 @@ void pf_finish_cs_etm(ek_perf_file *f)
     if (e->have_hw_id) {
         apply_hw_ids(f);
         for (size_t i = 0; i < f->etm_cpus.n; i++)
-            if (f->etm_cpus.v[i].id_source == EK_TRACEID_NONE)
-                f->etm_cpus.v[i].cfg.trace_id = 0;
+            if (f->etm_cpus.v[i].id_source == EK_TRACEID_NONE) f->etm_cpus.v[i].cfg.trace_id = 0;
     } else {
         for (size_t i = 0; i < f->etm_cpus.n; i++) {
             ek_perf_etm_cpu *c = &f->etm_cpus.v[i];
@@ -433,8 +444,5 @@ const ek_perf_cs_etm *ek_perf_cs_etm_get(const ek_perf_file *f)
 
 const ek_perf_etm_cpu *ek_perf_cs_etm_cpu(const ek_perf_file *f, uint32_t cpu)
 {
-    for (size_t k = 0; k < f->etm_cpus.n; k++)
-        if (f->etm_cpus.v[k].cpu == cpu)
-            return &f->etm_cpus.v[k];
-    return NULL;
+    return find_cpu(f, cpu);
 }

@@ -6,20 +6,20 @@
 
 #include "input/perf_internal.h"
 
-#define PF_MAGIC2 0x32454c4946524550ull    /* "PERFILE2" read little-endian */
-#define PF_MAGIC2_SW 0x50455246494c4532ull /* the same bytes written big-endian */
-#define PF_MAGIC1 0x454c494646524550ull    /* "PERFFILE" (version 1, unsupported) */
+#define PF_MAGIC2           0x32454c4946524550ull /* "PERFILE2" read little-endian */
+#define PF_MAGIC2_SW        0x50455246494c4532ull /* the same bytes written big-endian */
+#define PF_MAGIC1           0x454c494646524550ull /* "PERFFILE" (version 1, unsupported) */
 #define PF_FILE_HEADER_SIZE 104u
 #define PF_PIPE_HEADER_SIZE 16u
-#define PF_ATTR_SIZE_VER0 64u
-#define PF_ATTR_MAX_SIZE 4096u /* larger attr sizes are treated as damage */
-#define PF_BAD (-100)           /* a feature or entry is damaged (not an ek_status) */
+#define PF_ATTR_SIZE_VER0   64u
+#define PF_ATTR_MAX_SIZE    4096u  /* larger attr sizes are treated as damage */
+#define PF_MAX_ATTRS        4096u  /* events kept (perf records a handful) */
+#define PF_BAD              (-100) /* a feature or entry is damaged (not an ek_status) */
 
-void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind,
-             int status, int64_t record, int64_t offset, const char *fmt, ...)
+void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind, int status,
+             int64_t record, int64_t offset, const char *fmt, ...)
 {
-    if (!d || !d->fn)
-        return;
+    if (!d || !d->fn) return;
     va_list ap;
     va_start(ap, fmt);
     ek_diag_vemit(d, sev, kind, status, f ? f->name : NULL, record, offset, -1, fmt, ap);
@@ -28,8 +28,7 @@ void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const cha
 
 static int own(ek_perf_file *f, void *p)
 {
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     if (ek_vec_push(&f->allocs, p)) {
         free(p);
         return EK_ERR_NOMEM;
@@ -44,8 +43,7 @@ char *pf_strdup_owned(ek_perf_file *f, const char *s, size_t maxlen)
     while (n < maxlen && s[n])
         n++;
     char *p = malloc(n + 1);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     memcpy(p, s, n);
     p[n] = '\0';
     return own(f, p) ? NULL : p;
@@ -83,15 +81,19 @@ int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record,
                 const uint8_t *ids, size_t nids, ek_perf_attr **out)
 {
     int swap = f->hdr.swapped;
+    if (f->attrs.n >= PF_MAX_ATTRS) {
+        if (!f->attr_limit_noted++)
+            pf_diag(f, f->diag, EK_SEV_WARN, "perf.attr-limit", EK_ERR_LIMIT, record,
+                    (int64_t)offset, "more than %u events; the rest are ignored", PF_MAX_ATTRS);
+        return 0;
+    }
     ek_perf_attr *a = calloc(1, sizeof *a);
-    if (!a)
-        return EK_ERR_NOMEM;
+    if (!a) return EK_ERR_NOMEM;
     uint8_t buf[136];
     memset(buf, 0, sizeof buf);
     uint32_t size = avail >= 8 ? pf_u32(p + 4, swap) : 0;
     size_t use = size ? size : PF_ATTR_SIZE_VER0;
-    if (use > avail)
-        use = avail;
+    if (use > avail) use = avail;
     memcpy(buf, p, use < sizeof buf ? use : sizeof buf);
     a->type = pf_u32(buf, swap);
     a->size = size;
@@ -124,15 +126,32 @@ int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record,
         free(a);
         return EK_ERR_NOMEM;
     }
-    if (ek_vec_reserve(&f->idrefs, f->idrefs.n + nids))
-        return EK_ERR_NOMEM;
+    /* keep idrefs sorted: sort the new ones, then merge from the back (O(n) per attr) */
+    if (!nids) goto done;
+    if (ek_vec_reserve(&f->idrefs, f->idrefs.n + nids)) return EK_ERR_NOMEM;
+    pf_idref *v = f->idrefs.v;
+    size_t old = f->idrefs.n;
     for (size_t i = 0; i < nids; i++) {
         pf_idref r = {a->ids[i], a};
-        f->idrefs.v[f->idrefs.n++] = r;
+        v[old + i] = r;
     }
-    qsort(f->idrefs.v, f->idrefs.n, sizeof *f->idrefs.v, idref_cmp);
-    if (out)
-        *out = a;
+    qsort(v + old, nids, sizeof *v, idref_cmp);
+    if (old && nids && v[old - 1].id > v[old].id) {
+        pf_idref *tmp = malloc(nids * sizeof *tmp);
+        if (!tmp) return EK_ERR_NOMEM;
+        memcpy(tmp, v + old, nids * sizeof *tmp);
+        size_t i = old, j = nids, k = old + nids;
+        while (j > 0) {
+            if (i > 0 && v[i - 1].id > tmp[j - 1].id)
+                v[--k] = v[--i];
+            else
+                v[--k] = tmp[--j];
+        }
+        free(tmp);
+    }
+    f->idrefs.n = old + nids;
+done:
+    if (out) *out = a;
     return 0;
 }
 
@@ -157,12 +176,9 @@ const ek_perf_attr *ek_perf_attr_by_id(const ek_perf_file *f, uint64_t id)
 static unsigned id_pos_from_end(uint64_t st)
 {
     unsigned n = 1;
-    if (st & EK_PERF_SAMPLE_IDENTIFIER)
-        return 1;
-    if (st & EK_PERF_SAMPLE_CPU)
-        n++;
-    if (st & EK_PERF_SAMPLE_STREAM_ID)
-        n++;
+    if (st & EK_PERF_SAMPLE_IDENTIFIER) return 1;
+    if (st & EK_PERF_SAMPLE_CPU) n++;
+    if (st & EK_PERF_SAMPLE_STREAM_ID) n++;
     return n;
 }
 
@@ -171,27 +187,23 @@ void pf_update_sid_mode(ek_perf_file *f)
     f->sid_mode = PF_SID_NONE;
     f->sid_attr = NULL;
     size_t n = f->attrs.n;
-    if (!n)
-        return;
+    if (!n) return;
     const ek_perf_attr *a0 = f->attrs.v[0];
     int any_all = 0, same = 1, all_ident = 1, all_id = 1;
     unsigned pos = id_pos_from_end(a0->sample_type);
     for (size_t i = 0; i < n; i++) {
         const ek_perf_attr *a = f->attrs.v[i];
-        if (a->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)
-            any_all = 1;
+        if (a->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL) any_all = 1;
         if ((a->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL) !=
                 (a0->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL) ||
             (a->sample_type & PF_SID_BITS) != (a0->sample_type & PF_SID_BITS))
             same = 0;
-        if (!(a->sample_type & EK_PERF_SAMPLE_IDENTIFIER))
-            all_ident = 0;
+        if (!(a->sample_type & EK_PERF_SAMPLE_IDENTIFIER)) all_ident = 0;
         if (!(a->sample_type & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER)) ||
             id_pos_from_end(a->sample_type) != pos)
             all_id = 0;
     }
-    if (!any_all)
-        return;
+    if (!any_all) return;
     if (same) {
         f->sid_mode = PF_SID_SINGLE;
         f->sid_attr = a0;
@@ -223,8 +235,7 @@ static void read_file_attrs(ek_perf_file *f)
         pf_diag(f, f->diag, EK_SEV_ERROR, "perf.attr-section", EK_ERR_RANGE, -1, 24,
                 "attrs section [0x%llx, +0x%llx) lies outside the file (size 0x%zx)",
                 (unsigned long long)off, (unsigned long long)sz, f->size);
-        if (off >= f->size)
-            return;
+        if (off >= f->size) return;
         sz = f->size - off;
     }
     if (sz % h->attr_size)
@@ -240,8 +251,8 @@ static void read_file_attrs(ek_perf_file *f)
         size_t ids_at = declared ? declared : PF_ATTR_SIZE_VER0;
         if (ids_at > asz) {
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.attr-size", EK_ERR_FORMAT, -1, (int64_t)eoff,
-                    "attr %llu: attr.size %u does not fit attr_size %llu",
-                    (unsigned long long)i, declared, (unsigned long long)h->attr_size);
+                    "attr %llu: attr.size %u does not fit attr_size %llu", (unsigned long long)i,
+                    declared, (unsigned long long)h->attr_size);
             ids_at = asz;
         }
         uint64_t ids_off = pf_u64(e + ids_at, h->swapped);
@@ -260,8 +271,7 @@ static void read_file_attrs(ek_perf_file *f)
                 nids = (size_t)(ids_sz / 8);
             }
         }
-        if (pf_add_attr(f, e, asz, -1, eoff, ids, nids, NULL))
-            return;
+        if (pf_add_attr(f, e, asz, -1, eoff, ids, nids, NULL)) return;
     }
 }
 
@@ -272,12 +282,12 @@ static const char *rd_string(ek_perf_file *f, pf_rd *r)
 {
     uint32_t len = pf_r32(r);
     const uint8_t *p = pf_rbytes(r, len);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     return pf_strdup_owned(f, (const char *)p, len);
 }
 
-static void feat_bad(ek_perf_file *f, unsigned bit, uint64_t offset, int64_t record, const char *what)
+static void feat_bad(ek_perf_file *f, unsigned bit, uint64_t offset, int64_t record,
+                     const char *what)
 {
     const char *name = ek_perf_feature_name(bit);
     pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature", EK_ERR_FORMAT, record, (int64_t)offset,
@@ -295,8 +305,7 @@ static int parse_auxtrace_index(ek_perf_file *f, const uint8_t *p, size_t len, u
         if (nr != n) {
             feat_bad(f, EK_PERF_FEAT_AUXTRACE, offset, record,
                      "auxtrace index count does not match its size");
-            if (nr < n)
-                n = (size_t)nr;
+            if (nr < n) n = (size_t)nr;
         }
         first = 8;
         f->feat.index_kind = EK_PERF_INDEX_PERF;
@@ -311,8 +320,8 @@ static int parse_auxtrace_index(ek_perf_file *f, const uint8_t *p, size_t len, u
         feat_bad(f, EK_PERF_FEAT_AUXTRACE, offset, record, "size is not 16*n or 8+16*n");
         return PF_BAD;
     }
-    if (ek_vec_reserve(&f->index, f->index.n + n))
-        return EK_ERR_NOMEM;
+    if (ek_vec_reserve(&f->index, f->index.n + n)) return EK_ERR_NOMEM;
+    f->index_offset = offset + first;
     for (size_t i = 0; i < n; i++) {
         ek_perf_index_entry e = {pf_u64(p + first + 16 * i, swap),
                                  pf_u64(p + first + 16 * i + 8, swap)};
@@ -324,8 +333,7 @@ static int parse_auxtrace_index(ek_perf_file *f, const uint8_t *p, size_t len, u
 int pf_add_build_id(ek_perf_file *f, const uint8_t *rec, size_t size)
 {
     int swap = f->hdr.swapped;
-    if (size < 36)
-        return PF_BAD;
+    if (size < 36) return PF_BAD;
     ek_perf_build_id b;
     memset(&b, 0, sizeof b);
     b.misc = pf_u16(rec + 4, swap);
@@ -333,14 +341,13 @@ int pf_add_build_id(ek_perf_file *f, const uint8_t *rec, size_t size)
     memcpy(b.id, rec + 12, 20);
     b.size = (b.misc & (1u << 15)) && rec[32] <= 20 ? rec[32] : 20;
     b.filename = pf_strdup_owned(f, (const char *)rec + 36, size - 36);
-    if (!b.filename)
-        return EK_ERR_NOMEM;
+    if (!b.filename) return EK_ERR_NOMEM;
     return ek_vec_push(&f->build_ids, b) ? EK_ERR_NOMEM : 1;
 }
 
 /* Returns 1 parsed, 0 skipped (not decoded by this reader), -1 damaged, or EK_ERR_NOMEM. */
-int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len,
-                     uint64_t offset, int64_t record)
+int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len, uint64_t offset,
+                     int64_t record)
 {
     pf_rd r = pf_rd_make(p, len, f->hdr.swapped);
     ek_perf_features *ft = &f->feat;
@@ -386,10 +393,8 @@ int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len
         uint32_t nr = pf_r32(&r);
         for (uint32_t i = 0; i < nr && !r.err; i++) {
             const char *s = rd_string(f, &r);
-            if (!s)
-                break;
-            if (ek_vec_push(&f->cmdline, s))
-                return EK_ERR_NOMEM;
+            if (!s) break;
+            if (ek_vec_push(&f->cmdline, s)) return EK_ERR_NOMEM;
         }
         if (r.err) {
             feat_bad(f, bit, offset, record, "argument list does not fit its section");
@@ -403,10 +408,8 @@ int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len
             ek_perf_pmu_mapping m;
             m.type = pf_r32(&r);
             m.name = rd_string(f, &r);
-            if (!m.name)
-                break;
-            if (ek_vec_push(&f->pmus, m))
-                return EK_ERR_NOMEM;
+            if (!m.name) break;
+            if (ek_vec_push(&f->pmus, m)) return EK_ERR_NOMEM;
         }
         if (r.err) {
             feat_bad(f, bit, offset, record, "mapping list does not fit its section");
@@ -423,14 +426,12 @@ int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len
                 return PF_BAD;
             }
             int rc = pf_add_build_id(f, p + pos, sz);
-            if (rc < 0)
-                return rc;
+            if (rc < 0) return rc;
             pos += sz;
         }
         return 1;
     }
-    case EK_PERF_FEAT_AUXTRACE:
-        return parse_auxtrace_index(f, p, len, offset, record);
+    case EK_PERF_FEAT_AUXTRACE: return parse_auxtrace_index(f, p, len, offset, record);
     case EK_PERF_FEAT_CLOCKID:
         ft->clockid_res_ns = pf_r64(&r);
         if (r.err) {
@@ -466,19 +467,15 @@ int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len
         size_t pos = 0;
         while (pos < len && (f->meta.n % 2 || p[pos])) { /* an empty key: padding, the end */
             const char *s = pf_strdup_owned(f, (const char *)p + pos, len - pos);
-            if (!s)
-                return EK_ERR_NOMEM;
+            if (!s) return EK_ERR_NOMEM;
             size_t n = strlen(s);
-            if (ek_vec_push(&f->meta, s))
-                return EK_ERR_NOMEM;
+            if (ek_vec_push(&f->meta, s)) return EK_ERR_NOMEM;
             pos += n + 1;
         }
-        if (f->meta.n % 2)
-            feat_bad(f, bit, offset, record, "odd number of key/value strings");
+        if (f->meta.n % 2) feat_bad(f, bit, offset, record, "odd number of key/value strings");
         return 1;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -487,36 +484,33 @@ static void read_file_features(ek_perf_file *f)
     const ek_perf_header_info *h = &f->hdr;
     unsigned nbits = 0;
     for (unsigned b = 0; b < 256; b++)
-        if (h->features[b / 64] >> (b % 64) & 1)
-            nbits++;
-    if (!nbits)
-        return;
+        if (h->features[b / 64] >> (b % 64) & 1) nbits++;
+    if (!nbits) return;
     uint64_t table = h->data.offset + h->data.size;
     if (h->data.size == 0 || table < h->data.offset || table > f->size ||
         (uint64_t)nbits * 16 > f->size - table) {
-        pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature-table", EK_ERR_RANGE, -1, (int64_t)table,
+        pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature-table", EK_ERR_RANGE, -1,
+                table <= f->size ? (int64_t)table : 48,
                 "feature table (%u entries) is not inside the file; features ignored", nbits);
         return;
     }
     unsigned k = 0;
     for (unsigned b = 0; b < 256; b++) {
-        if (!(h->features[b / 64] >> (b % 64) & 1))
-            continue;
+        if (!(h->features[b / 64] >> (b % 64) & 1)) continue;
         const uint8_t *e = f->data + table + 16 * (uint64_t)k++;
         ek_perf_feature_section s = {b, pf_u64(e, h->swapped), pf_u64(e + 8, h->swapped), 0};
         if (s.offset > f->size || s.size > f->size - s.offset) {
             pf_diag(f, f->diag, EK_SEV_WARN, "perf.feature", EK_ERR_RANGE, -1,
-                    (int64_t)(e - f->data), "feature %u: section [0x%llx, +0x%llx) outside the file",
-                    b, (unsigned long long)s.offset, (unsigned long long)s.size);
+                    (int64_t)(e - f->data),
+                    "feature %u: section [0x%llx, +0x%llx) outside the file", b,
+                    (unsigned long long)s.offset, (unsigned long long)s.size);
             s.parsed = -1;
         } else {
             int rc = pf_parse_feature(f, b, f->data + s.offset, (size_t)s.size, s.offset, -1);
-            if (rc == EK_ERR_NOMEM)
-                return;
+            if (rc == EK_ERR_NOMEM) return;
             s.parsed = rc > 0 ? 1 : rc == 0 ? 0 : -1;
         }
-        if (ek_vec_push(&f->fsec, s))
-            return;
+        if (ek_vec_push(&f->fsec, s)) return;
     }
 }
 
@@ -595,8 +589,7 @@ static int read_header(ek_perf_file *f)
                 "data section offset 0x%llx overlaps the file header",
                 (unsigned long long)h->data.offset);
         h->data_begin = PF_FILE_HEADER_SIZE;
-        if (h->data_end < h->data_begin)
-            h->data_end = h->data_begin;
+        if (h->data_end < h->data_begin) h->data_end = h->data_begin;
     }
     return 0;
 }
@@ -617,13 +610,11 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         a.sid = rec->sid;
         a.has_cpu = !!(rec->sid.present & EK_PERF_SAMPLE_CPU);
         a.has_tid = !!(rec->sid.present & EK_PERF_SAMPLE_TID);
-        if (rec->damaged)
-            return 0;
+        if (rec->damaged) return 0;
         return ek_vec_push(&f->aux, a) ? EK_ERR_NOMEM : 0;
     }
     case EK_PERF_RECORD_AUXTRACE: {
-        if (rec->damaged || rec->payload_offset < 0)
-            return 0;
+        if (rec->damaged || rec->payload_offset < 0) return 0;
         ek_perf_auxtrace_rec b;
         memset(&b, 0, sizeof b);
         b.record = rec->index;
@@ -639,8 +630,7 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         return ek_vec_push(&f->auxtrace, b) ? EK_ERR_NOMEM : 0;
     }
     case EK_PERF_RECORD_AUX_OUTPUT_HW_ID: {
-        if (rec->damaged)
-            return 0;
+        if (rec->damaged) return 0;
         ek_perf_hwid_rec h;
         memset(&h, 0, sizeof h);
         h.record = rec->index;
@@ -658,12 +648,10 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         }
         return 0;
     case EK_PERF_RECORD_AUXTRACE_INFO:
-        if (!rec->damaged)
-            pf_parse_auxtrace_info(f, rec);
+        if (!rec->damaged) pf_parse_auxtrace_info(f, rec);
         return 0;
     case EK_PERF_RECORD_HEADER_ATTR: {
-        if (rec->size < 8 + PF_ATTR_SIZE_VER0)
-            return 0;
+        if (rec->size < 8 + PF_ATTR_SIZE_VER0) return 0;
         const uint8_t *a = rec->raw + 8;
         size_t avail = rec->size - 8u;
         uint32_t asz = pf_u32(a + 4, f->hdr.swapped);
@@ -673,16 +661,15 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
                     (int64_t)rec->offset, "HEADER_ATTR: attr.size %u exceeds the record", asz);
             return 0;
         }
-        int rc = pf_add_attr(f, a, avail, rec->index, rec->offset + 8, a + use,
-                             (avail - use) / 8, NULL);
-        if (rc)
-            return rc;
+        int rc =
+            pf_add_attr(f, a, avail, rec->index, rec->offset + 8, a + use, (avail - use) / 8, NULL);
+        if (rc) return rc;
         pf_update_sid_mode(f);
         return 0;
     }
     case EK_PERF_RECORD_HEADER_FEATURE: {
-        if (rec->size < 16)
-            return 0;
+        /* no data: perf's end-of-features marker (feature id HEADER_LAST_FEATURE) */
+        if (rec->size <= 16) return 0;
         uint64_t id = rec->u.feature.feat_id;
         ek_perf_feature_section s = {(unsigned)(id < 256 ? id : 255), rec->offset + 16,
                                      rec->size - 16u, 0};
@@ -692,10 +679,9 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
                     (unsigned long long)id);
             return 0;
         }
-        int rc = pf_parse_feature(f, (unsigned)id, rec->raw + 16, rec->size - 16u,
-                                  rec->offset + 16, rec->index);
-        if (rc == EK_ERR_NOMEM)
-            return rc;
+        int rc = pf_parse_feature(f, (unsigned)id, rec->raw + 16, rec->size - 16u, rec->offset + 16,
+                                  rec->index);
+        if (rc == EK_ERR_NOMEM) return rc;
         s.parsed = rc > 0 ? 1 : rc == 0 ? 0 : -1;
         f->hdr.features[id / 64] |= 1ull << (id % 64);
         return ek_vec_push(&f->fsec, s) ? EK_ERR_NOMEM : 0;
@@ -704,8 +690,7 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         int rc = pf_add_build_id(f, rec->raw, rec->size);
         return rc == EK_ERR_NOMEM ? rc : 0;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -715,19 +700,31 @@ static void recover_from_index(ek_perf_file *f)
 {
     int swap = f->hdr.swapped;
     size_t nscan = f->auxtrace.n;
+    uint64_t *seen = malloc((nscan ? nscan : 1) * sizeof *seen);
+    if (!seen) return;
+    for (size_t j = 0; j < nscan; j++) /* the scan meets them in ascending file order */
+        seen[j] = f->auxtrace.v[j].offset;
     for (size_t i = 0; i < f->index.n; i++) {
         const ek_perf_index_entry *e = &f->index.v[i];
-        int found = 0;
-        for (size_t j = 0; j < nscan && !found; j++)
-            found = f->auxtrace.v[j].offset == e->offset;
-        if (found)
-            continue;
+        size_t lo = 0, hi = nscan;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (seen[mid] < e->offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nscan && seen[lo] == e->offset) continue;
+        if (f->auxtrace.n >= nscan + 4096) /* recovery is for a few lost records */
+            break;
         uint64_t o = e->offset;
         if (o < f->hdr.data_begin || o > f->hdr.data_end || f->hdr.data_end - o < 48 ||
             pf_u32(f->data + o, swap) != EK_PERF_RECORD_AUXTRACE ||
             pf_u16(f->data + o + 6, swap) != 48) {
-            pf_diag(f, f->diag, EK_SEV_WARN, "perf.index-entry", EK_ERR_FORMAT, -1, (int64_t)o,
-                    "AUXTRACE index entry %zu does not point at an AUXTRACE record", i);
+            pf_diag(f, f->diag, EK_SEV_WARN, "perf.index-entry", EK_ERR_FORMAT, -1,
+                    (int64_t)(f->index_offset + 16 * i),
+                    "AUXTRACE index entry %zu (0x%llx) does not point at an AUXTRACE record", i,
+                    (unsigned long long)o);
             continue;
         }
         const uint8_t *p = f->data + o;
@@ -747,22 +744,20 @@ static void recover_from_index(ek_perf_file *f)
         b.from_index = 1;
         pf_diag(f, f->diag, EK_SEV_NOTE, "perf.index-recovered", 0, -1, (int64_t)o,
                 "AUXTRACE record missed by the scan was taken from the AUXTRACE index");
-        if (ek_vec_push(&f->auxtrace, b))
-            return;
+        if (ek_vec_push(&f->auxtrace, b)) break;
     }
+    free(seen);
 }
 
 static int run_index_pass(ek_perf_file *f)
 {
     ek_perf_iter *it;
     int rc = ek_perf_iter_new(f, 0, f->diag, &it);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     ek_perf_record rec;
     while ((rc = ek_perf_iter_next(it, &rec)) == 0) {
         rc = index_record(f, &rec);
-        if (rc)
-            break;
+        if (rc) break;
     }
     ek_perf_iter_free(it);
     return rc == EK_ERR_EOS ? 0 : rc;
@@ -771,8 +766,7 @@ static int run_index_pass(ek_perf_file *f)
 static int finish_open(ek_perf_file *f)
 {
     int rc = read_header(f);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!f->hdr.pipe) {
         read_file_attrs(f);
         pf_update_sid_mode(f);
@@ -781,10 +775,8 @@ static int finish_open(ek_perf_file *f)
     f->opening = 1;
     rc = run_index_pass(f);
     f->opening = 0;
-    if (rc)
-        return rc;
-    if (f->index.n)
-        recover_from_index(f);
+    if (rc) return rc;
+    if (f->index.n) recover_from_index(f);
     /* publish vectors through the features view */
     f->feat.cmdline = f->cmdline.v;
     f->feat.ncmdline = f->cmdline.n;
@@ -822,8 +814,7 @@ int ek_perf_open(const char *path, const ek_diag *diag, ek_perf_file **out)
 {
     *out = NULL;
     ek_perf_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return EK_ERR_NOMEM;
+    if (!f) return EK_ERR_NOMEM;
     f->name = strdup(path);
     if (!f->name) {
         free(f);
@@ -848,8 +839,7 @@ int ek_perf_open_mem(const void *data, size_t size, const char *name, const ek_d
 {
     *out = NULL;
     ek_perf_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return EK_ERR_NOMEM;
+    if (!f) return EK_ERR_NOMEM;
     f->name = strdup(name ? name : "<memory>");
     if (!f->name) {
         free(f);
@@ -862,8 +852,7 @@ int ek_perf_open_mem(const void *data, size_t size, const char *name, const ek_d
 
 void ek_perf_free(ek_perf_file *f)
 {
-    if (!f)
-        return;
+    if (!f) return;
     for (size_t i = 0; i < f->attrs.n; i++)
         free(f->attrs.v[i]);
     ek_vec_free(&f->attrs);
@@ -881,8 +870,8 @@ void ek_perf_free(ek_perf_file *f)
     ek_vec_free(&f->auxtrace);
     ek_vec_free(&f->hwid);
     ek_vec_free(&f->etm_cpus);
-    if (f->own_map)
-        ek_unmap_file(&f->map);
+    ek_vec_free(&f->cpu_order);
+    if (f->own_map) ek_unmap_file(&f->map);
     free(f->name);
     free(f);
 }
@@ -899,8 +888,7 @@ const ek_perf_header_info *ek_perf_header(const ek_perf_file *f)
 }
 const uint8_t *ek_perf_bytes(const ek_perf_file *f, size_t *size)
 {
-    if (size)
-        *size = f->size;
+    if (size) *size = f->size;
     return f->data;
 }
 size_t ek_perf_nattrs(const ek_perf_file *f)
@@ -983,24 +971,15 @@ static const char *const feat_names[] = {
 
 const char *ek_perf_feature_name(unsigned bit)
 {
-    if (bit < sizeof feat_names / sizeof feat_names[0])
-        return feat_names[bit];
+    if (bit < sizeof feat_names / sizeof feat_names[0]) return feat_names[bit];
     switch (bit) {
-    case EK_PERF_FEAT_SP_FILE:
-        return "SIMPLEPERF_FILE";
-    case EK_PERF_FEAT_SP_META_INFO:
-        return "SIMPLEPERF_META_INFO";
-    case EK_PERF_FEAT_SP_DEBUG_UNWIND:
-        return "SIMPLEPERF_DEBUG_UNWIND";
-    case EK_PERF_FEAT_SP_DEBUG_UNWIND_FILE:
-        return "SIMPLEPERF_DEBUG_UNWIND_FILE";
-    case EK_PERF_FEAT_SP_FILE2:
-        return "SIMPLEPERF_FILE2";
-    case EK_PERF_FEAT_SP_ETM_BRANCH_LIST:
-        return "SIMPLEPERF_ETM_BRANCH_LIST";
-    case EK_PERF_FEAT_SP_INIT_MAP:
-        return "SIMPLEPERF_INIT_MAP";
-    default:
-        return NULL;
+    case EK_PERF_FEAT_SP_FILE: return "SIMPLEPERF_FILE";
+    case EK_PERF_FEAT_SP_META_INFO: return "SIMPLEPERF_META_INFO";
+    case EK_PERF_FEAT_SP_DEBUG_UNWIND: return "SIMPLEPERF_DEBUG_UNWIND";
+    case EK_PERF_FEAT_SP_DEBUG_UNWIND_FILE: return "SIMPLEPERF_DEBUG_UNWIND_FILE";
+    case EK_PERF_FEAT_SP_FILE2: return "SIMPLEPERF_FILE2";
+    case EK_PERF_FEAT_SP_ETM_BRANCH_LIST: return "SIMPLEPERF_ETM_BRANCH_LIST";
+    case EK_PERF_FEAT_SP_INIT_MAP: return "SIMPLEPERF_INIT_MAP";
+    default: return NULL;
     }
 }

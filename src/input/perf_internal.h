@@ -59,32 +59,28 @@ static inline uint8_t pf_r8(pf_rd *r)
 }
 static inline uint16_t pf_r16(pf_rd *r)
 {
-    if (!pf_need(r, 2))
-        return 0;
+    if (!pf_need(r, 2)) return 0;
     uint16_t v = pf_u16(r->p + r->pos, r->swap);
     r->pos += 2;
     return v;
 }
 static inline uint32_t pf_r32(pf_rd *r)
 {
-    if (!pf_need(r, 4))
-        return 0;
+    if (!pf_need(r, 4)) return 0;
     uint32_t v = pf_u32(r->p + r->pos, r->swap);
     r->pos += 4;
     return v;
 }
 static inline uint64_t pf_r64(pf_rd *r)
 {
-    if (!pf_need(r, 8))
-        return 0;
+    if (!pf_need(r, 8)) return 0;
     uint64_t v = pf_u64(r->p + r->pos, r->swap);
     r->pos += 8;
     return v;
 }
 static inline const uint8_t *pf_rbytes(pf_rd *r, size_t n)
 {
-    if (!pf_need(r, n))
-        return NULL;
+    if (!pf_need(r, n)) return NULL;
     const uint8_t *p = r->p + r->pos;
     r->pos += n;
     return p;
@@ -99,10 +95,10 @@ typedef struct pf_idref {
 
 /* How a kernel record's sample_id_all trailer is attributed to an attr. */
 enum {
-    PF_SID_NONE = 0,       /* no attr has sample_id_all: no trailers */
-    PF_SID_SINGLE,         /* every attr has the same trailer layout */
-    PF_SID_IDENTIFIER,     /* every attr has IDENTIFIER: the last u64 picks the attr */
-    PF_SID_ID_POS,         /* every attr has ID at the same distance from the end */
+    PF_SID_NONE = 0,   /* no attr has sample_id_all: no trailers */
+    PF_SID_SINGLE,     /* every attr has the same trailer layout */
+    PF_SID_IDENTIFIER, /* every attr has IDENTIFIER: the last u64 picks the attr */
+    PF_SID_ID_POS,     /* every attr has ID at the same distance from the end */
 };
 
 struct ek_perf_file {
@@ -113,15 +109,16 @@ struct ek_perf_file {
     size_t size;
     ek_perf_header_info hdr;
 
-    EK_VEC(ek_perf_attr *) attrs;  /* individually allocated: pointers stay valid */
-    EK_VEC(pf_idref) idrefs;       /* sorted by id */
-    EK_VEC(void *) allocs;         /* strings and arrays owned by the object */
+    EK_VEC(ek_perf_attr *) attrs; /* individually allocated: pointers stay valid */
+    EK_VEC(pf_idref) idrefs;      /* sorted by id */
+    EK_VEC(void *) allocs;        /* strings and arrays owned by the object */
 
     ek_perf_features feat;
     EK_VEC(const char *) cmdline;
     EK_VEC(ek_perf_build_id) build_ids;
     EK_VEC(ek_perf_pmu_mapping) pmus;
     EK_VEC(ek_perf_index_entry) index;
+    uint64_t index_offset; /* file offset of the first index entry */
     EK_VEC(const char *) meta;
     EK_VEC(ek_perf_feature_section) fsec;
 
@@ -134,19 +131,21 @@ struct ek_perf_file {
 
     ek_perf_cs_etm etm;
     EK_VEC(ek_perf_etm_cpu) etm_cpus;
+    EK_VEC(size_t) cpu_order; /* indexes into etm_cpus sorted by CPU number */
 
     int sid_mode;
     const ek_perf_attr *sid_attr; /* PF_SID_SINGLE: the layout's attr */
     unsigned sid_id_pos;          /* PF_SID_ID_POS: u64s from the end to the id */
 
-    const ek_diag *diag;          /* only during ek_perf_open */
-    int opening;                  /* 1 during the indexing pass */
+    const ek_diag *diag; /* only during ek_perf_open */
+    int opening;         /* 1 during the indexing pass */
     int note_simpleperf_once;
+    unsigned attr_limit_noted;
 };
 
 /* Diagnostics about the file (record -1 when not about a record). */
-void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind,
-             int status, int64_t record, int64_t offset, const char *fmt, ...)
+void pf_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind, int status,
+             int64_t record, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 8, 9)));
 
 /* perf_file.c */
@@ -154,8 +153,8 @@ char *pf_strdup_owned(ek_perf_file *f, const char *s, size_t maxlen);
 int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record, uint64_t offset,
                 const uint8_t *ids, size_t nids, ek_perf_attr **out);
 void pf_update_sid_mode(ek_perf_file *f);
-int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len,
-                     uint64_t offset, int64_t record);
+int pf_parse_feature(ek_perf_file *f, unsigned bit, const uint8_t *p, size_t len, uint64_t offset,
+                     int64_t record);
 int pf_add_build_id(ek_perf_file *f, const uint8_t *rec, size_t size);
 
 /* perf_records.c */

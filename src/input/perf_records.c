@@ -7,9 +7,9 @@
 
 #include "input/perf_internal.h"
 
-#define PF_WIN_CAP (3u << 16)   /* decompression window: > 2 maximal records */
-#define PF_SEGS 64              /* remembered (stream position -> COMPRESSED record) pairs */
-#define PF_STRCAP 65536u        /* scratch for strings that lack their NUL in the record */
+#define PF_WIN_CAP    (3u << 16)     /* decompression window: > 2 maximal records */
+#define PF_SEGS       64             /* remembered (stream position -> COMPRESSED record) pairs */
+#define PF_STRCAP     65536u         /* scratch for strings that lack their NUL in the record */
 #define PF_ZOUT_FLOOR (256ull << 20) /* decompressed bytes always allowed per file ... */
 #define PF_ZOUT_RATIO 1024ull        /* ... and this many per compressed input byte */
 
@@ -59,10 +59,8 @@ static const char *const rec_names[EK_PERF_RECORD_USER_MAX] = {
 
 const char *ek_perf_record_name(uint32_t type)
 {
-    if (type < EK_PERF_RECORD_USER_MAX && rec_names[type])
-        return rec_names[type];
-    if (type >= EK_PERF_RECORD_SIMPLEPERF_FIRST)
-        return "SIMPLEPERF";
+    if (type < EK_PERF_RECORD_USER_MAX && rec_names[type]) return rec_names[type];
+    if (type >= EK_PERF_RECORD_SIMPLEPERF_FIRST) return "SIMPLEPERF";
     return "UNKNOWN";
 }
 
@@ -85,10 +83,8 @@ int ek_perf_is_sideband(uint32_t type)
     case EK_PERF_RECORD_TIME_CONV:
     case EK_PERF_RECORD_LOST:
     case EK_PERF_RECORD_AUX:
-    case EK_PERF_RECORD_AUX_OUTPUT_HW_ID:
-        return 1;
-    default:
-        return 0;
+    case EK_PERF_RECORD_AUX_OUTPUT_HW_ID: return 1;
+    default: return 0;
     }
 }
 
@@ -106,18 +102,14 @@ uint64_t ek_perf_counter_to_time(const ek_perf_time_conv *tc, uint64_t cyc)
 static unsigned min_size(uint32_t type)
 {
     switch (type) {
-    case EK_PERF_RECORD_MMAP:
-        return 48;
-    case EK_PERF_RECORD_MMAP2:
-        return 80;
+    case EK_PERF_RECORD_MMAP: return 48;
+    case EK_PERF_RECORD_MMAP2: return 80;
     case EK_PERF_RECORD_COMM:
-    case EK_PERF_RECORD_LOST:
-        return 24;
+    case EK_PERF_RECORD_LOST: return 24;
     case EK_PERF_RECORD_FORK:
     case EK_PERF_RECORD_EXIT:
     case EK_PERF_RECORD_AUX:
-    case EK_PERF_RECORD_TIME_CONV:
-        return 32;
+    case EK_PERF_RECORD_TIME_CONV: return 32;
     case EK_PERF_RECORD_ITRACE_START:
     case EK_PERF_RECORD_AUX_OUTPUT_HW_ID:
     case EK_PERF_RECORD_LOST_SAMPLES:
@@ -126,16 +118,11 @@ static unsigned min_size(uint32_t type)
     case EK_PERF_RECORD_THREAD_MAP:
     case EK_PERF_RECORD_HEADER_FEATURE:
     case EK_PERF_RECORD_HEADER_TRACING_DATA:
-    case EK_PERF_RECORD_SWITCH_CPU_WIDE:
-        return 16;
-    case EK_PERF_RECORD_AUXTRACE:
-        return 48;
-    case EK_PERF_RECORD_HEADER_ATTR:
-        return 8 + 64;
-    case EK_PERF_RECORD_HEADER_BUILD_ID:
-        return 36;
-    default:
-        return 8;
+    case EK_PERF_RECORD_SWITCH_CPU_WIDE: return 16;
+    case EK_PERF_RECORD_AUXTRACE: return 48;
+    case EK_PERF_RECORD_HEADER_ATTR: return 8 + 64;
+    case EK_PERF_RECORD_HEADER_BUILD_ID: return 36;
+    default: return 8;
     }
 }
 
@@ -158,18 +145,15 @@ static const ek_perf_attr *trailer_attr(const ek_perf_file *f, const uint8_t *ra
 {
     int swap = f->hdr.swapped;
     switch (f->sid_mode) {
-    case PF_SID_SINGLE:
-        return f->sid_attr;
+    case PF_SID_SINGLE: return f->sid_attr;
     case PF_SID_IDENTIFIER:
     case PF_SID_ID_POS: {
         unsigned pos = f->sid_mode == PF_SID_IDENTIFIER ? 1 : f->sid_id_pos;
-        if (size < 8 + 8 * (size_t)pos)
-            return NULL;
+        if (size < 8 + 8 * (size_t)pos) return NULL;
         const ek_perf_attr *a = ek_perf_attr_by_id(f, pf_u64(raw + size - 8 * pos, swap));
         return a ? a : f->attrs.v[0];
     }
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -179,33 +163,26 @@ static size_t parse_trailer(const ek_perf_file *f, const uint8_t *raw, size_t si
                             ek_perf_sample_id *sid)
 {
     const ek_perf_attr *a = trailer_attr(f, raw, size);
-    if (!a || !(a->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
-        return size;
+    if (!a || !(a->flags & EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL)) return size;
     uint64_t st = a->sample_type;
     size_t tsz = 8 * (size_t)sid_words(st);
-    if (size < 8 + tsz)
-        return 0;
+    if (size < 8 + tsz) return 0;
     pf_rd r = pf_rd_make(raw + size - tsz, tsz, f->hdr.swapped);
     sid->attr = a;
     if (st & EK_PERF_SAMPLE_TID) {
         sid->pid = pf_r32(&r);
         sid->tid = pf_r32(&r);
     }
-    if (st & EK_PERF_SAMPLE_TIME)
-        sid->time = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_ID)
-        sid->id = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_STREAM_ID)
-        sid->stream_id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_TIME) sid->time = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_ID) sid->id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_STREAM_ID) sid->stream_id = pf_r64(&r);
     if (st & EK_PERF_SAMPLE_CPU) {
         sid->cpu = pf_r32(&r);
         (void)pf_r32(&r);
     }
-    if (st & EK_PERF_SAMPLE_IDENTIFIER)
-        sid->id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_IDENTIFIER) sid->id = pf_r64(&r);
     sid->present = st & (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |
-                         EK_PERF_SAMPLE_STREAM_ID | EK_PERF_SAMPLE_CPU |
-                         EK_PERF_SAMPLE_IDENTIFIER);
+                         EK_PERF_SAMPLE_STREAM_ID | EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_IDENTIFIER);
     return size - tsz;
 }
 
@@ -215,49 +192,38 @@ static void parse_sample(const ek_perf_file *f, const uint8_t *raw, size_t size,
 {
     int swap = f->hdr.swapped;
     const ek_perf_attr *a = NULL;
-    if (!f->attrs.n)
-        return;
+    if (!f->attrs.n) return;
     if (f->sid_mode == PF_SID_IDENTIFIER && size >= 16)
         a = ek_perf_attr_by_id(f, pf_u64(raw + 8, swap));
-    if (!a)
-        a = f->sid_attr ? f->sid_attr : f->attrs.v[0];
+    if (!a) a = f->sid_attr ? f->sid_attr : f->attrs.v[0];
     uint64_t st = a->sample_type;
     pf_rd r = pf_rd_make(raw + 8, size - 8, swap);
     ek_perf_sample_id *s = &rec->sid;
     s->attr = a;
-    if (st & EK_PERF_SAMPLE_IDENTIFIER)
-        s->id = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_IP)
-        rec->u.sample.ip = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_IDENTIFIER) s->id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_IP) rec->u.sample.ip = pf_r64(&r);
     if (st & EK_PERF_SAMPLE_TID) {
         s->pid = pf_r32(&r);
         s->tid = pf_r32(&r);
     }
-    if (st & EK_PERF_SAMPLE_TIME)
-        s->time = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_ADDR)
-        rec->u.sample.addr = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_ID)
-        s->id = pf_r64(&r);
-    if (st & EK_PERF_SAMPLE_STREAM_ID)
-        s->stream_id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_TIME) s->time = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_ADDR) rec->u.sample.addr = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_ID) s->id = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_STREAM_ID) s->stream_id = pf_r64(&r);
     if (st & EK_PERF_SAMPLE_CPU) {
         s->cpu = pf_r32(&r);
         (void)pf_r32(&r);
     }
-    if (st & EK_PERF_SAMPLE_PERIOD)
-        rec->u.sample.period = pf_r64(&r);
+    if (st & EK_PERF_SAMPLE_PERIOD) rec->u.sample.period = pf_r64(&r);
     s->present = st & (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |
                        EK_PERF_SAMPLE_STREAM_ID | EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_IDENTIFIER);
-    if (r.err)
-        rec->damaged = 1;
+    if (r.err) rec->damaged = 1;
 }
 
 /* A NUL-terminated string from p[0..len): in place when terminated, else a copy. */
 static const char *rec_string(const uint8_t *p, size_t len, char *buf, size_t cap, int *damaged)
 {
-    if (memchr(p, 0, len))
-        return (const char *)p;
+    if (memchr(p, 0, len)) return (const char *)p;
     *damaged = 1;
     size_t n = len < cap - 1 ? len : cap - 1;
     memcpy(buf, p, n);
@@ -299,8 +265,7 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         rec->u.mmap.addr = pf_r64(&r);
         rec->u.mmap.len = pf_r64(&r);
         rec->u.mmap.pgoff = pf_r64(&r);
-        if (!r.err)
-            rec->u.mmap.filename = rec_string(raw + 40, body - 40, strbuf, strcap, &dmg);
+        if (!r.err) rec->u.mmap.filename = rec_string(raw + 40, body - 40, strbuf, strcap, &dmg);
         break;
     case EK_PERF_RECORD_MMAP2:
         rec->u.mmap.pid = pf_r32(&r);
@@ -323,8 +288,7 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         }
         rec->u.mmap.prot = pf_r32(&r);
         rec->u.mmap.flags = pf_r32(&r);
-        if (!r.err)
-            rec->u.mmap.filename = rec_string(raw + 72, body - 72, strbuf, strcap, &dmg);
+        if (!r.err) rec->u.mmap.filename = rec_string(raw + 72, body - 72, strbuf, strcap, &dmg);
         break;
     case EK_PERF_RECORD_COMM:
         rec->u.comm.pid = pf_r32(&r);
@@ -355,19 +319,13 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         rec->u.sw.next_prev_pid = pf_r32(&r);
         rec->u.sw.next_prev_tid = pf_r32(&r);
         break;
-    case EK_PERF_RECORD_AUX_OUTPUT_HW_ID:
-        rec->u.hw_id.hw_id = pf_r64(&r);
-        break;
+    case EK_PERF_RECORD_AUX_OUTPUT_HW_ID: rec->u.hw_id.hw_id = pf_r64(&r); break;
     case EK_PERF_RECORD_LOST:
         rec->u.lost.id = pf_r64(&r);
         rec->u.lost.lost = pf_r64(&r);
         break;
-    case EK_PERF_RECORD_LOST_SAMPLES:
-        rec->u.lost_samples.lost = pf_r64(&r);
-        break;
-    case EK_PERF_RECORD_SAMPLE:
-        parse_sample(f, raw, size, rec);
-        break;
+    case EK_PERF_RECORD_LOST_SAMPLES: rec->u.lost_samples.lost = pf_r64(&r); break;
+    case EK_PERF_RECORD_SAMPLE: parse_sample(f, raw, size, rec); break;
     case EK_PERF_RECORD_AUXTRACE:
         rec->u.auxtrace.size = pf_r64(&r);
         rec->u.auxtrace.offset = pf_r64(&r);
@@ -384,14 +342,10 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         break;
     case EK_PERF_RECORD_HEADER_ATTR:
         for (size_t i = 0; i < f->attrs.n; i++)
-            if (f->attrs.v[i]->record == rec->index)
-                rec->u.header_attr.attr = f->attrs.v[i];
-        if (body < 8 + 64)
-            r.err = 1;
+            if (f->attrs.v[i]->record == rec->index) rec->u.header_attr.attr = f->attrs.v[i];
+        if (body < 8 + 64) r.err = 1;
         break;
-    case EK_PERF_RECORD_HEADER_FEATURE:
-        rec->u.feature.feat_id = pf_r64(&r);
-        break;
+    case EK_PERF_RECORD_HEADER_FEATURE: rec->u.feature.feat_id = pf_r64(&r); break;
     case EK_PERF_RECORD_HEADER_BUILD_ID:
         rec->u.build_id.pid = (int32_t)pf_r32(&r);
         if (pf_rbytes(&r, 24) && body > 36)
@@ -406,8 +360,7 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         rec->u.nr.nr = pf_r64(&r);
         if (!r.err) {
             size_t each = type == EK_PERF_RECORD_ID_INDEX ? 32 : 24;
-            if (rec->u.nr.nr > pf_left(&r) / each)
-                r.err = 1;
+            if (rec->u.nr.nr > pf_left(&r) / each) r.err = 1;
         }
         break;
     case EK_PERF_RECORD_CPU_MAP: {
@@ -422,14 +375,12 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
                 rec->u.cpu_map.start = pf_r16(&r);
                 for (uint16_t i = 1; i < nr; i++)
                     rec->u.cpu_map.end = pf_r16(&r);
-                if (nr == 1)
-                    rec->u.cpu_map.end = rec->u.cpu_map.start;
+                if (nr == 1) rec->u.cpu_map.end = rec->u.cpu_map.start;
             }
         } else if (t == 1) {
             rec->u.cpu_map.nr = pf_r16(&r);
             uint16_t long_size = pf_r16(&r);
-            if (long_size != 4 && long_size != 8)
-                r.err = 1;
+            if (long_size != 4 && long_size != 8) r.err = 1;
         } else if (t == 2) {
             rec->u.cpu_map.any_cpu = pf_r8(&r);
             (void)pf_r8(&r);
@@ -454,19 +405,14 @@ void pf_decode_record(const ek_perf_file *f, const ek_diag *d, const uint8_t *ra
         }
         break;
     }
-    case EK_PERF_RECORD_COMPRESSED:
-        rec->u.compressed.data_size = body - 8;
-        break;
+    case EK_PERF_RECORD_COMPRESSED: rec->u.compressed.data_size = body - 8; break;
     case EK_PERF_RECORD_COMPRESSED2:
         rec->u.compressed.data_size = pf_r64(&r);
-        if (!r.err && rec->u.compressed.data_size > body - 16)
-            r.err = 1;
+        if (!r.err && rec->u.compressed.data_size > body - 16) r.err = 1;
         break;
-    default:
-        break;
+    default: break;
     }
-    if (r.err || dmg)
-        rec->damaged = 1;
+    if (r.err || dmg) rec->damaged = 1;
     (void)d;
 }
 
@@ -481,47 +427,43 @@ struct ek_perf_iter {
     ek_perf_file *fw; /* the same object, writable during the indexing pass */
     unsigned flags;
     const ek_diag *diag;
-    uint64_t pos;     /* next main-stream record */
+    uint64_t pos; /* next main-stream record */
     int64_t index;
     /* COMPRESSED streams */
     ZSTD_DStream *zd;
     const uint8_t *zin;
     size_t zin_len, zin_pos;
-    uint64_t zin_off;   /* file offset of the COMPRESSED record being consumed */
-    int64_t zin_rec;    /* and its record number */
+    uint64_t zin_off; /* file offset of the COMPRESSED record being consumed */
+    int64_t zin_rec;  /* and its record number */
     uint8_t *win;
     size_t wlen, wpos;
-    uint64_t wstream;   /* stream position of win[wpos] */
-    uint64_t zskip;     /* stream bytes still to drop (payload of an in-stream AUXTRACE) */
+    uint64_t wstream; /* stream position of win[wpos] */
+    uint64_t zskip;   /* stream bytes still to drop (payload of an in-stream AUXTRACE) */
     uint64_t zout, zin_total;
-    int zdisabled;      /* decompression budget exhausted */
+    int zdisabled; /* decompression budget exhausted */
+    int unaligned; /* an unpadded COMPRESSED record was seen: records may be unaligned */
     seg segs[PF_SEGS];
     unsigned nseg;
     char *strbuf;
 };
 
-static void it_diag(ek_perf_iter *it, ek_severity sev, const char *kind, int status,
-                    int64_t record, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-static void it_diag(ek_perf_iter *it, ek_severity sev, const char *kind, int status,
-                    int64_t record, uint64_t offset, const char *fmt, ...)
+static void it_diag(ek_perf_iter *it, ek_severity sev, const char *kind, int status, int64_t record,
+                    uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void it_diag(ek_perf_iter *it, ek_severity sev, const char *kind, int status, int64_t record,
+                    uint64_t offset, const char *fmt, ...)
 {
-    if (!it->diag || !it->diag->fn)
-        return;
+    if (!it->diag || !it->diag->fn) return;
     va_list ap;
     va_start(ap, fmt);
-    ek_diag_vemit(it->diag, sev, kind, status, it->f->name, record, (int64_t)offset, -1, fmt,
-                  ap);
+    ek_diag_vemit(it->diag, sev, kind, status, it->f->name, record, (int64_t)offset, -1, fmt, ap);
     va_end(ap);
 }
 
-int ek_perf_iter_new(const ek_perf_file *f, unsigned flags, const ek_diag *diag,
-                     ek_perf_iter **out)
+int ek_perf_iter_new(const ek_perf_file *f, unsigned flags, const ek_diag *diag, ek_perf_iter **out)
 {
     *out = NULL;
     ek_perf_iter *it = calloc(1, sizeof *it);
-    if (!it)
-        return EK_ERR_NOMEM;
+    if (!it) return EK_ERR_NOMEM;
     it->f = f;
     it->fw = f->opening ? (ek_perf_file *)f : NULL;
     it->flags = flags;
@@ -538,10 +480,8 @@ int ek_perf_iter_new(const ek_perf_file *f, unsigned flags, const ek_diag *diag,
 
 void ek_perf_iter_free(ek_perf_iter *it)
 {
-    if (!it)
-        return;
-    if (it->zd)
-        ZSTD_freeDStream(it->zd);
+    if (!it) return;
+    if (it->zd) ZSTD_freeDStream(it->zd);
     free(it->win);
     free(it->strbuf);
     free(it);
@@ -552,53 +492,49 @@ void ek_perf_iter_free(ek_perf_iter *it)
 static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
 {
     int swap = f->hdr.swapped;
-    if (q > end || end - q < 8)
-        return 0;
+    if (q > end || end - q < 8) return 0;
     const uint8_t *p = f->data + q;
     uint32_t type = pf_u32(p, swap);
     uint16_t size = pf_u16(p + 6, swap);
-    if (!pf_is_known_type(type) || type == 0)
-        return 0;
-    if (size < 8 || size % 8 || size < min_size(type) || size > end - q)
+    if (!pf_is_known_type(type) || type == 0) return 0;
+    /* COMPRESSED (81) records are not padded: their size may be any value */
+    if (size < 8 || (size % 8 && type != EK_PERF_RECORD_COMPRESSED) || size < min_size(type) ||
+        size > end - q)
         return 0;
     if ((type == EK_PERF_RECORD_FINISHED_ROUND || type == EK_PERF_RECORD_FINISHED_INIT) &&
         size != 8)
         return 0;
     uint64_t next = q + size;
     if (type == EK_PERF_RECORD_AUXTRACE) {
-        if (size != 48)
-            return 0;
+        if (size != 48) return 0;
         uint64_t psz = pf_u64(p + 8, swap);
-        if (psz > end - next)
-            return 0;
+        if (psz > end - next) return 0;
         next += psz;
     }
-    if (!chain || next == end)
-        return 1;
+    if (!chain || next == end) return 1;
     return plausible(f, next, end, 0);
 }
 
-/* Find the next plausible record after damage at 'from'; returns its offset or end. */
-static uint64_t resync(ek_perf_iter *it, uint64_t from)
+/* Find the next plausible record after damage at 'from', trying 'first' and every 8 bytes
+ * after it; returns its offset or the end of the data. */
+static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
 {
     const ek_perf_file *f = it->f;
     uint64_t end = f->hdr.data_end;
-    uint64_t q = from + 8;
+    uint64_t q = first;
     while (q < end && end - q >= 8) {
-        if (plausible(f, q, end, 1))
-            break;
-        q += 8;
+        if (plausible(f, q, end, 1)) break;
+        q += it->unaligned ? 1 : 8; /* unpadded COMPRESSED records break the 8-byte grid */
     }
-    if (q > end || end - q < 8)
-        q = end;
-    uint64_t skipped = q - from;
+    if (q > end || end - q < 8) q = end;
+    uint64_t skipped = q - first;
     if (it->fw) {
         it->fw->stats.resyncs++;
         it->fw->stats.bytes_skipped += skipped;
     }
     if (q < end)
         it_diag(it, EK_SEV_NOTE, "perf.resync", 0, it->index, from,
-                "skipped %llu bytes; records continue at offset 0x%llx",
+                "skipped %llu bytes after the damaged record; records continue at offset 0x%llx",
                 (unsigned long long)skipped, (unsigned long long)q);
     else
         it_diag(it, EK_SEV_NOTE, "perf.resync", 0, it->index, from,
@@ -609,8 +545,7 @@ static uint64_t resync(ek_perf_iter *it, uint64_t from)
 
 static void count_damage(ek_perf_iter *it)
 {
-    if (it->fw)
-        it->fw->stats.damaged++;
+    if (it->fw) it->fw->stats.damaged++;
 }
 
 /* Main-stream record at it->pos. Returns 1 with rec filled, 0 at the end. */
@@ -621,8 +556,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
     uint64_t end = f->hdr.data_end;
     for (;;) {
         uint64_t p = it->pos;
-        if (p >= end)
-            return 0;
+        if (p >= end) return 0;
         if (end - p < 8) {
             it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index, p,
                     "%llu bytes at the end of the data are too short for a record header",
@@ -636,10 +570,9 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
         uint16_t size = pf_u16(raw + 6, swap);
         if (size < 8) {
             it_diag(it, EK_SEV_WARN, "perf.bad-size", EK_ERR_FORMAT, it->index, p,
-                    "%s record (type %u) with size %u < 8", ek_perf_record_name(type), type,
-                    size);
+                    "%s record (type %u) with size %u < 8", ek_perf_record_name(type), type, size);
             count_damage(it);
-            it->pos = resync(it, p);
+            it->pos = resync(it, p, p + 8);
             continue;
         }
         if (size > end - p) {
@@ -648,7 +581,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                     "bytes left)",
                     ek_perf_record_name(type), type, size, (unsigned long long)(end - p));
             count_damage(it);
-            it->pos = resync(it, p);
+            it->pos = resync(it, p, p + 8);
             continue;
         }
         uint64_t next = p + size;
@@ -679,8 +612,9 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             rec->payload_avail = avail;
         }
         if (payload_bad) {
-            /* payload_avail < payload_size tells the consumer; the rest is either trace bytes of a truncated file or a damaged size field */
-            it->pos = resync(it, next - 8);
+            /* payload_avail < payload_size tells the consumer; the rest is either trace bytes of a
+             * truncated file or a damaged size field */
+            it->pos = resync(it, p, next);
         } else {
             it->pos = next + payload;
         }
@@ -690,8 +624,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
 
 static void seg_push(ek_perf_iter *it, uint64_t stream_pos, uint64_t file_off)
 {
-    if (it->nseg && it->segs[it->nseg - 1].file_off == file_off)
-        return;
+    if (it->nseg && it->segs[it->nseg - 1].file_off == file_off) return;
     if (it->nseg == PF_SEGS) {
         memmove(it->segs, it->segs + 1, (PF_SEGS - 1) * sizeof *it->segs);
         it->nseg--;
@@ -705,8 +638,7 @@ static uint64_t seg_lookup(const ek_perf_iter *it, uint64_t stream_pos)
 {
     uint64_t off = it->nseg ? it->segs[0].file_off : it->zin_off;
     for (unsigned i = 0; i < it->nseg; i++)
-        if (it->segs[i].stream_pos <= stream_pos)
-            off = it->segs[i].file_off;
+        if (it->segs[i].stream_pos <= stream_pos) off = it->segs[i].file_off;
     return off;
 }
 
@@ -716,22 +648,19 @@ static void z_drop_stream(ek_perf_iter *it)
     it->wlen = it->wpos = 0;
     it->zin_pos = it->zin_len;
     it->zskip = 0;
-    if (it->zd)
-        ZSTD_DCtx_reset(it->zd, ZSTD_reset_session_only);
+    if (it->zd) ZSTD_DCtx_reset(it->zd, ZSTD_reset_session_only);
 }
 
 /* Decompress more of the current COMPRESSED input into the window. 1: progress made. */
 static int z_fill(ek_perf_iter *it)
 {
-    if (it->zin_pos >= it->zin_len || it->zdisabled)
-        return 0;
+    if (it->zin_pos >= it->zin_len || it->zdisabled) return 0;
     if (it->wpos) {
         memmove(it->win, it->win + it->wpos, it->wlen - it->wpos);
         it->wlen -= it->wpos;
         it->wpos = 0;
     }
-    if (it->wlen == PF_WIN_CAP)
-        return 0;
+    if (it->wlen == PF_WIN_CAP) return 0;
     ZSTD_inBuffer in = {it->zin, it->zin_len, it->zin_pos};
     ZSTD_outBuffer out = {it->win, PF_WIN_CAP, it->wlen};
     size_t r = ZSTD_decompressStream(it->zd, &out, &in);
@@ -746,8 +675,7 @@ static int z_fill(ek_perf_iter *it)
     }
     size_t produced = out.pos - it->wlen;
     size_t consumed = in.pos - it->zin_pos;
-    if (produced)
-        seg_push(it, it->wstream + it->wlen, it->zin_off);
+    if (produced) seg_push(it, it->wstream + it->wlen, it->zin_off);
     it->zin_total += consumed;
     it->zout += produced;
     it->wlen = out.pos;
@@ -774,12 +702,10 @@ static int z_take(ek_perf_iter *it, ek_perf_record *rec)
             it->wpos += n;
             it->wstream += n;
             it->zskip -= n;
-            if (it->zskip)
-                return 0;
+            if (it->zskip) return 0;
             continue;
         }
-        if (avail < 8)
-            return 0;
+        if (avail < 8) return 0;
         const uint8_t *raw = it->win + it->wpos;
         uint16_t size = pf_u16(raw + 6, f->hdr.swapped);
         if (size < 8) {
@@ -793,8 +719,7 @@ static int z_take(ek_perf_iter *it, ek_perf_record *rec)
             z_drop_stream(it);
             return 0;
         }
-        if (avail < size)
-            return 0;
+        if (avail < size) return 0;
         pf_decode_record(f, it->diag, raw, size, rec, it->strbuf, PF_STRCAP);
         rec->offset = seg_lookup(it, it->wstream);
         rec->compressed = 1;
@@ -804,8 +729,7 @@ static int z_take(ek_perf_iter *it, ek_perf_record *rec)
         if (rec->payload_size) {
             /* AUXTRACE / TRACING_DATA inside compressed data: not addressable in the file */
             it_diag(it, EK_SEV_WARN, "perf.compressed-payload", EK_ERR_UNSUPPORTED, it->index,
-                    rec->offset,
-                    "%s inside compressed data: its %llu-byte payload is skipped",
+                    rec->offset, "%s inside compressed data: its %llu-byte payload is skipped",
                     ek_perf_record_name(rec->type), (unsigned long long)rec->payload_size);
             it->zskip = rec->payload_size;
             rec->payload_avail = 0;
@@ -819,8 +743,7 @@ static int start_compressed(ek_perf_iter *it, const ek_perf_record *rec)
     if (!it->zd) {
         it->zd = ZSTD_createDStream();
         it->win = malloc(PF_WIN_CAP);
-        if (!it->zd || !it->win)
-            return EK_ERR_NOMEM;
+        if (!it->zd || !it->win) return EK_ERR_NOMEM;
         ZSTD_initDStream(it->zd);
     }
     size_t hdr = rec->type == EK_PERF_RECORD_COMPRESSED2 ? 16 : 8;
@@ -838,19 +761,16 @@ static int start_compressed(ek_perf_iter *it, const ek_perf_record *rec)
 static void finish_stats(ek_perf_iter *it, const ek_perf_record *rec)
 {
     ek_perf_file *f = it->fw;
-    if (!f)
-        return;
+    if (!f) return;
     f->stats.records++;
-    if (rec->compressed)
-        f->stats.compressed_records++;
+    if (rec->compressed) f->stats.compressed_records++;
     if (rec->type < EK_PERF_RECORD_USER_MAX && pf_is_known_type(rec->type))
         f->stats.by_type[rec->type]++;
     else if (rec->type >= EK_PERF_RECORD_SIMPLEPERF_FIRST)
         f->stats.simpleperf++;
     else
         f->stats.unknown++;
-    if (rec->damaged)
-        f->stats.damaged++;
+    if (rec->damaged) f->stats.damaged++;
 }
 
 static void report_record(ek_perf_iter *it, const ek_perf_record *rec)
@@ -863,8 +783,8 @@ static void report_record(ek_perf_iter *it, const ek_perf_record *rec)
                     rec->type);
         }
     } else if (!pf_is_known_type(rec->type)) {
-        it_diag(it, EK_SEV_WARN, "perf.unknown-record", EK_ERR_UNSUPPORTED, rec->index,
-                rec->offset, "unknown record type %u (%u bytes) skipped", rec->type, rec->size);
+        it_diag(it, EK_SEV_WARN, "perf.unknown-record", EK_ERR_UNSUPPORTED, rec->index, rec->offset,
+                "unknown record type %u (%u bytes) skipped", rec->type, rec->size);
     } else if (rec->damaged && rec->payload_avail == rec->payload_size) {
         it_diag(it, EK_SEV_WARN, "perf.bad-record", EK_ERR_FORMAT, rec->index, rec->offset,
                 "%s record of %u bytes is malformed (fields too short for its size%s)",
@@ -883,8 +803,7 @@ int ek_perf_iter_next(ek_perf_iter *it, ek_perf_record *rec)
                     have = 1;
                     break;
                 }
-                if (!z_fill(it))
-                    break;
+                if (!z_fill(it)) break;
             }
         }
         if (!have) {
@@ -897,17 +816,15 @@ int ek_perf_iter_next(ek_perf_iter *it, ek_perf_record *rec)
                 it->wlen = it->wpos = 0;
                 return EK_ERR_EOS;
             }
-            if (rec->type == EK_PERF_RECORD_COMPRESSED ||
-                rec->type == EK_PERF_RECORD_COMPRESSED2) {
+            if (rec->type == EK_PERF_RECORD_COMPRESSED || rec->type == EK_PERF_RECORD_COMPRESSED2) {
+                if (rec->size % 8) it->unaligned = 1;
                 if (!rec->damaged) {
                     rec->index = it->index;
                     int rc = start_compressed(it, rec);
-                    if (rc)
-                        return rc;
+                    if (rc) return rc;
                 }
             } else if (it->wlen > it->wpos || it->zskip) {
-                it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index,
-                        it->zin_off,
+                it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index, it->zin_off,
                         "compressed stream ends inside a record (%zu bytes dropped)",
                         it->wlen - it->wpos);
                 it->wstream += it->wlen - it->wpos;
@@ -921,8 +838,7 @@ int ek_perf_iter_next(ek_perf_iter *it, ek_perf_record *rec)
         rec->index = it->index++;
         report_record(it, rec);
         finish_stats(it, rec);
-        if ((it->flags & EK_PERF_ITER_SIDEBAND) && !ek_perf_is_sideband(rec->type))
-            continue;
+        if ((it->flags & EK_PERF_ITER_SIDEBAND) && !ek_perf_is_sideband(rec->type)) continue;
         return 0;
     }
 }

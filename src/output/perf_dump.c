@@ -11,21 +11,11 @@ void ek_json_string(ek_sbuf *out, const char *s)
     ek_sbuf_putc(out, '"');
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
-        case '"':
-            ek_sbuf_puts(out, "\\\"");
-            break;
-        case '\\':
-            ek_sbuf_puts(out, "\\\\");
-            break;
-        case '\n':
-            ek_sbuf_puts(out, "\\n");
-            break;
-        case '\t':
-            ek_sbuf_puts(out, "\\t");
-            break;
-        case '\r':
-            ek_sbuf_puts(out, "\\r");
-            break;
+        case '"': ek_sbuf_puts(out, "\\\""); break;
+        case '\\': ek_sbuf_puts(out, "\\\\"); break;
+        case '\n': ek_sbuf_puts(out, "\\n"); break;
+        case '\t': ek_sbuf_puts(out, "\\t"); break;
+        case '\r': ek_sbuf_puts(out, "\\r"); break;
         default:
             if (*p < 0x20 || *p >= 0x7f)
                 ek_sbuf_printf(out, "\\u%04x", *p);
@@ -59,13 +49,13 @@ static const struct {
     uint64_t bit;
     const char *name;
 } sample_bits[] = {
-    {1ull << 0, "IP"},        {1ull << 1, "TID"},       {1ull << 2, "TIME"},
-    {1ull << 3, "ADDR"},      {1ull << 4, "READ"},      {1ull << 5, "CALLCHAIN"},
-    {1ull << 6, "ID"},        {1ull << 7, "CPU"},       {1ull << 8, "PERIOD"},
-    {1ull << 9, "STREAM_ID"}, {1ull << 10, "RAW"},      {1ull << 11, "BRANCH_STACK"},
+    {1ull << 0, "IP"},         {1ull << 1, "TID"},         {1ull << 2, "TIME"},
+    {1ull << 3, "ADDR"},       {1ull << 4, "READ"},        {1ull << 5, "CALLCHAIN"},
+    {1ull << 6, "ID"},         {1ull << 7, "CPU"},         {1ull << 8, "PERIOD"},
+    {1ull << 9, "STREAM_ID"},  {1ull << 10, "RAW"},        {1ull << 11, "BRANCH_STACK"},
     {1ull << 12, "REGS_USER"}, {1ull << 13, "STACK_USER"}, {1ull << 14, "WEIGHT"},
-    {1ull << 15, "DATA_SRC"}, {1ull << 16, "IDENTIFIER"}, {1ull << 17, "TRANSACTION"},
-    {1ull << 18, "REGS_INTR"}, {1ull << 19, "PHYS_ADDR"}, {1ull << 20, "AUX"},
+    {1ull << 15, "DATA_SRC"},  {1ull << 16, "IDENTIFIER"}, {1ull << 17, "TRANSACTION"},
+    {1ull << 18, "REGS_INTR"}, {1ull << 19, "PHYS_ADDR"},  {1ull << 20, "AUX"},
     {1ull << 21, "CGROUP"},
 };
 
@@ -78,33 +68,56 @@ static void sample_type_names(ek_sbuf *out, uint64_t st)
             ek_sbuf_puts(out, sample_bits[i].name);
             first = 0;
         }
-    if (first)
-        ek_sbuf_puts(out, "-");
+    if (first) ek_sbuf_puts(out, "-");
 }
 
 static const char *const flag_names[64] = {
-    [0] = "disabled", [1] = "inherit", [2] = "pinned", [3] = "exclusive",
-    [4] = "exclude_user", [5] = "exclude_kernel", [6] = "exclude_hv", [7] = "exclude_idle",
-    [8] = "mmap", [9] = "comm", [10] = "freq", [11] = "inherit_stat",
-    [12] = "enable_on_exec", [13] = "task", [14] = "watermark", [17] = "mmap_data",
-    [18] = "sample_id_all", [19] = "exclude_host", [20] = "exclude_guest",
-    [21] = "exclude_callchain_kernel", [22] = "exclude_callchain_user", [23] = "mmap2",
-    [24] = "comm_exec", [25] = "use_clockid", [26] = "context_switch",
-    [27] = "write_backward", [28] = "namespaces", [29] = "ksymbol", [30] = "bpf_event",
-    [31] = "aux_output", [32] = "cgroup", [33] = "text_poke", [34] = "build_id",
-    [35] = "inherit_thread", [36] = "remove_on_exec", [37] = "sigtrap",
+    [0] = "disabled",
+    [1] = "inherit",
+    [2] = "pinned",
+    [3] = "exclusive",
+    [4] = "exclude_user",
+    [5] = "exclude_kernel",
+    [6] = "exclude_hv",
+    [7] = "exclude_idle",
+    [8] = "mmap",
+    [9] = "comm",
+    [10] = "freq",
+    [11] = "inherit_stat",
+    [12] = "enable_on_exec",
+    [13] = "task",
+    [14] = "watermark",
+    [17] = "mmap_data",
+    [18] = "sample_id_all",
+    [19] = "exclude_host",
+    [20] = "exclude_guest",
+    [21] = "exclude_callchain_kernel",
+    [22] = "exclude_callchain_user",
+    [23] = "mmap2",
+    [24] = "comm_exec",
+    [25] = "use_clockid",
+    [26] = "context_switch",
+    [27] = "write_backward",
+    [28] = "namespaces",
+    [29] = "ksymbol",
+    [30] = "bpf_event",
+    [31] = "aux_output",
+    [32] = "cgroup",
+    [33] = "text_poke",
+    [34] = "build_id",
+    [35] = "inherit_thread",
+    [36] = "remove_on_exec",
+    [37] = "sigtrap",
 };
 
 static void flag_list(ek_sbuf *out, uint64_t flags)
 {
     int first = 1;
     for (int b = 0; b < 64; b++) {
-        if (!(flags >> b & 1))
-            continue;
+        if (!(flags >> b & 1)) continue;
         ek_sbuf_puts(out, first ? "" : ",");
         if (b == 15 || b == 16) {
-            if (b == 16 && (flags >> 15 & 1))
-                continue;
+            if (b == 16 && (flags >> 15 & 1)) continue;
             ek_sbuf_printf(out, "precise_ip=%u", (unsigned)(flags >> 15 & 3));
         } else if (flag_names[b]) {
             ek_sbuf_puts(out, flag_names[b]);
@@ -113,21 +126,16 @@ static void flag_list(ek_sbuf *out, uint64_t flags)
         }
         first = 0;
     }
-    if (first)
-        ek_sbuf_puts(out, "-");
+    if (first) ek_sbuf_puts(out, "-");
 }
 
 static void aux_flag_letters(ek_sbuf *out, uint64_t fl)
 {
     ek_sbuf_putc(out, '[');
-    if (fl & EK_PERF_AUX_FLAG_TRUNCATED)
-        ek_sbuf_putc(out, 'T');
-    if (fl & EK_PERF_AUX_FLAG_OVERWRITE)
-        ek_sbuf_putc(out, 'O');
-    if (fl & EK_PERF_AUX_FLAG_PARTIAL)
-        ek_sbuf_putc(out, 'P');
-    if (fl & EK_PERF_AUX_FLAG_COLLISION)
-        ek_sbuf_putc(out, 'C');
+    if (fl & EK_PERF_AUX_FLAG_TRUNCATED) ek_sbuf_putc(out, 'T');
+    if (fl & EK_PERF_AUX_FLAG_OVERWRITE) ek_sbuf_putc(out, 'O');
+    if (fl & EK_PERF_AUX_FLAG_PARTIAL) ek_sbuf_putc(out, 'P');
+    if (fl & EK_PERF_AUX_FLAG_COLLISION) ek_sbuf_putc(out, 'C');
     ek_sbuf_putc(out, ']');
     ek_sbuf_puts(out, (fl & EK_PERF_AUX_FLAG_CORESIGHT_RAW) ? " raw" : " formatted");
 }
@@ -136,22 +144,19 @@ static void aux_flag_letters(ek_sbuf *out, uint64_t fl)
 
 static void dump_attr_text(ek_sbuf *out, size_t i, const ek_perf_attr *a)
 {
-    ek_sbuf_printf(out, "attr %zu: type %u size %u config 0x%llx sample_type 0x%llx (", i,
-                   a->type, a->size, X(a->config), X(a->sample_type));
+    ek_sbuf_printf(out, "attr %zu: type %u size %u config 0x%llx sample_type 0x%llx (", i, a->type,
+                   a->size, X(a->config), X(a->sample_type));
     sample_type_names(out, a->sample_type);
     ek_sbuf_printf(out, ") read_format 0x%llx flags 0x%llx (", X(a->read_format), X(a->flags));
     flag_list(out, a->flags);
     ek_sbuf_printf(out, ") period %llu config1 0x%llx config2 0x%llx", X(a->sample_period),
                    X(a->config1), X(a->config2));
-    if (a->size >= 136 || a->config3)
-        ek_sbuf_printf(out, " config3 0x%llx", X(a->config3));
+    if (a->size >= 136 || a->config3) ek_sbuf_printf(out, " config3 0x%llx", X(a->config3));
     ek_sbuf_printf(out, " ids %zu:", a->nids);
     for (size_t k = 0; k < a->nids && k < 16; k++)
         ek_sbuf_printf(out, " %llu", X(a->ids[k]));
-    if (a->nids > 16)
-        ek_sbuf_puts(out, " ...");
-    if (a->record >= 0)
-        ek_sbuf_printf(out, " (HEADER_ATTR record #%lld)", (long long)a->record);
+    if (a->nids > 16) ek_sbuf_puts(out, " ...");
+    if (a->record >= 0) ek_sbuf_printf(out, " (HEADER_ATTR record #%lld)", (long long)a->record);
     ek_sbuf_putc(out, '\n');
 }
 
@@ -172,24 +177,12 @@ static void dump_attr_json(ek_sbuf *out, const ek_perf_attr *a)
 static void feature_value(ek_sbuf *out, const ek_perf_features *ft, unsigned bit, int json)
 {
     switch (bit) {
-    case EK_PERF_FEAT_HOSTNAME:
-        str_any(out, ft->hostname, json);
-        break;
-    case EK_PERF_FEAT_OSRELEASE:
-        str_any(out, ft->osrelease, json);
-        break;
-    case EK_PERF_FEAT_VERSION:
-        str_any(out, ft->version, json);
-        break;
-    case EK_PERF_FEAT_ARCH:
-        str_any(out, ft->arch, json);
-        break;
-    case EK_PERF_FEAT_CPUDESC:
-        str_any(out, ft->cpudesc, json);
-        break;
-    case EK_PERF_FEAT_CPUID:
-        str_any(out, ft->cpuid, json);
-        break;
+    case EK_PERF_FEAT_HOSTNAME: str_any(out, ft->hostname, json); break;
+    case EK_PERF_FEAT_OSRELEASE: str_any(out, ft->osrelease, json); break;
+    case EK_PERF_FEAT_VERSION: str_any(out, ft->version, json); break;
+    case EK_PERF_FEAT_ARCH: str_any(out, ft->arch, json); break;
+    case EK_PERF_FEAT_CPUDESC: str_any(out, ft->cpudesc, json); break;
+    case EK_PERF_FEAT_CPUID: str_any(out, ft->cpuid, json); break;
     case EK_PERF_FEAT_NRCPUS:
         ek_sbuf_printf(out, json ? "{\"avail\":%u,\"online\":%u}" : "avail %u online %u",
                        ft->nr_cpus_avail, ft->nr_cpus_online);
@@ -198,19 +191,15 @@ static void feature_value(ek_sbuf *out, const ek_perf_features *ft, unsigned bit
         ek_sbuf_printf(out, json ? "%llu" : "%llu kB", X(ft->total_mem_kb));
         break;
     case EK_PERF_FEAT_CMDLINE:
-        if (json)
-            ek_sbuf_putc(out, '[');
+        if (json) ek_sbuf_putc(out, '[');
         for (size_t i = 0; i < ft->ncmdline; i++) {
-            if (i)
-                ek_sbuf_putc(out, json ? ',' : ' ');
+            if (i) ek_sbuf_putc(out, json ? ',' : ' ');
             str_any(out, ft->cmdline[i], json);
         }
-        if (json)
-            ek_sbuf_putc(out, ']');
+        if (json) ek_sbuf_putc(out, ']');
         break;
     case EK_PERF_FEAT_PMU_MAPPINGS:
-        if (json)
-            ek_sbuf_putc(out, '{');
+        if (json) ek_sbuf_putc(out, '{');
         for (size_t i = 0; i < ft->npmu_mappings; i++) {
             if (json) {
                 ek_sbuf_puts(out, i ? "," : "");
@@ -222,14 +211,13 @@ static void feature_value(ek_sbuf *out, const ek_perf_features *ft, unsigned bit
                 ek_sbuf_printf(out, "=%u", ft->pmu_mappings[i].type);
             }
         }
-        if (json)
-            ek_sbuf_putc(out, '}');
+        if (json) ek_sbuf_putc(out, '}');
         break;
     case EK_PERF_FEAT_AUXTRACE: {
         const char *kind = ft->index_kind == EK_PERF_INDEX_PERF         ? "perf"
                            : ft->index_kind == EK_PERF_INDEX_SIMPLEPERF ? "simpleperf"
                            : ft->index_kind == EK_PERF_INDEX_BAD        ? "bad"
-                                                                         : "none";
+                                                                        : "none";
         if (json) {
             ek_sbuf_printf(out, "{\"variant\":\"%s\",\"entries\":[", kind);
             for (size_t i = 0; i < ft->nindex; i++)
@@ -284,8 +272,7 @@ static void feature_value(ek_sbuf *out, const ek_perf_features *ft, unsigned bit
                 text_string(out, b->filename);
             }
         }
-        if (json)
-            ek_sbuf_putc(out, ']');
+        if (json) ek_sbuf_putc(out, ']');
         break;
     case EK_PERF_FEAT_SP_META_INFO:
         if (json)
@@ -305,11 +292,9 @@ static void feature_value(ek_sbuf *out, const ek_perf_features *ft, unsigned bit
                 text_string(out, ft->meta_info[i + 1]);
             }
         }
-        if (json)
-            ek_sbuf_putc(out, '}');
+        if (json) ek_sbuf_putc(out, '}');
         break;
-    default:
-        ek_sbuf_puts(out, json ? "null" : "(not decoded)");
+    default: ek_sbuf_puts(out, json ? "null" : "(not decoded)");
     }
 }
 
@@ -347,7 +332,9 @@ void ek_perf_dump_file(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format 
                 ek_sbuf_puts(out, "null");
             ek_sbuf_printf(out, ",\"offset\":%llu,\"size\":%llu,\"status\":\"%s\",\"value\":",
                            X(s->offset), X(s->size),
-                           s->parsed > 0 ? "ok" : s->parsed == 0 ? "skipped" : "damaged");
+                           s->parsed > 0    ? "ok"
+                           : s->parsed == 0 ? "skipped"
+                                            : "damaged");
             if (s->parsed > 0)
                 feature_value(out, ft, s->bit, 1);
             else
@@ -404,8 +391,7 @@ void ek_perf_dump_file(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format 
 
 static void sid_text(ek_sbuf *out, const ek_perf_sample_id *s)
 {
-    if (!s->present)
-        return;
+    if (!s->present) return;
     ek_sbuf_puts(out, " {");
     const char *sep = "";
     if (s->present & EK_PERF_SAMPLE_TID) {
@@ -431,8 +417,7 @@ static void sid_text(ek_sbuf *out, const ek_perf_sample_id *s)
 
 static void sid_json(ek_sbuf *out, const ek_perf_sample_id *s)
 {
-    if (!s->present)
-        return;
+    if (!s->present) return;
     ek_sbuf_puts(out, ",\"sample_id\":{");
     const char *sep = "";
     if (s->present & EK_PERF_SAMPLE_TID) {
@@ -581,18 +566,16 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
     case EK_PERF_RECORD_AUX_OUTPUT_HW_ID:
         FX("hw_id", r->u.hw_id.hw_id);
         if (!json)
-            ek_sbuf_printf(out, " (version %u.%u trace ID 0x%x sink %u)",
-                           (unsigned)(r->u.hw_id.hw_id >> 60), (unsigned)(r->u.hw_id.hw_id >> 56 & 0xf),
-                           (unsigned)(r->u.hw_id.hw_id & 0xff),
-                           (unsigned)(r->u.hw_id.hw_id >> 8 & 0xffffffffu));
+            ek_sbuf_printf(
+                out, " (version %u.%u trace ID 0x%x sink %u)", (unsigned)(r->u.hw_id.hw_id >> 60),
+                (unsigned)(r->u.hw_id.hw_id >> 56 & 0xf), (unsigned)(r->u.hw_id.hw_id & 0xff),
+                (unsigned)(r->u.hw_id.hw_id >> 8 & 0xffffffffu));
         break;
     case EK_PERF_RECORD_LOST:
         FD("id", r->u.lost.id);
         FD("lost", r->u.lost.lost);
         break;
-    case EK_PERF_RECORD_LOST_SAMPLES:
-        FD("lost", r->u.lost_samples.lost);
-        break;
+    case EK_PERF_RECORD_LOST_SAMPLES: FD("lost", r->u.lost_samples.lost); break;
     case EK_PERF_RECORD_SAMPLE:
         FX("ip", r->u.sample.ip);
         FX("addr", r->u.sample.addr);
@@ -605,10 +588,8 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
         FD("idx", r->u.auxtrace.idx);
         FD("tid", r->u.auxtrace.tid);
         ek_sbuf_printf(out, json ? ",\"cpu\":%d" : " cpu %d", r->u.auxtrace.cpu);
-        if (r->payload_offset >= 0)
-            FX("data", (uint64_t)r->payload_offset);
-        if (r->payload_avail != r->payload_size)
-            FX("present", r->payload_avail);
+        if (r->payload_offset >= 0) FX("data", (uint64_t)r->payload_offset);
+        if (r->payload_avail != r->payload_size) FX("present", r->payload_avail);
         break;
     case EK_PERF_RECORD_AUXTRACE_INFO:
         FD("type", r->u.auxtrace_info.type);
@@ -624,7 +605,9 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
     case EK_PERF_RECORD_HEADER_FEATURE: {
         const char *name = ek_perf_feature_name((unsigned)(r->u.feature.feat_id & 0xff));
         FD("feature", r->u.feature.feat_id);
-        if (name && r->u.feature.feat_id < 256)
+        if (r->size <= 16)
+            FS("name", "end of features");
+        else if (name && r->u.feature.feat_id < 256)
             FS("name", name);
         break;
     }
@@ -632,13 +615,9 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
         ek_sbuf_printf(out, json ? ",\"pid\":%d" : " pid %d", r->u.build_id.pid);
         FS("filename", r->u.build_id.filename);
         break;
-    case EK_PERF_RECORD_HEADER_TRACING_DATA:
-        FD("size", r->u.tracing_data.size);
-        break;
+    case EK_PERF_RECORD_HEADER_TRACING_DATA: FD("size", r->u.tracing_data.size); break;
     case EK_PERF_RECORD_ID_INDEX:
-    case EK_PERF_RECORD_THREAD_MAP:
-        FD("nr", r->u.nr.nr);
-        break;
+    case EK_PERF_RECORD_THREAD_MAP: FD("nr", r->u.nr.nr); break;
     case EK_PERF_RECORD_CPU_MAP:
         FD("map_type", r->u.cpu_map.type);
         FD("nr", r->u.cpu_map.nr);
@@ -646,8 +625,7 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
             FD("first", r->u.cpu_map.start);
             FD("last", r->u.cpu_map.end);
         }
-        if (r->u.cpu_map.type == 2)
-            FD("any_cpu", r->u.cpu_map.any_cpu);
+        if (r->u.cpu_map.type == 2) FD("any_cpu", r->u.cpu_map.any_cpu);
         break;
     case EK_PERF_RECORD_TIME_CONV:
         FD("time_shift", r->u.time_conv.time_shift);
@@ -661,11 +639,8 @@ static void record_fields(ek_sbuf *out, const ek_perf_record *r, int json)
         }
         break;
     case EK_PERF_RECORD_COMPRESSED:
-    case EK_PERF_RECORD_COMPRESSED2:
-        FD("data_size", r->u.compressed.data_size);
-        break;
-    default:
-        break;
+    case EK_PERF_RECORD_COMPRESSED2: FD("data_size", r->u.compressed.data_size); break;
+    default: break;
     }
 #undef FD
 #undef FX
@@ -677,31 +652,26 @@ void ek_perf_dump_record(ek_sbuf *out, const ek_perf_record *r, ek_perf_dump_for
     const char *name = ek_perf_record_name(r->type);
     if (fmt == EK_PERF_DUMP_JSON) {
         ek_sbuf_printf(out, "{\"index\":%lld,\"offset\":%llu,", (long long)r->index, X(r->offset));
-        if (r->compressed)
-            ek_sbuf_printf(out, "\"stream_offset\":%llu,", X(r->stream_offset));
+        if (r->compressed) ek_sbuf_printf(out, "\"stream_offset\":%llu,", X(r->stream_offset));
         ek_sbuf_printf(out, "\"type\":%u,\"name\":\"%s\",\"misc\":%u,\"size\":%u", r->type, name,
                        r->misc, r->size);
-        if (r->damaged)
-            ek_sbuf_puts(out, ",\"damaged\":true");
+        if (r->damaged) ek_sbuf_puts(out, ",\"damaged\":true");
         record_fields(out, r, 1);
         sid_json(out, &r->sid);
         ek_sbuf_putc(out, '}');
         return;
     }
     ek_sbuf_printf(out, "0x%08llx", X(r->offset));
-    if (r->compressed)
-        ek_sbuf_printf(out, "/z0x%llx", X(r->stream_offset));
+    if (r->compressed) ek_sbuf_printf(out, "/z0x%llx", X(r->stream_offset));
     ek_sbuf_printf(out, " #%lld %s", (long long)r->index, name);
     if (r->type >= EK_PERF_RECORD_SIMPLEPERF_FIRST || !strcmp(name, "UNKNOWN"))
         ek_sbuf_printf(out, "(%u)", r->type);
     ek_sbuf_printf(out, " [0x%x]", r->size);
-    if (r->misc & EK_PERF_MISC_CPUMODE_MASK)
-        ek_sbuf_printf(out, " misc 0x%x", r->misc);
+    if (r->misc & EK_PERF_MISC_CPUMODE_MASK) ek_sbuf_printf(out, " misc 0x%x", r->misc);
     ek_sbuf_putc(out, ':');
     record_fields(out, r, 0);
     sid_text(out, &r->sid);
-    if (r->damaged)
-        ek_sbuf_puts(out, " DAMAGED");
+    if (r->damaged) ek_sbuf_puts(out, " DAMAGED");
     ek_sbuf_putc(out, '\n');
 }
 
@@ -710,16 +680,11 @@ void ek_perf_dump_record(ek_sbuf *out, const ek_perf_record *r, ek_perf_dump_for
 static const char *proto_name(ek_protocol p)
 {
     switch (p) {
-    case EK_PROTO_ETMV4:
-        return "ETMv4";
-    case EK_PROTO_ETE:
-        return "ETE";
-    case EK_PROTO_ETMV3:
-        return "ETMv3";
-    case EK_PROTO_PTM:
-        return "PTM";
-    default:
-        return "unknown";
+    case EK_PROTO_ETMV4: return "ETMv4";
+    case EK_PROTO_ETE: return "ETE";
+    case EK_PROTO_ETMV3: return "ETMv3";
+    case EK_PROTO_PTM: return "PTM";
+    default: return "unknown";
     }
 }
 
@@ -754,8 +719,7 @@ static void cpu_regs(ek_sbuf *out, const ek_perf_etm_cpu *c, int json)
     ek_sbuf_printf(out, fx, "TRCIDR2", X(r->idr[2]));
     ek_sbuf_printf(out, fx, "TRCIDR8", X(r->idr[8]));
     ek_sbuf_printf(out, fx, "TRCAUTHSTATUS", X(r->authstatus));
-    if (c->cfg.protocol == EK_PROTO_ETE)
-        ek_sbuf_printf(out, fx, "TRCDEVARCH", X(r->devarch));
+    if (c->cfg.protocol == EK_PROTO_ETE) ek_sbuf_printf(out, fx, "TRCDEVARCH", X(r->devarch));
 }
 
 void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format fmt)
@@ -788,8 +752,7 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
                            c->nparams, c->cfg.trace_id, id_source_name(c->id_source),
                            c->meta_trace_id, c->meta_unused_flag, (long long)c->ts_source,
                            pid_source_name(c->pid_source));
-            if (c->have_sink)
-                ek_sbuf_printf(out, ",\"sink\":%u", c->sink_id);
+            if (c->have_sink) ek_sbuf_printf(out, ",\"sink\":%u", c->sink_id);
             cpu_regs(out, c, 1);
             ek_sbuf_putc(out, '}');
         }
@@ -803,24 +766,17 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
                    e->nr_cpu_blocks, e->ncpus, X(e->snapshot));
     if (e->attr) {
         ek_sbuf_printf(out, "cs_etm: event config 0x%llx:", X(e->config));
-        if (e->branch_broadcast)
-            ek_sbuf_puts(out, " branch_broadcast");
-        if (e->cycacc)
-            ek_sbuf_puts(out, " cycacc");
-        if (e->contextid1)
-            ek_sbuf_puts(out, " contextid1");
-        if (e->contextid2)
-            ek_sbuf_puts(out, " contextid2");
-        if (e->timestamp)
-            ek_sbuf_puts(out, " timestamp");
-        if (e->retstack)
-            ek_sbuf_puts(out, " retstack");
+        if (e->branch_broadcast) ek_sbuf_puts(out, " branch_broadcast");
+        if (e->cycacc) ek_sbuf_puts(out, " cycacc");
+        if (e->contextid1) ek_sbuf_puts(out, " contextid1");
+        if (e->contextid2) ek_sbuf_puts(out, " contextid2");
+        if (e->timestamp) ek_sbuf_puts(out, " timestamp");
+        if (e->retstack) ek_sbuf_puts(out, " retstack");
         ek_sbuf_putc(out, '\n');
     } else {
         ek_sbuf_puts(out, "cs_etm: no event with this PMU type\n");
     }
-    ek_sbuf_printf(out,
-                   "cs_etm: %s decode; CoreSight timestamps %s perf time; trace IDs from %s\n",
+    ek_sbuf_printf(out, "cs_etm: %s decode; CoreSight timestamps %s perf time; trace IDs from %s\n",
                    e->timeless ? "timeless" : "timestamped",
                    e->all_ts_virtual ? "convert to" : "do not convert to",
                    e->have_hw_id ? (e->hw_id_minor ? "AUX_OUTPUT_HW_ID v0.1 (per sink)"
@@ -831,10 +787,8 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
         ek_sbuf_printf(out, "cpu %u: %s, %u params, trace ID 0x%02x (%s", c->cpu,
                        proto_name(c->cfg.protocol), c->nparams, c->cfg.trace_id,
                        id_source_name(c->id_source));
-        if (c->meta_unused_flag)
-            ek_sbuf_puts(out, ", metadata ID flagged unused");
-        if (c->have_sink)
-            ek_sbuf_printf(out, ", sink %u", c->sink_id);
+        if (c->meta_unused_flag) ek_sbuf_puts(out, ", metadata ID flagged unused");
+        if (c->have_sink) ek_sbuf_printf(out, ", sink %u", c->sink_id);
         ek_sbuf_printf(out, "), pid from %s, TS_SOURCE ", pid_source_name(c->pid_source));
         if (c->ts_source < 0)
             ek_sbuf_puts(out, "unknown");
@@ -851,8 +805,7 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
 static size_t idmap_index(const ek_perf_queues *q, const ek_perf_idmap *m)
 {
     for (size_t i = 0; i < ek_perf_queues_nidmaps(q); i++)
-        if (ek_perf_queues_idmap_at(q, i) == m)
-            return i;
+        if (ek_perf_queues_idmap_at(q, i) == m) return i;
     return (size_t)-1;
 }
 
@@ -917,12 +870,12 @@ void ek_perf_dump_slice(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
                        X(s->aux_offset), X(s->aux_size), X(s->flags), X(s->sid.time), s->sid.cpu,
                        s->sid.pid, s->sid.tid, (long long)s->buffer);
         if (b)
-            ek_sbuf_printf(out, ",\"buffer_record\":%lld,\"buffer_offset\":%llu,\"buffer_pos\":%llu",
+            ek_sbuf_printf(out,
+                           ",\"buffer_record\":%lld,\"buffer_offset\":%llu,\"buffer_pos\":%llu",
                            (long long)b->record, X(b->offset), X(s->buffer_pos));
         ek_sbuf_printf(out, ",\"data_offset\":%llu,\"data_size\":%llu,\"formatted\":%s",
                        X(s->data_offset), X(s->data_size), s->formatted ? "true" : "false");
-        if (s->idmap)
-            ek_sbuf_printf(out, ",\"idmap\":%zu", idmap_index(q, s->idmap));
+        if (s->idmap) ek_sbuf_printf(out, ",\"idmap\":%zu", idmap_index(q, s->idmap));
         ek_sbuf_puts(out, ",\"problems\":[");
         problems_text(out, s->problems, 1);
         ek_sbuf_puts(out, "]}");
@@ -935,8 +888,7 @@ void ek_perf_dump_slice(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
     sid_text(out, &s->sid);
     if (b) {
         ek_sbuf_printf(out, " <- AUXTRACE ");
-        if (b->record >= 0)
-            ek_sbuf_printf(out, "#%lld ", (long long)b->record);
+        if (b->record >= 0) ek_sbuf_printf(out, "#%lld ", (long long)b->record);
         ek_sbuf_printf(out, "@0x%llx +0x%llx: data 0x%llx+0x%llx", X(b->offset), X(s->buffer_pos),
                        X(s->data_offset), X(s->data_size));
     } else {
@@ -954,8 +906,7 @@ void ek_perf_dump_slice(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
 
 void ek_perf_dump_queue_end(ek_sbuf *out, ek_perf_dump_format fmt)
 {
-    if (fmt == EK_PERF_DUMP_JSON)
-        ek_sbuf_puts(out, "]}");
+    if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, "]}");
 }
 
 void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queues *q,
@@ -965,34 +916,31 @@ void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_pe
     const ek_perf_auxtrace_rec *bufs = ek_perf_auxtrace_records(f, &nbuf);
     const ek_perf_buffer_use *use = ek_perf_queues_buffer_use(q, &nuse);
     int json = fmt == EK_PERF_DUMP_JSON;
-    if (json)
-        ek_sbuf_puts(out, "\"buffers\":[");
+    if (json) ek_sbuf_puts(out, "\"buffers\":[");
     for (size_t i = 0; i < nbuf; i++) {
         const ek_perf_auxtrace_rec *b = &bufs[i];
         if (json) {
-            ek_sbuf_printf(out,
-                           "%s\n{\"record\":%lld,\"offset\":%llu,\"data_offset\":%llu,\"size\":%llu,"
-                           "\"present\":%llu,\"aux_offset\":%llu,\"reference\":%llu,\"idx\":%u,"
-                           "\"tid\":%u,\"cpu\":%d,\"from_index\":%d,\"slices\":%zu,"
-                           "\"covered\":%llu}",
-                           i ? "," : "", (long long)b->record, X(b->offset), X(b->data_offset),
-                           X(b->size), X(b->avail), X(b->aux_offset), X(b->reference), b->idx,
-                           b->tid, b->cpu, b->from_index, use[i].nslices, X(use[i].covered));
+            ek_sbuf_printf(
+                out,
+                "%s\n{\"record\":%lld,\"offset\":%llu,\"data_offset\":%llu,\"size\":%llu,"
+                "\"present\":%llu,\"aux_offset\":%llu,\"reference\":%llu,\"idx\":%u,"
+                "\"tid\":%u,\"cpu\":%d,\"from_index\":%d,\"slices\":%zu,"
+                "\"covered\":%llu}",
+                i ? "," : "", (long long)b->record, X(b->offset), X(b->data_offset), X(b->size),
+                X(b->avail), X(b->aux_offset), X(b->reference), b->idx, b->tid, b->cpu,
+                b->from_index, use[i].nslices, X(use[i].covered));
             continue;
         }
         ek_sbuf_printf(out, "buffer %zu: AUXTRACE ", i);
-        if (b->record >= 0)
-            ek_sbuf_printf(out, "#%lld ", (long long)b->record);
+        if (b->record >= 0) ek_sbuf_printf(out, "#%lld ", (long long)b->record);
         ek_sbuf_printf(out,
                        "@0x%llx cpu %d tid %u idx %u offset 0x%llx size 0x%llx data "
                        "0x%llx: %zu slice%s, 0x%llx bytes covered",
                        X(b->offset), b->cpu, b->tid, b->idx, X(b->aux_offset), X(b->size),
                        X(b->data_offset), use[i].nslices, use[i].nslices == 1 ? "" : "s",
                        X(use[i].covered));
-        if (b->avail < b->size)
-            ek_sbuf_printf(out, ", only 0x%llx present", X(b->avail));
-        if (b->from_index)
-            ek_sbuf_puts(out, ", found through the index");
+        if (b->avail < b->size) ek_sbuf_printf(out, ", only 0x%llx present", X(b->avail));
+        if (b->from_index) ek_sbuf_puts(out, ", found through the index");
         if (!use[i].nslices)
             ek_sbuf_puts(out, " PROBLEM no AUX record");
         else if (use[i].covered < b->size)
@@ -1012,8 +960,7 @@ void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_pe
             ek_sbuf_printf(out, "idmap %zu (sink %u):", m, map->sink_id);
         int first = 1, any = 0;
         for (int id = 0; id < 128; id++) {
-            if (map->cpu[id] < 0)
-                continue;
+            if (map->cpu[id] < 0) continue;
             any = 1;
             if (json)
                 ek_sbuf_printf(out, "%s\"%d\":%d", first ? "" : ",", id, map->cpu[id]);
@@ -1027,8 +974,8 @@ void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_pe
             ek_sbuf_puts(out, any ? "\n" : " (empty)\n");
     }
     if (json)
-        ek_sbuf_printf(out, "],\n\"aux_empty\":%zu,\"aux_no_data\":%zu",
-                       ek_perf_queues_nempty(q), ek_perf_queues_nno_data(q));
+        ek_sbuf_printf(out, "],\n\"aux_empty\":%zu,\"aux_no_data\":%zu", ek_perf_queues_nempty(q),
+                       ek_perf_queues_nno_data(q));
     else
         ek_sbuf_printf(out, "AUX records: %zu of size 0 (nothing queued), %zu without data\n",
                        ek_perf_queues_nempty(q), ek_perf_queues_nno_data(q));

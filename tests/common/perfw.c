@@ -6,22 +6,19 @@
 
 static void grow(pw_buf *b, size_t n)
 {
-    if (b->len + n <= b->cap)
-        return;
+    if (b->len + n <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n)
         cap *= 2;
     b->p = realloc(b->p, cap);
-    if (!b->p)
-        abort();
+    if (!b->p) abort();
     b->cap = cap;
 }
 
 void pwb_bytes(pw_buf *b, const void *p, size_t n)
 {
     grow(b, n);
-    if (n)
-        memcpy(b->p + b->len, p, n);
+    if (n) memcpy(b->p + b->len, p, n);
     b->len += n;
 }
 
@@ -123,18 +120,14 @@ void pw_sid_trailer(pw *w, uint64_t st, const pw_sid *s)
         pw_u32(w, s->pid);
         pw_u32(w, s->tid);
     }
-    if (st & (1u << 2))
-        pw_u64(w, s->time);
-    if (st & (1u << 6))
-        pw_u64(w, s->id);
-    if (st & (1u << 9))
-        pw_u64(w, s->stream_id);
+    if (st & (1u << 2)) pw_u64(w, s->time);
+    if (st & (1u << 6)) pw_u64(w, s->id);
+    if (st & (1u << 9)) pw_u64(w, s->stream_id);
     if (st & (1u << 7)) {
         pw_u32(w, s->cpu);
         pw_u32(w, 0);
     }
-    if (st & (1u << 16))
-        pw_u64(w, s->id);
+    if (st & (1u << 16)) pw_u64(w, s->id);
 }
 
 static void patch_size(pw *w, uint16_t size)
@@ -171,8 +164,7 @@ static uint8_t bitrev8(uint8_t b)
 {
     uint8_t r = 0;
     for (int i = 0; i < 8; i++)
-        if (b >> i & 1)
-            r |= (uint8_t)(1u << (7 - i));
+        if (b >> i & 1) r |= (uint8_t)(1u << (7 - i));
     return r;
 }
 
@@ -234,8 +226,7 @@ pw_buf *pw_feature_begin(pw *w, unsigned bit)
 
 void pw_feature_end(pw *w, unsigned bit, pw_buf *b)
 {
-    if (!w->pipe)
-        return;
+    if (!w->pipe) return;
     /* pipe mode: a HEADER_FEATURE record, then drop the collected section */
     pw_begin(w, 80, 0);
     pw_u64(w, bit);
@@ -255,8 +246,7 @@ void pw_feature_string(pw *w, unsigned bit, const char *s)
 void pw_auxtrace_index(pw *w, int simpleperf_variant)
 {
     pw_buf *b = pw_feature_begin(w, 18);
-    if (!simpleperf_variant)
-        pwb_u64(w, b, w->nauxtrace);
+    if (!simpleperf_variant) pwb_u64(w, b, w->nauxtrace);
     for (size_t i = 0; i < w->nauxtrace; i++) {
         pwb_u64(w, b, w->auxtrace_at[i]); /* data-relative: fixed up in pw_finish */
         pwb_u64(w, b, 48);
@@ -383,15 +373,13 @@ void pw_compress_end(pw *w, int type2, size_t chunk, int frames)
     w->cur = &w->data;
     pw_buf z = {0};
     size_t n = w->zstage.len;
-    if (frames < 1)
-        frames = 1;
+    if (frames < 1) frames = 1;
     for (int f = 0; f < frames; f++) {
         size_t a = n * (size_t)f / (size_t)frames, b = n * (size_t)(f + 1) / (size_t)frames;
         size_t bound = ZSTD_compressBound(b - a);
         grow(&z, bound);
         size_t r = ZSTD_compress(z.p + z.len, bound, w->zstage.p + a, b - a, 3);
-        if (ZSTD_isError(r))
-            abort();
+        if (ZSTD_isError(r)) abort();
         z.len += r;
     }
     for (size_t off = 0; off < z.len; off += chunk) {
@@ -477,9 +465,8 @@ uint8_t *pw_finish(pw *w, size_t *len)
     for (int i = 0; i < nf; i++)
         order[i] = i;
     for (int i = 1; i < nf; i++)
-        for (int j = i; j > 0 && (w->feat_bit[order[j - 1]] & 0xfff) >
-                                      (w->feat_bit[order[j]] & 0xfff);
-             j--) {
+        for (int j = i;
+             j > 0 && (w->feat_bit[order[j - 1]] & 0xfff) > (w->feat_bit[order[j]] & 0xfff); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
@@ -516,7 +503,6 @@ ek_perf_file *pw_open(const uint8_t *buf, size_t len, ek_diag_collector **coll)
     *coll = ek_diag_collector_new(16);
     ek_diag d = ek_diag_collector_sink(*coll);
     ek_perf_file *f = NULL;
-    if (ek_perf_open_mem(buf, len, "test.data", &d, &f))
-        return NULL;
+    if (ek_perf_open_mem(buf, len, "test.data", &d, &f)) return NULL;
     return f;
 }

@@ -30,16 +30,16 @@ typedef struct pw_sid {
     uint32_t cpu;
 } pw_sid;
 
-#define PW_MAX_ATTRS 8
-#define PW_MAX_FEATS 32
+#define PW_MAX_ATTRS    8
+#define PW_MAX_FEATS    32
 #define PW_MAX_AUXTRACE 256
 
 typedef struct pw {
     int be, pipe;
-    pw_buf data;       /* the data section (or the stream after the pipe header) */
-    pw_buf *cur;       /* where records go: &data or &zstage */
-    pw_buf zstage;     /* records to be compressed */
-    size_t rec_start;  /* start of the open record in *cur */
+    pw_buf data;      /* the data section (or the stream after the pipe header) */
+    pw_buf *cur;      /* where records go: &data or &zstage */
+    pw_buf zstage;    /* records to be compressed */
+    size_t rec_start; /* start of the open record in *cur */
     int attr_count;
     pw_buf attrs[PW_MAX_ATTRS];
     uint64_t *ids[PW_MAX_ATTRS];
@@ -116,8 +116,6 @@ void pw_compress_end(pw *w, int type2, size_t chunk, int frames);
 
 /* Assemble the file. Returns malloc'd bytes. */
 uint8_t *pw_finish(pw *w, size_t *len);
-
-
 
 /* Open bytes with ek_perf_open_mem and a fresh collector (kept per kind: 16). */
 #include "etmkit/perf.h"

@@ -10,9 +10,9 @@
 #include "etmkit/perf.h"
 #include "perfw.h"
 
-#define ST (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU)
-#define V4 EK_CS_ETM_MAGIC_ETMV4
-#define V3 EK_CS_ETM_MAGIC_ETMV3
+#define ST  (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU)
+#define V4  EK_CS_ETM_MAGIC_ETMV4
+#define V3  EK_CS_ETM_MAGIC_ETMV3
 #define ETE EK_CS_ETM_MAGIC_ETE
 
 typedef struct hwid {
@@ -26,9 +26,12 @@ static ek_perf_file *make(const uint64_t *w, size_t nw, uint32_t info_type, uint
 {
     pw p;
     pw_init(&p, 0, 0);
-    pw_attr_desc a = {.type = 8, .config = config, .sample_type = ST | EK_PERF_SAMPLE_IDENTIFIER,
+    pw_attr_desc a = {.type = 8,
+                      .config = config,
+                      .sample_type = ST | EK_PERF_SAMPLE_IDENTIFIER,
                       .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
-    pw_attr_desc b = {.type = 1, .sample_type = EK_PERF_SAMPLE_IDENTIFIER,
+    pw_attr_desc b = {.type = 1,
+                      .sample_type = EK_PERF_SAMPLE_IDENTIFIER,
                       .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
     uint64_t ia = 1, ib = 2;
     pw_attr(&p, &a, &ia, 1);
@@ -55,10 +58,9 @@ static void done(ek_perf_file *f, ek_diag_collector *c, uint8_t *buf)
 
 static void test_v0_etmv4_and_ptm(void **state)
 {
-    const uint64_t w[] = {0, (7ull << 32) | 3, 0,
-                          V4, 0, 0x40, 0x10, 0x28000ea1, 0x4100f421, 0x20001088, 0, 0xcc,
-                          V3, 1, 0x4000, 0x12, 0x8c802000, 0x411fc0f0 | 0x300,
-                          V3, 2, 0x0, 0x14, 0, 0x41000000};
+    const uint64_t w[] = {0,          (7ull << 32) | 3,   0,  V4,   0,   0x40, 0x10,   0x28000ea1,
+                          0x4100f421, 0x20001088,         0,  0xcc, V3,  1,    0x4000, 0x12,
+                          0x8c802000, 0x411fc0f0 | 0x300, V3, 2,    0x0, 0x14, 0,      0x41000000};
     ek_diag_collector *c;
     uint8_t *buf;
     ek_perf_file *f = make(w, sizeof w / sizeof w[0], 3, 0, NULL, 0, &c, &buf);
@@ -101,16 +103,45 @@ static void test_v1_param_counts(void **state)
 {
     /* ETMv4 with 7 (pre-6.3) and 8 (TS_SOURCE) params, ETE with 8 and 9, one with 12 (extra),
      * one with 4 (missing). */
-    const uint64_t w[] = {1, (8ull << 32) | 6, 0,
-                          V4, 0, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c,
-                          V4, 1, 8, 0x840, 0x12, 1, 2, 3, 4, 0x8c, 1,
-                          ETE, 2, 8, 0x8080, 0x14, 1, 2, 3, 4, 0xcc, 0x47715a13,
-                          ETE, 3, 9, 0x80, 0x16, 1, 2, 3, 4, 0xcc, 0x47715a13, 1,
-                          V4, 4, 12, 0x0, 0x18, 1, 2, 3, 4, 0x8c, 0, 9, 9, 9, 9,
-                          V4, 5, 4, 0x40, 0x1a, 1, 2};
+    const uint64_t w[] = {1,          (8ull << 32) | 6,
+                          0,          V4,
+                          0,          7,
+                          0x40,       0x10,
+                          1,          2,
+                          3,          4,
+                          0x8c,       V4,
+                          1,          8,
+                          0x840,      0x12,
+                          1,          2,
+                          3,          4,
+                          0x8c,       1,
+                          ETE,        2,
+                          8,          0x8080,
+                          0x14,       1,
+                          2,          3,
+                          4,          0xcc,
+                          0x47715a13, ETE,
+                          3,          9,
+                          0x80,       0x16,
+                          1,          2,
+                          3,          4,
+                          0xcc,       0x47715a13,
+                          1,          V4,
+                          4,          12,
+                          0x0,        0x18,
+                          1,          2,
+                          3,          4,
+                          0x8c,       0,
+                          9,          9,
+                          9,          9,
+                          V4,         5,
+                          4,          0x40,
+                          0x1a,       1,
+                          2};
     ek_diag_collector *c;
     uint8_t *buf;
-    ek_perf_file *f = make(w, sizeof w / sizeof w[0], 3, EK_CS_ETM_CFG_TIMESTAMP, NULL, 0, &c, &buf);
+    ek_perf_file *f =
+        make(w, sizeof w / sizeof w[0], 3, EK_CS_ETM_CFG_TIMESTAMP, NULL, 0, &c, &buf);
     const ek_perf_cs_etm *e = ek_perf_cs_etm_get(f);
     assert_int_equal(e->ncpus, 6);
     assert_non_null(e->attr);
@@ -144,9 +175,19 @@ static void test_v1_param_counts(void **state)
     done(f, c, buf);
 
     /* every CPU with TS_SOURCE 1: timestamps convert */
-    const uint64_t w2[] = {1, (8ull << 32) | 2, 0,
-                           V4, 0, 8, 0x840, 0x10, 1, 2, 3, 4, 0x8c, 1,
-                           ETE, 1, 9, 0x840, 0x12, 1, 2, 3, 4, 0x8c, 5, 1};
+    const uint64_t w2[] = {1,     (8ull << 32) | 2,
+                           0,     V4,
+                           0,     8,
+                           0x840, 0x10,
+                           1,     2,
+                           3,     4,
+                           0x8c,  1,
+                           ETE,   1,
+                           9,     0x840,
+                           0x12,  1,
+                           2,     3,
+                           4,     0x8c,
+                           5,     1};
     f = make(w2, sizeof w2 / sizeof w2[0], 3, 0, NULL, 0, &c, &buf);
     e = ek_perf_cs_etm_get(f);
     assert_true(e->all_ts_virtual);
@@ -158,8 +199,8 @@ static void test_event_config_bits(void **state)
 {
     const uint64_t w[] = {1, (8ull << 32) | 1, 1, V4, 0, 7, 0x19d8, 0x10, 1, 2, 3, 4, 0x8c};
     uint64_t cfg = EK_CS_ETM_CFG_BRANCH_BROADCAST | EK_CS_ETM_CFG_CYCACC |
-                   EK_CS_ETM_CFG_CONTEXTID1 | EK_CS_ETM_CFG_CONTEXTID2 |
-                   EK_CS_ETM_CFG_TIMESTAMP | EK_CS_ETM_CFG_RETSTACK;
+                   EK_CS_ETM_CFG_CONTEXTID1 | EK_CS_ETM_CFG_CONTEXTID2 | EK_CS_ETM_CFG_TIMESTAMP |
+                   EK_CS_ETM_CFG_RETSTACK;
     ek_diag_collector *c;
     uint8_t *buf;
     ek_perf_file *f = make(w, sizeof w / sizeof w[0], 3, cfg, NULL, 0, &c, &buf);
@@ -181,10 +222,42 @@ static void test_event_config_bits(void **state)
 static void test_hw_id_v0_0(void **state)
 {
     /* perf 6.4-6.11: version 2, metadata IDs flagged unused, real IDs in HW_ID records */
-    const uint64_t w[] = {2, (8ull << 32) | 3, 0,
-                          V4, 0, 8, 0x40, 0x10 | (1ull << 31), 1, 2, 3, 4, 0x8c, 1,
-                          V4, 1, 8, 0x40, 0x12 | (1ull << 31), 1, 2, 3, 4, 0x8c, 1,
-                          V4, 2, 8, 0x40, 0x14 | (1ull << 31), 1, 2, 3, 4, 0x8c, 1};
+    const uint64_t w[] = {2,
+                          (8ull << 32) | 3,
+                          0,
+                          V4,
+                          0,
+                          8,
+                          0x40,
+                          0x10 | (1ull << 31),
+                          1,
+                          2,
+                          3,
+                          4,
+                          0x8c,
+                          1,
+                          V4,
+                          1,
+                          8,
+                          0x40,
+                          0x12 | (1ull << 31),
+                          1,
+                          2,
+                          3,
+                          4,
+                          0x8c,
+                          1,
+                          V4,
+                          2,
+                          8,
+                          0x40,
+                          0x14 | (1ull << 31),
+                          1,
+                          2,
+                          3,
+                          4,
+                          0x8c,
+                          1};
     const hwid h[] = {{0, 0x21, 0}, {1, 0x22, 0}, {1, 0x22, 0}};
     ek_diag_collector *c;
     uint8_t *buf;
@@ -209,19 +282,40 @@ static void test_hw_id_v0_0(void **state)
 
 static void test_hw_id_v0_1_and_errors(void **state)
 {
-    const uint64_t w[] = {2, (8ull << 32) | 4, 0,
-                          ETE, 0, 9, 0x40, 0x10, 1, 2, 3, 4, 0x8c, 5, 1,
-                          ETE, 1, 9, 0x40, 0x12, 1, 2, 3, 4, 0x8c, 5, 1,
-                          ETE, 2, 9, 0x40, 0x14, 1, 2, 3, 4, 0x8c, 5, 1,
-                          ETE, 3, 9, 0x40, 0x16, 1, 2, 3, 4, 0x8c, 5, 1};
+    const uint64_t w[] = {2,    (8ull << 32) | 4,
+                          0,    ETE,
+                          0,    9,
+                          0x40, 0x10,
+                          1,    2,
+                          3,    4,
+                          0x8c, 5,
+                          1,    ETE,
+                          1,    9,
+                          0x40, 0x12,
+                          1,    2,
+                          3,    4,
+                          0x8c, 5,
+                          1,    ETE,
+                          2,    9,
+                          0x40, 0x14,
+                          1,    2,
+                          3,    4,
+                          0x8c, 5,
+                          1,    ETE,
+                          3,    9,
+                          0x40, 0x16,
+                          1,    2,
+                          3,    4,
+                          0x8c, 5,
+                          1};
 #define V01(id, sink) ((1ull << 56) | ((uint64_t)(sink) << 8) | (id))
     const hwid h[] = {
-        {0, V01(0x10, 5), 0}, {1, V01(0x11, 5), 0}, {2, V01(0x10, 6), 0}, {3, V01(0x11, 6), 0},
-        {2, V01(0x10, 7), 0},            /* sink change: warned, first kept */
-        {7, V01(0x12, 5), 0},            /* CPU without metadata */
-        {0, (1ull << 60) | 0x13, 0},     /* major version 1 */
-        {1, V01(0x7a, 5), 0},            /* invalid trace ID */
-        {1, V01(0x15, 5), 1},         /* no CPU in the trailer */
+        {0, V01(0x10, 5), 0},        {1, V01(0x11, 5), 0}, {2, V01(0x10, 6), 0},
+        {3, V01(0x11, 6), 0},        {2, V01(0x10, 7), 0}, /* sink change: warned, first kept */
+        {7, V01(0x12, 5), 0},                              /* CPU without metadata */
+        {0, (1ull << 60) | 0x13, 0},                       /* major version 1 */
+        {1, V01(0x7a, 5), 0},                              /* invalid trace ID */
+        {1, V01(0x15, 5), 1},                              /* no CPU in the trailer */
     };
     ek_diag_collector *c;
     uint8_t *buf;
@@ -264,23 +358,39 @@ static void test_damaged_info(void **state)
     ek_diag_collector *c;
     uint8_t *buf;
     /* unknown magic in v1: skipped by its count; the next block is read */
-    const uint64_t w1[] = {1, (8ull << 32) | 2, 0, 0x6060606060606060ull, 0, 2, 7, 7,
-                           V4, 1, 7, 0x40, 0x12, 1, 2, 3, 4, 0x8c};
+    const uint64_t w1[] = {1,    (8ull << 32) | 2,
+                           0,    0x6060606060606060ull,
+                           0,    2,
+                           7,    7,
+                           V4,   1,
+                           7,    0x40,
+                           0x12, 1,
+                           2,    3,
+                           4,    0x8c};
     ek_perf_file *f = make(w1, sizeof w1 / sizeof w1[0], 3, 0, NULL, 0, &c, &buf);
     assert_int_equal(ek_perf_cs_etm_get(f)->ncpus, 1);
     assert_non_null(ek_perf_cs_etm_cpu(f, 1));
     assert_int_equal(ek_diag_collector_count_kind(c, "perf.cs-etm-magic"), 1);
     done(f, c, buf);
     /* unknown magic in v0: the rest cannot be located */
-    const uint64_t w0[] = {0, (8ull << 32) | 2, 0, V4, 0, 0x40, 0x10, 1, 2, 3, 4, 0x8c,
-                           ETE, 1, 0x40, 0x12, 1, 2, 3, 4, 0x8c, 0};
+    const uint64_t w0[] = {0,    (8ull << 32) | 2,
+                           0,    V4,
+                           0,    0x40,
+                           0x10, 1,
+                           2,    3,
+                           4,    0x8c,
+                           ETE,  1,
+                           0x40, 0x12,
+                           1,    2,
+                           3,    4,
+                           0x8c, 0};
     f = make(w0, sizeof w0 / sizeof w0[0], 3, 0, NULL, 0, &c, &buf);
     assert_int_equal(ek_perf_cs_etm_get(f)->ncpus, 1);
     assert_int_equal(ek_diag_collector_count(c, EK_SEV_ERROR), 1);
     done(f, c, buf);
     /* declared 3 blocks, the record ends inside the second */
-    const uint64_t wt[] = {1, (8ull << 32) | 3, 0, V4, 0, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c,
-                           V4, 1, 7, 0x40, 0x12};
+    const uint64_t wt[] = {
+        1, (8ull << 32) | 3, 0, V4, 0, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c, V4, 1, 7, 0x40, 0x12};
     f = make(wt, sizeof wt / sizeof wt[0], 3, 0, NULL, 0, &c, &buf);
     assert_int_equal(ek_perf_cs_etm_get(f)->ncpus, 2);
     assert_int_equal(ek_perf_cs_etm_cpu(f, 1)->nparams, 2);
@@ -299,8 +409,18 @@ static void test_damaged_info(void **state)
     assert_int_equal(ek_diag_collector_count_kind(c, "perf.auxtrace-info-type"), 1);
     done(f, c, buf);
     /* newer header version: read as version 2 with a warning */
-    const uint64_t w3[] = {3, (8ull << 32) | 2, 0, V4, 0, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c,
-                           V4, 1, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c};
+    const uint64_t w3[] = {3,    (8ull << 32) | 2,
+                           0,    V4,
+                           0,    7,
+                           0x40, 0x10,
+                           1,    2,
+                           3,    4,
+                           0x8c, V4,
+                           1,    7,
+                           0x40, 0x10,
+                           1,    2,
+                           3,    4,
+                           0x8c};
     f = make(w3, sizeof w3 / sizeof w3[0], 3, 0, NULL, 0, &c, &buf);
     assert_int_equal(ek_perf_cs_etm_get(f)->ncpus, 2);
     assert_int_equal(ek_diag_collector_count_kind(c, "perf.cs-etm-version"), 1);
@@ -317,12 +437,9 @@ static void test_damaged_info(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v0_etmv4_and_ptm),
-        cmocka_unit_test(test_v1_param_counts),
-        cmocka_unit_test(test_event_config_bits),
-        cmocka_unit_test(test_hw_id_v0_0),
-        cmocka_unit_test(test_hw_id_v0_1_and_errors),
-        cmocka_unit_test(test_damaged_info),
+        cmocka_unit_test(test_v0_etmv4_and_ptm),      cmocka_unit_test(test_v1_param_counts),
+        cmocka_unit_test(test_event_config_bits),     cmocka_unit_test(test_hw_id_v0_0),
+        cmocka_unit_test(test_hw_id_v0_1_and_errors), cmocka_unit_test(test_damaged_info),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,8 +10,9 @@
 #include "etmkit/perf.h"
 #include "perfw.h"
 
-#define ST_STD (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID | \
-                EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_PERIOD)
+#define ST_STD                                                                                     \
+    (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |            \
+     EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_PERIOD)
 #define FLAGS_STD (EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2 | 1ull | (1ull << 8))
 
 static const uint64_t ids_std[] = {71, 72, 73, 74};
@@ -22,8 +23,9 @@ static pw_sid sid_at(uint64_t time, uint32_t cpu)
     return s;
 }
 
-static const uint8_t trace32[32] = {0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                    13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28};
+static const uint8_t trace32[32] = {0xff, 0xff, 0xff, 0x7f, 1,  2,  3,  4,  5,  6,  7,
+                                    8,    9,    10,   11,   12, 13, 14, 15, 16, 17, 18,
+                                    19,   20,   21,   22,   23, 24, 25, 26, 27, 28};
 
 enum { CM_NONE, CM_COMPRESSED, CM_COMPRESSED2 };
 
@@ -71,7 +73,8 @@ static void kernel_records(pw *w)
     pw_sid_trailer(w, ST_STD, &s);
     pw_end(w);
     /* FORK, EXIT */
-    for (uint32_t t = EK_PERF_RECORD_FORK; t; t = t == EK_PERF_RECORD_FORK ? EK_PERF_RECORD_EXIT : 0) {
+    for (uint32_t t = EK_PERF_RECORD_FORK; t;
+         t = t == EK_PERF_RECORD_FORK ? EK_PERF_RECORD_EXIT : 0) {
         s.time++;
         pw_begin(w, t, 0);
         pw_u32(w, 10);
@@ -91,7 +94,8 @@ static void kernel_records(pw *w)
     pw_sid_trailer(w, ST_STD, &s);
     pw_end(w);
     s.time++;
-    pw_begin(w, EK_PERF_RECORD_SWITCH_CPU_WIDE, EK_PERF_MISC_SWITCH_OUT | EK_PERF_MISC_SWITCH_OUT_PREEMPT);
+    pw_begin(w, EK_PERF_RECORD_SWITCH_CPU_WIDE,
+             EK_PERF_MISC_SWITCH_OUT | EK_PERF_MISC_SWITCH_OUT_PREEMPT);
     pw_u32(w, 16);
     pw_u32(w, 17);
     pw_sid_trailer(w, ST_STD, &s);
@@ -126,8 +130,13 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
 {
     pw w;
     pw_init(&w, be, pipe);
-    pw_attr_desc a = {.type = 8, .size = 128, .config = 0x4000, .sample_period = 1,
-                      .sample_type = ST_STD, .flags = FLAGS_STD, .config2 = 0x1234};
+    pw_attr_desc a = {.type = 8,
+                      .size = 128,
+                      .config = 0x4000,
+                      .sample_period = 1,
+                      .sample_type = ST_STD,
+                      .flags = FLAGS_STD,
+                      .config2 = 0x1234};
     pw_attr(&w, &a, ids_std, 4);
     if (pipe) {
         pw_feature_string(&w, EK_PERF_FEAT_HOSTNAME, "pipehost");
@@ -145,11 +154,9 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_str(&w, "/bin/a");
         pw_end(&w);
     }
-    if (cmode)
-        pw_compress_begin(&w);
+    if (cmode) pw_compress_begin(&w);
     kernel_records(&w);
-    if (cmode)
-        pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
+    if (cmode) pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
     pw_end(&w);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_INIT, 0);
@@ -163,8 +170,13 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_u64(&w, (uint64_t)-1);
     }
     pw_end(&w);
-    const uint64_t info[] = {1, (8ull << 32) | 1, 0, EK_CS_ETM_MAGIC_ETMV4, 1, 7,
-                             0x40, 0x10, 0x28000ea1, 0x4100f422, 0x20001088, 0, 0x8c};
+    const uint64_t info[] = {1,          (8ull << 32) | 1,
+                             0,          EK_CS_ETM_MAGIC_ETMV4,
+                             1,          7,
+                             0x40,       0x10,
+                             0x28000ea1, 0x4100f422,
+                             0x20001088, 0,
+                             0x8c};
     pw_auxtrace_info(&w, 3, info, sizeof info / sizeof info[0]);
     pw_auxtrace(&w, 32, 0x40, 0, 0, 0, 1, trace32);
     pw_begin(&w, EK_PERF_RECORD_THREAD_MAP, 0);
@@ -213,8 +225,8 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
 
 static void check_sid(const ek_perf_record *r, uint64_t time, uint32_t cpu)
 {
-    assert_int_equal(r->sid.present, EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME |
-                                         EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_CPU);
+    assert_int_equal(r->sid.present, EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |
+                                         EK_PERF_SAMPLE_CPU);
     assert_int_equal(r->sid.pid, 100);
     assert_int_equal(r->sid.tid, 101);
     assert_int_equal(r->sid.time, time);
@@ -287,8 +299,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             r.type == EK_PERF_RECORD_HEADER_ATTR || r.type == EK_PERF_RECORD_HEADER_FEATURE ||
             r.type == EK_PERF_RECORD_HEADER_TRACING_DATA ||
             r.type == EK_PERF_RECORD_HEADER_BUILD_ID) {
-            if (r.type == EK_PERF_RECORD_HEADER_ATTR)
-                assert_ptr_equal(r.u.header_attr.attr, a);
+            if (r.type == EK_PERF_RECORD_HEADER_ATTR) assert_ptr_equal(r.u.header_attr.attr, a);
             if (r.type == EK_PERF_RECORD_HEADER_TRACING_DATA) {
                 assert_int_equal(r.u.tracing_data.size, 13);
                 assert_int_equal(r.payload_size, 16);
@@ -299,8 +310,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             continue;
         }
         assert_int_equal(r.compressed, cmode && k <= 13);
-        assert_memory_equal(r.raw, buf + (r.compressed ? 0 : r.offset),
-                            r.compressed ? 0 : r.size);
+        assert_memory_equal(r.raw, buf + (r.compressed ? 0 : r.offset), r.compressed ? 0 : r.size);
         switch (k++) {
         case 0:
             assert_int_equal(r.type, EK_PERF_RECORD_MMAP);
@@ -398,12 +408,8 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             assert_int_equal(r.sid.cpu, 1);
             assert_int_equal(r.u.sample.period, 3);
             break;
-        case 14:
-            assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_ROUND);
-            break;
-        case 15:
-            assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_INIT);
-            break;
+        case 14: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_ROUND); break;
+        case 15: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_INIT); break;
         case 16:
             assert_int_equal(r.type, EK_PERF_RECORD_ID_INDEX);
             assert_int_equal(r.u.nr.nr, 2);
@@ -463,8 +469,7 @@ static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
             assert_int_equal(r.type, 32770);
             assert_string_equal(ek_perf_record_name(r.type), "SIMPLEPERF");
             break;
-        default:
-            fail_msg("unexpected record %d type %u", k - 1, r.type);
+        default: fail_msg("unexpected record %d type %u", k - 1, r.type);
         }
     }
     assert_int_equal(k, 27);
@@ -559,18 +564,18 @@ static void test_endian_identical(void **state)
 /* Every combination of the six trailer fields, in both byte orders. */
 static void test_trailer_combinations(void **state)
 {
-    static const uint64_t bits[6] = {EK_PERF_SAMPLE_TID, EK_PERF_SAMPLE_TIME, EK_PERF_SAMPLE_ID,
-                                     EK_PERF_SAMPLE_STREAM_ID, EK_PERF_SAMPLE_CPU,
-                                     EK_PERF_SAMPLE_IDENTIFIER};
+    static const uint64_t bits[6] = {EK_PERF_SAMPLE_TID, EK_PERF_SAMPLE_TIME,
+                                     EK_PERF_SAMPLE_ID,  EK_PERF_SAMPLE_STREAM_ID,
+                                     EK_PERF_SAMPLE_CPU, EK_PERF_SAMPLE_IDENTIFIER};
     for (int be = 0; be < 2; be++)
         for (unsigned m = 0; m < 64; m++) {
             uint64_t st = EK_PERF_SAMPLE_IP;
             for (int i = 0; i < 6; i++)
-                if (m >> i & 1)
-                    st |= bits[i];
+                if (m >> i & 1) st |= bits[i];
             pw w;
             pw_init(&w, be, 0);
-            pw_attr_desc a = {.type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+            pw_attr_desc a = {
+                .type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
             uint64_t ids[2] = {500, 501};
             pw_attr(&w, &a, ids, 2);
             pw_sid s = {0x11111111, 0x22222222, 0x3333333333ull, 501, 0x5555555555ull, 6};
@@ -595,14 +600,11 @@ static void test_trailer_combinations(void **state)
                     assert_int_equal(r.sid.pid, s.pid);
                     assert_int_equal(r.sid.tid, s.tid);
                 }
-                if (st & EK_PERF_SAMPLE_TIME)
-                    assert_int_equal(r.sid.time, s.time);
+                if (st & EK_PERF_SAMPLE_TIME) assert_int_equal(r.sid.time, s.time);
                 if (st & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER))
                     assert_int_equal(r.sid.id, 501);
-                if (st & EK_PERF_SAMPLE_STREAM_ID)
-                    assert_int_equal(r.sid.stream_id, s.stream_id);
-                if (st & EK_PERF_SAMPLE_CPU)
-                    assert_int_equal(r.sid.cpu, 6);
+                if (st & EK_PERF_SAMPLE_STREAM_ID) assert_int_equal(r.sid.stream_id, s.stream_id);
+                if (st & EK_PERF_SAMPLE_CPU) assert_int_equal(r.sid.cpu, 6);
                 if (k == 0) {
                     assert_int_equal(r.u.aux.aux_offset, 0x1000);
                     assert_int_equal(r.u.aux.aux_size, 0x2000);
@@ -661,10 +663,14 @@ static void test_attr_sizes(void **state)
         for (int be = 0; be < 2; be++) {
             pw w;
             pw_init(&w, be, 0);
-            pw_attr_desc a = {.type = 7, .size = sizes[i], .config = 0x10004000,
+            pw_attr_desc a = {.type = 7,
+                              .size = sizes[i],
+                              .config = 0x10004000,
                               .sample_type = EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_CPU,
                               .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | (1ull << 20),
-                              .config1 = 0x99, .config2 = 0x77, .config3 = 0x55};
+                              .config1 = 0x99,
+                              .config2 = 0x77,
+                              .config3 = 0x55};
             uint64_t id = 3;
             pw_attr(&w, &a, &id, 1);
             pw_sid s = {9, 9, 0, 3, 0, 2};
@@ -750,6 +756,17 @@ static void test_features(void **state)
             b = pw_feature_begin(&w, 200); /* unknown bit */
             pwb_u64(&w, b, 1);
             pw_feature_end(&w, 200, b);
+            if (pipe) { /* as perf writes them: an unpadded record, then the end marker */
+                pw_begin(&w, EK_PERF_RECORD_HEADER_FEATURE, 0);
+                pw_u64(&w, EK_PERF_FEAT_PMU_CAPS);
+                pw_u32(&w, 0);
+                pw_end_nopad(&w);
+                pw_begin(&w, EK_PERF_RECORD_HEADER_FEATURE, 0);
+                pw_u64(&w, 32);
+                pw_end(&w);
+                pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
+                pw_end(&w);
+            }
             size_t len;
             uint8_t *buf = pw_finish(&w, &len);
             pw_free(&w);
@@ -781,11 +798,14 @@ static void test_features(void **state)
             assert_int_equal(ft->nmeta_info, 4);
             assert_string_equal(ft->meta_info[3], "v2");
             size_t nfs = ek_perf_nfeature_sections(f);
-            assert_int_equal(nfs, 14);
+            assert_int_equal(nfs, pipe ? 15 : 14); /* the end marker is not a feature */
             int skipped = 0;
             for (size_t i = 0; i < nfs; i++)
                 skipped += ek_perf_feature_section_at(f, i)->parsed == 0;
-            assert_int_equal(skipped, 2);
+            assert_int_equal(skipped, pipe ? 3 : 2);
+            assert_false(ek_perf_header(f)->features[0] >> 32 & 1);
+            assert_int_equal(ek_perf_stats_get(f)->by_type[EK_PERF_RECORD_FINISHED_ROUND],
+                             pipe ? 2 : 1);
             /* the cs_etm event is found through PMU_MAPPINGS */
             ek_perf_free(f);
             ek_diag_collector_free(c);
@@ -844,8 +864,8 @@ static void test_compressed_spanning(void **state)
 {
     pw w;
     pw_init(&w, 0, 0);
-    pw_attr_desc a = {.type = 8, .sample_type = EK_PERF_SAMPLE_TIME,
-                      .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    pw_attr_desc a = {
+        .type = 8, .sample_type = EK_PERF_SAMPLE_TIME, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
     uint64_t id = 1;
     pw_attr(&w, &a, &id, 1);
     pw_compress_begin(&w);
@@ -921,6 +941,121 @@ static void test_counter_to_time(void **state)
     assert_int_equal(ek_perf_counter_to_time(&tc, 0x400), 1000 + 1600);
 }
 
+/* Damage in the middle: the reader reports it with its offset and resumes at the next
+ * plausible record. */
+static void test_resync(void **state)
+{
+    for (int mode = 0; mode < 4; mode++) {
+        pw w;
+        pw_init(&w, mode & 1, 0);
+        pw_attr_desc a = {.type = 8,
+                          .sample_type = EK_PERF_SAMPLE_TIME,
+                          .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        size_t at[12];
+        for (int i = 0; i < 12; i++) {
+            pw_sid s = {0, 0, (uint64_t)i, 0, 0, 0};
+            at[i] = pw_pos(&w);
+            if (i == 6)
+                pw_auxtrace(&w, 64, 0, 0, 0, 0, 0, NULL);
+            else
+                pw_comm(&w, a.sample_type, &s, (uint32_t)i, (uint32_t)i, "name");
+        }
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        /* the data section starts after header + attr + id */
+        size_t base = 104 + 144 + 8;
+        int be = mode & 1;
+        size_t victim = mode < 2 ? base + at[3] : base + at[6];
+        if (mode < 2) { /* COMM #3: size 0 */
+            buf[victim + 6] = 0;
+            buf[victim + 7] = 0;
+        } else { /* AUXTRACE payload size: past the end */
+            for (int k = 0; k < 8; k++)
+                buf[victim + 8 + k] = be ? (k == 0 ? 0x10 : 0) : (k == 7 ? 0x10 : 0);
+        }
+        ek_diag_collector *c;
+        ek_perf_file *f = pw_open(buf, len, &c);
+        assert_non_null(f);
+        const ek_perf_stats *st = ek_perf_stats_get(f);
+        assert_int_equal(st->resyncs, 1);
+        if (mode < 2) {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 10); /* #3 lost */
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.bad-size"), 1);
+        } else {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 11); /* all found again */
+            assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.truncated"), 1);
+            size_t n;
+            const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &n);
+            assert_int_equal(n, 1);
+            assert_int_equal(b[0].avail, len - (victim + 48));
+        }
+        assert_int_equal(st->bytes_skipped, mode < 2 ? 32 - 8 : 64); /* rest of the COMM; payload */
+        ek_perf_iter *it;
+        ek_perf_iter_new(f, 0, NULL, &it);
+        ek_perf_record r;
+        uint32_t want = 0;
+        while (ek_perf_iter_next(it, &r) == 0) {
+            if (r.type != EK_PERF_RECORD_COMM) continue;
+            if (mode < 2 && want == 3) want++;
+            if (want == 6) want++;
+            assert_int_equal(r.u.comm.pid, want);
+            assert_int_equal(r.offset, base + at[want]);
+            want++;
+        }
+        assert_int_equal(want, 12);
+        ek_perf_iter_free(it);
+        ek_perf_free(f);
+        ek_diag_collector_free(c);
+        free(buf);
+    }
+}
+
+/* A corrupt zstd stream: reported, dropped up to the next COMPRESSED record; the records
+ * outside the stream are unaffected. */
+static void test_compressed_damage(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {.type = 8};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_compress_begin(&w);
+    pw_sid s = {0, 0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < 30; i++)
+        pw_comm(&w, 0, &s, i, i, "compressed");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    size_t zrec = pw_pos(&w);
+    pw_compress_begin(&w);
+    for (uint32_t i = 0; i < 5; i++)
+        pw_comm(&w, 0, &s, 100 + i, i, "second");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    pw_auxtrace(&w, 16, 0, 0, 0, 0, 0, NULL);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    (void)zrec;
+    /* the first COMPRESSED2 record is the first record of the data section */
+    size_t base = 104 + 144 + 8;
+    assert_int_equal(buf[base], EK_PERF_RECORD_COMPRESSED2);
+    for (size_t k = base + 16 + 20; k < base + 16 + 40; k++)
+        buf[k] ^= 0x5a;
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    assert_true(ek_diag_collector_count(c, EK_SEV_WARN) >= 1);
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_COMPRESSED2], 2);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+    assert_true(st->by_type[EK_PERF_RECORD_COMM] >= 5); /* the second stream survives */
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +1068,8 @@ int main(void)
         cmocka_unit_test(test_auxtrace_index_variants),
         cmocka_unit_test(test_compressed_spanning),
         cmocka_unit_test(test_counter_to_time),
+        cmocka_unit_test(test_resync),
+        cmocka_unit_test(test_compressed_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,14 +38,73 @@ typedef struct fact {
 
 #define T EK_PERF_AUX_FLAG_TRUNCATED
 static const fact facts[] = {
-    {"perf_etm.data", "perf_etm.data.fixidx", 144, 8, 1, 8, 8, EK_PROTO_ETMV4, 7,
-     EK_PID_CONTEXTIDR_EL1, 0, 59, 2, 1, 2, 4, 1, EK_PERF_INDEX_SIMPLEPERF, 0, 0, 1, 4,
+    {"perf_etm.data",
+     "perf_etm.data.fixidx",
+     144,
+     8,
+     1,
+     8,
+     8,
+     EK_PROTO_ETMV4,
+     7,
+     EK_PID_CONTEXTIDR_EL1,
+     0,
+     59,
+     2,
+     1,
+     2,
+     4,
+     1,
+     EK_PERF_INDEX_SIMPLEPERF,
+     0,
+     0,
+     1,
+     4,
      {{7, 0x0, 0x50, 0}, {7, 0x50, 0x50, 0}, {7, 0xa0, 0x50, 0}, {7, 0xf0, 0x90, 0}}},
-    {"perf_with_unformatted_trace.data", "perf_with_unformatted_trace.data.fixidx", 144, 8, 1, 8,
-     2, EK_PROTO_ETE, 8, EK_PID_CONTEXTIDR_EL2, 0, 124, 2, 1, 5, 7, 1, EK_PERF_INDEX_SIMPLEPERF, 6,
-     0, 0, 1, {{0, 0, 0x4c, 0x100}}},
-    {"perf_with_missing_aux_data.data", "perf_with_missing_aux_data.data", 144, 95, 1, 95, 8,
-     EK_PROTO_ETE, 8, EK_PID_CONTEXTIDR_EL1, 0, 141, 2, 0, 6, 6, 0, EK_PERF_INDEX_NONE, 0, 6, 1,
+    {"perf_with_unformatted_trace.data",
+     "perf_with_unformatted_trace.data.fixidx",
+     144,
+     8,
+     1,
+     8,
+     2,
+     EK_PROTO_ETE,
+     8,
+     EK_PID_CONTEXTIDR_EL2,
+     0,
+     124,
+     2,
+     1,
+     5,
+     7,
+     1,
+     EK_PERF_INDEX_SIMPLEPERF,
+     6,
+     0,
+     0,
+     1,
+     {{0, 0, 0x4c, 0x100}}},
+    {"perf_with_missing_aux_data.data",
+     "perf_with_missing_aux_data.data",
+     144,
+     95,
+     1,
+     95,
+     8,
+     EK_PROTO_ETE,
+     8,
+     EK_PID_CONTEXTIDR_EL1,
+     0,
+     141,
+     2,
+     0,
+     6,
+     6,
+     0,
+     EK_PERF_INDEX_NONE,
+     0,
+     6,
+     1,
      6,
      {{4, 0, 0x36b0, 0},
       {7, 0, 0xa6fc0, 0},
@@ -53,12 +112,51 @@ static const fact facts[] = {
       {7, 0xfe830, 0x74e30, 0},
       {7, 0x173660, 0x30, 0},
       {7, 0x173690, 0x30, 0}}},
-    {"perf_kernel.data", "perf_kernel.data.fixidx", 144, 8, 1, 8, 8, EK_PROTO_ETMV4, 7,
-     EK_PID_CONTEXTIDR_EL1, 329, 140, 2, 0, 3, 3, 3, EK_PERF_INDEX_SIMPLEPERF, 0, 0, 1, 3,
+    {"perf_kernel.data",
+     "perf_kernel.data.fixidx",
+     144,
+     8,
+     1,
+     8,
+     8,
+     EK_PROTO_ETMV4,
+     7,
+     EK_PID_CONTEXTIDR_EL1,
+     329,
+     140,
+     2,
+     0,
+     3,
+     3,
+     3,
+     EK_PERF_INDEX_SIMPLEPERF,
+     0,
+     0,
+     1,
+     3,
      {{0, 0, 0x3ff0, T}, {6, 0, 0x3ff0, T}, {6, 0x3ff0, 0x1940, 0}}},
-    {"perf.data@7ee5d6d9_2019", "perf.data@7ee5d6d9_2019.fixidx", 128, 7, 0, 7, 8,
-     EK_PROTO_ETMV4, 7, EK_PID_CONTEXTIDR_EL1, 14, 54, 2, 1, 4, 14, 4, EK_PERF_INDEX_SIMPLEPERF,
-     0, 0, 1, 14,
+    {"perf.data@7ee5d6d9_2019",
+     "perf.data@7ee5d6d9_2019.fixidx",
+     128,
+     7,
+     0,
+     7,
+     8,
+     EK_PROTO_ETMV4,
+     7,
+     EK_PID_CONTEXTIDR_EL1,
+     14,
+     54,
+     2,
+     1,
+     4,
+     14,
+     4,
+     EK_PERF_INDEX_SIMPLEPERF,
+     0,
+     0,
+     1,
+     14,
      {{0, 0x0, 0x2d20, 0},
       {0, 0x2d20, 0x3a830, 0},
       {0, 0x3d550, 0x50, 0},
@@ -73,12 +171,51 @@ static const fact facts[] = {
       {3, 0, 0x50, 0},
       {3, 0x50, 0x50, 0},
       {4, 0, 0x6e90, 0}}},
-    {"perf_kernel.data@16f41ffd_2021", "perf_kernel.data@16f41ffd_2021.fixidx", 136, 8, 0, 8, 8,
-     EK_PROTO_ETMV4, 7, EK_PID_CONTEXTIDR_EL1, 327, 126, 2, 0, 1, 1, 1, EK_PERF_INDEX_SIMPLEPERF,
-     0, 0, 1, 1, {{7, 0, 0x3ff0, T}}},
+    {"perf_kernel.data@16f41ffd_2021",
+     "perf_kernel.data@16f41ffd_2021.fixidx",
+     136,
+     8,
+     0,
+     8,
+     8,
+     EK_PROTO_ETMV4,
+     7,
+     EK_PID_CONTEXTIDR_EL1,
+     327,
+     126,
+     2,
+     0,
+     1,
+     1,
+     1,
+     EK_PERF_INDEX_SIMPLEPERF,
+     0,
+     0,
+     1,
+     1,
+     {{7, 0, 0x3ff0, T}}},
     {"perf_with_recording_process.data@561bf1b2_2020",
-     "perf_with_recording_process.data@561bf1b2_2020.fixidx", 136, 8, 0, 8, 8, EK_PROTO_ETMV4, 7,
-     EK_PID_CONTEXTIDR_EL1, 325, 23, 2, 0, 4, 4, 2, EK_PERF_INDEX_SIMPLEPERF, 2, 0, 1, 2,
+     "perf_with_recording_process.data@561bf1b2_2020.fixidx",
+     136,
+     8,
+     0,
+     8,
+     8,
+     EK_PROTO_ETMV4,
+     7,
+     EK_PID_CONTEXTIDR_EL1,
+     325,
+     23,
+     2,
+     0,
+     4,
+     4,
+     2,
+     EK_PERF_INDEX_SIMPLEPERF,
+     2,
+     0,
+     1,
+     2,
      {{6, 0, 0x3ff0, T}, {7, 0, 0x3ff0, T}}},
 };
 
@@ -98,8 +235,7 @@ static int have(const char *rel)
 static int open_path(const char *rel, opened *o)
 {
     char *path = tu_shared_path(rel);
-    if (!path)
-        return 0;
+    if (!path) return 0;
     o->c = ek_diag_collector_new(8);
     ek_diag d = ek_diag_collector_sink(o->c);
     int rc = ek_perf_open(path, &d, &o->f);
@@ -148,9 +284,9 @@ static void check_fact(const fact *x, opened *o, int fixed)
         assert_int_equal(ek_diag_collector_count(o->c, EK_SEV_WARN), 0);
 
     const ek_perf_features *ft = ek_perf_features_get(f);
-    ek_perf_index_kind want =
-        x->published_index == EK_PERF_INDEX_NONE ? EK_PERF_INDEX_NONE
-                                                 : fixed ? EK_PERF_INDEX_PERF : x->published_index;
+    ek_perf_index_kind want = x->published_index == EK_PERF_INDEX_NONE ? EK_PERF_INDEX_NONE
+                              : fixed                                  ? EK_PERF_INDEX_PERF
+                                                                       : x->published_index;
     assert_int_equal(ft->index_kind, want);
     assert_int_equal(ft->nindex, want == EK_PERF_INDEX_NONE ? 0 : x->auxtrace);
     assert_int_equal(ek_diag_collector_count_kind(o->c, "perf.index-simpleperf"),
@@ -205,19 +341,16 @@ static void check_fact(const fact *x, opened *o, int fixed)
 
 static void test_facts(void **state)
 {
-    if (!have("perf/files"))
-        skip();
+    if (!have("perf/files")) skip();
     char rel[512];
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
         opened o;
         snprintf(rel, sizeof rel, "perf/files/%s", facts[i].file);
-        if (!open_path(rel, &o))
-            continue;
+        if (!open_path(rel, &o)) continue;
         check_fact(&facts[i], &o, 0);
         close_opened(&o);
         snprintf(rel, sizeof rel, "perf/fixed-index/%s", facts[i].fixed);
-        if (!open_path(rel, &o))
-            continue;
+        if (!open_path(rel, &o)) continue;
         check_fact(&facts[i], &o, strcmp(facts[i].file, facts[i].fixed) != 0);
         close_opened(&o);
     }
@@ -226,14 +359,12 @@ static void test_facts(void **state)
 /* The published file and its fixed-index copy give identical slices and buffers. */
 static void test_published_equals_fixed(void **state)
 {
-    if (!have("perf/fixed-index"))
-        skip();
+    if (!have("perf/fixed-index")) skip();
     char rel[512];
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
         opened a, b;
         snprintf(rel, sizeof rel, "perf/files/%s", facts[i].file);
-        if (!open_path(rel, &a))
-            continue;
+        if (!open_path(rel, &a)) continue;
         snprintf(rel, sizeof rel, "perf/fixed-index/%s", facts[i].fixed);
         if (!open_path(rel, &b)) {
             close_opened(&a);
@@ -263,8 +394,7 @@ static void test_published_equals_fixed(void **state)
             const uint8_t *da = ek_perf_slice_data(a.f, &sa[k], &la);
             const uint8_t *db = ek_perf_slice_data(b.f, &sb[k], &lb);
             assert_int_equal(la, lb);
-            if (la)
-                assert_memory_equal(da, db, la);
+            if (la) assert_memory_equal(da, db, la);
         }
         assert_int_equal(ek_perf_queues_count(a.q), ek_perf_queues_count(b.q));
         close_opened(&a);
@@ -276,8 +406,7 @@ static void test_published_equals_fixed(void **state)
 static void test_not_perf_data(void **state)
 {
     char *path = tu_shared_path("perf/files/perf_inject.data");
-    if (!path)
-        skip();
+    if (!path) skip();
     ek_diag_collector *c = ek_diag_collector_new(4);
     ek_diag d = ek_diag_collector_sink(c);
     ek_perf_file *f = (ek_perf_file *)1;
@@ -292,8 +421,7 @@ static void test_not_perf_data(void **state)
 static void test_sideband_real(void **state)
 {
     opened o;
-    if (!open_path("perf/files/perf_etm.data", &o))
-        skip();
+    if (!open_path("perf/files/perf_etm.data", &o)) skip();
     ek_perf_iter *it;
     assert_int_equal(ek_perf_iter_new(o.f, EK_PERF_ITER_SIDEBAND, NULL, &it), 0);
     ek_perf_record r;
@@ -315,8 +443,7 @@ static void test_sideband_real(void **state)
 
 int main(void)
 {
-    if (!have("perf/files"))
-        tu_skip_all("../shared/testdata/perf/files is absent");
+    if (!have("perf/files")) tu_skip_all("../shared/testdata/perf/files is absent");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_facts),
         cmocka_unit_test(test_published_equals_fixed),

@@ -19,9 +19,18 @@ static void start(pw *w)
     pw_attr_desc a = {.type = 8, .sample_type = ST, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
     uint64_t ids[] = {1, 2, 3, 4};
     pw_attr(w, &a, ids, 4);
-    const uint64_t info[] = {1, (8ull << 32) | 2, 0,
-                             EK_CS_ETM_MAGIC_ETMV4, 0, 7, 0x40, 0x10, 1, 2, 3, 4, 0x8c,
-                             EK_CS_ETM_MAGIC_ETE, 1, 8, 0x40, 0x12, 1, 2, 3, 4, 0x8c, 5};
+    const uint64_t info[] = {1,    (8ull << 32) | 2,
+                             0,    EK_CS_ETM_MAGIC_ETMV4,
+                             0,    7,
+                             0x40, 0x10,
+                             1,    2,
+                             3,    4,
+                             0x8c, EK_CS_ETM_MAGIC_ETE,
+                             1,    8,
+                             0x40, 0x12,
+                             1,    2,
+                             3,    4,
+                             0x8c, 5};
     pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
 }
 
@@ -143,7 +152,7 @@ static void test_per_thread(void **state)
     pw_auxtrace(&w, 0x80, 0, 0, 0, 500, -1, NULL);
     pw_auxtrace(&w, 0x40, 0, 0, 1, 502, -1, NULL);
     pw_aux(&w, ST, &a, 0, 0x40, 0);
-    pw_aux(&w, ST, &b, 0x40, 0x40, 0); /* the thread moved to CPU 2: same queue */
+    pw_aux(&w, ST, &b, 0x40, 0x40, 0);  /* the thread moved to CPU 2: same queue */
     pw_aux(&w, ST, &other, 0, 0x20, 0); /* tid 501 has no buffer */
     uint8_t *buf;
     size_t len;

@@ -25,26 +25,25 @@ static const slice_lister_fn slice_lister = NULL;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: etmkit dump [options] FILE\n"
-            "\n"
-            "List a perf.data recording of CoreSight trace: file header, events, features,\n"
-            "every record (one line each, with file offset), the cs_etm configuration per CPU\n"
-            "and the AUX trace slices per queue. Problems go to stderr, one line per kind.\n"
-            "\n"
-            "options:\n"
-            "  --header        file header, events and features\n"
-            "  --records       every record\n"
-            "  --config        cs_etm configuration\n"
-            "  --slices        AUX slices per queue, AUXTRACE buffers, trace ID maps\n"
-            "                  (without any of these four: all sections)\n"
-            "  --format=text|json\n"
-            "                  text (default) or one JSON document\n"
-            "  -v, --verbose   list every kept problem instead of one line per kind\n"
-            "  -h, --help      this text\n"
-            "\n"
-            "Exit status: 0 when something usable was read, 1 when nothing was, 2 on usage "
-            "errors.\n");
+    fprintf(f, "usage: etmkit dump [options] FILE\n"
+               "\n"
+               "List a perf.data recording of CoreSight trace: file header, events, features,\n"
+               "every record (one line each, with file offset), the cs_etm configuration per CPU\n"
+               "and the AUX trace slices per queue. Problems go to stderr, one line per kind.\n"
+               "\n"
+               "options:\n"
+               "  --header        file header, events and features\n"
+               "  --records       every record\n"
+               "  --config        cs_etm configuration\n"
+               "  --slices        AUX slices per queue, AUXTRACE buffers, trace ID maps\n"
+               "                  (without any of these four: all sections)\n"
+               "  --format=text|json\n"
+               "                  text (default) or one JSON document\n"
+               "  -v, --verbose   list every kept problem instead of one line per kind\n"
+               "  -h, --help      this text\n"
+               "\n"
+               "Exit status: 0 when something usable was read, 1 when nothing was, 2 on usage "
+               "errors.\n");
 }
 
 /* Diagnostics kept for the JSON document (bounded). */
@@ -65,27 +64,25 @@ static void json_diag_fn(void *ctx, const ek_diag_event *ev)
         ek_sbuf_printf(&j->text, "%s\n{\"severity\":\"%s\",\"kind\":", j->n ? "," : "",
                        sev[ev->sev <= EK_SEV_ERROR ? ev->sev : 2]);
         ek_json_string(&j->text, ev->kind);
-        ek_sbuf_printf(&j->text, ",\"record\":%lld,\"offset\":%lld,\"message\":",
-                       (long long)ev->record, (long long)ev->offset);
+        ek_sbuf_printf(&j->text,
+                       ",\"record\":%lld,\"offset\":%lld,\"message\":", (long long)ev->record,
+                       (long long)ev->offset);
         ek_json_string(&j->text, ev->msg);
         ek_sbuf_putc(&j->text, '}');
         j->n++;
     }
-    if (j->next.fn)
-        j->next.fn(j->next.ctx, ev);
+    if (j->next.fn) j->next.fn(j->next.ctx, ev);
 }
 
 static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format fmt)
 {
     ek_perf_iter *it;
     int rc = ek_perf_iter_new(f, 0, NULL, &it);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     ek_perf_record rec;
     size_t n = 0;
     while ((rc = ek_perf_iter_next(it, &rec)) == 0) {
-        if (fmt == EK_PERF_DUMP_JSON)
-            ek_sbuf_puts(out, n ? ",\n" : "\n");
+        if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, n ? ",\n" : "\n");
         ek_perf_dump_record(out, &rec, fmt);
         n++;
         cli_maybe_flush(out, stdout);
@@ -100,8 +97,7 @@ static void list_slices(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
     int json = fmt == EK_PERF_DUMP_JSON;
     for (size_t i = 0; i < ek_perf_queues_count(q); i++) {
         const ek_perf_queue *qu = ek_perf_queue_at(q, i);
-        if (json)
-            ek_sbuf_puts(out, i ? ",\n" : "\n");
+        if (json) ek_sbuf_puts(out, i ? ",\n" : "\n");
         ek_perf_dump_queue(out, f, q, i, fmt);
         for (size_t k = 0; k < qu->nslices; k++) {
             ek_perf_dump_slice(out, f, q, &qu->slices[k], k, fmt);
@@ -161,8 +157,7 @@ int cmd_dump_perf(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
-    if (!sections)
-        sections = SEC_ALL;
+    if (!sections) sections = SEC_ALL;
     int json = fmt == EK_PERF_DUMP_JSON;
 
     ek_diag_collector *coll = ek_diag_collector_new(8);
@@ -198,8 +193,7 @@ int cmd_dump_perf(int argc, char **argv)
 
     ek_sbuf out = EK_SBUF_INIT;
     const char *sep = "";
-    if (json)
-        ek_sbuf_puts(&out, "{");
+    if (json) ek_sbuf_puts(&out, "{");
     if (sections & SEC_HEADER) {
         ek_perf_dump_file(&out, f, fmt);
         sep = ",\n";
@@ -210,8 +204,7 @@ int cmd_dump_perf(int argc, char **argv)
         else
             ek_sbuf_puts(&out, *sep || (sections & SEC_HEADER) ? "\n# records\n" : "# records\n");
         rc = list_records(&out, f, fmt);
-        if (json)
-            ek_sbuf_puts(&out, "]");
+        if (json) ek_sbuf_puts(&out, "]");
         sep = ",\n";
     }
     if (sections & SEC_CONFIG) {
@@ -228,15 +221,13 @@ int cmd_dump_perf(int argc, char **argv)
         else
             ek_sbuf_puts(&out, *sep ? "\n# AUX slices\n" : "# AUX slices\n");
         list_slices(&out, f, q, fmt);
-        if (json)
-            ek_sbuf_puts(&out, "],\n");
+        if (json) ek_sbuf_puts(&out, "],\n");
         ek_perf_dump_slice_summary(&out, f, q, fmt);
         sep = ",\n";
     }
     if (json) {
         ek_sbuf_printf(&out, "%s\"diagnostics\":[", sep);
-        if (jd.text.len)
-            ek_sbuf_put(&out, jd.text.p, jd.text.len);
+        if (jd.text.len) ek_sbuf_put(&out, jd.text.p, jd.text.len);
         ek_sbuf_printf(&out, "],\n\"diagnostics_dropped\":%zu}\n", jd.dropped);
     }
     cli_write(&out, stdout);
