@@ -31,17 +31,21 @@ extern "C" {
 #define EK_DFMT_FRAME_SIZE 16
 
 /* Configuration flags (ek_dfmt_init). */
-#define EK_DFMT_MEM_ALIGN   0x01 /* frames are 16-byte aligned in memory (ETB/ETF/ETR) */
-#define EK_DFMT_FSYNC       0x02 /* stream carries FSYNC patterns (TPIU, DSTREAM); sync on one */
-#define EK_DFMT_HSYNC       0x04 /* stream carries HSYNC patterns (TPIU with half-sync) */
-#define EK_DFMT_RESET_4XFSYNC 0x08 /* MEM_ALIGN: runs of 4n FSYNCs between frames reset the
-                                      decoders (perf pads AUX buffers with them) */
-#define EK_DFMT_OUT_RAW     0x10 /* also report the raw bytes of each frame (listings) */
+#define EK_DFMT_MEM_ALIGN 0x01 /* frames are 16-byte aligned in memory (ETB/ETF/ETR) */
+#define EK_DFMT_FSYNC     0x02 /* stream carries FSYNC patterns (TPIU, DSTREAM); sync on one */
+#define EK_DFMT_HSYNC     0x04 /* stream carries HSYNC patterns (TPIU with half-sync) */
+#define EK_DFMT_RESET_4XFSYNC                                                                      \
+    0x08                     /* MEM_ALIGN: runs of 4n FSYNCs between frames reset the              \
+                                decoders (perf pads AUX buffers with them) */
+#define EK_DFMT_OUT_RAW 0x10 /* also report the raw bytes of each frame (listings) */
 
 /* Trace ID values. */
 #define EK_TRACE_ID_UNKNOWN 0xFF /* bytes before the first ID in the stream */
 #define EK_TRACE_ID_NULL    0x00 /* the null ID: padding */
-static inline int ek_trace_id_reserved(unsigned id) { return id >= 0x70 && id <= 0x7F; }
+static inline int ek_trace_id_reserved(unsigned id)
+{
+    return id >= 0x70 && id <= 0x7F;
+}
 
 typedef enum ek_dfmt_kind {
     EK_DFMT_DATA = 1,   /* len bytes of trace ID id, data[k] at index + k */
@@ -52,12 +56,12 @@ typedef enum ek_dfmt_kind {
 } ek_dfmt_kind;
 
 typedef struct ek_dfmt_item {
-    uint8_t kind;          /* ek_dfmt_kind */
-    uint8_t id;            /* DATA: trace ID (0x00..0x7F, or EK_TRACE_ID_UNKNOWN) */
+    uint8_t kind; /* ek_dfmt_kind */
+    uint8_t id;   /* DATA: trace ID (0x00..0x7F, or EK_TRACE_ID_UNKNOWN) */
     uint16_t len;
-    uint64_t index;        /* index of data[0] (ERROR: where the problem is) */
-    const uint8_t *data;   /* valid until the next ek_dfmt_next / ek_dfmt_feed */
-    const char *err;       /* ERROR: one-line description */
+    uint64_t index;      /* index of data[0] (ERROR: where the problem is) */
+    const uint8_t *data; /* valid until the next ek_dfmt_next / ek_dfmt_feed */
+    const char *err;     /* ERROR: one-line description */
 } ek_dfmt_item;
 
 /* State: allocate anywhere; fields are private. */
@@ -66,16 +70,16 @@ typedef struct ek_deformatter {
     /* input */
     const uint8_t *in;
     size_t in_len, in_pos;
-    uint64_t idx;          /* index of in[in_pos] */
+    uint64_t idx; /* index of in[in_pos] */
     /* sync */
     uint8_t synced;
-    uint8_t fsync_half;    /* FSYNC: 0xFFFF seen at the end of a block, 0x7FFF expected */
-    uint8_t seek_half;     /* unsynced FSYNC search: block ended on 0xFFFF */
+    uint8_t fsync_half; /* FSYNC: 0xFFFF seen at the end of a block, 0x7FFF expected */
+    uint8_t seek_half;  /* unsynced FSYNC search: block ended on 0xFFFF */
     uint8_t curr_id;
     /* frame assembly */
     uint8_t frame[EK_DFMT_FRAME_SIZE];
     uint8_t nframe;
-    uint64_t sof_idx;      /* index of frame byte 0 */
+    uint64_t sof_idx; /* index of frame byte 0 */
     /* output queue for one frame */
     uint8_t out_data[8][16];
     ek_dfmt_item q[12];
@@ -92,7 +96,10 @@ void ek_dfmt_feed(ek_deformatter *d, const uint8_t *data, size_t len, uint64_t i
  * end of a block is kept for the next block. */
 int ek_dfmt_next(ek_deformatter *d, ek_dfmt_item *out);
 /* Bytes of an incomplete frame held back (for an end-of-data diagnostic). */
-static inline unsigned ek_dfmt_pending(const ek_deformatter *d) { return d->nframe; }
+static inline unsigned ek_dfmt_pending(const ek_deformatter *d)
+{
+    return d->nframe;
+}
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,25 @@ void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_i
 void ek_list_etm4_json(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_id,
                        const ek_etm4_config *cfg);
 
+/* trc_pkt_lister prints error-log messages WITHOUT a final newline, so the next listing line
+ * continues the message line (and a line-based comparison no longer sees it as a packet).
+ * These helpers reproduce those messages where the lister prints them, so that listings
+ * keep lining up with its output:
+ *  - ek_list_etm4_ocsd_pre(): before a packet line: the packet processor's log entry for a
+ *    reserved header (I_RESERVED) or a field running past the end of a packet;
+ *  - ek_list_etm4_ocsd_post(): after a packet line, with -decode: the packet decoder's log
+ *    entry for a packet it cannot use while synchronised (bad / reserved / incomplete ...),
+ *    after which it waits for the next A-Sync and TRACE_INFO. ek_ocsd_dcd_model tracks that
+ *    synchronisation state; reset it when the decoders are reset. */
+typedef struct ek_ocsd_dcd_model {
+    uint8_t state;
+} ek_ocsd_dcd_model;
+
+void ek_ocsd_dcd_model_reset(ek_ocsd_dcd_model *m);
+void ek_list_etm4_ocsd_pre(ek_sbuf *out, const ek_etm4_packet *pkt, const ek_etm4_config *cfg);
+void ek_list_etm4_ocsd_post(ek_sbuf *out, ek_ocsd_dcd_model *m, const ek_etm4_packet *pkt,
+                            const ek_etm4_config *cfg);
+
 /* Raw frame lines as trc_pkt_lister prints them with -o_raw_packed / -o_raw_unpacked:
  *   "Frame Data; Index<%7u>;    RAW_PACKED; ff ff ... (16 bytes a line)\n"
  *   "Frame Data; Index<%7u>;   ID_DATA[0x10]; ...\n"   (unknown ID: ID_DATA[????])

@@ -6,26 +6,26 @@
 #include "etmkit/etmkit.h"
 
 /* TRCIDR0 */
-#define IDR0_TRCDATA_MASK  0x18u
-#define IDR0_TRCCOND       0x40u
-#define IDR0_TRCCCI        0x80u
-#define IDR0_QSUPP_SHIFT   15
-#define IDR0_TSSIZE_SHIFT  24
-#define IDR0_COMMOPT       0x20000000u
+#define IDR0_TRCDATA_MASK 0x18u
+#define IDR0_TRCCOND      0x40u
+#define IDR0_TRCCCI       0x80u
+#define IDR0_QSUPP_SHIFT  15
+#define IDR0_TSSIZE_SHIFT 24
+#define IDR0_COMMOPT      0x20000000u
 /* TRCCONFIGR */
-#define CFG_INSTP0_MASK    0x6u
-#define CFG_BB             (1u << 3)
-#define CFG_CCI            (1u << 4)
-#define CFG_CID            (1u << 6)
-#define CFG_VMID           (1u << 7)
-#define CFG_COND_SHIFT     8
-#define CFG_TS             (1u << 11)
-#define CFG_RS             (1u << 12)
-#define CFG_DA             (1u << 16)
-#define CFG_DV             (1u << 17)
+#define CFG_INSTP0_MASK 0x6u
+#define CFG_BB          (1u << 3)
+#define CFG_CCI         (1u << 4)
+#define CFG_CID         (1u << 6)
+#define CFG_VMID        (1u << 7)
+#define CFG_COND_SHIFT  8
+#define CFG_TS          (1u << 11)
+#define CFG_RS          (1u << 12)
+#define CFG_DA          (1u << 16)
+#define CFG_DV          (1u << 17)
 
 /* Defaults used when a register is missing (the values OpenCSD assumes). */
-#define DEFAULT_IDR1_ETM4  0x4100F403u /* ETMv4.0 */
+#define DEFAULT_IDR1_ETM4   0x4100F403u /* ETMv4.0 */
 #define DEFAULT_DEVARCH_ETE 0x47705A13u /* ETE 1.0 */
 
 static int is_v8_or_later(ek_arch arch)
@@ -36,10 +36,8 @@ static int is_v8_or_later(ek_arch arch)
     case EK_ARCH_V8R:
     case EK_ARCH_V8M:
     case EK_ARCH_V8_1M:
-    case EK_ARCH_V9A:
-        return 1;
-    default:
-        return 0;
+    case EK_ARCH_V9A: return 1;
+    default: return 0;
     }
 }
 
@@ -78,9 +76,9 @@ int ek_etm4_config_init(ek_etm4_config *cfg, const ek_etm4_regs *regs, ek_protoc
     const unsigned vmidsz = (idr2 >> 10) & 0x1F;
     if (vmidsz == 1)
         cfg->vmid_bytes = 1;
-    else if (minor > 0 && vmidsz == 2) /* 16/32-bit VMIDs exist from v4.1 */
+    else if (cfg->version > 0x40 && vmidsz == 2) /* 16/32-bit VMIDs: ETMv4.1+ and ETE */
         cfg->vmid_bytes = 2;
-    else if (minor > 0 && vmidsz == 4)
+    else if (cfg->version > 0x40 && vmidsz == 4)
         cfg->vmid_bytes = 4;
     cfg->cc_bits = (uint8_t)(((idr2 >> 25) & 0xF) + 12);
     const unsigned tssize = (idr0 >> IDR0_TSSIZE_SHIFT) & 0x1F;

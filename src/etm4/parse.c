@@ -35,14 +35,14 @@ enum {
 };
 
 /* TRACE_INFO section flags */
-#define TI_INFO 0x01
-#define TI_KEY  0x02
-#define TI_SPEC 0x04
-#define TI_CYCT 0x08
-#define TI_WNDW 0x10
-#define TI_CTRL 0x20
+#define TI_INFO     0x01
+#define TI_KEY      0x02
+#define TI_SPEC     0x04
+#define TI_CYCT     0x08
+#define TI_WNDW     0x10
+#define TI_CTRL     0x20
 #define TI_ALL_SECT 0x1F
-#define TI_ALL  0x3F
+#define TI_ALL      0x3F
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -121,8 +121,7 @@ static const char *const type_names[EK_ETM4_TYPE_COUNT] = {
 
 const char *ek_etm4_type_name(unsigned type)
 {
-    if (type < EK_ETM4_TYPE_COUNT && type_names[type])
-        return type_names[type];
+    if (type < EK_ETM4_TYPE_COUNT && type_names[type]) return type_names[type];
     return "I_UNKNOWN";
 }
 
@@ -152,8 +151,7 @@ static void build_table(ek_etm4_parser *p)
         set_range(p, 0x0A, 0x0A, EK_ETM4_TRANS_ST, H_NOPAY);
         set_range(p, 0x0B, 0x0B, EK_ETM4_TRANS_COMMIT, H_NOPAY);
     }
-    if (c->has_ite)
-        set_range(p, 0x09, 0x09, EK_ETM4_ITE, H_ITE);
+    if (c->has_ite) set_range(p, 0x09, 0x09, EK_ETM4_ITE, H_ITE);
     set_range(p, 0x0C, 0x0D, EK_ETM4_CCNT_F2, H_CCNT);
     set_range(p, 0x0E, 0x0F, EK_ETM4_CCNT_F1, H_CCNT);
     set_range(p, 0x10, 0x1F, EK_ETM4_CCNT_F3, H_CCNT);
@@ -179,16 +177,14 @@ static void build_table(ek_etm4_parser *p)
     set_range(p, 0x6D, 0x6D, EK_ETM4_COND_I_F3, ci);
     set_range(p, 0x6E, 0x6F, EK_ETM4_COND_RES_F1, cr);
 
-    if (c->has_ignore)
-        set_range(p, 0x70, 0x70, EK_ETM4_IGNORE, H_NOPAY);
+    if (c->has_ignore) set_range(p, 0x70, 0x70, EK_ETM4_IGNORE, H_NOPAY);
     set_range(p, 0x71, 0x7F, EK_ETM4_EVENT, H_NOPAY);
     set_range(p, 0x80, 0x81, EK_ETM4_CTXT, H_CTXT);
     set_range(p, 0x82, 0x82, EK_ETM4_ADDR_CTXT_L_32IS0, H_ADDRCTXT);
     set_range(p, 0x83, 0x83, EK_ETM4_ADDR_CTXT_L_32IS1, H_ADDRCTXT);
     set_range(p, 0x85, 0x85, EK_ETM4_ADDR_CTXT_L_64IS0, H_ADDRCTXT);
     set_range(p, 0x86, 0x86, EK_ETM4_ADDR_CTXT_L_64IS1, H_ADDRCTXT);
-    if (c->has_ts_marker)
-        set_range(p, 0x88, 0x88, EK_ETM4_TS_MARKER, H_NOPAY);
+    if (c->has_ts_marker) set_range(p, 0x88, 0x88, EK_ETM4_TS_MARKER, H_NOPAY);
     set_range(p, 0x90, 0x92, EK_ETM4_ADDR_MATCH, H_NOPAY);
     set_range(p, 0x95, 0x95, EK_ETM4_ADDR_S_IS0, H_ADDRS);
     set_range(p, 0x96, 0x96, EK_ETM4_ADDR_S_IS1, H_ADDRS);
@@ -322,15 +318,15 @@ static unsigned cont_field(ek_etm4_parser *p, unsigned st, uint32_t *val, unsign
     unsigned i = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE) set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             *val = v;
             return 0;
         }
         const uint8_t b = p->buf[st + i];
         v |= (uint32_t)(b & 0x7F) << (7 * i);
         i++;
-        if (!(b & 0x80) || i >= limit)
-            break;
+        if (!(b & 0x80) || i >= limit) break;
     }
     *val = v;
     return i;
@@ -365,8 +361,7 @@ static void set_addr32(ek_etm4_parser *p, uint32_t a, unsigned is)
         v->val = a;
         v->is_64 = 0;
     }
-    if (v->valid_bits < 32)
-        v->valid_bits = 32;
+    if (v->valid_bits < 32) v->valid_bits = 32;
     v->is = (uint8_t)is;
     push_addr(p);
 }
@@ -376,8 +371,7 @@ static void set_addr_short(ek_etm4_parser *p, uint32_t a, unsigned is, unsigned 
     ek_etm4_addr *v = &p->pkt.addr;
     const uint64_t mask = bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
     v->pkt_bits = (uint8_t)bits;
-    if (v->valid_bits < bits)
-        v->valid_bits = (uint8_t)bits;
+    if (v->valid_bits < bits) v->valid_bits = (uint8_t)bits;
     v->val = (v->val & ~mask) | (a & mask);
     v->is = (uint8_t)is;
     push_addr(p);
@@ -386,8 +380,7 @@ static void set_addr_short(ek_etm4_parser *p, uint32_t a, unsigned is, unsigned 
 static void set_addr_match(ek_etm4_parser *p, unsigned idx)
 {
     p->pkt.match_idx = (uint8_t)idx;
-    if (idx < 3)
-        p->pkt.addr = p->stack[idx];
+    if (idx < 3) p->pkt.addr = p->stack[idx];
     push_addr(p);
 }
 
@@ -505,16 +498,21 @@ static void h_notsync(ek_etm4_parser *p, uint8_t b)
 
 static void h_ext(ek_etm4_parser *p, uint8_t b)
 {
-    if (p->nbuf != 2)
-        return;
+    if (p->nbuf != 2) return;
     if (!p->synced && b != 0x00) {
         p->handler = H_NOTSYNC;
         p->pkt.type = EK_ETM4_NOTSYNC;
         return;
     }
     switch (b) {
-    case 0x03: p->pkt.type = EK_ETM4_DISCARD; send(p); break;
-    case 0x05: p->pkt.type = EK_ETM4_OVERFLOW; send(p); break;
+    case 0x03:
+        p->pkt.type = EK_ETM4_DISCARD;
+        send(p);
+        break;
+    case 0x05:
+        p->pkt.type = EK_ETM4_OVERFLOW;
+        send(p);
+        break;
     case 0x00:
         p->pkt.type = EK_ETM4_ASYNC;
         p->handler = H_ASYNC;
@@ -564,13 +562,11 @@ static void h_tinfo(ek_etm4_parser *p, uint8_t b)
     }
     if (p->nbuf == 2) {
         *sect = (uint8_t)(~b & TI_ALL_SECT); /* absent sections count as done */
-        if (!(b & 0x80))
-            *sect |= TI_CTRL;
+        if (!(b & 0x80)) *sect |= TI_CTRL;
     } else {
         const uint8_t done = (b & 0x80) ? 0 : 1;
         if (!(*sect & TI_CTRL)) {
-            if (done)
-                *sect |= TI_CTRL;
+            if (done) *sect |= TI_CTRL;
             (*ctrl)++;
         } else if (!(*sect & TI_INFO)) {
             if (done) *sect |= TI_INFO;
@@ -584,8 +580,7 @@ static void h_tinfo(ek_etm4_parser *p, uint8_t b)
             if (done) *sect |= TI_WNDW;
         }
     }
-    if (*sect != TI_ALL)
-        return;
+    if (*sect != TI_ALL) return;
 
     ek_etm4_packet *k = &p->pkt;
     unsigned idx = *ctrl + 1u;
@@ -618,8 +613,7 @@ static void h_tinfo(ek_etm4_parser *p, uint8_t b)
     }
     if ((present & TI_WNDW) && idx < p->nbuf)
         idx += cont_field(p, idx, &v, 5); /* commit window: not used by any ETE yet */
-    if (!p->first_tinfo)
-        k->flags |= EK_ETM4_PF_INIT_TINFO;
+    if (!p->first_tinfo) k->flags |= EK_ETM4_PF_INIT_TINFO;
     p->first_tinfo = 1;
     send(p);
 }
@@ -637,8 +631,7 @@ static void h_ts(ek_etm4_parser *p, uint8_t b)
     } else if (!*cc_done) {
         *cc_done = !(b & 0x80);
     }
-    if (!*ts_done || !*cc_done)
-        return;
+    if (!*ts_done || !*cc_done) return;
 
     /* timestamp: up to 8 bytes of 7 bits, a 9th byte of 8 bits */
     uint64_t ts = 0;
@@ -652,12 +645,10 @@ static void h_ts(ek_etm4_parser *p, uint8_t b)
         }
         ts |= (uint64_t)(c & 0x7F) << (7 * i);
         i++;
-        if (!(c & 0x80))
-            break;
+        if (!(c & 0x80)) break;
     }
     unsigned bits = i < 9 ? i * 7 : 64;
-    if (!p->ts_valid && p->first_tinfo)
-        bits = 64; /* after a TRACE_INFO, bits not sent are zero */
+    if (!p->ts_valid && p->first_tinfo) bits = 64; /* after a TRACE_INFO, bits not sent are zero */
     ek_etm4_packet *k = &p->pkt;
     const uint64_t mask = bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
     k->timestamp = (k->timestamp & ~mask) | (ts & mask);
@@ -680,16 +671,14 @@ static void h_exc(ek_etm4_parser *p, uint8_t b)
         return;
     }
     if (p->nbuf == 2) {
-        if (!(b & 0x80))
-            *size = 2;
+        if (!(b & 0x80)) *size = 2;
         if (p->cfg.is_ete) {
             const unsigned t = (p->buf[1] >> 1) & 0x1F;
             if (t == 0x0 || t == 0x18) /* PE reset / transaction failure */
                 *size = 3;
         }
     }
-    if (p->nbuf != *size)
-        return;
+    if (p->nbuf != *size) return;
     ek_etm4_packet *k = &p->pkt;
     const uint8_t b1 = p->buf[1];
     uint16_t t = (b1 >> 1) & 0x1F;
@@ -717,8 +706,7 @@ static void h_ccnt(ek_etm4_parser *p, uint8_t b)
         *count_done = *commit_done = 0;
         *has_count = 1;
         if (t == EK_ETM4_CCNT_F3) {
-            if (!opt1)
-                set_commit(p, ((b >> 2) & 0x3) + 1);
+            if (!opt1) set_commit(p, ((b >> 2) & 0x3) + 1);
             set_cc(p, cc_threshold(p) + (b & 0x3));
             send(p);
             return;
@@ -728,13 +716,15 @@ static void h_ccnt(ek_etm4_parser *p, uint8_t b)
                 *has_count = 0;
                 *count_done = 1;
             }
-            if (opt1)
-                *commit_done = 1;
+            if (opt1) *commit_done = 1;
         }
     } else if (t == EK_ETM4_CCNT_F2 && p->nbuf == 2) {
-        const uint32_t offset = (b & 1) ? p->cfg.max_spec - 15 : 1;
+        /* header bit 0 (A) selects how the 4-bit commit count is biased */
+        if (!opt1) {
+            const uint32_t offset = (p->buf[0] & 1) ? p->cfg.max_spec - 15 : 1;
+            set_commit(p, ((b >> 4) & 0xF) + offset);
+        }
         set_cc(p, cc_threshold(p) + (b & 0xF));
-        set_commit(p, ((b >> 4) & 0xF) + offset);
         send(p);
         return;
     } else if (!*commit_done) {
@@ -775,8 +765,7 @@ static void h_spec(ek_etm4_parser *p, uint8_t b)
             send(p);
             break;
         case EK_ETM4_CANCEL_F3:
-            if (b & 1)
-                set_atoms(p, 0x1, 1);
+            if (b & 1) set_atoms(p, 0x1, 1);
             p->pkt.cancel = ((b >> 1) & 0x3) + 2u;
             send(p);
             break;
@@ -833,7 +822,8 @@ static unsigned cond_result(ek_etm4_parser *p, unsigned st, uint32_t *key, uint8
     uint32_t k = 0;
     for (;;) {
         if (st + i >= p->nbuf) {
-            set_error(p, EK_ETM4_BAD_SEQUENCE);
+            if (p->pkt.type != EK_ETM4_BAD_SEQUENCE) set_error(p, EK_ETM4_BAD_SEQUENCE);
+            p->pkt.flags |= EK_ETM4_PF_SHORT_FIELD;
             break;
         }
         const uint8_t c = p->buf[st + i];
@@ -846,8 +836,7 @@ static unsigned cond_result(ek_etm4_parser *p, unsigned st, uint32_t *key, uint8
             shift += 7;
         }
         i++;
-        if (!(c & 0x80) || i >= 6)
-            break;
+        if (!(c & 0x80) || i >= 6) break;
     }
     *key = k;
     return i;
@@ -956,8 +945,7 @@ static void h_addrctxt(ek_etm4_parser *p, uint8_t b)
     } else if (*nc) {
         (*nc)--;
     }
-    if (*nbytes || !*info_done || *nv || *nc)
-        return;
+    if (*nbytes || !*info_done || *nv || *nc) return;
     if (*a64)
         set_addr64(p, long_addr64(p->buf + 1, *is), *is);
     else
@@ -974,8 +962,7 @@ static void h_addrs(ek_etm4_parser *p, uint8_t b)
         *is = b == 0x96 || b == 0xB5;
         return;
     }
-    if (!*done)
-        *done = p->nbuf == 3 || !(b & 0x80);
+    if (!*done) *done = p->nbuf == 3 || !(b & 0x80);
     if (*done) {
         uint32_t v;
         unsigned bits;
@@ -997,8 +984,7 @@ static void h_addrl(ek_etm4_parser *p, uint8_t b)
         *nbytes = *a64 ? 8 : 4;
         return;
     }
-    if (p->nbuf != 1u + *nbytes)
-        return;
+    if (p->nbuf != 1u + *nbytes) return;
     if (*a64)
         set_addr64(p, long_addr64(p->buf + 1, *is), *is);
     else
@@ -1008,9 +994,8 @@ static void h_addrl(ek_etm4_parser *p, uint8_t b)
 
 static void h_q(ek_etm4_parser *p, uint8_t b)
 {
-    uint8_t *qtype = &p->st[0], *nbytes = &p->st[1], *count_done = &p->st[2],
-            *has_addr = &p->st[3], *addr_short = &p->st[4], *addr_match = &p->st[5],
-            *is = &p->st[6];
+    uint8_t *qtype = &p->st[0], *nbytes = &p->st[1], *count_done = &p->st[2], *has_addr = &p->st[3],
+            *addr_short = &p->st[4], *addr_match = &p->st[5], *is = &p->st[6];
     ek_etm4_packet *k = &p->pkt;
     if (p->nbuf == 1) {
         *qtype = b & 0xF;
@@ -1021,40 +1006,37 @@ static void h_q(ek_etm4_parser *p, uint8_t b)
         *addr_match = 0;
         *is = 1;
         switch (*qtype) {
-        case 0x0: case 0x1: case 0x2: /* count, address by exact match */
+        case 0x0:
+        case 0x1:
+        case 0x2: /* count, address by exact match */
             *addr_match = 1;
             *has_addr = 1;
             break;
-        case 0xC: /* count only */
-            break;
+        case 0xC: /* count only */ break;
         case 0x5: *is = 0; /* fallthrough */
-        case 0x6:         /* count + short address */
+        case 0x6:          /* count + short address */
             *has_addr = 1;
             *nbytes = 2;
             break;
         case 0xA: *is = 0; /* fallthrough */
-        case 0xB:         /* count + long 32-bit address */
+        case 0xB:          /* count + long 32-bit address */
             *has_addr = 1;
             *addr_short = 0;
             *nbytes = 4;
             break;
-        case 0xF: /* no count, no address */
-            *count_done = 1;
-            break;
+        case 0xF: /* no count, no address */ *count_done = 1; break;
         default: /* reserved types never reach here (table) */
             set_error(p, EK_ETM4_BAD_SEQUENCE);
             send(p);
             return;
         }
     } else if (*nbytes) {
-        if (*addr_short && *nbytes == 2 && !(b & 0x80))
-            (*nbytes)--; /* one-byte short address */
+        if (*addr_short && *nbytes == 2 && !(b & 0x80)) (*nbytes)--; /* one-byte short address */
         (*nbytes)--;
     } else if (!*count_done) {
         *count_done = !(b & 0x80);
     }
-    if (*nbytes || !*count_done)
-        return;
+    if (*nbytes || !*count_done) return;
 
     unsigned idx = 1;
     if (*has_addr) {
@@ -1107,8 +1089,7 @@ static void h_atom(ek_etm4_parser *p, uint8_t b)
     case EK_ETM4_ATOM_F6: {
         const unsigned n = (b & 0x1F) + 3u; /* E atoms, then E or N */
         uint32_t bits = ((uint32_t)1 << n) - 1;
-        if (!(b & 0x20))
-            bits |= (uint32_t)1 << n;
+        if (!(b & 0x20)) bits |= (uint32_t)1 << n;
         set_atoms(p, bits, n + 1);
         break;
     }
@@ -1133,9 +1114,7 @@ static void h_nopay(ek_etm4_parser *p, uint8_t b)
 {
     switch (p->pkt.type) {
     case EK_ETM4_ADDR_MATCH:
-    case EK_ETM4_SRC_ADDR_MATCH:
-        set_addr_match(p, b & 0x3);
-        break;
+    case EK_ETM4_SRC_ADDR_MATCH: set_addr_match(p, b & 0x3); break;
     case EK_ETM4_EVENT: p->pkt.event = b & 0xF; break;
     case EK_ETM4_NUM_DS_MKR:
     case EK_ETM4_UNNUM_DS_MKR: p->pkt.dsm = b & 0x7; break;
@@ -1190,18 +1169,20 @@ static const ek_etm4_packet *emit(ek_etm4_parser *p)
     k->index = p->pkt_index;
     k->raw = p->buf;
     k->size = p->nbuf;
-    if (is_error_type(k->type))
-        k->flags |= EK_ETM4_PF_ERROR;
+    if (is_error_type(k->type)) k->flags |= EK_ETM4_PF_ERROR;
     p->out_pending = 1;
     return k;
 }
 
 int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
 {
-    if (p->out_pending) {
+    if (p->out_pending == 1) {
         init_packet_state(p);
-        p->out_pending = 0;
+    } else if (p->out_pending == 2) {
+        /* after a NOTSYNC dump the packet being assembled keeps its own flags */
+        p->pkt.flags = p->saved_flags;
     }
+    p->out_pending = 0;
     for (;;) {
         switch (p->state) {
         case S_SEND:
@@ -1221,7 +1202,9 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
             k->index = p->pkt_index;
             k->raw = p->out_raw;
             k->size = (uint8_t)n;
-            k->flags = (uint8_t)((k->flags & ~EK_ETM4_PF_NOTSYNC_MORE) | EK_ETM4_PF_ERROR |
+            p->saved_flags = k->flags; /* restored on the next call */
+            p->out_pending = 2;
+            k->flags = (uint8_t)(EK_ETM4_PF_ERROR | EK_ETM4_PF_UNSYNCED |
                                  (p->notsync_sent ? EK_ETM4_PF_NOTSYNC_MORE : 0));
             p->notsync_sent = 1;
             if (p->next_unsync_index) {
@@ -1234,8 +1217,7 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
         }
 
         case S_HDR:
-            if (p->blk_pos >= p->blk_len)
-                goto end;
+            if (p->blk_pos >= p->blk_len) goto end;
             p->pkt_index = p->blk_index + p->blk_pos;
             if (p->synced) {
                 const uint8_t h = p->blk[p->blk_pos];
@@ -1258,8 +1240,7 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
                     send(p);
                 }
             }
-            if (p->state == S_DATA)
-                goto end;
+            if (p->state == S_DATA) goto end;
             break;
         }
     }

@@ -27,8 +27,7 @@ void ek_dfmt_init(ek_deformatter *d, unsigned flags)
     /* FSYNC / HSYNC streams are not memory aligned. */
     if (flags & (EK_DFMT_FSYNC | EK_DFMT_HSYNC))
         flags &= ~(unsigned)(EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
-    if (!(flags & (EK_DFMT_FSYNC | EK_DFMT_HSYNC)))
-        flags |= EK_DFMT_MEM_ALIGN;
+    if (!(flags & (EK_DFMT_FSYNC | EK_DFMT_HSYNC))) flags |= EK_DFMT_MEM_ALIGN;
     d->flags = flags;
     ek_dfmt_reset(d);
 }
@@ -93,8 +92,7 @@ static void unpack_frame(ek_deformatter *d)
             const uint8_t id = (uint8_t)(f[i] >> 1);
             if (id != d->curr_id) {
                 prev_then_change = bit;
-                if (prev_then_change)
-                    d->out_data[n][len++] = f[i + 1];
+                if (prev_then_change) d->out_data[n][len++] = f[i + 1];
                 d->curr_id = id;
                 if (len > 0) {
                     lens[n] = (uint8_t)len;
@@ -107,8 +105,7 @@ static void unpack_frame(ek_deformatter *d)
         } else {
             d->out_data[n][len++] = (uint8_t)(f[i] | bit);
         }
-        if (!prev_then_change)
-            d->out_data[n][len++] = f[i + 1];
+        if (!prev_then_change) d->out_data[n][len++] = f[i + 1];
     }
     if (f[14] & 1)
         d->curr_id = (uint8_t)(f[14] >> 1);
@@ -143,8 +140,7 @@ static void seek_fsync(ek_deformatter *d)
         }
         consume(d, 2);
     }
-    if (left(d) == 2 && ek_le16(d->in + d->in_pos) == FSYNC_HEAD)
-        d->seek_half = 1;
+    if (left(d) == 2 && ek_le16(d->in + d->in_pos) == FSYNC_HEAD) d->seek_half = 1;
     consume(d, left(d));
 }
 
@@ -154,8 +150,7 @@ static void lose_sync(ek_deformatter *d)
 {
     d->nframe = 0;
     d->fsync_half = 0;
-    if (d->flags & EK_DFMT_FSYNC)
-        d->synced = 0;
+    if (d->flags & EK_DFMT_FSYNC) d->synced = 0;
 }
 
 /* TPIU / DSTREAM: frames are not aligned; FSYNCs may precede a frame, HSYNCs may appear inside
@@ -220,11 +215,9 @@ static void extract_sync_frame(ek_deformatter *d)
         consume(d, 1);
     }
     const size_t total = d->in_pos - start_pos;
-    if ((d->flags & EK_DFMT_OUT_RAW) && total &&
-        (d->nframe == EK_DFMT_FRAME_SIZE || left(d) == 0))
+    if ((d->flags & EK_DFMT_OUT_RAW) && total && (d->nframe == EK_DFMT_FRAME_SIZE || left(d) == 0))
         push(d, EK_DFMT_RAW_PACKED, start_idx, d->in + start_pos, total);
-    if (d->nframe == EK_DFMT_FRAME_SIZE)
-        unpack_frame(d);
+    if (d->nframe == EK_DFMT_FRAME_SIZE) unpack_frame(d);
 }
 
 /* ETB / ETF / ETR memory: whole 16-byte frames, optionally separated by runs of FSYNCs. */
@@ -237,8 +230,7 @@ static void extract_mem_frame(ek_deformatter *d)
         while (left(d) - n >= 4 && ek_le32(p + n) == FSYNC_WORD)
             n += 4;
         if (n) {
-            if (d->flags & EK_DFMT_OUT_RAW)
-                push(d, EK_DFMT_RAW_FSYNC, at, p, n);
+            if (d->flags & EK_DFMT_OUT_RAW) push(d, EK_DFMT_RAW_FSYNC, at, p, n);
             consume(d, n);
             if ((n / 4) % 4 == 0) {
                 push(d, EK_DFMT_RESET, at, NULL, 0);
@@ -251,18 +243,15 @@ static void extract_mem_frame(ek_deformatter *d)
     }
     const size_t start_pos = d->in_pos;
     const uint64_t start_idx = d->idx;
-    if (d->nframe == 0)
-        d->sof_idx = d->idx;
+    if (d->nframe == 0) d->sof_idx = d->idx;
     size_t take = EK_DFMT_FRAME_SIZE - d->nframe;
-    if (take > left(d))
-        take = left(d);
+    if (take > left(d)) take = left(d);
     memcpy(d->frame + d->nframe, d->in + d->in_pos, take);
     d->nframe = (uint8_t)(d->nframe + take);
     consume(d, take);
     if ((d->flags & EK_DFMT_OUT_RAW) && (d->nframe == EK_DFMT_FRAME_SIZE || left(d) == 0))
         push(d, EK_DFMT_RAW_PACKED, start_idx, d->in + start_pos, take);
-    if (d->nframe == EK_DFMT_FRAME_SIZE)
-        unpack_frame(d);
+    if (d->nframe == EK_DFMT_FRAME_SIZE) unpack_frame(d);
 }
 
 int ek_dfmt_next(ek_deformatter *d, ek_dfmt_item *out)
@@ -273,8 +262,7 @@ int ek_dfmt_next(ek_deformatter *d, ek_dfmt_item *out)
             return 1;
         }
         d->nq = d->qpos = 0;
-        if (left(d) == 0)
-            return 0;
+        if (left(d) == 0) return 0;
         if (!d->synced) {
             seek_fsync(d);
             continue;

@@ -10,7 +10,7 @@
 
 typedef struct wr {
     ek_sbuf *s;
-    char *p;   /* cursor; NULL after an allocation failure */
+    char *p; /* cursor; NULL after an allocation failure */
     char *end;
 } wr;
 
@@ -30,8 +30,7 @@ static inline int wr_begin(wr *w, ek_sbuf *s, size_t room)
 /* Make sure 'room' more bytes fit (for variable-length parts). */
 static inline void wr_need(wr *w, size_t room)
 {
-    if (!w->p || (size_t)(w->end - w->p) >= room)
-        return;
+    if (!w->p || (size_t)(w->end - w->p) >= room) return;
     w->s->len = (size_t)(w->p - w->s->p);
     if (ek_sbuf_reserve(w->s, room)) {
         w->p = w->end = NULL;
@@ -43,22 +42,19 @@ static inline void wr_need(wr *w, size_t room)
 
 static inline void wr_end(wr *w)
 {
-    if (!w->p)
-        return;
+    if (!w->p) return;
     w->s->len = (size_t)(w->p - w->s->p);
     w->s->p[w->s->len] = '\0';
 }
 
 static inline void wr_c(wr *w, char c)
 {
-    if (w->p)
-        *w->p++ = c;
+    if (w->p) *w->p++ = c;
 }
 
 static inline void wr_n(wr *w, const char *str, size_t n)
 {
-    if (!w->p)
-        return;
+    if (!w->p) return;
     memcpy(w->p, str, n);
     w->p += n;
 }
@@ -81,12 +77,10 @@ static inline void wr_hex(wr *w, uint64_t v, unsigned width, int upper)
         tmp[n++] = d[v & 15];
         v >>= 4;
     } while (v);
-    if (width > 16)
-        width = 16;
+    if (width > 16) width = 16;
     while (n < width)
         tmp[n++] = '0';
-    if (!w->p)
-        return;
+    if (!w->p) return;
     while (n)
         *w->p++ = tmp[--n];
 }
@@ -94,8 +88,7 @@ static inline void wr_hex(wr *w, uint64_t v, unsigned width, int upper)
 static inline void wr_hex2(wr *w, uint8_t v)
 {
     static const char lo[] = "0123456789abcdef";
-    if (!w->p)
-        return;
+    if (!w->p) return;
     w->p[0] = lo[v >> 4];
     w->p[1] = lo[v & 15];
     w->p += 2;
@@ -109,8 +102,7 @@ static inline void wr_dec(wr *w, uint64_t v)
         tmp[n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    if (!w->p)
-        return;
+    if (!w->p) return;
     while (n)
         *w->p++ = tmp[--n];
 }
@@ -124,10 +116,25 @@ static inline void wr_dec_w(wr *w, uint64_t v, unsigned width)
         tmp[n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    if (!w->p)
-        return;
+    if (!w->p) return;
     for (unsigned i = n; i < width; i++)
         *w->p++ = ' ';
+    while (n)
+        *w->p++ = tmp[--n];
+}
+
+/* decimal with leading zeros to 'width' digits */
+static inline void wr_dec0(wr *w, uint64_t v, unsigned width)
+{
+    char tmp[20];
+    unsigned n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (!w->p) return;
+    for (unsigned i = n; i < width; i++)
+        *w->p++ = '0';
     while (n)
         *w->p++ = tmp[--n];
 }
