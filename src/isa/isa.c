@@ -269,38 +269,38 @@ static const pat A64_SYS[] = {
     {0, 0, EK_K_NONE},
 };
 
-enum a64grp {
-    G_NONE = 0, G_B, G_BL, G_CBZ, G_TBZ, G_BCOND, G_55, G_CMPBR_R, G_CMPBR_I, G_EXC, G_SYS,
-    G_BRREG, G_UNALLOC
+/* Top byte of an A64 word -> kind. The branch, exception and system group is bits 28:26 = 101:
+ * eight runs of four bytes (x00101xx .. x11101xx); everything else is an ordinary instruction
+ * (the UDF range 0x0000xxxx is checked before). A64_MORE: decode further in a64_more(). */
+#define A64_MORE EK_K_COUNT
+#define R4(k) k, k, k, k
+#define Z8 R4(0), R4(0)
+#define Z20 Z8, Z8, R4(0)
+static const uint8_t A64_TOP[256] = {
+    /* 0x00 */ Z20, R4(EK_K_A64_B), Z8,
+    /* 0x20 */ Z20, EK_K_A64_CBZ, EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
+    /* 0x40 */ Z20, EK_K_A64_B_COND, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
+    /* 0x60 */ Z20, A64_MORE, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
+    /* 0x80 */ Z20, R4(EK_K_A64_BL), Z8,
+    /* 0xa0 */ Z20, EK_K_A64_CBZ, EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
+    /* 0xc0 */ Z20, R4(A64_MORE), Z8,
+    /* 0xe0 */ Z20, A64_MORE, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
 };
+_Static_assert(EK_K_COUNT < 256, "kinds fit A64_TOP");
+_Static_assert(EK_K_A64_BC_COND == EK_K_A64_B_COND + 1, "BC.cond follows B.cond");
+#undef R4
+#undef Z8
+#undef Z20
 
-/* Indexed by bits 31:29 and 25:24 of a word whose bits 28:26 are 101. */
-static const uint8_t A64_GROUP[32] = {
-    /* op0 000 */ G_B, G_B, G_B, G_B,
-    /* op0 001 */ G_CBZ, G_CBZ, G_TBZ, G_TBZ,
-    /* op0 010 */ G_BCOND, G_55, G_UNALLOC, G_UNALLOC,
-    /* op0 011 */ G_CMPBR_R, G_CMPBR_I, G_UNALLOC, G_UNALLOC,
-    /* op0 100 */ G_BL, G_BL, G_BL, G_BL,
-    /* op0 101 */ G_CBZ, G_CBZ, G_TBZ, G_TBZ,
-    /* op0 110 */ G_EXC, G_SYS, G_BRREG, G_BRREG,
-    /* op0 111 */ G_CMPBR_R, G_CMPBR_I, G_UNALLOC, G_UNALLOC,
-};
-
-static unsigned a64_kind(uint32_t w, uint32_t opts)
+static unsigned a64_more(uint32_t w, uint32_t opts)
 {
-    if (ek_isa_a64_is_plain(w))
-        return EK_K_NONE;
-    if (((w >> 26) & 7u) != 5u)
-        return EK_K_A64_UDF; /* 0x0000xxxx: UDF #imm16 */
-    switch (A64_GROUP[((w >> 27) & 0x1cu) | ((w >> 24) & 3u)]) {
-    case G_B: return EK_K_A64_B;
-    case G_BL: return EK_K_A64_BL;
-    case G_CBZ: return EK_K_A64_CBZ;
-    case G_TBZ: return EK_K_A64_TBZ;
-    case G_BCOND: return (w & 0x10u) ? EK_K_A64_BC_COND : EK_K_A64_B_COND;
-    case G_55: return (w & 0xffc0001fu) == 0x5500001fu ? EK_K_A64_RETASPPC : EK_K_UNDEF;
-    case G_CMPBR_R:
-    case G_CMPBR_I: {
+    switch (w >> 24) {
+    case 0x55: return (w & 0xffc0001fu) == 0x5500001fu ? EK_K_A64_RETASPPC : EK_K_UNDEF;
+    case 0xd4: return match(A64_EXC, w);
+    case 0xd5: return match(A64_SYS, w);
+    case 0xd6:
+    case 0xd7: return match(A64_BRREG, w);
+    default: { /* 0x74, 0x75, 0xf4, 0xf5: FEAT_CMPBR */
         unsigned cc = (w >> 21) & 7u, kind;
         if ((w >> 24) & 1u) /* immediate: bit 14 must be 0 */
             kind = (w & 0x4000u) ? EK_K_UNDEF : EK_K_A64_CB_IMM;
@@ -317,11 +317,19 @@ static unsigned a64_kind(uint32_t w, uint32_t opts)
             kind = EK_K_UNDEF;
         return kind;
     }
-    case G_EXC: return match(A64_EXC, w);
-    case G_SYS: return match(A64_SYS, w);
-    case G_BRREG: return match(A64_BRREG, w);
-    default: return EK_K_UNDEF;
     }
+}
+
+static inline unsigned a64_kind(uint32_t w, uint32_t opts)
+{
+    unsigned kind = A64_TOP[w >> 24];
+    if ((w >> 16) == 0)
+        return EK_K_A64_UDF; /* 0x0000xxxx: UDF #imm16 */
+    if (kind == EK_K_A64_B_COND)
+        kind += (w >> 4) & 1u; /* BC.cond */
+    else if (kind == A64_MORE)
+        kind = a64_more(w, opts);
+    return kind;
 }
 
 /* T32, as op = hw1 << 16 | hw2 (hw2 = 0 for a 16-bit instruction). */
@@ -596,6 +604,40 @@ static void fill(unsigned kind, uint32_t w, ek_isa isa, uint64_t addr, unsigned 
     }
 }
 
+/* A64 fast fill: branch-free for every kind without special attributes (B, BL, B.cond, CBZ,
+ * TBZ, BR, BLR, RET, ...), which is nearly every A64 waypoint in real code. */
+static const uint8_t A64_SL[5] = {0, 6, 8, 13, 18};  /* TF_NONE, TF_A64_26, _19, _14, _9 */
+static const uint8_t A64_SR[5] = {0, 4, 11, 16, 21};
+
+static inline void fill_a64(unsigned kind, uint32_t w, uint64_t addr, const ek_isa_cfg *cfg,
+                            ek_insn *out)
+{
+    const kinfo *ki = &KI[kind];
+    unsigned tf = ki->tgt;
+    if ((ki->feat & ~cfg->features) | (ki->attr & ~A_CC_FIELD) | (tf > TF_A64_9)) {
+        fill(kind, w, EK_ISA_A64, addr, 4, cfg, out);
+        return;
+    }
+    int64_t off = ((int32_t)(w << A64_SL[tf]) >> A64_SR[tf]) & ~(int64_t)3;
+    uint32_t flags = ki->flags;
+    unsigned cond = EK_COND_AL + ((flags & EK_IF_COND) ? 2u : 0u); /* AL or REG */
+    if (ki->attr & A_CC_FIELD) { /* B.cond, BC.cond; B.AL / B.NV always branch */
+        unsigned cc = w & 0xfu;
+        int always = cc >= 14 && !(cfg->opts & EK_ISA_OCSD_COND);
+        cond = always ? EK_COND_AL : cc;
+        flags &= always ? ~EK_IF_COND : ~0u;
+    }
+    out->target = (addr + (uint64_t)off) & (tf ? ~(uint64_t)0 : 0);
+    out->flags = flags;
+    out->kind = (uint16_t)kind;
+    out->size = 4;
+    out->type = ki->type;
+    out->subtype = ki->sub;
+    out->next_isa = EK_ISA_A64;
+    out->cond = (uint8_t)cond;
+    out->it_mask = 0;
+}
+
 int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *cfg,
                     ek_insn *out)
 {
@@ -611,8 +653,8 @@ int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *
             out->cond = EK_COND_AL;
             return 4;
         }
-        kind = a64_kind(word, cfg->opts);
-        break;
+        fill_a64(a64_kind(word, cfg->opts), word, addr, cfg, out);
+        return 4;
     case EK_ISA_T32:
         size = ek_isa_t32_size((uint16_t)word);
         w = size == 4 ? (word << 16 | word >> 16) : (word & 0xffffu) << 16;
@@ -723,12 +765,31 @@ int ek_isa_next_waypoint(const uint8_t *buf, size_t len, ek_isa isa, uint64_t ad
     memset(out, 0, sizeof *out);
     if (!buf && len)
         return EK_ERR_ARG;
-    if (isa == EK_ISA_A64 || isa == EK_ISA_A32) {
+    if (isa == EK_ISA_A64) {
+        /* A plain loop: waypoints are a few instructions apart in real code, so a wider
+         * branch-free pre-scan loses more than the one mispredicted exit it saves. */
+        const size_t nw = len / 4;
+        const uint32_t opts = cfg->opts;
+        for (size_t i = 0; i < nw; i++) {
+            uint32_t w = rd32(buf + i * 4);
+            if (ek_isa_a64_is_plain(w))
+                continue;
+            fill_a64(a64_kind(w, opts), w, addr + i * 4, cfg, &out->insn);
+            if (out->insn.type != EK_ITYPE_OTHER) {
+                out->offset = i * 4;
+                out->count = i + 1;
+                return 1;
+            }
+        }
+        memset(&out->insn, 0, sizeof out->insn);
+        out->offset = nw * 4;
+        out->count = nw;
+        return 0;
+    }
+    if (isa == EK_ISA_A32) {
         for (; len - off >= 4; off += 4) {
             uint32_t w = rd32(buf + off);
             n++;
-            if (isa == EK_ISA_A64 && ek_isa_a64_is_plain(w))
-                continue;
             ek_isa_classify(w, isa, addr + off, cfg, &out->insn);
             if (out->insn.type != EK_ITYPE_OTHER) {
                 out->offset = off;
@@ -743,7 +804,7 @@ int ek_isa_next_waypoint(const uint8_t *buf, size_t len, ek_isa isa, uint64_t ad
     }
     if (isa != EK_ISA_T32)
         return EK_ERR_ARG;
-    {
+    { /* T32 */
         const int fetch4 = (cfg->opts & EK_ISA_OCSD_FETCH4) != 0;
         while (len - off >= 2) {
             uint32_t hw1 = (uint32_t)buf[off] | (uint32_t)buf[off + 1] << 8, w = hw1;
