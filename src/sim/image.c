@@ -6,7 +6,7 @@
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 
-#define SIM_DEC_MAX 7
+#define SIM_DEC_MAX 8
 
 void sim_a64_decode(uint32_t op, sim_insn *o)
 {

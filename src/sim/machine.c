@@ -215,7 +215,8 @@ static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
     return is_svc(sim_word_at(S, p, addr - 4));
 }
 
-static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base)
+static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
+                              uint64_t time)
 {
     if (p->nmaps == SIM_MAX_MAPS)
         return NULL;
@@ -226,6 +227,8 @@ static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint
     m->end = ((img->seg_vaddr + img->seg_filesz + 0xFFF) & ~0xFFFull) + m->bias;
     m->img = img;
     m->serial = ++S->next_serial;
+    m->pid = p->pid;
+    m->time = time;
     if (S->nmaps_all == S->cap_maps_all) {
         size_t nc = S->cap_maps_all ? S->cap_maps_all * 2 : 16;
         sim_map *v = realloc(S->maps_all, nc * sizeof(*v));
@@ -262,7 +265,9 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     p->parent = parent_pid;
     p->thread_budget = budget / 2 + 1;
     p->lib_base = 0x0000ffff8a400000ull;
-    add_map(S, p, exe, 0);
+    if (cpu < 0 || cpu >= S->ncpus)
+        cpu = least_loaded_cpu(S);
+    add_map(S, p, exe, 0, S->cpus[cpu].time);
     sim_thread *t = new_thread(S, p, p->pid);
     if (!t)
         return NULL;
@@ -271,8 +276,6 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     if (!entry || prepare_new_thread(S, t, entry->addr))
         return NULL;
     p->live_threads = 1;
-    if (cpu < 0 || cpu >= S->ncpus)
-        cpu = least_loaded_cpu(S);
     uint64_t now = S->cpus[cpu].time;
     sim_side_fork(S, t, parent_pid, parent_pid, now, cpu);
     sim_side_comm(S, t, 1, now, cpu);
@@ -397,7 +400,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
     sim_sched_out(S, c->id, t, c->time);
     c->cur = next;
     c->need_resched = 0;
-    sim_sched_in(S, c->id, next, c->time);
+    sim_sched_in(S, c->id, t, next, c->time);
     sim_etm_switch_done(&c->etm, c->time);
 }
 
@@ -444,7 +447,7 @@ static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
     p->nmaps = 0;
     p->nlibs = p->next_lib = 0;
     p->nscript = p->script_pos = 0;
-    add_map(S, p, p->exe, 0);
+    add_map(S, p, p->exe, 0, c->time);
     t->mcache = NULL;
     /* the exception frame now returns to the new program's entry; user frames are gone */
     unsigned e = t->depth;
@@ -474,7 +477,7 @@ static void do_mmap(sim *S, struct sim_cpu *c, sim_thread *t)
             p->maps[i] = p->maps[--p->nmaps];
             i--;
         }
-    const sim_map *m = add_map(S, p, lib, p->lib_base);
+    const sim_map *m = add_map(S, p, lib, p->lib_base, c->time);
     t->mcache = NULL;
     if (m)
         sim_side_mmap(S, t, m, c->time, c->id);
@@ -636,6 +639,8 @@ static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_insn *in)
         return others_runnable(c) || c->need_resched;
     case SIM_DEC_CONTINUE:
         return t->budget > 0 && !S->done;
+    case SIM_DEC_NOTTAKEN:
+        return 0;
     default:
         break;
     }
@@ -671,6 +676,10 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         return;
     case SIM_I_B:
         target = ia + (int64_t)in->imm;
+        if (target == ia) {
+            fail(S, "endless loop reached in %s at %llx", m->img->blob->name, ia);
+            return;
+        }
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
         sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;

@@ -73,15 +73,15 @@ static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, uns
 
 __attribute__((unused)) /* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
  * records of its CPU-wide events carry the workload's pid as tid. */
-static void set_target(sim_session *s, const sim_process *p)
+static void set_target(sim_session *s, int pid)
 {
-    s->target_pid = p->pid;
-    if (s->mode == SIM_MODE_PER_CPU)
+    s->target_pid = pid;
+    if (s->mode != SIM_MODE_SYSTEM)
         for (int k = 0; k < s->nevents; k++)
-            s->events[k].tid = p->pid;
+            s->events[k].tid = pid;
 }
 
-__attribute__((unused)) static void script(sim_process *p, uint32_t at, sim_action a)
+static void script(sim_process *p, uint32_t at, sim_action a)
 {
     if (p && p->nscript < SIM_MAX_SCRIPT) {
         p->script[p->nscript].at = at;
@@ -102,11 +102,54 @@ static int sc_basic(sim *S)
 static int sc_basic_run(sim *S)
 {
     add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
         return EK_ERR_NOMEM;
-    set_target(&S->sessions[0], p);
     return 0;
+}
+
+static int sc_per_thread(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_THREAD, 1);
+    return 0;
+}
+
+static int sc_per_thread_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24; /* yields and sleeps: the thread is switched out and back in */
+    return 0;
+}
+
+static int sc_kernel(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_CPU, 3);
+    return 0;
+}
+
+static int sc_kernel_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 40;
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
+static int sc_kernel_novmlinux(sim *S)
+{
+    S->no_vmlinux = 1;
+    return sc_kernel(S);
 }
 
 static const struct {
@@ -117,6 +160,19 @@ static const struct {
     {{"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
       sc_basic, 0},
      sc_basic_run, 48 << 10},
+    {{"per-thread", "perf record --per-thread: no timestamps or context IDs (timeless decode), "
+                    "one AUX record per time the thread is scheduled in",
+      sc_per_thread, 0},
+     sc_per_thread_run, 64 << 10},
+    {{"kernel-and-user", "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
+                         "making system calls; vmlinux in symfs",
+      sc_kernel, 0},
+     sc_kernel_run, 96 << 10},
+    {{"kernel-and-user-novmlinux",
+      "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
+      "read kernel code and silently drops kernel samples",
+      sc_kernel_novmlinux, 0},
+     sc_kernel_run, 96 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -185,7 +241,7 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
         if (img->is_kernel) {
             if (!with_vmlinux)
                 continue;
-            snprintf(rel, sizeof(rel), "symfs/boot/vmlinux-6.1.0-etmkit-sim");
+            snprintf(rel, sizeof(rel), "symfs/vmlinux");
         } else {
             snprintf(rel, sizeof(rel), "symfs%s", img->blob->path);
         }
@@ -250,19 +306,20 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     for (int i = 0; i < S->nsessions; i++) {
         const sim_session *s = &S->sessions[i];
         fprintf(f, "session\t%d\tperf_pid=%d\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
-                   "\trecords=%llu\texpected_lines=%llu\n",
+                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu\n",
                 i, s->perf_pid,
                 s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
                                                                                       : "per-thread",
                 s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
-                (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines);
+                (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
+                (unsigned long long)s->perf_lines);
         for (size_t k = 0; k < s->auxrecs.n; k++) {
             const sim_auxrec *a = &s->auxrecs.v[k];
             fprintf(f, "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
-                       "\tflags=0x%llx\telements=%zu\n",
+                       "\tflags=0x%llx\tops=%zu\n",
                     i, a->queue, a->cpu, a->tid, (unsigned long long)a->time,
                     (unsigned long long)a->offset, (unsigned long long)a->size,
-                    (unsigned long long)a->flags, a->elems.n);
+                    (unsigned long long)a->flags, a->ops.n);
         }
     }
     for (size_t i = 0; i < S->nprocs; i++)
@@ -345,13 +402,15 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         S->branches_out = NULL;
     }
     if (!err)
-        err = write_symfs(S, o->outdir, 1);
+        err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err)
         err = write_kallsyms(S, o->outdir);
     if (!err && S->truth && S->nsessions) {
         char *p = join(o->outdir, "expected-branches.txt");
-        err = p ? sim_truth_write(S, &S->sessions[0], p) : EK_ERR_NOMEM;
+        char *q = join(o->outdir, "perf-6.1-expected.txt");
+        err = p && q ? sim_truth_write(S, &S->sessions[0], p, q) : EK_ERR_NOMEM;
         free(p);
+        free(q);
     }
     if (!err && S->sc->snapshot_folder)
         err = sim_snapshot_write(S, o->outdir);

@@ -45,6 +45,8 @@ typedef struct sim_map {
     uint64_t bias;       /* runtime = link-time + bias */
     const sim_image *img;
     uint32_t serial;     /* identifies this mapping instance (dlopen reuse) */
+    int pid;
+    uint64_t time;       /* when it was made */
 } sim_map;
 
 /* Scripted actions a process runs between work steps (the SIM_DEC_SCRIPT blr). */
@@ -174,6 +176,22 @@ typedef struct sim_elem {
 
 typedef EK_VEC(sim_elem) sim_elem_vec;
 
+/* Decoder input for one slice, independent of memory (truth.c). */
+enum { SIM_OP_NO_SYNC = 1, SIM_OP_SYNC, SIM_OP_TINFO, SIM_OP_TRACE_ON, SIM_OP_ADDR, SIM_OP_CTXT,
+       SIM_OP_TS, SIM_OP_EXC_RET, SIM_OP_EXC, SIM_OP_ATOM };
+
+typedef struct sim_op {
+    uint8_t kind;
+    uint8_t trace_id;
+    uint8_t a;   /* ATOM: taken; CTXT: EL */
+    uint8_t cpu; /* ETM that wrote it */
+    uint32_t idx; /* ATOM: atom index; EXC: exception index */
+    uint64_t v;  /* ADDR: address; CTXT: context ID; TS: value; EXC: return address */
+    uint64_t gen; /* position in the slice where the decoder receives it */
+} sim_op;
+
+typedef EK_VEC(sim_op) sim_op_vec;
+
 /* ------------------------------------------------------------------ ETM */
 
 typedef struct sim_etm {
@@ -247,7 +265,7 @@ typedef struct sim_auxrec {
     uint64_t time;
     int cpu, tid;
     int queue;            /* AUXTRACE idx it lands in */
-    sim_elem_vec elems;   /* truth: elements of this slice, in decode order */
+    sim_op_vec ops;       /* truth: decoder input of this slice */
     int formatted;
     int in_snapshot;      /* snapshot mode: inside the AUXTRACE buffer perf record wrote */
     uint64_t file_off;
@@ -324,6 +342,7 @@ struct sim_session {
     EK_VEC(int) known_tids; /* threads perf learns about (COMM, FORK, ITRACE_START) */
     EK_VEC(sim_rec) exits;  /* EXIT records, for perf's timeless decode order */
     uint64_t expected_lines;
+    uint64_t perf_lines;
 };
 
 /* ------------------------------------------------------------------ the simulation */
@@ -368,6 +387,7 @@ struct sim {
     int nsessions;
     int truth;              /* keep packet truth and compute expected output */
     uint64_t work;          /* instructions of work per process (SIM_DEC_CONTINUE) */
+    int no_vmlinux;         /* do not put the kernel image into symfs */
     uint64_t trace_budget;  /* stop once this many trace bytes were produced */
     uint64_t trace_total;
     uint64_t insn_total, branch_total;
@@ -420,7 +440,7 @@ void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uin
 int sim_session_setup(sim *S, sim_session *s);
 void sim_session_free(sim_session *s);
 /* a thread starts / stops running on a CPU: schedules the events of every session */
-void sim_sched_in(sim *S, int cpu, sim_thread *t, uint64_t time);
+void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time);
 void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time);
 void sim_session_record(sim *S, sim_session *s, int ring, const sim_rec *r);
 /* sideband from the machine: delivered to every session that sees the process */
@@ -447,8 +467,8 @@ int sim_snapshot_write(sim *S, const char *dir);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
-                    int barrier_first, const uint8_t *raw_data, sim_elem_vec *out);
-int sim_truth_write(sim *S, sim_session *s, const char *dir);
+                    int barrier_first, const uint8_t *raw_data, sim_op_vec *out);
+int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
 

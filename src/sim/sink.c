@@ -310,7 +310,7 @@ static void ring_write(sim_event *ev, const uint8_t *p, uint64_t n)
 
 static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, int pid,
                        uint64_t offset, uint64_t size, uint64_t flags, uint64_t time,
-                       sim_elem_vec *elems)
+                       sim_op_vec *ops)
 {
     sim_auxrec a;
     memset(&a, 0, sizeof(a));
@@ -322,8 +322,8 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
     a.tid = tid;
     a.queue = ev->idx;
     a.formatted = s->sink_kind != SIM_SINK_TRBE;
-    if (elems)
-        a.elems = *elems;
+    if (ops)
+        a.ops = *ops;
     if (ek_vec_push(&s->auxrecs, a)) {
         S->err = EK_ERR_NOMEM;
         return;
@@ -370,7 +370,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         }
         for (uint64_t i = 0; i < size; i++)
             tmp[i] = k->hw[(start + i) % k->hw_size];
-        sim_elem_vec el = {0};
+        sim_op_vec el = {0};
         if (S->truth && size)
             sim_truth_slice(S, k, S->cpus[cpu].etm.cfg.trace_id, k->xbase + start, size, 0, tmp,
                             &el);
@@ -416,7 +416,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             tmp[i + 2] = 0xFF;
             tmp[i + 3] = 0x7F;
         }
-    sim_elem_vec el = {0};
+    sim_op_vec el = {0};
     if (S->truth && size)
         sim_truth_slice(S, k, -1, f0 * 16, size, barrier, tmp, &el);
     uint64_t off = ev->head;
@@ -578,18 +578,17 @@ void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time)
     (void)time;
 }
 
-void sim_sched_in(sim *S, int cpu, sim_thread *t, uint64_t time)
+void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time)
 {
     sim_etm *e = &S->cpus[cpu].etm;
-    sim_thread *prev_owner_thread = NULL;
-    (void)prev_owner_thread;
     /* the event running on this CPU continues if its session still wants this thread */
     if (e->enabled && e->sess && event_wants(e->sess, t) && event_for(e->sess, t, cpu) == e->ev)
         return;
     if (e->enabled && e->sess) {
         sim_session *s = e->sess;
         sim_event *ev = e->ev;
-        event_stop(S, s, ev, cpu, t, time);
+        /* the records of the stop are written in the context of the outgoing task */
+        event_stop(S, s, ev, cpu, prev, time);
     }
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
@@ -643,7 +642,7 @@ void sim_session_free(sim_session *s)
         ek_vec_free(&s->rings[i].recs);
     }
     for (size_t i = 0; i < s->auxrecs.n; i++)
-        ek_vec_free(&s->auxrecs.v[i].elems);
+        ek_vec_free(&s->auxrecs.v[i].ops);
     ek_vec_free(&s->auxrecs);
     free(s->dir);
 }

@@ -59,33 +59,25 @@ void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint6
             cls_name(cls), taken);
 }
 
-/* ------------------------------------------------------------------ reference decode */
+/* ------------------------------------------------------------------ slice ops */
 
-typedef struct pend {
-    uint8_t kind; /* SIM_E_TRACE_ON, SIM_E_CONTEXT, SIM_E_TIMESTAMP, SIM_E_EXC_RET, or 0xFF = address */
-    uint8_t el;
-    uint64_t v;
-} pend;
+/* What a decoder receives for one slice, independent of memory: the packets of each trace ID
+ * after synchronisation, translated to decoder operations, in the order the deformatter hands
+ * them over (merged by position). */
 
-typedef struct dec {
+typedef struct opgen {
     sim *S;
     sim_etm *etm;
-    sim_elem_vec *out;
+    sim_op_vec *out;
     const sim_fseg *segs; /* formatted: segments of this ID, in order */
     size_t nsegs;
     uint64_t raw_base;    /* raw: stream offset of the slice start */
     uint64_t sink_base;   /* formatted: sink offset of the slice's first frame */
-    pend pending[64];
-    unsigned npend;
-    int need_addr, need_ctxt;
-    int rs_pop; /* an indirect branch target may come from the return stack */
-    int exc_wait;
-    uint32_t exc_aux;
     int err;
-} dec;
+} opgen;
 
 /* slice-relative position of ID stream byte x */
-static uint64_t gen_of(const dec *d, uint64_t x)
+static uint64_t gen_of(const opgen *d, uint64_t x)
 {
     if (!d->segs)
         return x - d->raw_base;
@@ -103,109 +95,12 @@ static uint64_t gen_of(const dec *d, uint64_t x)
     return s->frame * 16 - d->sink_base + s->pos + (x - s->xoff);
 }
 
-static void out_elem(dec *d, sim_elem *e)
+static void op(opgen *d, uint8_t kind, uint64_t gen, uint64_t v, uint32_t idx, uint8_t a)
 {
-    e->trace_id = d->etm->cfg.trace_id;
-    if (ek_vec_push(d->out, *e))
+    sim_op o = {.kind = kind, .trace_id = d->etm->cfg.trace_id, .a = a, .idx = idx, .v = v,
+                .gen = gen, .cpu = (uint8_t)d->etm->cpu};
+    if (ek_vec_push(d->out, o))
         d->err = EK_ERR_NOMEM;
-}
-
-static void flush_pending(dec *d, uint64_t gen)
-{
-    for (unsigned i = 0; i < d->npend; i++) {
-        pend *p = &d->pending[i];
-        sim_elem e;
-        memset(&e, 0, sizeof(e));
-        e.gen = gen;
-        switch (p->kind) {
-        case 0xFF:
-            d->need_addr = 0;
-            d->rs_pop = 0;
-            continue;
-        case SIM_E_CONTEXT:
-            d->need_ctxt = 0;
-            e.kind = SIM_E_CONTEXT;
-            e.start = p->v;
-            e.el = p->el;
-            break;
-        case SIM_E_TRACE_ON:
-            e.kind = SIM_E_TRACE_ON;
-            d->rs_pop = 0;
-            break;
-        default:
-            e.kind = p->kind;
-            e.start = p->v;
-            break;
-        }
-        out_elem(d, &e);
-    }
-    d->npend = 0;
-}
-
-static void add_pend(dec *d, uint8_t kind, uint64_t v, uint8_t el)
-{
-    if (d->npend == 64) /* never happens with the encoder's streams; keep the newest */
-        memmove(d->pending, d->pending + 1, 63 * sizeof(pend));
-    else
-        d->npend++;
-    d->pending[d->npend - 1] = (pend){kind, el, v};
-}
-
-static void commit_atom(dec *d, const sim_tatom *a, int taken, uint64_t gen)
-{
-    int had_addr = 0;
-    for (unsigned i = 0; i < d->npend; i++)
-        if (d->pending[i].kind == 0xFF)
-            had_addr = 1;
-    flush_pending(d, gen);
-    if (d->need_addr && d->rs_pop && !had_addr)
-        d->need_addr = 0; /* target popped from the return stack */
-    d->rs_pop = 0;
-    if (d->need_addr || d->need_ctxt)
-        return;
-    sim_elem e;
-    memset(&e, 0, sizeof(e));
-    e.kind = SIM_E_RANGE;
-    e.start = a->start;
-    e.end = a->end;
-    e.ninstr = (uint32_t)((a->end - a->start) / 4);
-    e.cls = a->cls;
-    e.taken = (uint8_t)taken;
-    e.svc_before = a->svc_before;
-    e.map = a->map;
-    e.gen = gen;
-    out_elem(d, &e);
-    if (taken && (a->cls == SIM_I_BR || a->cls == SIM_I_BLR || a->cls == SIM_I_RET ||
-                  a->cls == SIM_I_ERET)) {
-        d->need_addr = 1;
-        d->rs_pop = d->etm->enc.rs_trace && a->cls != SIM_I_ERET;
-    }
-}
-
-static void commit_exception(dec *d, const sim_texc *x, uint64_t gen)
-{
-    flush_pending(d, gen);
-    if (!d->need_addr && !d->need_ctxt && x->start != x->ret) {
-        sim_elem r;
-        memset(&r, 0, sizeof(r));
-        r.kind = SIM_E_RANGE;
-        r.start = x->start;
-        r.end = x->ret;
-        r.ninstr = (uint32_t)((x->ret - x->start) / 4);
-        r.cls = SIM_I_OTHER;
-        r.taken = 0;
-        r.svc_at_end = x->svc_at_end;
-        r.map = x->map;
-        r.gen = gen;
-        out_elem(d, &r);
-    }
-    sim_elem e;
-    memset(&e, 0, sizeof(e));
-    e.kind = SIM_E_EXCEPTION;
-    e.exc = x->type;
-    e.gen = gen;
-    out_elem(d, &e);
-    d->need_addr = 0; /* the decoder continues from the return address */
 }
 
 /* Position where the packet processor first outputs something for bytes [x0, x1): the
@@ -261,20 +156,15 @@ static size_t first_pkt_at(const sim_etm *e, uint64_t x)
     return lo;
 }
 
-/* Decode the packets of one trace ID that lie in [x0, x1). */
-static void decode_id(dec *d, uint64_t x0, uint64_t x1)
+/* Operations for the packets of one trace ID that lie completely in [x0, x1). */
+static void ops_for_id(opgen *d, uint64_t x0, uint64_t x1)
 {
     sim_etm *e = d->etm;
     uint64_t at;
     if (x0 >= x1)
         return;
-    if (!first_output(e->bytes.v, x0, x1, &at)) {
-        sim_elem ns;
-        memset(&ns, 0, sizeof(ns));
-        ns.kind = SIM_E_NO_SYNC;
-        ns.gen = gen_of(d, at);
-        out_elem(d, &ns);
-    }
+    if (!first_output(e->bytes.v, x0, x1, &at))
+        op(d, SIM_OP_NO_SYNC, gen_of(d, at), 0, 0, 0);
     size_t i = first_pkt_at(e, x0);
     int state = 0; /* 0 wait A-Sync, 1 wait Trace Info, 2 decoding */
     for (; i < e->pkts.n && !d->err; i++) {
@@ -284,17 +174,12 @@ static void decode_id(dec *d, uint64_t x0, uint64_t x1)
         uint64_t gen = gen_of(d, p->off + p->len - 1);
         if (i + 1 < e->pkts.n && e->pkts.v[i + 1].off < p->off + p->len) {
             /* a packet cut short by an incomplete flush: the parser takes the bytes of the
-             * next packets to complete it, which breaks the A-Sync that follows */
-            if (state == 2) {
-                sim_elem ns;
-                memset(&ns, 0, sizeof(ns));
-                ns.kind = SIM_E_NO_SYNC;
-                ns.gen = gen;
-                out_elem(d, &ns);
-            }
+             * next packet (an A-Sync) to complete it, reports a bad sequence and the decoder
+             * waits for the next A-Sync */
+            if (state == 2)
+                op(d, SIM_OP_NO_SYNC, gen, 0, 0, 0);
             state = 0;
-            d->npend = 0;
-            i++; /* the next packet (an A-Sync) is consumed */
+            i++;
             continue;
         }
         if (state == 0) {
@@ -305,76 +190,39 @@ static void decode_id(dec *d, uint64_t x0, uint64_t x1)
         if (state == 1) {
             if (p->kind == EK_ENC_TRACE_INFO) {
                 state = 2;
-                d->need_addr = d->need_ctxt = 1;
-                d->npend = 0;
-                d->rs_pop = 0;
-                d->exc_wait = 0;
+                op(d, SIM_OP_SYNC, gen, 0, 0, 0);
             }
             continue;
         }
         switch (p->kind) {
-        case EK_ENC_ASYNC:
         case EK_ENC_TRACE_INFO:
-        case EK_ENC_CYCLE_COUNT:
-        case EK_ENC_IGNORE:
+            op(d, SIM_OP_TINFO, gen, 0, 0, 0);
             break;
         case EK_ENC_TRACE_ON:
-            add_pend(d, SIM_E_TRACE_ON, 0, 0);
+            op(d, SIM_OP_TRACE_ON, gen, 0, 0, 0);
             break;
         case EK_ENC_ADDR_CTXT:
+            op(d, SIM_OP_CTXT, gen, p->cid, 0, p->el);
+            op(d, SIM_OP_ADDR, gen, p->addr, 0, 0);
+            break;
         case EK_ENC_CTXT:
-            add_pend(d, SIM_E_CONTEXT, p->cid, p->el);
-            if (p->kind == EK_ENC_CTXT)
-                break;
-            /* fall through */
+            op(d, SIM_OP_CTXT, gen, p->cid, 0, p->el);
+            break;
         case EK_ENC_ADDR:
-            add_pend(d, 0xFF, p->addr, 0);
-            if (d->exc_wait) {
-                d->exc_wait = 0;
-                /* the return address completes the exception: the address and any context
-                 * are its own, older pending elements go first */
-                unsigned keep = d->npend;
-                keep -= p->kind == EK_ENC_ADDR_CTXT ? 2 : 1;
-                pend tail[2];
-                memcpy(tail, d->pending + keep, (d->npend - keep) * sizeof(pend));
-                unsigned ntail = d->npend - keep;
-                d->npend = keep;
-                if (e->excs.n > d->exc_aux) {
-                    const sim_texc *x = &e->excs.v[d->exc_aux];
-                    commit_exception(d, x, gen);
-                }
-                for (unsigned k = 0; k < ntail; k++)
-                    if (tail[k].kind == SIM_E_CONTEXT) {
-                        sim_elem c;
-                        memset(&c, 0, sizeof(c));
-                        c.kind = SIM_E_CONTEXT;
-                        c.start = tail[k].v;
-                        c.el = tail[k].el;
-                        c.gen = gen;
-                        /* context elements of the return address come before the range */
-                        out_elem(d, &c);
-                    }
-            }
+            op(d, SIM_OP_ADDR, gen, p->addr, 0, 0);
             break;
         case EK_ENC_TIMESTAMP:
-            add_pend(d, SIM_E_TIMESTAMP, p->addr, 0);
+            op(d, SIM_OP_TS, gen, p->addr, 0, 0);
             break;
         case EK_ENC_EXCEPT_RTN:
-            add_pend(d, SIM_E_EXC_RET, 0, 0);
+            op(d, SIM_OP_EXC_RET, gen, 0, 0, 0);
             break;
         case EK_ENC_EXCEPT:
-            d->exc_wait = 1;
-            d->exc_aux = p->aux;
+            op(d, SIM_OP_EXC, gen, p->addr, p->aux, 0);
             break;
         case EK_ENC_ATOM:
-            for (unsigned k = 0; k < p->natoms; k++) {
-                uint32_t ai = p->first_atom + k;
-                if (ai >= e->atoms.n) {
-                    d->err = EK_ERR_RANGE;
-                    break;
-                }
-                commit_atom(d, &e->atoms.v[ai], (p->atom_bits >> k) & 1, gen);
-            }
+            for (unsigned k = 0; k < p->natoms; k++)
+                op(d, SIM_OP_ATOM, gen, 0, p->first_atom + k, (uint8_t)((p->atom_bits >> k) & 1));
             break;
         default:
             break;
@@ -382,16 +230,34 @@ static void decode_id(dec *d, uint64_t x0, uint64_t x1)
     }
 }
 
-static int cmp_elem_gen(const void *a, const void *b)
+/* stable merge sort of ops by position */
+static int sort_ops(sim_op_vec *v)
 {
-    const sim_elem *x = a, *y = b;
-    if (x->gen != y->gen)
-        return x->gen < y->gen ? -1 : 1;
+    size_t n = v->n;
+    if (n < 2)
+        return 0;
+    sim_op *tmp = malloc(n * sizeof(*tmp));
+    if (!tmp)
+        return EK_ERR_NOMEM;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t i = 0; i < n; i += 2 * w) {
+            size_t a = i, am = i + w < n ? i + w : n, b = am, bm = i + 2 * w < n ? i + 2 * w : n,
+                   o = i;
+            while (a < am && b < bm)
+                tmp[o++] = v->v[a].gen <= v->v[b].gen ? v->v[a++] : v->v[b++];
+            while (a < am)
+                tmp[o++] = v->v[a++];
+            while (b < bm)
+                tmp[o++] = v->v[b++];
+        }
+        memcpy(v->v, tmp, n * sizeof(*tmp));
+    }
+    free(tmp);
     return 0;
 }
 
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
-                    int barrier_first, const uint8_t *raw_data, sim_elem_vec *out)
+                    int barrier_first, const uint8_t *raw_data, sim_op_vec *out)
 {
     (void)raw_data;
     out->n = 0;
@@ -400,19 +266,13 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
             sim_etm *e = &S->cpus[c].etm;
             if (e->cfg.trace_id != raw_id)
                 continue;
-            dec d;
-            memset(&d, 0, sizeof(d));
-            d.S = S;
-            d.etm = e;
-            d.out = out;
-            d.raw_base = sink_start;
-            decode_id(&d, sink_start, sink_start + sink_len);
+            opgen d = {.S = S, .etm = e, .out = out, .raw_base = sink_start};
+            ops_for_id(&d, sink_start, sink_start + sink_len);
             return d.err;
         }
         return 0;
     }
     uint64_t f0 = sink_start / 16 + (barrier_first ? 1 : 0), f1 = (sink_start + sink_len) / 16;
-    /* per trace ID: its segments inside the slice */
     int err = 0;
     for (int c = 0; c < S->ncpus && !err; c++) {
         sim_etm *e = &S->cpus[c].etm;
@@ -426,63 +286,424 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
                 err = EK_ERR_NOMEM;
         }
         if (mine.n && !err) {
-            size_t before = out->n;
-            dec d;
-            memset(&d, 0, sizeof(d));
-            d.S = S;
-            d.etm = e;
-            d.out = out;
-            d.segs = mine.v;
-            d.nsegs = mine.n;
-            d.sink_base = sink_start;
+            opgen d = {.S = S, .etm = e, .out = out, .segs = mine.v, .nsegs = mine.n,
+                       .sink_base = sink_start};
             uint64_t x0 = mine.v[0].xoff;
             uint64_t x1 = mine.v[mine.n - 1].xoff + mine.v[mine.n - 1].count;
-            decode_id(&d, x0, x1);
+            ops_for_id(&d, x0, x1);
             err = d.err;
-            (void)before;
         }
         ek_vec_free(&mine);
     }
     /* the deformatter hands each trace ID its bytes in frame order: merge by position */
-    if (out->n > 1) {
-        /* stable merge: elements of one ID are already in order; sort by gen keeping that
-         * order for equal positions */
-        for (size_t i = 0; i < out->n; i++)
-            out->v[i].ninstr += 0;
-        size_t n = out->n;
-        sim_elem *tmp = malloc(n * sizeof(*tmp));
-        if (!tmp)
-            return EK_ERR_NOMEM;
-        /* insertion by (gen, original index) via qsort on a keyed copy */
-        uint64_t *key = malloc(n * sizeof(uint64_t));
-        if (!key) {
-            free(tmp);
-            return EK_ERR_NOMEM;
-        }
-        for (size_t i = 0; i < n; i++)
-            key[i] = i;
-        /* simple stable merge sort on indices */
-        for (size_t w = 1; w < n; w *= 2) {
-            for (size_t i = 0; i < n; i += 2 * w) {
-                size_t a = i, am = i + w < n ? i + w : n, b = am, bm = i + 2 * w < n ? i + 2 * w : n,
-                       o = i;
-                while (a < am && b < bm)
-                    tmp[o++] = out->v[(out->v[key[a]].gen <= out->v[key[b]].gen) ? key[a++]
-                                                                                   : key[b++]];
-                while (a < am)
-                    tmp[o++] = out->v[key[a++]];
-                while (b < bm)
-                    tmp[o++] = out->v[key[b++]];
-            }
-            memcpy(out->v, tmp, n * sizeof(*tmp));
-            for (size_t i = 0; i < n; i++)
-                key[i] = i;
-        }
-        free(key);
-        free(tmp);
-        (void)cmp_elem_gen;
+    return err ? err : sort_ops(out);
+}
+
+/* ------------------------------------------------------------------ decoding ops */
+
+/* Two views of memory: VIEW_TRUE takes the range of every atom and exception from what the
+ * machine executed (the ground truth); VIEW_PERF walks the instructions the way OpenCSD does,
+ * in the memory perf 6.1 has at decode time (its final maps, no kernel without vmlinux). */
+enum { VIEW_TRUE = 0, VIEW_PERF = 1 };
+
+typedef struct pend {
+    uint8_t kind; /* SIM_E_TRACE_ON, SIM_E_CONTEXT, SIM_E_TIMESTAMP, SIM_E_EXC_RET, 0xFF address */
+    uint8_t el;
+    uint64_t v;
+} pend;
+
+typedef struct idstate {
+    pend pending[64];
+    unsigned npend;
+    int need_addr, need_ctxt;
+    int rs_pop;
+    int exc_wait;
+    uint32_t exc_idx;
+    uint64_t exc_ret;
+    uint64_t pos;
+    uint64_t rs[16];
+    unsigned rs_head, rs_n;
+    int tid; /* perf view: thread whose maps are used (tidq->thread) */
+} idstate;
+
+typedef struct decoder {
+    sim *S;
+    sim_session *s;
+    int view;
+    uint64_t map_time;   /* perf view: mappings made up to this time are known */
+    int timeless;
+    idstate st[128];
+    int global_tid;      /* timeless: one thread for all IDs */
+    sim_elem_vec *out;
+    int err;
+} decoder;
+
+static int pid_of(const sim *S, int tid)
+{
+    sim_thread *t = sim_find_thread(S, tid);
+    return t && t->proc ? t->proc->pid : -1;
+}
+
+/* perf view: the mapping perf uses for an address of a thread */
+static const sim_map *perf_map(const decoder *d, int tid, uint64_t a)
+{
+    const sim *S = d->S;
+    if (a >= S->kernel_map.start)
+        return a < S->kernel_map.end && !S->no_vmlinux ? &S->kernel_map : NULL;
+    int pid = pid_of(S, tid);
+    const sim_map *best = NULL;
+    for (size_t i = 0; i < S->nmaps_all; i++) {
+        const sim_map *m = &S->maps_all[i];
+        if (m->pid == pid && m->time <= d->map_time && a >= m->start && a < m->end)
+            best = m; /* the newest mapping of the address wins */
     }
-    return err;
+    return best;
+}
+
+static int perf_word(const decoder *d, int tid, uint64_t a, uint32_t *w, uint32_t *serial)
+{
+    const sim_map *m = perf_map(d, tid, a);
+    if (!m)
+        return -1;
+    if (a - m->bias + 4 > m->img->seg_vaddr + m->img->seg_filesz || a - m->bias < m->img->seg_vaddr)
+        return -1;
+    *w = sim_image_word(m->img, a - m->bias);
+    if (serial)
+        *serial = m->serial;
+    return 0;
+}
+
+static int cur_tid(const decoder *d, const idstate *st)
+{
+    return d->timeless ? d->global_tid : st->tid;
+}
+
+static void out_elem(decoder *d, sim_elem *e)
+{
+    if (ek_vec_push(d->out, *e))
+        d->err = EK_ERR_NOMEM;
+}
+
+static void flush_pending(decoder *d, idstate *st, const sim_op *o)
+{
+    for (unsigned i = 0; i < st->npend; i++) {
+        pend *p = &st->pending[i];
+        sim_elem e;
+        memset(&e, 0, sizeof(e));
+        e.gen = o->gen;
+        e.trace_id = o->trace_id;
+        switch (p->kind) {
+        case 0xFF:
+            st->need_addr = 0;
+            st->rs_pop = 0;
+            st->pos = p->v;
+            continue;
+        case SIM_E_CONTEXT:
+            st->need_ctxt = 0;
+            e.kind = SIM_E_CONTEXT;
+            e.start = p->v;
+            e.el = p->el;
+            if (d->s->configr & (EK_TRCCONFIGR_CID | EK_TRCCONFIGR_VMID | EK_TRCCONFIGR_VMIDOPT)) {
+                st->tid = (int)p->v;
+                d->global_tid = (int)p->v;
+            }
+            break;
+        case SIM_E_TRACE_ON:
+            e.kind = SIM_E_TRACE_ON;
+            st->rs_pop = 0;
+            st->rs_n = 0;
+            break;
+        default:
+            e.kind = p->kind;
+            e.start = p->v;
+            break;
+        }
+        out_elem(d, &e);
+    }
+    st->npend = 0;
+}
+
+static void add_pend(idstate *st, uint8_t kind, uint64_t v, uint8_t el)
+{
+    if (st->npend == 64) /* never happens with the encoder's streams; keep the newest */
+        memmove(st->pending, st->pending + 1, 63 * sizeof(pend));
+    else
+        st->npend++;
+    st->pending[st->npend - 1] = (pend){kind, el, v};
+}
+
+static void rs_push(idstate *st, uint64_t a)
+{
+    st->rs_head = (st->rs_head + 1) & 15;
+    st->rs[st->rs_head] = a;
+    if (++st->rs_n > 16)
+        st->rs_n = 16;
+}
+
+/* OpenCSD: a pending return-stack pop provides the address of the indirect branch target */
+static void rs_pop_pending(idstate *st)
+{
+    if (!st->rs_pop)
+        return;
+    st->rs_pop = 0;
+    if (st->rs_n) {
+        st->pos = st->rs[st->rs_head];
+        st->rs_head = (st->rs_head - 1) & 15;
+        st->rs_n--;
+        st->need_addr = 0;
+    }
+}
+
+static int oc_class(uint32_t w)
+{
+    sim_insn in;
+    sim_a64_decode(w, &in);
+    switch (in.cls) {
+    case SIM_I_B:
+    case SIM_I_BL:
+    case SIM_I_BCOND:
+    case SIM_I_BR:
+    case SIM_I_BLR:
+    case SIM_I_RET:
+    case SIM_I_ERET:
+        return in.cls;
+    default:
+        if ((w & 0xFFFFF09Fu) == 0xD503309Fu && (w & 0x60u) == 0x40u)
+            return 0xFE; /* ISB: a waypoint of another type */
+        return SIM_I_OTHER;
+    }
+}
+
+static void range_elem(decoder *d, const sim_op *o, uint64_t st_a, uint64_t en_a, int cls,
+                       int taken, uint32_t map, int tid)
+{
+    sim_elem e;
+    memset(&e, 0, sizeof(e));
+    e.kind = SIM_E_RANGE;
+    e.trace_id = o->trace_id;
+    e.start = st_a;
+    e.end = en_a;
+    e.ninstr = (uint32_t)((en_a - st_a) / 4);
+    e.cls = (uint8_t)(cls == 0xFE ? SIM_I_OTHER : cls);
+    e.taken = (uint8_t)taken;
+    e.map = map;
+    e.gen = o->gen;
+    uint32_t w;
+    if (d->view == VIEW_PERF) {
+        e.svc_before = !perf_word(d, tid, st_a - 4, &w, NULL) && (w & 0xFFE0001Fu) == 0xD4000001u;
+        e.svc_at_end = !perf_word(d, tid, en_a - 4, &w, NULL) && (w & 0xFFE0001Fu) == 0xD4000001u;
+    }
+    out_elem(d, &e);
+}
+
+/* perf view: walk instructions from st->pos to the next waypoint (or until the address
+ * 'stop' is reached); emits the range and returns the class of the last instruction, -1 if
+ * memory ran out (NACC). *wp is the address of the last instruction, *target a direct
+ * branch's destination. */
+static int walk(decoder *d, idstate *st, const sim_op *o, uint64_t stop, int use_stop,
+                int taken_if_wp, uint64_t *wp, uint64_t *target)
+{
+    int tid = cur_tid(d, st);
+    uint64_t a = st->pos, start = st->pos;
+    uint32_t map = 0, w = 0;
+    for (uint64_t n = 0; n < (1u << 26); n++) {
+        uint32_t m2;
+        if (perf_word(d, tid, a, &w, &m2)) {
+            if (a != start)
+                range_elem(d, o, start, a, SIM_I_OTHER, 0, map, tid);
+            st->pos = a;
+            st->need_addr = 1;
+            return -1;
+        }
+        if (a == start)
+            map = m2;
+        int c = oc_class(w);
+        a += 4;
+        if (use_stop ? a == stop : c != SIM_I_OTHER) {
+            range_elem(d, o, start, a, use_stop ? SIM_I_OTHER : c, use_stop ? 0 : taken_if_wp,
+                       map, tid);
+            *wp = a - 4;
+            *target = 0;
+            if (c == SIM_I_B || c == SIM_I_BL || c == SIM_I_BCOND) {
+                sim_insn in;
+                sim_a64_decode(w, &in);
+                *target = a - 4 + (int64_t)in.imm;
+            }
+            return c;
+        }
+    }
+    st->need_addr = 1;
+    return -1;
+}
+
+static void do_atom(decoder *d, idstate *st, const sim_op *o)
+{
+    int had_addr = 0;
+    for (unsigned i = 0; i < st->npend; i++)
+        if (st->pending[i].kind == 0xFF)
+            had_addr = 1;
+    flush_pending(d, st, o);
+    int taken = o->a;
+    if (d->view == VIEW_TRUE) {
+        if (st->need_addr && st->rs_pop && !had_addr)
+            st->need_addr = 0; /* target popped from the return stack */
+        st->rs_pop = 0;
+        if (st->need_addr || st->need_ctxt)
+            return;
+        const sim_etm *e = &d->S->cpus[o->cpu].etm;
+        if (o->idx >= e->atoms.n) {
+            d->err = EK_ERR_RANGE;
+            return;
+        }
+        const sim_tatom *a = &e->atoms.v[o->idx];
+        sim_elem r;
+        memset(&r, 0, sizeof(r));
+        r.kind = SIM_E_RANGE;
+        r.trace_id = o->trace_id;
+        r.start = a->start;
+        r.end = a->end;
+        r.ninstr = (uint32_t)((a->end - a->start) / 4);
+        r.cls = a->cls;
+        r.taken = (uint8_t)taken;
+        r.svc_before = a->svc_before;
+        r.map = a->map;
+        r.gen = o->gen;
+        out_elem(d, &r);
+        if (taken && (a->cls == SIM_I_BR || a->cls == SIM_I_BLR || a->cls == SIM_I_RET ||
+                      a->cls == SIM_I_ERET)) {
+            st->need_addr = 1;
+            st->rs_pop = d->S->cpus[o->cpu].etm.enc.rs_trace && a->cls != SIM_I_ERET;
+        }
+        return;
+    }
+    rs_pop_pending(st);
+    if (st->need_addr || st->need_ctxt)
+        return;
+    uint64_t wp = 0, target = 0;
+    int c = walk(d, st, o, 0, 0, taken, &wp, &target);
+    if (c < 0)
+        return;
+    int rs = d->S->cpus[o->cpu].etm.enc.rs_trace;
+    if (!taken || c == 0xFE) {
+        st->pos = wp + 4;
+        return;
+    }
+    if (c == SIM_I_BL || c == SIM_I_BLR) {
+        if (rs)
+            rs_push(st, wp + 4);
+    }
+    if (c == SIM_I_B || c == SIM_I_BCOND || c == SIM_I_BL) {
+        st->pos = target;
+    } else {
+        st->need_addr = 1;
+        st->rs_pop = rs;
+    }
+}
+
+static void do_exception(decoder *d, idstate *st, const sim_op *o, uint64_t ret)
+{
+    rs_pop_pending(st);
+    const sim_etm *e = &d->S->cpus[o->cpu].etm;
+    if (d->view == VIEW_TRUE) {
+        if (st->exc_idx < e->excs.n && !st->need_addr && !st->need_ctxt) {
+            const sim_texc *x = &e->excs.v[st->exc_idx];
+            if (x->start != x->ret) {
+                sim_elem r;
+                memset(&r, 0, sizeof(r));
+                r.kind = SIM_E_RANGE;
+                r.trace_id = o->trace_id;
+                r.start = x->start;
+                r.end = x->ret;
+                r.ninstr = (uint32_t)((x->ret - x->start) / 4);
+                r.cls = SIM_I_OTHER;
+                r.svc_at_end = x->svc_at_end;
+                r.map = x->map;
+                r.gen = o->gen;
+                out_elem(d, &r);
+            }
+        }
+    } else if (st->pos != ret) {
+        uint64_t wp, target;
+        walk(d, st, o, ret, 1, 0, &wp, &target);
+    }
+    sim_elem x;
+    memset(&x, 0, sizeof(x));
+    x.kind = SIM_E_EXCEPTION;
+    x.trace_id = o->trace_id;
+    x.exc = st->exc_idx < e->excs.n ? e->excs.v[st->exc_idx].type : 0;
+    x.gen = o->gen;
+    out_elem(d, &x);
+    st->pos = ret;
+    if (d->view == VIEW_TRUE)
+        st->need_addr = 0;
+}
+
+/* Elements a decoder outputs for the ops of one slice. */
+static int decode_ops(decoder *d, const sim_op_vec *ops, sim_elem_vec *out)
+{
+    d->out = out;
+    out->n = 0;
+    for (int i = 0; i < 128; i++)
+        d->st[i].npend = 0;
+    for (size_t i = 0; i < ops->n && !d->err; i++) {
+        const sim_op *o = &ops->v[i];
+        idstate *st = &d->st[o->trace_id & 127];
+        switch (o->kind) {
+        case SIM_OP_NO_SYNC: {
+            sim_elem e;
+            memset(&e, 0, sizeof(e));
+            e.kind = SIM_E_NO_SYNC;
+            e.trace_id = o->trace_id;
+            e.gen = o->gen;
+            out_elem(d, &e);
+            st->npend = 0;
+            break;
+        }
+        case SIM_OP_SYNC:
+            st->need_addr = st->need_ctxt = 1;
+            st->npend = 0;
+            st->rs_pop = 0;
+            st->rs_n = 0;
+            st->exc_wait = 0;
+            break;
+        case SIM_OP_TINFO:
+            st->rs_n = 0;
+            break;
+        case SIM_OP_TRACE_ON:
+            add_pend(st, SIM_E_TRACE_ON, 0, 0);
+            break;
+        case SIM_OP_CTXT:
+            add_pend(st, SIM_E_CONTEXT, o->v, o->a);
+            break;
+        case SIM_OP_TS:
+            add_pend(st, SIM_E_TIMESTAMP, o->v, 0);
+            break;
+        case SIM_OP_EXC_RET:
+            add_pend(st, SIM_E_EXC_RET, 0, 0);
+            break;
+        case SIM_OP_EXC:
+            st->exc_wait = 1;
+            st->exc_idx = o->idx;
+            st->exc_ret = o->v;
+            break;
+        case SIM_OP_ADDR:
+            if (st->exc_wait) {
+                /* the return address completes the exception: older pending elements go first */
+                st->exc_wait = 0;
+                flush_pending(d, st, o);
+                do_exception(d, st, o, o->v);
+            } else {
+                add_pend(st, 0xFF, o->v, 0);
+            }
+            break;
+        case SIM_OP_ATOM:
+            do_atom(d, st, o);
+            break;
+        default:
+            break;
+        }
+    }
+    return d->err;
 }
 
 /* ------------------------------------------------------------------ perf's symbols */
@@ -649,7 +870,7 @@ typedef struct tq {
 } tq;
 
 typedef struct pslice {
-    const sim_elem_vec *el;
+    const sim_op_vec *ops;
     uint64_t len;
     int formatted;
 } pslice;
@@ -659,6 +880,7 @@ typedef struct pqueue {
     size_t cur;   /* next slice to load */
     size_t ei;    /* next element of the loaded slice */
     const pslice *ld;
+    sim_elem_vec el; /* elements of the loaded slice */
     uint64_t buf_len;
     int tid0;
     int decoded;
@@ -677,6 +899,8 @@ typedef struct emu {
     psymtab syms[8];
     FILE *f;
     int err;
+    int view;
+    decoder dec;
     uint8_t known[1 << 16]; /* tids perf has seen (COMM/FORK/ITRACE_START) */
 } emu;
 
@@ -700,7 +924,9 @@ static void print_loc(emu *m, uint64_t a, uint32_t serial)
         return;
     }
     int ii = (int)(mp->img - m->S->images);
-    const psym *s = find_psym(&m->syms[ii], a - mp->bias);
+    const psym *s = m->view == VIEW_PERF && mp->img->is_kernel && m->S->no_vmlinux
+                        ? NULL
+                        : find_psym(&m->syms[ii], a - mp->bias);
     if (s)
         ek_sbuf_printf(o, "%s+0x%llx", s->name, (unsigned long long)(a - mp->bias - s->start));
     else
@@ -924,6 +1150,9 @@ static int feed(emu *m, pqueue *q, const sim_elem *e)
         q->pending_chan = e->trace_id;
         return 1;
     case SIM_E_CONTEXT: {
+        /* perf takes the thread from CONTEXTIDR_EL1 only when the context ID is traced */
+        if (!(m->s->configr & (EK_TRCCONFIGR_CID | EK_TRCCONFIGR_VMID | EK_TRCCONFIGR_VMIDOPT)))
+            return 0;
         int tid = (int)e->start;
         t->tid = tid;
         sim_thread *th = sim_find_thread(m->S, tid);
@@ -955,23 +1184,29 @@ static int feed(emu *m, pqueue *q, const sim_elem *e)
     return wait;
 }
 
-static int get_block(pqueue *q)
+static int get_block(emu *m, pqueue *q)
 {
-    if (!q->buf_len) {
+    while (!q->buf_len) {
         if (q->cur >= q->slices.n)
             return 0;
         q->ld = &q->slices.v[q->cur++];
         q->ei = 0;
         q->buf_len = q->ld->len;
-        if (!q->buf_len)
-            return get_block(q);
+        /* a new buffer: the decoder starts from reset; perf's thread per trace ID stays */
+        decoder *d = &m->dec;
+        for (int id = 0; id < 128; id++)
+            d->st[id].tid = q->tqs[id].used ? q->tqs[id].tid : q->tid0;
+        d->global_tid = q->tqs[0].used ? q->tqs[0].tid : q->tid0;
+        int err = decode_ops(d, q->ld->ops, &q->el);
+        if (err)
+            m->err = err;
     }
     return 1;
 }
 
 static void decode_block(emu *m, pqueue *q)
 {
-    const sim_elem_vec *el = q->ld->el;
+    const sim_elem_vec *el = &q->el;
     while (q->ei < el->n) {
         const sim_elem *e = &el->v[q->ei++];
         if (feed(m, q, e)) {
@@ -990,7 +1225,7 @@ static void run_timeless(emu *m, pqueue *q)
 {
     tq *t = get_tq(q, m, 0);
     q->decoded = 1;
-    while (get_block(q)) {
+    while (get_block(m, q)) {
         do {
             decode_block(m, q);
             process_tq(m, t);
@@ -1091,7 +1326,7 @@ static void run_timed(emu *m)
     for (int i = 0; i < m->nq; i++) {
         pqueue *q = &m->qs[i];
         for (;;) {
-            if (!get_block(q))
+            if (!get_block(m, q))
                 break;
             decode_block(m, q);
             int chan = 0;
@@ -1109,7 +1344,7 @@ static void run_timed(emu *m)
         pqueue *q = &m->qs[top.q];
         process_tq(m, &q->tqs[top.chan & 127]);
         for (;;) {
-            if (!get_block(q))
+            if (!get_block(m, q))
                 break;
             decode_block(m, q);
             int chan = 0;
@@ -1133,14 +1368,20 @@ static int cmp_exit(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int sim_truth_write(sim *S, sim_session *s, const char *path)
+static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t *lines)
 {
     emu *m = calloc(1, sizeof(*m));
     if (!m)
         return EK_ERR_NOMEM;
     m->S = S;
     m->s = s;
+    m->view = view;
     m->timeless = !(s->attr_config & (1u << 28));
+    m->dec.S = S;
+    m->dec.s = s;
+    m->dec.view = view;
+    m->dec.timeless = m->timeless;
+    m->dec.map_time = ~0ull;
     m->f = fopen(path, "w");
     int err = m->f ? 0 : EK_ERR_IO;
     for (int i = 0; i < S->nimages && !err; i++)
@@ -1162,7 +1403,6 @@ int sim_truth_write(sim *S, sim_session *s, const char *path)
     for (size_t i = 0; i < s->auxrecs.n && !err; i++)
         if (s->auxrecs.v[i].size && s->auxrecs.v[i].file_off)
             order[norder++] = i;
-    /* file order */
     for (size_t i = 1; i < norder; i++) {
         size_t k = order[i], j = i;
         while (j > 0 && s->auxrecs.v[order[j - 1]].file_off > s->auxrecs.v[k].file_off) {
@@ -1175,7 +1415,7 @@ int sim_truth_write(sim *S, sim_session *s, const char *path)
         sim_auxrec *a = &s->auxrecs.v[order[i]];
         if (s->snapshot && !a->in_snapshot)
             continue;
-        pslice sl = {&a->elems, a->size, a->formatted};
+        pslice sl = {&a->ops, a->size, a->formatted};
         if (ek_vec_push(&m->qs[a->queue].slices, sl))
             err = EK_ERR_NOMEM;
     }
@@ -1190,9 +1430,12 @@ int sim_truth_write(sim *S, sim_session *s, const char *path)
                     if (q->decoded || !q->slices.n)
                         continue;
                     tq *t = get_tq(q, m, 0);
-                    if (t->tid == s->exits.v[i].tid)
+                    if (t->tid == s->exits.v[i].tid) {
+                        m->dec.map_time = s->exits.v[i].time;
                         run_timeless(m, q);
+                    }
                 }
+            m->dec.map_time = ~0ull;
             for (int k = 0; k < m->nq; k++)
                 if (!m->qs[k].decoded && m->qs[k].slices.n)
                     run_timeless(m, &m->qs[k]);
@@ -1206,10 +1449,11 @@ int sim_truth_write(sim *S, sim_session *s, const char *path)
         if (fclose(m->f) && !err)
             err = EK_ERR_IO;
     }
-    s->expected_lines = m->lines;
+    *lines = m->lines;
     ek_sbuf_free(&m->out);
     for (int i = 0; i < m->nq; i++) {
         ek_vec_free(&m->qs[i].slices);
+        ek_vec_free(&m->qs[i].el);
         for (int k = 0; k < 128; k++)
             ek_vec_free(&m->qs[i].tqs[k].q);
     }
@@ -1219,5 +1463,13 @@ int sim_truth_write(sim *S, sim_session *s, const char *path)
     if (!err)
         err = m->err;
     free(m);
+    return err;
+}
+
+int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected)
+{
+    int err = emulate(S, s, VIEW_TRUE, expected, &s->expected_lines);
+    if (!err && perf_expected)
+        err = emulate(S, s, VIEW_PERF, perf_expected, &s->perf_lines);
     return err;
 }

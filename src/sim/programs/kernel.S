@@ -73,7 +73,7 @@ LFUNC(el0_sync)
     mrs x25, esr_el1
     lsr x24, x25, #26
     cmp x24, #0x15
-    b.ne 2f
+    SIMDEC(SIM_DEC_NOTTAKEN) b.ne 2f
     bl el0_svc
     b ret_to_user
 2:
@@ -93,7 +93,7 @@ FUNC(el0_svc)
     mov x29, sp
     ldr x8, [sp, #80]
     cmp x8, #300
-    b.hs 1f
+    SIMDEC(SIM_DEC_NOTTAKEN) b.hs 1f
     adrp x9, sys_call_table
     add x9, x9, :lo12:sys_call_table
     ldr x10, [x9, x8, lsl #3]
@@ -287,7 +287,7 @@ FUNC(handle_irq)
     mov x29, sp
     bl gic_read_iar
     cmp x0, #1023
-    b.eq 1f
+    SIMDEC(SIM_DEC_NOTTAKEN) b.eq 1f
     bl timer_interrupt
     bl gic_eoi
 1:  ldp x29, x30, [sp], #16

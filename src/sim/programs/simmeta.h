@@ -13,6 +13,7 @@
 #define SIM_DEC_IDLE_WAKE 5 /* conditional branch: taken when a thread is runnable here */
 #define SIM_DEC_CONTINUE  6 /* conditional branch: taken while the thread has work left */
 #define SIM_DEC_SCRIPT    7 /* blr: target is the next scripted action of the process */
+#define SIM_DEC_NOTTAKEN  8 /* conditional branch the modelled machine state never takes */
 
 #define SIMDEC(kind)                                                                       \
     .pushsection .simmeta, "", %progbits;                                                 \
