@@ -87,6 +87,7 @@ typedef struct dso_opts {
     const char *vmlinux;   /* -k: vmlinux or kcore ELF */
     const char *kallsyms;  /* --kallsyms */
     const char *kcore_dir; /* perf record --kcore folder (kcore, kallsyms, modules) */
+    const char *osrelease; /* the traced kernel's release (vmlinux search paths) */
 } dso_opts;
 
 dso_reg *dso_reg_new(const dso_opts *o, const ek_diag *diag);
