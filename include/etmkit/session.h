@@ -43,7 +43,11 @@ typedef struct ek_session_opts {
     const char *kcore_dir;    /* folder made by `perf record --kcore` (kcore, kallsyms) */
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
+    unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
 } ek_session_opts;
+
+/* ek_session_opts.compat */
+#define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
 
 void ek_session_opts_init(ek_session_opts *o);
 

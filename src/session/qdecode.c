@@ -987,6 +987,8 @@ static int end_queue(qjob *j, int end_blocks)
         int rc;
         if (end_blocks && (rc = ek_synth_end_block(d->synth)))
             return rc;
+        if (j->s->o.compat & EK_COMPAT_NO_END_FLUSH)
+            continue;
         ek_flow_end(d->flow);
         size_t n;
         const ek_elem *e = ek_flow_elems(d->flow, &n);

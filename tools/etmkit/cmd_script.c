@@ -20,6 +20,8 @@ static void usage(FILE *f)
             "  --kcore=DIR       folder made by 'perf record --kcore'\n"
             "  --ns              times in nanoseconds\n"
             "  -j, --threads=N   decoder threads (default: one per CPU)\n"
+            "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
+            "                    trace (perf never tells its decoder that the trace ended)\n"
             "  -q, --quiet       no summary of unused trace on stderr\n");
 }
 
@@ -91,6 +93,8 @@ int cmd_script(int argc, char **argv)
             o.threads = (unsigned)strtoul(v, NULL, 10);
         } else if ((v = optval(argc, argv, &i, "--input", "-i"))) {
             input = v;
+        } else if (!strcmp(a, "--no-end-flush")) {
+            o.compat |= EK_COMPAT_NO_END_FLUSH;
         } else if (!strcmp(a, "--ns")) {
             ns = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
