@@ -79,6 +79,9 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
 #define EK_REPORT_VERBOSE 2 /* also every address range and record offset */
 void ek_session_report(ek_session *s, ek_sbuf *out, int level);
 
+/* Number of kinds of problems found in the recording and its trace (0: none). */
+int ek_session_problems(ek_session *s);
+
 typedef struct ek_session_stats {
     uint64_t queues, slices, slices_no_data, trace_bytes, trace_bytes_decoded;
     uint64_t packets, elements, instructions;
