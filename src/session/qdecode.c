@@ -26,6 +26,22 @@
 
 typedef struct qjob qjob;
 
+/* A decoder thread's last answers: consecutive samples are mostly in the same map and often
+ * in the same function. */
+#define RC_SYMS 8
+struct rcache {
+    const as_map *map;
+    int32_t pid;
+    uint64_t t_lo, t_hi;
+    struct {
+        const as_dso *dso;      /* recent symbols: [lo, hi) in the DSO's key space */
+        uint64_t lo, hi, start;
+        const char *name;
+    } sym[RC_SYMS];
+    unsigned next, hit;
+};
+
+
 typedef struct idst {
     qjob *j;
     uint8_t id;
@@ -54,6 +70,7 @@ typedef struct idst {
     EK_VEC(ek_elem) q;
     size_t qhead;
     uint64_t cs_ts, next_cs_ts, instr_count;
+    size_t npk;                 /* perf packets in q (what fills perf's packet queue) */
 } idst;
 
 struct qjob {
@@ -84,6 +101,7 @@ struct qjob {
     int block_ended;            /* the block's bytes are used up (parsers flushed) */
     uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
     int pre_epoch;              /* output so far belongs to the elements before any time stamp */
+    rcache rcache;
     int err;
 };
 
@@ -139,50 +157,90 @@ void qout_init(qout *o, size_t limit)
     pthread_mutex_init(&o->mu, NULL);
     pthread_cond_init(&o->cv, NULL);
     o->limit = limit;
+    qseg first = {0, 0, 0};
+    ek_vec_push(&o->segs, first);
+}
+
+static void chunk_free(qchunk *c)
+{
+    if (c) {
+        free(c->data);
+        free(c->segs);
+        free(c);
+    }
 }
 
 void qout_free(qout *o)
 {
-    qchunk *c = o->first;
-    while (c) {
-        qchunk *n = c->next;
-        free(c);
-        c = n;
+    for (qchunk *c = o->first, *n; c; c = n) {
+        n = c->next;
+        chunk_free(c);
+    }
+    for (qchunk *c = o->spare, *n; c; c = n) {
+        n = c->next;
+        chunk_free(c);
     }
     ek_sbuf_free(&o->cur);
+    ek_vec_free(&o->segs);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);
 }
 
-/* Hand the bytes written so far to the writer as one chunk. */
+/* Hand the bytes written so far to the writer as one chunk: the buffers themselves move into
+ * the chunk, and the decoder continues in a consumed chunk's buffers. */
 static int out_flush(qout *o, int last)
 {
-    size_t len = o->cur.len;
-    qchunk *c = malloc(sizeof *c + (len ? len : 1));
-    if (!c)
-        return EK_ERR_NOMEM;
-    c->next = NULL;
-    c->key = o->cur_key;
-    c->head = (uint8_t)o->cur_head;
-    c->last = (uint8_t)last;
-    c->len = len;
-    if (len)
-        memcpy(c->data, o->cur.p, len);
-    ek_sbuf_reset(&o->cur);
-    o->cur_head = 0;
     pthread_mutex_lock(&o->mu);
     /* back-pressure: wait while the writer has plenty to take from us */
-    while (o->limit && o->bytes > o->limit && o->first && !last)
+    while (o->limit && o->bytes > o->limit && o->first && !last) {
+        o->decoder_waits++;
         pthread_cond_wait(&o->cv, &o->mu);
+        o->decoder_waits--;
+    }
+    qchunk *c = o->spare;
+    if (c)
+        o->spare = c->next;
+    pthread_mutex_unlock(&o->mu);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return EK_ERR_NOMEM;
+    }
+    char *od = c->data;
+    size_t ocap = c->cap;
+    qseg *os = c->segs;
+    size_t oscap = c->segcap;
+    c->data = o->cur.p;
+    c->cap = o->cur.cap;
+    c->len = o->cur.len;
+    c->segs = o->segs.v;
+    c->nsegs = o->segs.n;
+    c->segcap = o->segs.cap;
+    o->cur.p = od;
+    o->cur.cap = ocap;
+    o->cur.len = 0;
+    if (o->cur.p)
+        o->cur.p[0] = 0;
+    o->segs.v = os;
+    o->segs.cap = oscap;
+    o->segs.n = 0;
+    /* the next chunk continues the current epoch */
+    qseg cont = {0, c->nsegs ? c->segs[c->nsegs - 1].key : 0, 0};
+    if (ek_vec_push(&o->segs, cont))
+        return EK_ERR_NOMEM;
+    c->next = NULL;
+    c->last = (uint8_t)last;
+    pthread_mutex_lock(&o->mu);
     if (o->last)
         o->last->next = c;
     else
         o->first = c;
     o->last = c;
-    o->bytes += len;
+    o->bytes += c->len;
     if (last)
         o->done = 1;
-    pthread_cond_broadcast(&o->cv);
+    if (o->writer_waits)
+        pthread_cond_broadcast(&o->cv);
     pthread_mutex_unlock(&o->mu);
     return 0;
 }
@@ -190,8 +248,11 @@ static int out_flush(qout *o, int last)
 qchunk *qout_peek(qout *o)
 {
     pthread_mutex_lock(&o->mu);
-    while (!o->first && !o->done)
+    while (!o->first && !o->done) {
+        o->writer_waits++;
         pthread_cond_wait(&o->cv, &o->mu);
+        o->writer_waits--;
+    }
     qchunk *c = o->first;
     pthread_mutex_unlock(&o->mu);
     return c;
@@ -206,28 +267,38 @@ void qout_pop(qout *o)
         if (!o->first)
             o->last = NULL;
         o->bytes -= c->len;
+        /* keep a couple of buffers for reuse */
+        unsigned n = 0;
+        for (qchunk *s = o->spare; s; s = s->next)
+            n++;
+        if (n < 4 && !c->last) {
+            c->next = o->spare;
+            o->spare = c;
+            c = NULL;
+        }
     }
-    pthread_cond_broadcast(&o->cv);
+    if (o->decoder_waits)
+        pthread_cond_broadcast(&o->cv);
     pthread_mutex_unlock(&o->mu);
-    free(c);
+    chunk_free(c);
 }
 
-/* A new epoch of this queue with perf's heap key. */
+/* A new epoch of this queue with perf's heap key. An empty epoch still counts (it moves perf's
+ * heap), except our own one for the elements before the first time stamp. */
 static int out_epoch(qjob *j, uint64_t key)
 {
     qout *o = j->out;
     int pre = j->pre_epoch;
     j->pre_epoch = 0;
-    /* an empty epoch still counts (it moves perf's heap), except our own one for the elements
-     * before the first time stamp */
-    if (o->cur.len || (o->cur_head && !pre)) {
-        int rc = out_flush(o, 0);
-        if (rc)
-            return rc;
+    qseg *cur = &o->segs.v[o->segs.n - 1];
+    if (cur->off == o->cur.len && (pre || (!cur->head && o->segs.n == 1))) {
+        /* nothing in the current segment yet: it becomes the new epoch's head */
+        cur->key = key;
+        cur->head = 1;
+        return 0;
     }
-    o->cur_head = 1;
-    o->cur_key = key;
-    return 0;
+    qseg n = {o->cur.len, key, 1};
+    return ek_vec_push(&o->segs, n) ? EK_ERR_NOMEM : 0;
 }
 
 /* ---- code access ----------------------------------------------------------------------------- */
@@ -381,21 +452,59 @@ static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback, ek_addr_loc *out)
 {
     rctx *c = ctx;
+    rcache *rc = c->cache;
     (void)fallback;
     /* perf looks in the sample's cpumode (from the address) and, for branch targets, falls
      * back to the other one; here kernel maps only hold kernel addresses and user maps only
      * user ones (perf lets a kernel map recorded as [0, ~0) or a module's stray section
      * claim user addresses and 0). */
-    int how;
     int kernel = is_kernel_addr(addr);
-    const as_map *m = as_find(c->s->as, kernel ? AS_KERNEL_PID : smp->pid, addr, c->t_lo, c->t_hi,
-                              0, 0, &how);
+    int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
+    const as_map *m;
+    if (rc && rc->map && rc->pid == pid && rc->t_lo == c->t_lo && rc->t_hi == c->t_hi &&
+        addr >= rc->map->start && addr < rc->map->end) {
+        m = rc->map;
+    } else {
+        int how;
+        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, 0, 0, &how);
+        /* only a map that is the only choice during the window can be remembered */
+        if (rc && m && (how == AS_HIT_WINDOW)) {
+            rc->map = m;
+            rc->pid = pid;
+            rc->t_lo = c->t_lo;
+            rc->t_hi = c->t_hi;
+        }
+    }
     if (!m || !m->dso)
         return;
-    out->dso = m->dso->print_name;
-    uint64_t off = 0;
-    out->sym = dso_symbol(m->dso, addr, m->start, m->pgoff, &off);
-    out->symoff = off;
+    as_dso *d = m->dso;
+    out->dso = d->print_name;
+    uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
+                   : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
+                                                   : m->pgoff + (addr - m->start);
+    if (rc)
+        for (unsigned n = 0; n < RC_SYMS; n++) {
+            /* start at the last hit: samples alternate between a few functions */
+            unsigned i = (rc->hit + n) % RC_SYMS;
+            if (rc->sym[i].dso == d && key >= rc->sym[i].lo && key < rc->sym[i].hi) {
+                rc->hit = i;
+                out->sym = rc->sym[i].name;
+                out->symoff = key - rc->sym[i].start;
+                return;
+            }
+        }
+    uint64_t lo = 0, hi = 0, start = 0;
+    const char *name = dso_symbol_range(d, key, &start, &lo, &hi);
+    out->sym = name;
+    out->symoff = key - start;
+    if (rc && name && hi > lo) {
+        unsigned k = rc->next++ % RC_SYMS;
+        rc->sym[k].dso = d;
+        rc->sym[k].lo = lo;
+        rc->sym[k].hi = hi;
+        rc->sym[k].start = start;
+        rc->sym[k].name = name;
+    }
 }
 
 static const char *comm_of(void *ctx, const ek_sample *smp)
@@ -422,7 +531,7 @@ static int on_sample(void *ctx, const ek_sample *smp)
         j->res->instrs_samples++;
     if (!j->fmt || !j->fmt->emit)
         return 0;
-    rctx c = {j->s, j->t_lo, j->t_hi};
+    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache};
     ek_script_resolver r = qdecode_resolver(&c);
     j->fmt->emit(j->fmt->ctx, &j->out->cur, smp, &r, j->t_lo, j->t_hi);
     if (j->out->cur.len >= (256u << 10))
@@ -492,6 +601,7 @@ static idst *id_get(qjob *j, uint8_t id)
     sc.io.read = synth_read;
     sc.io.sample = on_sample;
     sc.io.ctx = d;
+    sc.no_insn = j->s->no_insn;
     if (ek_synth_new(&sc, &d->synth))
         return d;
     /* the thread before any context ID: per-thread queue, else the CPU's switch records,
@@ -838,6 +948,7 @@ static int process_queue_of(idst *d)
         rc = process_elem(d, &e);
     }
     d->q.n = d->qhead = 0;
+    d->npk = 0;
     return rc;
 }
 
@@ -913,11 +1024,7 @@ static int feed(qjob *j, idst *d, const ek_elem *e)
         return -1;
     if (!is_packet(e) || e->type == EK_ELEM_ADDR_NACC || e->type == EK_ELEM_I_RANGE_NOPATH)
         return wait;
-    size_t queued = 0;
-    for (size_t i = d->qhead; i < d->q.n; i++)
-        queued += is_packet(&d->q.v[i]) && d->q.v[i].type != EK_ELEM_ADDR_NACC &&
-                  d->q.v[i].type != EK_ELEM_I_RANGE_NOPATH;
-    int full = queued >= PKTQ_WAIT;
+    int full = ++d->npk >= PKTQ_WAIT;
     if (e->type == EK_ELEM_INSTR_RANGE && !j->timeless && !full) {
         d->instr_count += e->num_instr;
         if (d->cs_ts) {

@@ -558,23 +558,34 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Write one epoch of queue qi: its head chunk and the chunks up to the next head. Returns the
- * chunk after it (a head, or NULL at the end). */
-static qchunk *write_epoch(qout *o, writer *w, int first_is_head)
+/* Write queue o's output from position *si (a segment of its first chunk) up to the next epoch
+ * head -- a head at the start itself is written when at_head. Returns 1 with that head's key
+ * in *key, or 0 at the queue's end. */
+static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_t *key)
 {
-    qchunk *c = qout_peek(o);
     int first = 1;
-    while (c && !(c->head && !(first && first_is_head))) {
-        if (c->len && !w->rc)
-            w->rc = w->put(w->ctx, c->data, c->len);
-        first = 0;
+    for (;;) {
+        qchunk *c = qout_peek(o);
+        if (!c)
+            return 0;
+        while (*si < c->nsegs) {
+            const qseg *g = &c->segs[*si];
+            if (g->head && !(first && at_head)) {
+                *key = g->key;
+                return 1;
+            }
+            first = 0;
+            size_t end = *si + 1 < c->nsegs ? c->segs[*si + 1].off : c->len;
+            if (end > g->off && !w->rc)
+                w->rc = w->put(w->ctx, c->data + g->off, end - g->off);
+            (*si)++;
+        }
         int last = c->last;
         qout_pop(o);
+        *si = 0;
         if (last)
-            return NULL;
-        c = qout_peek(o);
+            return 0;
     }
-    return c;
 }
 
 static int run_all(ek_session *s, const qfmt *fmt, writer *w)
@@ -619,62 +630,58 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     if (!started && nq)
         worker(&r); /* no threads: decode here, then write */
 
-    if (s->timeless) {
+    size_t *pos = calloc(nq ? nq : 1, sizeof *pos);
+    if (!pos) {
+        w->rc = EK_ERR_NOMEM;
+    } else if (s->timeless) {
         /* queue after queue */
+        uint64_t key;
         for (size_t k = 0; k < nq; k++) {
-            qout *o = &outs[order[k].qi];
-            while (qout_peek(o))
-                write_epoch(o, w, 1);
+            size_t qi = order[k].qi;
+            while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
+                ;
         }
     } else {
         /* perf's heap over the queues' epochs; the tails (key UINT64_MAX: the final
          * last-branch flush) after it, queue by queue */
         hitem *heap = calloc(nq ? nq : 1, sizeof *heap);
+        qorder *byidx = malloc((nq ? nq : 1) * sizeof *byidx);
         size_t hn = 0;
-        if (!heap) {
+        uint64_t key;
+        if (!heap || !byidx) {
             w->rc = EK_ERR_NOMEM;
         } else {
+            memcpy(byidx, order, nq * sizeof *byidx);
+            for (size_t k = 0; k < nq; k++)
+                byidx[k].exit_key = 0;
+            if (nq > 1)
+                qsort(byidx, nq, sizeof *byidx, qorder_cmp);
             /* perf fills the heap in queue-number order */
-            qorder *byidx = malloc((nq ? nq : 1) * sizeof *byidx);
-            if (byidx) {
-                memcpy(byidx, order, nq * sizeof *byidx);
-                for (size_t k = 0; k < nq; k++)
-                    byidx[k].exit_key = 0;
-                if (nq > 1)
-                    qsort(byidx, nq, sizeof *byidx, qorder_cmp);
-                for (size_t k = 0; k < nq; k++) {
-                    size_t qi = byidx[k].qi;
-                    qchunk *c = qout_peek(&outs[qi]);
-                    while (c && !c->head) { /* nothing before the first epoch, normally */
-                        write_epoch(&outs[qi], w, 0);
-                        c = qout_peek(&outs[qi]);
-                    }
-                    if (c && c->key != UINT64_MAX) {
-                        hitem x = {qi, c->key};
-                        heap_sift_up(heap, hn++, x);
-                    }
+            for (size_t k = 0; k < nq; k++) {
+                size_t qi = byidx[k].qi;
+                if (write_until_head(&outs[qi], &pos[qi], w, 0, &key) && key != UINT64_MAX) {
+                    hitem x = {qi, key};
+                    heap_sift_up(heap, hn++, x);
                 }
-                while (hn) {
-                    hitem top = heap[0];
-                    heap_pop(heap, &hn);
-                    qchunk *c = write_epoch(&outs[top.q], w, 1);
-                    if (c && c->key != UINT64_MAX) {
-                        hitem x = {top.q, c->key};
-                        heap_sift_up(heap, hn++, x);
-                    }
-                }
-                for (size_t k = 0; k < nq; k++) {
-                    qout *o = &outs[byidx[k].qi];
-                    while (qout_peek(o))
-                        write_epoch(o, w, 1);
-                }
-                free(byidx);
-            } else {
-                w->rc = EK_ERR_NOMEM;
             }
-            free(heap);
+            while (hn) {
+                hitem top = heap[0];
+                heap_pop(heap, &hn);
+                if (write_until_head(&outs[top.q], &pos[top.q], w, 1, &key) && key != UINT64_MAX) {
+                    hitem x = {top.q, key};
+                    heap_sift_up(heap, hn++, x);
+                }
+            }
+            for (size_t k = 0; k < nq; k++) {
+                size_t qi = byidx[k].qi;
+                while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
+                    ;
+            }
         }
+        free(heap);
+        free(byidx);
     }
+    free(pos);
     /* drain whatever is left (after a write error) so that decoders can finish */
     for (size_t i = 0; i < nq; i++)
         while (qout_peek(&outs[i]))
@@ -722,6 +729,7 @@ int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn writ
 {
     /* perf's event-name column is as wide as the longest name among the session's events */
     text_fmt t = {f, s->o.itrace.instructions ? 12 : 8};
+    s->no_insn = !(f->fields & (EK_SF_F_INSN | EK_SF_F_INSNLEN));
     qfmt fmt = {text_emit, &t};
     text_put p = {write, ctx};
     writer w = {put_text, &p, 0};
@@ -777,7 +785,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
         }
         off += nb;
         h.smp.branches = br;
-        rctx c = {p->s, h.t_lo, h.t_hi};
+        rctx c = {p->s, h.t_lo, h.t_hi, NULL};
         ek_script_resolver r = qdecode_resolver(&c);
         int rc = p->fn(p->ctx, &h.smp, &r);
         free(br);

@@ -97,6 +97,7 @@ struct ek_session {
     int ts_convert;          /* CoreSight time stamps convert to perf time */
     const ek_perf_time_conv *tc;
     int has_time;            /* records carry perf time */
+    int no_insn;             /* the output does not show instruction bytes */
     /* results */
     int ran;
     qresult *qres;           /* one per queue */
@@ -120,13 +121,21 @@ typedef struct qfmt {
     void *ctx;
 } qfmt;
 
+/* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */
+typedef struct qseg {
+    size_t off;
+    uint64_t key;  /* head: perf's heap ordinal of this epoch */
+    uint8_t head;  /* starts an epoch (perf: one pop of this queue's heap entry) */
+} qseg;
+
 typedef struct qchunk {
     struct qchunk *next;
-    uint64_t key;  /* head: perf's heap ordinal of this epoch */
-    uint8_t head;  /* first chunk of an epoch (perf: one pop of this queue's heap entry) */
     uint8_t last;  /* the queue's last chunk */
     size_t len;
-    char data[];
+    char *data;    /* len bytes (an ek_sbuf's buffer, handed over without copying) */
+    size_t cap;
+    qseg *segs;    /* segs[0].off == 0 */
+    size_t nsegs, segcap;
 } qchunk;
 
 typedef struct qout {
@@ -136,11 +145,11 @@ typedef struct qout {
     size_t bytes;       /* in complete, unconsumed chunks */
     size_t limit;       /* the decoder waits above this (with a complete chunk to take) */
     int done;           /* the last chunk is in */
-    int rc;
-    /* decoder side */
+    int writer_waits, decoder_waits;
+    qchunk *spare;      /* consumed chunks, for reuse (no malloc/free per chunk) */
+    /* decoder side: the chunk being filled */
     ek_sbuf cur;
-    uint64_t cur_key;
-    int cur_head;
+    EK_VEC(qseg) segs;
 } qout;
 
 void qout_init(qout *o, size_t limit);
@@ -153,9 +162,11 @@ void qout_pop(qout *o);
 int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
 
 /* A resolver for samples of a slice with time window (t_lo, t_hi]. */
+typedef struct rcache rcache; /* a decoder thread's last map and symbol (qdecode.c) */
 typedef struct rctx {
     ek_session *s;
     uint64_t t_lo, t_hi;
+    rcache *cache;      /* may be NULL */
 } rctx;
 ek_script_resolver qdecode_resolver(rctx *c);
 
