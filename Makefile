@@ -10,7 +10,7 @@ ASAN_BUILD  ?= build-asan
 FUZZ_SECONDS ?= 60
 
 # Debian packages the build and the tests need (checked one by one, installed when missing).
-BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev
+BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev clang lld llvm
 TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf
 BENCH_DEPS := libopencsd-bin linux-perf time
 

@@ -151,11 +151,11 @@ typedef struct ek_elem {
             uint32_t type;         /* ek_marker_type */
             uint32_t value;
         } marker;                  /* SYNC_MARKER */
+        struct {
+            uint64_t value;
+            uint8_t el;
+        } ite;                     /* INSTRUMENTATION */
     } u;
-    struct {
-        uint64_t value;
-        uint8_t el;
-    } ite;                         /* INSTRUMENTATION */
     ek_pe_context context;         /* PE_CONTEXT */
 } ek_elem;
 

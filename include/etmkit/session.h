@@ -43,7 +43,11 @@ typedef struct ek_session_opts {
     const char *kcore_dir;    /* folder made by `perf record --kcore` (kcore, kallsyms) */
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
+    unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
 } ek_session_opts;
+
+/* ek_session_opts.compat */
+#define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
 
 void ek_session_opts_init(ek_session_opts *o);
 
@@ -74,6 +78,9 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
 #define EK_REPORT_FULL 1    /* doctor: every group with its details and remedies */
 #define EK_REPORT_VERBOSE 2 /* also every address range and record offset */
 void ek_session_report(ek_session *s, ek_sbuf *out, int level);
+
+/* Number of kinds of problems found in the recording and its trace (0: none). */
+int ek_session_problems(ek_session *s);
 
 typedef struct ek_session_stats {
     uint64_t queues, slices, slices_no_data, trace_bytes, trace_bytes_decoded;

@@ -146,6 +146,7 @@ typedef struct ek_synth_config {
     uint8_t trace_id;
     uint64_t kernel_start;   /* addresses >= it are kernel (default 1 << 63) */
     ek_synth_io io;
+    int no_insn;             /* leave ek_sample.insn empty (no code reads for it) */
 } ek_synth_config;
 
 void ek_synth_config_init(ek_synth_config *cfg);

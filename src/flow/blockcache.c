@@ -31,7 +31,7 @@ void fl_bcache_clear(fl_bcache *bc)
 {
     if (!bc->tab)
         return;
-    if (++bc->epoch == 0) { /* wrapped: really clear */
+    if (++bc->epoch == 0) { /* wrapped: really clear (epoch 0 is never valid) */
         memset(bc->tab, 0, sizeof(fl_block) << bc->bits);
         bc->epoch = 1;
     }

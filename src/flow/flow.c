@@ -472,14 +472,13 @@ static int walk_slow(ek_flow *f, fl_range *r, uint8_t space)
 
 static void block_store(fl_block *b, uint64_t end, uint32_t count, int found, const fl_instr *in)
 {
-    b->end = end;
+    b->len = (uint32_t)(end - b->addr);
     b->count = count;
-    b->found = (uint8_t)found;
+    b->flags = (uint8_t)((found ? FL_BF_FOUND : 0) | (in->cond ? FL_BF_COND : 0) |
+                         (in->link ? FL_BF_LINK : 0));
     b->type = in->type;
     b->sub = in->sub;
     b->size = in->size;
-    b->cond = in->cond;
-    b->link = in->link;
     b->next_isa = in->next_isa;
     b->target = in->target;
     b->it_state = in->it.itstate;
@@ -488,13 +487,13 @@ static void block_store(fl_block *b, uint64_t end, uint32_t count, int found, co
 
 static void block_apply(fl_instr *in, const fl_block *b)
 {
-    in->addr = b->end;
+    in->addr = b->addr + b->len;
     if (b->count) {
         in->type = b->type;
         in->sub = b->sub;
         in->size = b->size;
-        in->cond = b->cond;
-        in->link = b->link;
+        in->cond = (b->flags & FL_BF_COND) ? 1 : 0;
+        in->link = (b->flags & FL_BF_LINK) ? 1 : 0;
         in->next_isa = b->next_isa;
         in->target = b->target;
         in->it.itstate = b->it_state;
@@ -520,7 +519,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             r->n = b->count;
             block_apply(in, b);
             r->en = in->addr;
-            return b->found ? WP_FOUND : WP_NACC;
+            return (b->flags & FL_BF_FOUND) ? WP_FOUND : WP_NACC;
         }
     }
     f->st.blocks_walked++;
@@ -578,7 +577,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             if (b) {
                 count += b->count;
                 joined = b;
-                res = b->found ? WP_FOUND : WP_NACC;
+                res = (b->flags & FL_BF_FOUND) ? WP_FOUND : WP_NACC;
                 break;
             }
             /* ring of the last MAX_CHECKPOINTS boundaries */
@@ -617,7 +616,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
     r->en = in->addr;
 
     /* remember the walk, and the checkpoints inside it */
-    if (count <= UINT32_MAX) {
+    if (count <= UINT32_MAX && in->addr - start <= UINT32_MAX) {
         if (use_cache)
             block_store(fl_bcache_put(&f->bc, start, isa, space), in->addr, (uint32_t)count,
                         res == WP_FOUND, in);
@@ -1076,8 +1075,8 @@ static int process_ite(ek_flow *f, const fl_pend *p)
     ek_elem *e = out_new(f, p->index, EK_ELEM_INSTRUMENTATION);
     if (!e)
         return EK_ERR_NOMEM;
-    e->ite.el = p->u.ite.el;
-    e->ite.value = p->u.ite.value;
+    e->u.ite.el = p->u.ite.el;
+    e->u.ite.value = p->u.ite.value;
     return EK_OK;
 }
 
@@ -1200,11 +1199,15 @@ static int commit_elements(ek_flow *f)
         case FL_ITE:
             err = process_ite(f, p);
             break;
-        case FL_UNSEEN:
-            f->res.commit--;
-            if (--p->u.unseen)
+        case FL_UNSEEN: {
+            /* (counted: commit as many as asked at once) */
+            int64_t k = f->res.commit < p->u.unseen ? f->res.commit : p->u.unseen;
+            f->res.commit -= k;
+            p->u.unseen -= (uint32_t)k;
+            if (p->u.unseen)
                 pop = 0;
             break;
+        }
         case FL_TINFO:
             f->rs.tinfo_wait = 1;
             rs_flush(&f->rs);
@@ -1246,8 +1249,10 @@ static int cancel_elements(ek_flow *f)
                 if (!p->u.atom.num)
                     dq_pop_new(&f->q);
             } else if (p->kind == FL_UNSEEN) {
-                f->res.cancel--;
-                if (--p->u.unseen == 0)
+                int64_t k = f->res.cancel < p->u.unseen ? f->res.cancel : p->u.unseen;
+                f->res.cancel -= k;
+                p->u.unseen -= (uint32_t)k;
+                if (p->u.unseen == 0)
                     dq_pop_new(&f->q);
             } else {
                 f->res.cancel--;
@@ -1872,7 +1877,7 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
              "ETMv4 instruction decode : Trace on conditional non-branch elements not supported.");
 
     if (!(f->flags & EK_FLOW_NO_BLOCK_CACHE)) {
-        int err = fl_bcache_init(&f->bc, 15);
+        int err = fl_bcache_init(&f->bc, 13);
         if (err) {
             free(f);
             return err;

@@ -105,24 +105,26 @@ typedef struct fl_instr {
     ek_it_state it;       /* T32 IT-block state */
 } fl_instr;
 
-/* One remembered walk: from (addr, isa, space) with no IT block pending, `count`
- * instructions to `end` (the address after the last one decoded); found = the last one is a
- * waypoint described by the other fields, else the code at `end` is not readable. */
+/* One remembered walk (32 bytes): from (addr, isa, space) with no IT block pending, `count`
+ * instructions to addr + len (the address after the last one decoded); FL_BF_FOUND = the last
+ * one is a waypoint described by the other fields, else the code there is not readable. */
+#define FL_BF_FOUND 0x01
+#define FL_BF_COND 0x02
+#define FL_BF_LINK 0x04
 typedef struct fl_block {
     uint64_t addr;
-    uint64_t end;
     uint64_t target;
     uint32_t count;
-    uint32_t epoch;       /* valid when equal to the cache's epoch */
-    uint8_t isa, space, found;
-    uint8_t type, sub, size, cond, link, next_isa;
-    uint8_t it_state, it_left;
+    uint32_t len;
+    uint8_t isa, space, flags, next_isa;
+    uint8_t type, sub, size, epoch;
+    uint8_t it_state, it_left; /* T32 IT state after the walk */
 } fl_block;
 
 typedef struct fl_bcache {
     fl_block *tab;        /* 1 << bits entries, direct mapped; NULL until first use */
     uint32_t bits;
-    uint32_t epoch;
+    uint8_t epoch;        /* entries of another epoch are empty */
 } fl_bcache;
 
 int fl_bcache_init(fl_bcache *bc, uint32_t bits);

@@ -13,10 +13,31 @@ static const char *const type_names[EK_ELEM_NTYPES] = {
 
 static const char *const iset_names[] = {"A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk"};
 
+/* Element heads: "OCSD_GEN_TRC_ELEM_<TYPE>(" */
+#define HEAD(t) EF_NAME("OCSD_GEN_TRC_ELEM_" t "(")
+static const struct {
+    char s[40];
+    uint8_t n;
+} heads[EK_ELEM_NTYPES] = {
+    HEAD("UNKNOWN"),       HEAD("NO_SYNC"),        HEAD("TRACE_ON"),        HEAD("EO_TRACE"),
+    HEAD("PE_CONTEXT"),    HEAD("INSTR_RANGE"),    HEAD("I_RANGE_NOPATH"),  HEAD("ADDR_NACC"),
+    HEAD("ADDR_UNKNOWN"),  HEAD("EXCEPTION"),      HEAD("EXCEPTION_RET"),   HEAD("TIMESTAMP"),
+    HEAD("CYCLE_COUNT"),   HEAD("EVENT"),          HEAD("SWTRACE"),         HEAD("SYNC_MARKER"),
+    HEAD("MEMTRANS"),      HEAD("INSTRUMENTATION"), HEAD("ITMTRACE"),       HEAD("CUSTOM"),
+};
+
+/* "(ISA=<isa>) " */
+static const ef_name isa_part[] = {
+    EF_NAME("(ISA=A32) "), EF_NAME("(ISA=T32) "), EF_NAME("(ISA=A64) "), EF_NAME("(ISA=TEE) "),
+    EF_NAME("(ISA=Jaz) "), EF_NAME("(ISA=Cst) "), EF_NAME("(ISA=Unk) "),
+};
+
 /* Last-instruction class and subclass texts (trailing spaces are part of the format). */
-static const char *const itype_text[] = {"--- ", "BR  ", "iBR ", "ISB ", "DSB.DMB", "WFI.WFE",
-                                         "TSTART"};
-static const char *const isub_text[] = {"--- ", "b+link ", "A64:ret ", "A64:eret ", "V7:impl ret"};
+static const ef_name itype_text[] = {EF_NAME("--- "),    EF_NAME("BR  "),    EF_NAME("iBR "),
+                                     EF_NAME("ISB "),    EF_NAME("DSB.DMB"), EF_NAME("WFI.WFE"),
+                                     EF_NAME("TSTART")};
+static const ef_name isub_text[] = {EF_NAME("--- "), EF_NAME("b+link "), EF_NAME("A64:ret "),
+                                    EF_NAME("A64:eret "), EF_NAME("V7:impl ret")};
 
 static const char *const trace_on_text[] = {"begin or filter", "overflow", "debug restart"};
 
@@ -84,9 +105,8 @@ static char *format_body(char *p, const ek_elem *e)
         EF_PUTS(p, "OCSD_GEN_TRC_ELEM??: index out of range.");
         return p;
     }
-    EF_PUTS(p, "OCSD_GEN_TRC_ELEM_");
-    p = ef_str(p, type_names[type]);
-    *p++ = '(';
+    memcpy(p, heads[type].s, sizeof heads[type].s);
+    p += heads[type].n;
     switch (type) {
     case EK_ELEM_INSTR_RANGE:
         EF_PUTS(p, "exec range=0x");
@@ -96,16 +116,15 @@ static char *format_body(char *p, const ek_elem *e)
         EF_PUTS(p, "] num_i(");
         p = ef_dec(p, e->num_instr);
         EF_PUTS(p, ") last_sz(");
-        p = ef_dec(p, e->last_i_size & 7);
-        EF_PUTS(p, ") (ISA=");
-        p = ef_str(p, ek_iset_name(e->isa));
+        *p++ = (char)('0' + (e->last_i_size & 7));
         EF_PUTS(p, ") ");
+        p = ef_name_put(p, &isa_part[e->isa <= EK_ISET_UNKNOWN ? e->isa : EK_ISET_UNKNOWN]);
         *p++ = (e->flags & EK_ELEMF_LAST_EXEC) ? 'E' : 'N';
         *p++ = ' ';
         if (e->last_i_type < sizeof(itype_text) / sizeof(itype_text[0]))
-            p = ef_str(p, itype_text[e->last_i_type]);
+            p = ef_name_put(p, &itype_text[e->last_i_type]);
         if (e->last_i_sub != 0 && e->last_i_sub < sizeof(isub_text) / sizeof(isub_text[0]))
-            p = ef_str(p, isub_text[e->last_i_sub]);
+            p = ef_name_put(p, &isub_text[e->last_i_sub]);
         if (e->flags & EK_ELEMF_LAST_COND)
             EF_PUTS(p, " <cond>");
         break;
@@ -145,9 +164,7 @@ static char *format_body(char *p, const ek_elem *e)
 
     case EK_ELEM_PE_CONTEXT: {
         const ek_pe_context *c = &e->context;
-        EF_PUTS(p, "(ISA=");
-        p = ef_str(p, ek_iset_name(e->isa));
-        EF_PUTS(p, ") ");
+        p = ef_name_put(p, &isa_part[e->isa <= EK_ISET_UNKNOWN ? e->isa : EK_ISET_UNKNOWN]);
         if (c->el >= 0 && c->el_valid) {
             EF_PUTS(p, "EL");
             p = ef_dec(p, (uint64_t)c->el);
@@ -224,9 +241,9 @@ static char *format_body(char *p, const ek_elem *e)
 
     case EK_ELEM_INSTRUMENTATION:
         EF_PUTS(p, "EL");
-        p = ef_dec(p, e->ite.el);
+        p = ef_dec(p, e->u.ite.el);
         EF_PUTS(p, "; 0x");
-        p = ef_hex(p, e->ite.value, 16);
+        p = ef_hex(p, e->u.ite.value, 16);
         break;
 
     default:

@@ -140,9 +140,9 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         break;
     case EK_ELEM_INSTRUMENTATION:
         EF_PUTS(p, " EL");
-        p = ef_dec(p, e->ite.el);
+        p = ef_dec(p, e->u.ite.el);
         EF_PUTS(p, " value=0x");
-        p = ef_hex(p, e->ite.value, 0);
+        p = ef_hex(p, e->u.ite.value, 0);
         break;
     default:
         break;
@@ -278,8 +278,8 @@ void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
         p = jstr(p, "transaction", e->u.memtrans < 4 ? memtrans_short[e->u.memtrans] : "?");
         break;
     case EK_ELEM_INSTRUMENTATION:
-        p = jdec(p, "el", e->ite.el);
-        p = jhex(p, "value", e->ite.value);
+        p = jdec(p, "el", e->u.ite.el);
+        p = jhex(p, "value", e->u.ite.value);
         break;
     default:
         break;

@@ -123,11 +123,12 @@ static const char *flags_name(uint32_t flags)
     return NULL;
 }
 
-void ek_script_flags_text(ek_sbuf *out, uint32_t flags)
+/* perf_sample__sprintf_flags into buf (at least 40 bytes); returns the length. */
+static size_t flags_text(char *buf, uint32_t flags)
 {
     const uint32_t xf = EK_SF_IN_TX | EK_SF_INTR_DISABLE | EK_SF_INTR_TOGGLE;
     const char *chars = "bcrosyiABExghDt";
-    char xs[16] = {0};
+    char xs[8] = {0};
     const char *name;
     if (flags & xf) {
         size_t n = 0;
@@ -140,40 +141,163 @@ void ek_script_flags_text(ek_sbuf *out, uint32_t flags)
             xs[n++] = 't';
         xs[n++] = ')';
     }
-    if ((name = flags_name(flags & ~xf))) {
-        ek_sbuf_printf(out, "%-15s%6s", name, xs);
-        return;
+    const char *pre = NULL;
+    size_t w = 15;
+    if ((name = flags_name(flags & ~xf)))
+        pre = "";
+    else if ((flags & EK_SF_TRACE_BEGIN) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_BEGIN))))
+        pre = "tr strt ", w = 7;
+    else if ((flags & EK_SF_TRACE_END) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_END))))
+        pre = "tr end  ", w = 7;
+    if (pre) {
+        /* "<pre>%-<w>s%6s" */
+        size_t k = strlen(pre), nl = strlen(name), xl = strlen(xs);
+        memcpy(buf, pre, k);
+        memcpy(buf + k, name, nl);
+        k += nl;
+        while (nl++ < w)
+            buf[k++] = ' ';
+        for (size_t i = xl; i < 6; i++)
+            buf[k++] = ' ';
+        memcpy(buf + k, xs, xl);
+        k += xl;
+        buf[k] = 0;
+        return k;
+    } else {
+        size_t k = 0, nc = strlen(chars);
+        for (size_t i = 0; i < 32; i++, flags >>= 1)
+            if (flags & 1)
+                buf[k++] = i < nc ? chars[i] : '?';
+        buf[k] = 0;
+        return k;
     }
-    if ((flags & EK_SF_TRACE_BEGIN) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_BEGIN)))) {
-        ek_sbuf_printf(out, "tr strt %-7s%6s", name, xs);
-        return;
-    }
-    if ((flags & EK_SF_TRACE_END) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_END)))) {
-        ek_sbuf_printf(out, "tr end  %-7s%6s", name, xs);
-        return;
-    }
-    size_t n = strlen(chars);
-    for (size_t i = 0; i < 32; i++, flags >>= 1)
-        if (flags & 1)
-            ek_sbuf_putc(out, i < n ? chars[i] : '?');
+}
+
+void ek_script_flags_text(ek_sbuf *out, uint32_t flags)
+{
+    char buf[40];
+    size_t n = flags_text(buf, flags);
+    ek_sbuf_put(out, buf, n);
 }
 
 /* ---- the line ------------------------------------------------------------------------------ */
+/* Hand-made number formatting: this is the hot path of `etmkit script`. */
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* The line is written with room reserved up front; these skip the per-call checks when the
+ * room is there (the caller NUL-terminates at the end of the line). */
+static inline void wput(ek_sbuf *out, const char *str, size_t n)
+{
+    if (out->len + n < out->cap) {
+        memcpy(out->p + out->len, str, n);
+        out->len += n;
+    } else {
+        ek_sbuf_put(out, str, n);
+    }
+}
+
+static inline void wputc(ek_sbuf *out, char c)
+{
+    if (out->len + 1 < out->cap)
+        out->p[out->len++] = c;
+    else
+        ek_sbuf_putc(out, c);
+}
+
+static inline void wputs(ek_sbuf *out, const char *str)
+{
+    wput(out, str, strlen(str));
+}
+
+/* v in hex, lower case, right-aligned in width (no prefix) */
+static void put_hexw(ek_sbuf *out, uint64_t v, unsigned width)
+{
+    char t[16];
+    unsigned n = 0;
+    do {
+        t[n++] = hexdig[v & 15];
+        v >>= 4;
+    } while (v);
+    unsigned pad = width > n ? width - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    memset(p, ' ', pad);
+    p += pad;
+    while (n)
+        *p++ = t[--n];
+    out->len = (size_t)(p - out->p);
+}
 
 static void put_hex16(ek_sbuf *out, uint64_t v)
 {
-    ek_sbuf_printf(out, "%16llx", (unsigned long long)v);
+    put_hexw(out, v, 16);
+}
+
+/* signed decimal, right-aligned (width > 0) or left-aligned (width < 0) */
+static void put_decw(ek_sbuf *out, int64_t sv, int width)
+{
+    char t[24];
+    unsigned n = 0;
+    uint64_t v = sv < 0 ? (uint64_t)0 - (uint64_t)sv : (uint64_t)sv;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (sv < 0)
+        t[n++] = '-';
+    unsigned w = width < 0 ? (unsigned)-width : (unsigned)width;
+    unsigned pad = w > n ? w - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    if (width > 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    while (n)
+        *p++ = t[--n];
+    if (width < 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    out->len = (size_t)(p - out->p);
+}
+
+/* string, padded to width (> 0 right-aligned, < 0 left-aligned) */
+static void put_strw(ek_sbuf *out, const char *str, int width)
+{
+    size_t n = strlen(str);
+    size_t w = (size_t)(width < 0 ? -width : width);
+    size_t pad = w > n ? w - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    if (width > 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    memcpy(p, str, n);
+    p += n;
+    if (width < 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    out->len = (size_t)(p - out->p);
 }
 
 static void put_symname(ek_sbuf *out, const ek_addr_loc *l, int offs)
 {
     if (!l->sym) {
-        ek_sbuf_puts(out, "[unknown]");
+        wputs(out, "[unknown]");
         return;
     }
-    ek_sbuf_puts(out, l->sym);
-    if (offs)
-        ek_sbuf_printf(out, "+0x%llx", (unsigned long long)l->symoff);
+    wputs(out, l->sym);
+    if (offs) {
+        wput(out, "+0x", 3);
+        put_hexw(out, l->symoff, 0);
+    }
 }
 
 static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t addr, int fb,
@@ -194,13 +318,13 @@ static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_sc
         return;
     resolve(r, s, s->ip, 0, &l);
     if (F & EK_SF_F_SYM) {
-        ek_sbuf_putc(out, ' ');
+        wputc(out, ' ');
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
     if (F & EK_SF_F_DSO) {
-        ek_sbuf_puts(out, " (");
-        ek_sbuf_puts(out, l.dso ? l.dso : "[unknown]");
-        ek_sbuf_putc(out, ')');
+        wputs(out, " (");
+        wputs(out, l.dso ? l.dso : "[unknown]");
+        wputc(out, ')');
     }
 }
 
@@ -215,13 +339,13 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
         return;
     resolve(r, s, s->addr, 1, &l);
     if (F & EK_SF_F_SYM) {
-        ek_sbuf_putc(out, ' ');
+        wputc(out, ' ');
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
     if (F & EK_SF_F_DSO) {
-        ek_sbuf_puts(out, " (");
-        ek_sbuf_puts(out, l.dso ? l.dso : "[unknown]");
-        ek_sbuf_putc(out, ')');
+        wputs(out, " (");
+        wputs(out, l.dso ? l.dso : "[unknown]");
+        wputc(out, ')');
     }
 }
 
@@ -231,19 +355,27 @@ static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *
     uint32_t F = f->fields;
     if (F & EK_SF_F_COMM) {
         const char *comm = r && r->comm ? r->comm(r->ctx, s) : NULL;
-        if (comm)
-            ek_sbuf_printf(out, "%16s ", comm);
-        else
-            ek_sbuf_printf(out, "%16s ", ":-1");
+        put_strw(out, comm ? comm : ":-1", 16);
+        wputc(out, ' ');
     }
-    if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID))
-        ek_sbuf_printf(out, "%5d/%-5d ", (int)s->pid, (int)s->tid);
-    else if (F & EK_SF_F_PID)
-        ek_sbuf_printf(out, "%5d ", (int)s->pid);
-    else if (F & EK_SF_F_TID)
-        ek_sbuf_printf(out, "%5d ", (int)s->tid);
-    if (F & EK_SF_F_CPU)
-        ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
+    if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID)) {
+        put_decw(out, s->pid, 5);
+        wputc(out, '/');
+        put_decw(out, s->tid, -5);
+        wputc(out, ' ');
+    } else if (F & (EK_SF_F_PID | EK_SF_F_TID)) {
+        put_decw(out, (F & EK_SF_F_PID) ? s->pid : s->tid, 5);
+        wputc(out, ' ');
+    }
+    if (F & EK_SF_F_CPU) {
+        if (s->cpu >= 0 && s->cpu < 1000) {
+            char c[7] = {'[', (char)('0' + s->cpu / 100), (char)('0' + s->cpu / 10 % 10),
+                         (char)('0' + s->cpu % 10), ']', ' ', 0};
+            wput(out, c, 6);
+        } else {
+            ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
+        }
+    }
     if (F & EK_SF_F_MISC) {
         const char *m = s->cpumode == EK_CPUMODE_KERNEL ? "K" : s->cpumode == EK_CPUMODE_USER ? "U" : "";
         ek_sbuf_printf(out, "%s%*s", m, 6 - (int)strlen(m), " ");
@@ -272,7 +404,7 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
             put_symname(out, &lf, 1);
             if (F & EK_SF_F_DSO)
                 ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
-            ek_sbuf_putc(out, '/');
+            wputc(out, '/');
             put_symname(out, &lt, 1);
             if (F & EK_SF_F_DSO)
                 ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
@@ -282,15 +414,17 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
                 resolve(r, s, b->from, 1, &lf);
                 resolve(r, s, b->to, 1, &lt);
             }
-            ek_sbuf_printf(out, " 0x%llx", (unsigned long long)b->from);
+            wput(out, " 0x", 3);
+            put_hexw(out, b->from, 0);
             if (F & EK_SF_F_DSO)
                 ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
-            ek_sbuf_printf(out, "/0x%llx", (unsigned long long)b->to);
+            wput(out, "/0x", 3);
+            put_hexw(out, b->to, 0);
             if (F & EK_SF_F_DSO)
                 ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
         }
         /* predicted, no tx, no abort, 0 cycles, no branch type */
-        ek_sbuf_puts(out, "/P/-/-/0/ ");
+        wputs(out, "/P/-/-/0/ ");
     }
 }
 
@@ -299,49 +433,70 @@ static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
     if (F & EK_SF_F_INSNLEN)
         ek_sbuf_printf(out, " ilen: %d", s->insn_len);
     if ((F & EK_SF_F_INSN) && s->insn_len) {
-        ek_sbuf_puts(out, " insn:");
+        wputs(out, " insn:");
         for (unsigned i = 0; i < s->insn_len && i < sizeof s->insn; i++)
             ek_sbuf_printf(out, " %02x", s->insn[i]);
     }
 }
 
+static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width);
+
 void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                       const ek_script_resolver *r, int evname_width)
 {
+    /* room for a line with long names; brstack entries need about 60 bytes each (more with
+     * names: the writers fall back to checked appends then) */
+    if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64))
+        return;
+    format_line(out, f, s, r, evname_width);
+    if (out->len < out->cap)
+        out->p[out->len] = 0;
+}
+
+static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width)
+{
     uint32_t F = f->fields;
     put_start(out, f, s, r);
-    if (F & EK_SF_F_PERIOD)
-        ek_sbuf_printf(out, "%10llu ", (unsigned long long)s->period);
-    if (F & EK_SF_F_EVENT)
-        ek_sbuf_printf(out, "%*s: ", evname_width, ek_sample_kind_name(s->kind));
+    if (F & EK_SF_F_PERIOD) {
+        put_decw(out, (int64_t)s->period, 10);
+        wputc(out, ' ');
+    }
+    if (F & EK_SF_F_EVENT) {
+        put_strw(out, ek_sample_kind_name(s->kind), evname_width);
+        wput(out, ": ", 2);
+    }
     if (F & EK_SF_F_FLAGS) {
-        ek_sbuf flags = EK_SBUF_INIT;
-        ek_script_flags_text(&flags, s->flags);
-        ek_sbuf_printf(out, "  %-21s ", flags.p ? flags.p : "");
-        ek_sbuf_free(&flags);
+        /* the flags column: "  %-21s " of perf's flags text */
+        char ft[48];
+        flags_text(ft, s->flags);
+        wput(out, "  ", 2);
+        put_strw(out, ft, -21);
+        wputc(out, ' ');
     }
     if (s->kind == EK_SAMPLE_BRANCHES) {
         /* perf prints its branches event like BTS: from ... => to ... */
         if (F & EK_SF_F_IP) {
-            ek_sbuf_putc(out, ' ');
+            wputc(out, ' ');
             put_ip_sym(out, F, s, r);
         }
         if ((F & EK_SF_F_ADDR) || !f->user_set) {
-            ek_sbuf_puts(out, " => ");
+            wputs(out, " => ");
             put_addr(out, F, s, r);
         }
         put_insn(out, F, s);
-        ek_sbuf_putc(out, '\n');
+        wputc(out, '\n');
         return;
     }
     if (F & EK_SF_F_ADDR)
         put_addr(out, F, s, r);
     if (F & EK_SF_F_IP) {
-        ek_sbuf_putc(out, ' ');
+        wputc(out, ' ');
         put_ip_sym(out, F, s, r);
     }
     if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM))
         put_brstack(out, F, s, r);
     put_insn(out, F, s);
-    ek_sbuf_putc(out, '\n');
+    wputc(out, '\n');
 }

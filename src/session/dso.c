@@ -36,7 +36,7 @@ struct dso_reg {
     dso_opts o;
     EK_VEC(kname) knames; /* kernel symbols by name (for module relocations) */
     int knames_state;
-    char *symfs, *buildid_dir, *vmlinux, *kallsyms, *kcore_dir;
+    char *symfs, *buildid_dir, *vmlinux, *kallsyms, *kcore_dir, *osrelease;
     ek_diag diag;
     EK_VEC(as_dso *) dsos;
     EK_VEC(mapping) maps;
@@ -60,6 +60,7 @@ dso_reg *dso_reg_new(const dso_opts *o, const ek_diag *diag)
         r->vmlinux = dupz(o->vmlinux);
         r->kallsyms = dupz(o->kallsyms);
         r->kcore_dir = dupz(o->kcore_dir);
+        r->osrelease = dupz(o->osrelease);
     } else {
         r->symfs = dupz("");
     }
@@ -102,6 +103,7 @@ void dso_reg_free(dso_reg *r)
     free(r->vmlinux);
     free(r->kallsyms);
     free(r->kcore_dir);
+    free(r->osrelease);
     free(r);
 }
 
@@ -333,49 +335,95 @@ static void add_segments(as_dso *d, const ek_elf_info *info, const uint8_t *byte
     }
 }
 
-static void load_kernel(dso_reg *r, as_dso *d)
+/* Use the kernel image at path (vmlinux or kcore): 1 when it is usable. */
+static int try_kernel(dso_reg *r, as_dso *d, const char *path)
 {
-    const char *path = r->vmlinux;
-    char *kc = NULL;
-    if (!path && r->kcore_dir) {
-        if (asprintf(&kc, "%s/kcore", r->kcore_dir) < 0)
-            kc = NULL;
-        path = kc;
-    }
-    if (!path) {
-        d->status = DSO_NOT_FOUND;
-        return;
-    }
-    free(d->tried);
-    d->tried = strdup(path);
     ek_elf_info *info = NULL;
+    if (access(path, R_OK))
+        return 0;
     if (ek_elf_info_read(path, NULL, &info)) {
-        d->status = access(path, R_OK) ? DSO_NOT_FOUND : DSO_BAD_FILE;
-        free(kc);
-        return;
+        if (d->status != DSO_BUILD_ID_MISMATCH)
+            d->status = DSO_BAD_FILE;
+        return 0;
     }
-    ek_vec_push(&r->infos, info);
     if (info->type != ET_CORE_ && d->build_id_len &&
         !same_id(d->build_id, d->build_id_len, info->build_id, info->build_id_len)) {
         d->status = DSO_BUILD_ID_MISMATCH;
-        memcpy(d->found_id, info->build_id, info->build_id_len > 20 ? 20 : info->build_id_len);
-        d->found_id_len = (uint8_t)(info->build_id_len > 20 ? 20 : info->build_id_len);
-        free(kc);
-        return;
+        size_t l = info->build_id_len > 20 ? 20 : info->build_id_len;
+        memcpy(d->found_id, info->build_id, l);
+        d->found_id_len = (uint8_t)l;
+        free(d->tried);
+        d->tried = strdup(path);
+        ek_elf_info_free(info);
+        return 0;
     }
     size_t size = 0;
     const uint8_t *bytes = map_file(r, path, &size);
     if (!bytes) {
+        ek_elf_info_free(info);
         d->status = DSO_BAD_FILE;
-        free(kc);
-        return;
+        return 0;
     }
+    ek_vec_push(&r->infos, info);
     d->bytes = bytes;
     d->size = size;
+    free(d->path);
     d->path = strdup(path);
     add_segments(d, info, bytes, size);
     d->status = DSO_OK;
-    free(kc);
+    return 1;
+}
+
+/* The kernel's code: -k, else the --kcore folder's kcore, else where perf looks for a vmlinux
+ * (under --symfs): vmlinux, /boot/vmlinux, /boot/vmlinux-REL, /usr/lib/debug/boot/vmlinux-REL,
+ * /lib/modules/REL/build/vmlinux, /usr/lib/debug/lib/modules/REL/vmlinux. */
+static void load_kernel(dso_reg *r, as_dso *d)
+{
+    d->status = DSO_NOT_FOUND;
+    if (r->vmlinux) {
+        free(d->tried);
+        d->tried = strdup(r->vmlinux);
+        try_kernel(r, d, r->vmlinux);
+        return;
+    }
+    if (r->kcore_dir) {
+        char *kc = NULL;
+        if (asprintf(&kc, "%s/kcore", r->kcore_dir) >= 0) {
+            free(d->tried);
+            d->tried = strdup(kc);
+            int ok = try_kernel(r, d, kc);
+            free(kc);
+            if (ok)
+                return;
+        }
+    }
+    const char *rel = r->osrelease;
+    const char *fmts[] = {"vmlinux", "/boot/vmlinux", "/boot/vmlinux-%s", "/usr/lib/debug/boot/vmlinux-%s",
+                          "/lib/modules/%s/build/vmlinux", "/usr/lib/debug/lib/modules/%s/vmlinux"};
+    ek_sbuf tried = EK_SBUF_INIT;
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        if (strstr(fmts[i], "%s") && !rel)
+            continue;
+        char *p = NULL, *full = NULL;
+        if (asprintf(&p, fmts[i], rel ? rel : "") < 0)
+            continue;
+        if (asprintf(&full, "%s%s%s", r->symfs, r->symfs[0] && p[0] != '/' ? "/" : "", p) < 0) {
+            free(p);
+            continue;
+        }
+        free(p);
+        int ok = try_kernel(r, d, full);
+        free(full);
+        if (ok) {
+            ek_sbuf_free(&tried);
+            return;
+        }
+    }
+    ek_sbuf_free(&tried);
+    if (d->status == DSO_NOT_FOUND) {
+        free(d->tried);
+        d->tried = NULL;
+    }
 }
 
 static void load_file(dso_reg *r, as_dso *d)
@@ -545,8 +593,8 @@ static void load_syms(as_dso *d)
     case DSO_KERNEL: {
         char *tmp = NULL;
         d->syms_key = DSO_KEY_ABS;
-        if (r->vmlinux && d->status == DSO_OK && d->path && !strcmp(d->path, r->vmlinux) &&
-            !ek_symtab_load_elf(r->vmlinux, EK_SYMS_VADDR, NULL, &d->syms) &&
+        if (d->status == DSO_OK && d->path &&
+            !ek_symtab_load_elf(d->path, EK_SYMS_VADDR, NULL, &d->syms) &&
             ek_symtab_count(d->syms)) {
             d->syms_state = 1;
             return;
@@ -813,4 +861,49 @@ void dso_relocate_module(as_dso *d, uint64_t base)
     }
     elf_end(e);
     free(secp);
+}
+
+const char *dso_symbol_range(as_dso *d, uint64_t key, uint64_t *start, uint64_t *lo,
+                             uint64_t *hi)
+{
+    const char *name = NULL;
+    *lo = *hi = *start = 0;
+    pthread_mutex_lock(&d->lock);
+    if (!d->syms_state)
+        load_syms(d);
+    if (d->syms) {
+        const ek_symbol *y = ek_symtab_find(d->syms, key);
+        if (y) {
+            name = y->name;
+            *start = y->start;
+            /* where y's neighbours in start order do not overlap it, every key in
+             * [start, end) finds y */
+            size_t n = ek_symtab_count(d->syms), a = 0, b = n;
+            while (a < b) {
+                size_t mid = (a + b) / 2;
+                if (ek_symtab_get(d->syms, mid)->start <= y->start)
+                    a = mid + 1;
+                else
+                    b = mid;
+            }
+            uint64_t end = y->end > y->start ? y->end : y->start + 1;
+            if (a < n && ek_symtab_get(d->syms, a)->start < end)
+                end = ek_symtab_get(d->syms, a)->start;
+            uint64_t begin = key;
+            if (a >= 2) {
+                const ek_symbol *p = ek_symtab_get(d->syms, a - 2);
+                if (a - 1 < n && ek_symtab_get(d->syms, a - 1) == y && p->end <= y->start &&
+                    p->start < y->start)
+                    begin = y->start;
+            } else if (a == 1 && ek_symtab_get(d->syms, 0) == y) {
+                begin = y->start;
+            }
+            if (end > key) {
+                *lo = begin;
+                *hi = end;
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return name;
 }

@@ -87,6 +87,7 @@ typedef struct dso_opts {
     const char *vmlinux;   /* -k: vmlinux or kcore ELF */
     const char *kallsyms;  /* --kallsyms */
     const char *kcore_dir; /* perf record --kcore folder (kcore, kallsyms, modules) */
+    const char *osrelease; /* the traced kernel's release (vmlinux search paths) */
 } dso_opts;
 
 dso_reg *dso_reg_new(const dso_opts *o, const ek_diag *diag);
@@ -116,6 +117,11 @@ int dso_code(const as_dso *d, uint64_t off, dso_span *out);
  * name or NULL, *symoff set. */
 const char *dso_symbol(as_dso *d, uint64_t addr, uint64_t map_start, uint64_t map_pgoff,
                        uint64_t *symoff);
+
+/* The symbol for key (in the DSO's key space, see DSO_KEY_*) and a run [*lo, *hi) of keys
+ * around it that give the same answer (for caching); NULL when none. Thread-safe. */
+const char *dso_symbol_range(as_dso *d, uint64_t key, uint64_t *start, uint64_t *lo,
+                             uint64_t *hi);
 
 /* "kernel.kallsyms" etc. */
 const char *dso_status_text(dso_status s);

@@ -463,13 +463,19 @@ static void summary(ek_session *s, ek_sbuf *out)
     size_t nsl = 0;
     const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
     uint64_t nodata = 0;
+    const ek_perf_slice *first = NULL;
     for (size_t i = 0; i < nsl; i++)
-        if (sl[i].problems & EK_SLICE_NO_DATA)
+        if (sl[i].problems & EK_SLICE_NO_DATA) {
+            if (!first || sl[i].aux_record_offset < first->aux_record_offset)
+                first = &sl[i];
             nodata++;
+        }
     int any = 0;
     if (nodata) {
-        ek_sbuf_printf(out, "etmkit: %llu AUX record%s without trace data in the file\n",
-                       (unsigned long long)nodata, nodata == 1 ? "" : "s");
+        ek_sbuf_printf(out, "etmkit: %llu AUX record%s without trace data in the file (first: "
+                            "record #%lld at offset %#llx)\n",
+                       (unsigned long long)nodata, nodata == 1 ? "" : "s",
+                       (long long)first->aux_record, (unsigned long long)first->aux_record_offset);
         any = 1;
     }
     if (kernel_missing) {
@@ -491,21 +497,48 @@ static void summary(ek_session *s, ek_sbuf *out)
                        (unsigned long long)other);
         any = 1;
     }
-    uint64_t errors = 0;
+    /* problems in the file and the trace: one line per kind, with where it first happened */
     pthread_mutex_lock(&s->diag_lock);
-    for (size_t i = 0; i < s->dgroups.n; i++)
-        if (s->dgroups.v[i].sev >= EK_SEV_WARN && strcmp(s->dgroups.v[i].kind, "perf.aux-no-data"))
-            errors += s->dgroups.v[i].count;
-    pthread_mutex_unlock(&s->diag_lock);
-    if (errors) {
-        ek_sbuf_printf(out, "etmkit: %llu problems in the recording or its trace\n",
-                       (unsigned long long)errors);
-        any = 1;
+    unsigned shown = 0, more = 0;
+    for (size_t i = 0; i < s->dgroups.n; i++) {
+        const diag_group *g = &s->dgroups.v[i];
+        if (g->sev < EK_SEV_WARN || !strcmp(g->kind, "perf.aux-no-data"))
+            continue;
+        if (shown == 10) {
+            more++;
+            continue;
+        }
+        shown++;
+        ek_sbuf_printf(out, "etmkit: %s", g->first ? g->first : g->kind);
+        if (g->count > 1)
+            ek_sbuf_printf(out, " (%llu times)", (unsigned long long)g->count);
+        ek_sbuf_putc(out, '\n');
     }
+    pthread_mutex_unlock(&s->diag_lock);
+    if (more)
+        ek_sbuf_printf(out, "etmkit: ... and %u more kinds of problems\n", more);
+    if (shown)
+        any = 1;
     if (any)
         ek_sbuf_printf(out, "etmkit: run 'etmkit doctor %s' for the details and remedies\n", s->path);
     ek_vec_free(&a.misses);
     ek_vec_free(&a.gaps);
+}
+
+int ek_session_problems(ek_session *s)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->diag_lock);
+    for (size_t i = 0; i < s->dgroups.n; i++)
+        if (s->dgroups.v[i].sev >= EK_SEV_WARN)
+            n++;
+    pthread_mutex_unlock(&s->diag_lock);
+    size_t nsl = 0;
+    const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
+    for (size_t i = 0; i < nsl; i++)
+        if (sl[i].problems)
+            n++;
+    return n;
 }
 
 void ek_session_report(ek_session *s, ek_sbuf *out, int level)

@@ -317,7 +317,9 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
         return rc;
     }
     s->as = as_new();
-    dso_opts dopt = {s->o.symfs, s->o.buildid_dir, s->o.vmlinux, s->o.kallsyms, s->kcore_dir};
+    const ek_perf_features *feat = ek_perf_features_get(s->pf);
+    dso_opts dopt = {s->o.symfs, s->o.buildid_dir, s->o.vmlinux, s->o.kallsyms, s->kcore_dir,
+                     feat ? feat->osrelease : NULL};
     s->reg = dso_reg_new(&dopt, &s->diag);
     if (!s->as || !s->reg) {
         ek_session_free(s);
@@ -391,17 +393,6 @@ void ek_session_get_stats(const ek_session *s, ek_session_stats *out)
 
 /* ---- running ----------------------------------------------------------------------------------- */
 
-typedef struct sample_fwd {
-    ek_sample_fn fn;
-    void *ctx;
-} sample_fwd;
-
-static int fwd_sample(void *ctx, const ek_sample *smp, const ek_script_resolver *r)
-{
-    sample_fwd *f = ctx;
-    return f->fn(f->ctx, smp, r);
-}
-
 static void collect_stats(ek_session *s)
 {
     size_t nq = ek_perf_queues_count(s->pq);
@@ -427,64 +418,387 @@ static void collect_stats(ek_session *s)
     }
 }
 
-static int run_serial(ek_session *s, const qsink *sink)
+/* perf's queue number of a queue: the mmap index (idx) of its AUXTRACE buffers. */
+static uint32_t queue_idx(const ek_session *s, size_t qi, uint32_t *tid, int *has_tid)
+{
+    const ek_perf_queue *q = ek_perf_queue_at(s->pq, qi);
+    size_t nb = 0;
+    const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(s->pf, &nb);
+    *has_tid = 0;
+    for (size_t k = 0; k < q->nslices; k++) {
+        int64_t bi = q->slices[k].buffer;
+        if (bi >= 0 && (size_t)bi < nb) {
+            *tid = b[bi].tid;
+            *has_tid = 1;
+            return b[bi].idx;
+        }
+    }
+    return q->per_thread ? q->tid : (uint32_t)q->cpu;
+}
+
+typedef struct qorder {
+    size_t qi;
+    uint32_t idx;
+    uint64_t exit_key; /* timeless: perf decodes a thread's queue at its EXIT */
+} qorder;
+
+static int qorder_cmp(const void *a, const void *b)
+{
+    const qorder *x = a, *y = b;
+    if (x->exit_key != y->exit_key)
+        return x->exit_key < y->exit_key ? -1 : 1;
+    if (x->idx != y->idx)
+        return x->idx < y->idx ? -1 : 1;
+    return x->qi < y->qi ? -1 : x->qi > y->qi;
+}
+
+/* The order perf outputs queues in (timeless: at the EXIT of the queue's thread, then the rest;
+ * with time stamps the heap interleaves them, and this order breaks ties at the end). */
+static qorder *queue_order(ek_session *s, size_t nq)
+{
+    qorder *o = calloc(nq ? nq : 1, sizeof *o);
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < nq; i++) {
+        uint32_t tid = 0;
+        int has_tid = 0;
+        o[i].qi = i;
+        o[i].idx = queue_idx(s, i, &tid, &has_tid);
+        o[i].exit_key = UINT64_MAX;
+        if (s->timeless && has_tid && (int32_t)tid > 0) {
+            const as_thread *t = as_thread_get(s->as, (int32_t)tid);
+            if (t && t->t_exit != AS_TIME_MAX)
+                o[i].exit_key = t->t_exit;
+        }
+    }
+    if (nq > 1)
+        qsort(o, nq, sizeof *o, qorder_cmp);
+    return o;
+}
+
+/* perf's auxtrace heap: a binary min-heap on the ordinal (ties resolve as perf's do). */
+typedef struct hitem {
+    size_t q;
+    uint64_t key;
+} hitem;
+
+static void heap_sift_up(hitem *a, size_t pos, hitem x)
+{
+    while (pos) {
+        size_t parent = (pos - 1) >> 1;
+        if (a[parent].key <= x.key)
+            break;
+        a[pos] = a[parent];
+        pos = parent;
+    }
+    a[pos] = x;
+}
+
+static void heap_pop(hitem *a, size_t *n)
+{
+    size_t cnt = *n, pos = 0;
+    if (!cnt)
+        return;
+    (*n)--;
+    for (;;) {
+        size_t l = (pos << 1) + 1;
+        if (l >= cnt)
+            break;
+        size_t r = l + 1;
+        if (r >= cnt) {
+            a[pos] = a[l];
+            return;
+        }
+        if (a[l].key < a[r].key) {
+            a[pos] = a[l];
+            pos = l;
+        } else {
+            a[pos] = a[r];
+            pos = r;
+        }
+    }
+    heap_sift_up(a, pos, a[cnt - 1]);
+}
+
+typedef struct writer {
+    int (*put)(void *ctx, const char *data, size_t len);
+    void *ctx;
+    int rc;
+} writer;
+
+typedef struct run {
+    ek_session *s;
+    const qfmt *fmt;
+    qout *outs;
+    qorder *order;
+    size_t nq;
+    size_t next;
+    pthread_mutex_t mu;
+    int rc;
+} run;
+
+static void *worker(void *arg)
+{
+    run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        size_t k = r->next++;
+        pthread_mutex_unlock(&r->mu);
+        if (k >= r->nq)
+            break;
+        size_t qi = r->order[k].qi;
+        int rc = qdecode_run(r->s, qi, r->fmt, &r->outs[qi], &r->s->qres[qi]);
+        if (rc) {
+            pthread_mutex_lock(&r->mu);
+            if (!r->rc)
+                r->rc = rc;
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    return NULL;
+}
+
+/* Write queue o's output from position *si (a segment of its first chunk) up to the next epoch
+ * head -- a head at the start itself is written when at_head. Returns 1 with that head's key
+ * in *key, or 0 at the queue's end. */
+static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_t *key)
+{
+    int first = 1;
+    for (;;) {
+        qchunk *c = qout_peek(o);
+        if (!c)
+            return 0;
+        while (*si < c->nsegs) {
+            const qseg *g = &c->segs[*si];
+            if (g->head && !(first && at_head)) {
+                *key = g->key;
+                return 1;
+            }
+            first = 0;
+            size_t end = *si + 1 < c->nsegs ? c->segs[*si + 1].off : c->len;
+            if (end > g->off && !w->rc)
+                w->rc = w->put(w->ctx, c->data + g->off, end - g->off);
+            (*si)++;
+        }
+        int last = c->last;
+        qout_pop(o);
+        *si = 0;
+        if (last)
+            return 0;
+    }
+}
+
+static int run_all(ek_session *s, const qfmt *fmt, writer *w)
 {
     if (s->ran)
         return EK_ERR_ARG;
     s->ran = 1;
     size_t nq = ek_perf_queues_count(s->pq);
     s->qres = calloc(nq ? nq : 1, sizeof *s->qres);
-    if (!s->qres)
+    qout *outs = calloc(nq ? nq : 1, sizeof *outs);
+    qorder *order = queue_order(s, nq);
+    if (!s->qres || !outs || !order) {
+        free(outs);
+        free(order);
         return EK_ERR_NOMEM;
+    }
     s->nqres = nq;
-    int rc = 0;
-    for (size_t qi = 0; qi < nq && !rc; qi++)
-        rc = qdecode_run(s, qi, sink, &s->qres[qi]);
+    for (size_t i = 0; i < nq; i++)
+        qout_init(&outs[i], 64u << 20);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.fmt = fmt;
+    r.outs = outs;
+    r.order = order;
+    r.nq = nq;
+    pthread_mutex_init(&r.mu, NULL);
+    unsigned nt = s->o.threads;
+    if (!nt) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = c > 0 ? (unsigned)c : 1;
+    }
+    if (nt > nq || !s->timeless)
+        nt = (unsigned)nq; /* with time stamps the writer needs every queue's next epoch */
+    pthread_t *th = calloc(nt ? nt : 1, sizeof *th);
+    unsigned started = 0;
+    for (unsigned i = 0; th && i < nt; i++)
+        if (!pthread_create(&th[i], NULL, worker, &r))
+            started++;
+        else
+            break;
+    if (!started && nq)
+        worker(&r); /* no threads: decode here, then write */
+
+    size_t *pos = calloc(nq ? nq : 1, sizeof *pos);
+    if (!pos) {
+        w->rc = EK_ERR_NOMEM;
+    } else if (s->timeless) {
+        /* queue after queue */
+        uint64_t key;
+        for (size_t k = 0; k < nq; k++) {
+            size_t qi = order[k].qi;
+            while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
+                ;
+        }
+    } else {
+        /* perf's heap over the queues' epochs; the tails (key UINT64_MAX: the final
+         * last-branch flush) after it, queue by queue */
+        hitem *heap = calloc(nq ? nq : 1, sizeof *heap);
+        qorder *byidx = malloc((nq ? nq : 1) * sizeof *byidx);
+        size_t hn = 0;
+        uint64_t key;
+        if (!heap || !byidx) {
+            w->rc = EK_ERR_NOMEM;
+        } else {
+            memcpy(byidx, order, nq * sizeof *byidx);
+            for (size_t k = 0; k < nq; k++)
+                byidx[k].exit_key = 0;
+            if (nq > 1)
+                qsort(byidx, nq, sizeof *byidx, qorder_cmp);
+            /* perf fills the heap in queue-number order */
+            for (size_t k = 0; k < nq; k++) {
+                size_t qi = byidx[k].qi;
+                if (write_until_head(&outs[qi], &pos[qi], w, 0, &key) && key != UINT64_MAX) {
+                    hitem x = {qi, key};
+                    heap_sift_up(heap, hn++, x);
+                }
+            }
+            while (hn) {
+                hitem top = heap[0];
+                heap_pop(heap, &hn);
+                if (write_until_head(&outs[top.q], &pos[top.q], w, 1, &key) && key != UINT64_MAX) {
+                    hitem x = {top.q, key};
+                    heap_sift_up(heap, hn++, x);
+                }
+            }
+            for (size_t k = 0; k < nq; k++) {
+                size_t qi = byidx[k].qi;
+                while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
+                    ;
+            }
+        }
+        free(heap);
+        free(byidx);
+    }
+    free(pos);
+    /* drain whatever is left (after a write error) so that decoders can finish */
+    for (size_t i = 0; i < nq; i++)
+        while (qout_peek(&outs[i]))
+            qout_pop(&outs[i]);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    for (size_t i = 0; i < nq; i++)
+        qout_free(&outs[i]);
+    free(outs);
+    free(order);
+    pthread_mutex_destroy(&r.mu);
     collect_stats(s);
-    return rc;
+    return r.rc ? r.rc : w->rc;
 }
 
-int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
-{
-    sample_fwd f = {fn, ctx};
-    qsink sink = {fwd_sample, &f};
-    return run_serial(s, &sink);
-}
+/* ---- the two outputs -------------------------------------------------------------------------- */
 
-typedef struct text_out {
+typedef struct text_fmt {
     const ek_script_fields *f;
+    int evw;
+} text_fmt;
+
+static void text_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_script_resolver *r,
+                      uint64_t t_lo, uint64_t t_hi)
+{
+    text_fmt *t = ctx;
+    (void)t_lo;
+    (void)t_hi;
+    ek_script_format(out, t->f, smp, r, t->evw);
+}
+
+typedef struct text_put {
     ek_write_fn write;
     void *ctx;
-    ek_sbuf buf;
-    int err;
-    int evw;
-} text_out;
+} text_put;
 
-static int text_sample(void *ctx, const ek_sample *smp, const ek_script_resolver *r)
+static int put_text(void *ctx, const char *data, size_t len)
 {
-    text_out *t = ctx;
-    ek_script_format(&t->buf, t->f, smp, r, t->evw);
-    if (t->buf.len >= (1u << 16)) {
-        if (t->write(t->ctx, t->buf.p, t->buf.len))
-            return EK_ERR_IO;
-        ek_sbuf_reset(&t->buf);
-    }
-    return 0;
+    text_put *p = ctx;
+    return p->write(p->ctx, data, len) ? EK_ERR_IO : 0;
 }
 
 int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx)
 {
-    text_out t;
-    memset(&t, 0, sizeof t);
-    t.f = f;
-    t.write = write;
-    t.ctx = ctx;
     /* perf's event-name column is as wide as the longest name among the session's events */
-    t.evw = s->o.itrace.instructions ? 12 : 8;
-    qsink sink = {text_sample, &t};
-    int rc = run_serial(s, &sink);
-    if (!rc && t.buf.len && t.write(t.ctx, t.buf.p, t.buf.len))
-        rc = EK_ERR_IO;
-    ek_sbuf_free(&t.buf);
-    return rc;
+    text_fmt t = {f, s->o.itrace.instructions ? 12 : 8};
+    s->no_insn = !(f->fields & (EK_SF_F_INSN | EK_SF_F_INSNLEN));
+    qfmt fmt = {text_emit, &t};
+    text_put p = {write, ctx};
+    writer w = {put_text, &p, 0};
+    return run_all(s, &fmt, &w);
+}
+
+/* Samples travel from the decoder threads as records: the sample, its slice window, then its
+ * branch stack. */
+typedef struct srec {
+    ek_sample smp;
+    uint64_t t_lo, t_hi;
+} srec;
+
+static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_script_resolver *r,
+                     uint64_t t_lo, uint64_t t_hi)
+{
+    (void)ctx;
+    (void)r;
+    srec h;
+    memset(&h, 0, sizeof h);
+    h.smp = *smp;
+    h.smp.branches = NULL;
+    h.t_lo = t_lo;
+    h.t_hi = t_hi;
+    ek_sbuf_put(out, (const char *)&h, sizeof h);
+    if (smp->nbranches)
+        ek_sbuf_put(out, (const char *)smp->branches, smp->nbranches * sizeof(ek_branch));
+}
+
+typedef struct rec_put {
+    ek_session *s;
+    ek_sample_fn fn;
+    void *ctx;
+} rec_put;
+
+static int put_recs(void *ctx, const char *data, size_t len)
+{
+    rec_put *p = ctx;
+    size_t off = 0;
+    while (off + sizeof(srec) <= len) {
+        srec h;
+        memcpy(&h, data + off, sizeof h);
+        off += sizeof h;
+        size_t nb = h.smp.nbranches * sizeof(ek_branch);
+        if (off + nb > len)
+            return EK_ERR_FORMAT;
+        ek_branch *br = NULL;
+        if (nb) {
+            br = malloc(nb);
+            if (!br)
+                return EK_ERR_NOMEM;
+            memcpy(br, data + off, nb);
+        }
+        off += nb;
+        h.smp.branches = br;
+        rctx c = {p->s, h.t_lo, h.t_hi, NULL};
+        ek_script_resolver r = qdecode_resolver(&c);
+        int rc = p->fn(p->ctx, &h.smp, &r);
+        free(br);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
+{
+    qfmt fmt = {rec_emit, NULL};
+    rec_put p = {s, fn, ctx};
+    writer w = {put_recs, &p, 0};
+    return run_all(s, &fmt, &w);
 }

@@ -97,6 +97,7 @@ struct ek_session {
     int ts_convert;          /* CoreSight time stamps convert to perf time */
     const ek_perf_time_conv *tc;
     int has_time;            /* records carry perf time */
+    int no_insn;             /* the output does not show instruction bytes */
     /* results */
     int ran;
     qresult *qres;           /* one per queue */
@@ -110,13 +111,63 @@ struct ek_session {
 int session_cpu_thread(const ek_session *s, int32_t cpu, uint64_t key, int32_t *pid,
                        int32_t *tid);
 
-/* Decode queue qi; samples go to emit(). Fills *res. Thread-safe with respect to other queues.
- */
-typedef struct qsink {
-    /* one sample, with a resolver valid during the call */
-    int (*sample)(void *ctx, const ek_sample *s, const ek_script_resolver *r);
+/* ---- queue output: chunks of formatted samples, handed from a decoder thread to the writer -- */
+
+/* How a decoder thread turns a sample into output bytes: perf-script text, or a record that the
+ * writer thread turns back into a sample (ek_session_samples). t_lo/t_hi: the slice's window. */
+typedef struct qfmt {
+    void (*emit)(void *ctx, ek_sbuf *out, const ek_sample *s, const ek_script_resolver *r,
+                 uint64_t t_lo, uint64_t t_hi);
     void *ctx;
-} qsink;
-int qdecode_run(ek_session *s, size_t qi, const qsink *sink, qresult *res);
+} qfmt;
+
+/* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */
+typedef struct qseg {
+    size_t off;
+    uint64_t key;  /* head: perf's heap ordinal of this epoch */
+    uint8_t head;  /* starts an epoch (perf: one pop of this queue's heap entry) */
+} qseg;
+
+typedef struct qchunk {
+    struct qchunk *next;
+    uint8_t last;  /* the queue's last chunk */
+    size_t len;
+    char *data;    /* len bytes (an ek_sbuf's buffer, handed over without copying) */
+    size_t cap;
+    qseg *segs;    /* segs[0].off == 0 */
+    size_t nsegs, segcap;
+} qchunk;
+
+typedef struct qout {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    qchunk *first, *last;
+    size_t bytes;       /* in complete, unconsumed chunks */
+    size_t limit;       /* the decoder waits above this (with a complete chunk to take) */
+    int done;           /* the last chunk is in */
+    int writer_waits, decoder_waits;
+    qchunk *spare;      /* consumed chunks, for reuse (no malloc/free per chunk) */
+    /* decoder side: the chunk being filled */
+    ek_sbuf cur;
+    EK_VEC(qseg) segs;
+} qout;
+
+void qout_init(qout *o, size_t limit);
+void qout_free(qout *o);
+/* writer side: the first complete chunk (waits for it); NULL when the queue is finished. */
+qchunk *qout_peek(qout *o);
+void qout_pop(qout *o);
+
+/* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. */
+int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
+
+/* A resolver for samples of a slice with time window (t_lo, t_hi]. */
+typedef struct rcache rcache; /* a decoder thread's last map and symbol (qdecode.c) */
+typedef struct rctx {
+    ek_session *s;
+    uint64_t t_lo, t_hi;
+    rcache *cache;      /* may be NULL */
+} rctx;
+ek_script_resolver qdecode_resolver(rctx *c);
 
 #endif

@@ -38,6 +38,7 @@ struct ek_synth {
     uint8_t trace_id;
     uint64_t kernel_start;
     ek_synth_io io;
+    int no_insn;
     int32_t pid, tid;
     uint64_t time;
     int has_time;
@@ -80,6 +81,7 @@ int ek_synth_new(const ek_synth_config *cfg, ek_synth **out)
     s->trace_id = cfg->trace_id;
     s->kernel_start = cfg->kernel_start ? cfg->kernel_start : 1ull << 63;
     s->io = cfg->io;
+    s->no_insn = cfg->no_insn;
     s->pid = s->tid = -1;
     s->packet = &s->slot[0];
     s->prev = &s->slot[1];
@@ -288,7 +290,7 @@ static void set_sample_flags(ek_synth *s)
 
 static void copy_insn(ek_synth *s, const pkt *p, ek_sample *smp)
 {
-    if (p->type == PKT_DISCONTINUITY) {
+    if (p->type == PKT_DISCONTINUITY || s->no_insn) {
         smp->insn_len = 0;
         return;
     }

@@ -30,9 +30,12 @@ for f in "$S"/files/*; do
       lbr16)    opts=(--itrace=i64il16 -F ip,brstack) ;;
     esac
     n=$((n + 1))
-    if ! "$ETMKIT_BIN" script -q --buildid-dir "$tmp/no-cache" --symfs "$S/symfs" "${opts[@]}" "$f" \
-         >"$tmp/out.raw" 2>"$tmp/err"; then
-      echo "FAIL $b $kind: etmkit script failed: $(head -3 "$tmp/err")"
+    # exit status 1 means "nothing usable" (e.g. no trace data at all); more is a failure
+    "$ETMKIT_BIN" script -q --buildid-dir "$tmp/no-cache" --symfs "$S/symfs" "${opts[@]}" "$f" \
+      >"$tmp/out.raw" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -gt 1 ] || { [ $rc -eq 1 ] && [ -s "$tmp/out.raw" ]; }; then
+      echo "FAIL $b $kind: etmkit script exit status $rc: $(head -3 "$tmp/err")"
       fail=1; continue
     fi
     fold <"$tmp/out.raw" >"$tmp/out"

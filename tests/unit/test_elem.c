@@ -149,8 +149,8 @@ static void test_ocsd_misc(void **state)
     check_ocsd(&tr, "Idx:221; ID:2; OCSD_GEN_TRC_ELEM_MEMTRANS(Start)\n");
 
     ek_elem it = mk(EK_ELEM_INSTRUMENTATION, 42, 1);
-    it.ite.el = 1;
-    it.ite.value = 0xfffff;
+    it.u.ite.el = 1;
+    it.u.ite.value = 0xfffff;
     check_ocsd(&it, "Idx:42; ID:1; OCSD_GEN_TRC_ELEM_INSTRUMENTATION(EL1; 0x00000000000fffff)\n");
 
     ek_elem ev = mk(EK_ELEM_EVENT, 12, 1);

@@ -79,8 +79,13 @@ int cmd_doctor(int argc, char **argv)
         return CLI_USAGE;
     }
     ek_session *s = NULL;
-    int rc = ek_session_open(input, &o, NULL, &s);
+    /* problems that stop the recording from opening are only known to the sink */
+    ek_diag_collector *early = ek_diag_collector_new(1);
+    ek_diag early_sink = ek_diag_collector_sink(early);
+    int rc = ek_session_open(input, &o, &early_sink, &s);
     if (rc) {
+        cli_print_diag_summary(early, 0);
+        ek_diag_collector_free(early);
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
@@ -91,6 +96,7 @@ int cmd_doctor(int argc, char **argv)
         fputs(rep.p, stdout);
     ek_sbuf_free(&rep);
     ek_session_free(s);
+    ek_diag_collector_free(early);
     ek_sbuf_free(&err);
     if (rc) {
         cli_err("%s: %s", input, ek_strerror(rc));

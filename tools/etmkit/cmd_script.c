@@ -20,6 +20,8 @@ static void usage(FILE *f)
             "  --kcore=DIR       folder made by 'perf record --kcore'\n"
             "  --ns              times in nanoseconds\n"
             "  -j, --threads=N   decoder threads (default: one per CPU)\n"
+            "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
+            "                    trace (perf never tells its decoder that the trace ended)\n"
             "  -q, --quiet       no summary of unused trace on stderr\n");
 }
 
@@ -91,6 +93,8 @@ int cmd_script(int argc, char **argv)
             o.threads = (unsigned)strtoul(v, NULL, 10);
         } else if ((v = optval(argc, argv, &i, "--input", "-i"))) {
             input = v;
+        } else if (!strcmp(a, "--no-end-flush")) {
+            o.compat |= EK_COMPAT_NO_END_FLUSH;
         } else if (!strcmp(a, "--ns")) {
             ns = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -109,10 +113,13 @@ int cmd_script(int argc, char **argv)
     }
     f.ns = ns;
     ek_session *s = NULL;
-    ek_diag d = cli_diag_stderr();
-    (void)d;
-    int rc = ek_session_open(input, &o, NULL, &s);
+    /* problems that stop the recording from opening are only known to the sink */
+    ek_diag_collector *early = ek_diag_collector_new(1);
+    ek_diag early_sink = ek_diag_collector_sink(early);
+    int rc = ek_session_open(input, &o, &early_sink, &s);
     if (rc) {
+        cli_print_diag_summary(early, 0);
+        ek_diag_collector_free(early);
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
@@ -125,11 +132,16 @@ int cmd_script(int argc, char **argv)
             fputs(rep.p, stderr);
         ek_sbuf_free(&rep);
     }
+    /* nothing usable: no sample came out of a recording with problems */
+    ek_session_stats st;
+    ek_session_get_stats(s, &st);
+    int unusable = !rc && !st.samples_branches && !st.samples_instructions && ek_session_problems(s);
     ek_session_free(s);
+    ek_diag_collector_free(early);
     ek_sbuf_free(&err);
     if (rc) {
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
-    return CLI_OK;
+    return unusable ? CLI_FAIL : CLI_OK;
 }
