@@ -47,7 +47,7 @@ SAN_PATTERNS = re.compile(rb'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSan
 
 U64_MAX = (1 << 64) - 1
 # Runs per input (times --scale): the mutations are drawn down to this many, deterministically.
-BUDGET = 30 if SANITIZE else 70
+BUDGET = 16 if SANITIZE else 36
 
 
 def budget(muts, rng, scale):
