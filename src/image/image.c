@@ -170,8 +170,9 @@ int ek_image_add_file(ek_image *img, const char *path, uint64_t file_offset, uin
     if (rc) return rc;
     uint64_t size = f->map.size;
     if (file_offset >= size) {
+        /* (an offset past INT64_MAX would read as a negative location: say "unknown") */
         ek_diag_emit(&img->diag, EK_SEV_WARN, "image.short-file", EK_ERR_RANGE, path, -1,
-                     (int64_t)file_offset, -1,
+                     file_offset <= (uint64_t)INT64_MAX ? (int64_t)file_offset : -1, -1,
                      "offset 0x%llx is at or past the end of the file (%llu bytes); nothing "
                      "mapped at 0x%llx",
                      (unsigned long long)file_offset, (unsigned long long)size,

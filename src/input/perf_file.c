@@ -243,6 +243,10 @@ static void read_file_attrs(ek_perf_file *f)
                 "attrs section size %llu is not a multiple of attr_size %llu",
                 (unsigned long long)sz, (unsigned long long)h->attr_size);
     uint64_t n = sz / h->attr_size;
+    /* ids sections of different attrs never share bytes in a valid file, so together they
+     * fit in it; more means they overlap, and taking them would let memory grow with
+     * nattrs x file size (issue 6). */
+    uint64_t ids_total = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t eoff = off + i * h->attr_size;
         const uint8_t *e = f->data + eoff;
@@ -266,7 +270,15 @@ static void read_file_attrs(ek_perf_file *f)
                         "attr %llu: ids [0x%llx, +0x%llx) outside the file; ids ignored",
                         (unsigned long long)i, (unsigned long long)ids_off,
                         (unsigned long long)ids_sz);
+            } else if (ids_sz > f->size - ids_total) {
+                pf_diag(f, f->diag, EK_SEV_WARN, "perf.attr-ids", EK_ERR_RANGE, -1,
+                        (int64_t)(eoff + ids_at),
+                        "attr %llu: ids [0x%llx, +0x%llx) overlap other attrs' ids (together "
+                        "more than the file's %zu bytes); ids ignored",
+                        (unsigned long long)i, (unsigned long long)ids_off,
+                        (unsigned long long)ids_sz, f->size);
             } else {
+                ids_total += ids_sz;
                 ids = f->data + ids_off;
                 nids = (size_t)(ids_sz / 8);
             }

@@ -1,0 +1,87 @@
+/* `perf script` text for samples (etmkit/synth.h), field for field as Linux perf 6.1 prints
+ * them (tools/perf/builtin-script.c): the same widths, the same "[unknown]" placeholders, the
+ * same "=>" layout for branch samples and the same brstack notation.
+ *
+ * Symbols and DSO names come from the caller through ek_script_resolver, so that the text
+ * layer knows nothing about address spaces.
+ */
+#ifndef ETMKIT_SCRIPT_H
+#define ETMKIT_SCRIPT_H
+
+#include <stdint.h>
+
+#include "etmkit/sbuf.h"
+#include "etmkit/synth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* -F fields */
+#define EK_SF_F_COMM (1u << 0)
+#define EK_SF_F_TID (1u << 1)
+#define EK_SF_F_PID (1u << 2)
+#define EK_SF_F_TIME (1u << 3)
+#define EK_SF_F_CPU (1u << 4)
+#define EK_SF_F_EVENT (1u << 5)
+#define EK_SF_F_IP (1u << 6)
+#define EK_SF_F_SYM (1u << 7)
+#define EK_SF_F_SYMOFF (1u << 8)
+#define EK_SF_F_DSO (1u << 9)
+#define EK_SF_F_ADDR (1u << 10)
+#define EK_SF_F_FLAGS (1u << 11)
+#define EK_SF_F_PERIOD (1u << 12)
+#define EK_SF_F_BRSTACK (1u << 13)
+#define EK_SF_F_BRSTACKSYM (1u << 14)
+#define EK_SF_F_INSN (1u << 15)
+#define EK_SF_F_INSNLEN (1u << 16)
+#define EK_SF_F_MISC (1u << 17)
+#define EK_SF_F_IPC (1u << 18)
+
+typedef struct ek_script_fields {
+    uint32_t fields;    /* EK_SF_F_* */
+    int user_set;       /* -F given: addr of branches is printed only when asked */
+    int ns;             /* --ns: nanosecond times */
+} ek_script_fields;
+
+/* perf's default fields for the synthesised hardware events:
+ * comm,tid,cpu,time,event,ip,sym,symoff,dso,period (time dropped when samples have none). */
+void ek_script_fields_default(ek_script_fields *f);
+/* Parse a -F list: "pid,tid,ip,sym" replaces the defaults; "+addr,-period" edits them. A
+ * leading "<type>:" (hw, synth, ...) is accepted and ignored. Returns 0 or EK_ERR_ARG (with
+ * a one-line reason in err). */
+int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err);
+
+/* Where an address is: the text perf prints for it. */
+typedef struct ek_addr_loc {
+    const char *dso;  /* DSO name, NULL when no map covers the address ("[unknown]") */
+    const char *sym;  /* symbol name, NULL when none ("[unknown]") */
+    uint64_t symoff;  /* offset printed after "sym+" */
+} ek_addr_loc;
+
+typedef struct ek_script_resolver {
+    /* Resolve addr for sample s. fallback = 0: the sample's IP (in the sample's cpumode only);
+     * fallback = 1: a branch target or branch-stack address (perf tries the other cpumode
+     * when the sample's finds nothing). */
+    void (*resolve)(void *ctx, const ek_sample *s, uint64_t addr, int fallback, ek_addr_loc *out);
+    /* comm of the sample's thread at the sample (NULL: ":<tid>" as perf). */
+    const char *(*comm)(void *ctx, const ek_sample *s);
+    void *ctx;
+} ek_script_resolver;
+
+/* One sample as one line (with newline). evname_width: width of the event-name column (perf
+ * uses the longest event name of the session; 0: the name's own length). */
+void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                      const ek_script_resolver *r, int evname_width);
+
+/* perf's flags column text (perf_sample__sprintf_flags): "call", "tr strt", "tr end  return",
+ * "jcc", ... or flag letters; without the column padding. */
+void ek_script_flags_text(ek_sbuf *out, uint32_t flags);
+
+/* "branches" / "instructions" */
+const char *ek_sample_kind_name(int kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

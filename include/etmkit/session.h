@@ -1,0 +1,97 @@
+/* A decoding session over one perf.data recording: perf-compatible samples and an account of
+ * everything that could not be turned into samples.
+ *
+ *     ek_session_opts o;
+ *     ek_session_opts_init(&o);
+ *     o.symfs = "...";  ek_itrace_parse("b", &o.itrace, NULL);
+ *     ek_session *s;
+ *     if (ek_session_open("perf.data", &o, &diag, &s) == 0) {
+ *         ek_session_script(s, &fields, write_fn, ctx);   // perf-script text, in order
+ *         ek_session_report(s, &text, EK_REPORT_FULL);    // what was not used, and why
+ *         ek_session_free(s);
+ *     }
+ *
+ * Pipeline: the perf.data reader (etmkit/perf.h) cuts the AUX area into slices (one per
+ * PERF_RECORD_AUX) grouped into queues (one per CPU or thread); the sideband records build an
+ * address-space timeline (maps and threads over time); every queue is decoded on its own
+ * thread -- deformatter, ETMv4/ETE packet parser, instruction-flow decoder reading code through
+ * the timeline as it was when the slice was recorded, sample synthesis with perf's policy --
+ * and the samples come out in perf's order (queue by queue without time stamps, by time stamp
+ * otherwise). See README.md for the differences from `perf script`.
+ */
+#ifndef ETMKIT_SESSION_H
+#define ETMKIT_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etmkit/diag.h"
+#include "etmkit/sbuf.h"
+#include "etmkit/script.h"
+#include "etmkit/synth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ek_session_opts {
+    uint32_t size;            /* sizeof(ek_session_opts), set by ek_session_opts_init */
+    const char *symfs;        /* --symfs: prefix for the recorded file names */
+    const char *buildid_dir;  /* build-id cache (perf's ~/.debug layout); NULL: $HOME/.debug */
+    const char *vmlinux;      /* -k: vmlinux (or a kcore ELF file) */
+    const char *kallsyms;     /* --kallsyms: kernel symbols */
+    const char *kcore_dir;    /* folder made by `perf record --kcore` (kcore, kallsyms) */
+    ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
+    unsigned threads;         /* decoder threads; 0: one per online CPU */
+    unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
+} ek_session_opts;
+
+/* ek_session_opts.compat */
+#define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
+
+void ek_session_opts_init(ek_session_opts *o);
+
+typedef struct ek_session ek_session;
+
+/* Open a recording (a perf.data file, or a perf.data folder holding "data" and "kcore_dir")
+ * and prepare it: sideband timeline, queues, DSOs. Problems found go to diag (if any) and to
+ * the session's report. Returns 0, or a negative status when nothing can be decoded at all
+ * (not a perf.data file, unreadable). */
+int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
+                    ek_session **out);
+void ek_session_free(ek_session *s);
+
+/* Decode and write perf-script text for every sample, in output order, through write()
+ * (called from the calling thread only). Returns 0 or a negative status (write failure:
+ * EK_ERR_IO). May be called once per session. */
+typedef int (*ek_write_fn)(void *ctx, const char *text, size_t len);
+int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx);
+
+/* Decode and hand every sample to fn in output order (from the calling thread), with a
+ * resolver for its addresses. Returns 0, fn's non-zero status, or a negative status. */
+typedef int (*ek_sample_fn)(void *ctx, const ek_sample *s, const ek_script_resolver *r);
+int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
+
+/* The account of what was not turned into samples (after a run; before one, only what the
+ * file itself shows). */
+#define EK_REPORT_SUMMARY 0 /* a few lines: counts and the main remedies */
+#define EK_REPORT_FULL 1    /* doctor: every group with its details and remedies */
+#define EK_REPORT_VERBOSE 2 /* also every address range and record offset */
+void ek_session_report(ek_session *s, ek_sbuf *out, int level);
+
+/* Number of kinds of problems found in the recording and its trace (0: none). */
+int ek_session_problems(ek_session *s);
+
+typedef struct ek_session_stats {
+    uint64_t queues, slices, slices_no_data, trace_bytes, trace_bytes_decoded;
+    uint64_t packets, elements, instructions;
+    uint64_t samples_branches, samples_instructions;
+    uint64_t nacc;          /* ADDR_NACC elements: code that could not be read */
+    uint64_t decode_errors; /* decoder diagnostics of severity WARN or above */
+} ek_session_stats;
+void ek_session_get_stats(const ek_session *s, ek_session_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,502 @@
+/* perf-script text for synthesised samples (Linux perf 6.1 builtin-script.c layout). */
+#include <stdio.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "etmkit/script.h"
+
+const char *ek_sample_kind_name(int kind)
+{
+    return kind == EK_SAMPLE_BRANCHES ? "branches" : "instructions";
+}
+
+void ek_script_fields_default(ek_script_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->fields = EK_SF_F_COMM | EK_SF_F_TID | EK_SF_F_CPU | EK_SF_F_TIME | EK_SF_F_EVENT |
+                EK_SF_F_IP | EK_SF_F_SYM | EK_SF_F_SYMOFF | EK_SF_F_DSO | EK_SF_F_PERIOD;
+}
+
+static const struct {
+    const char *name;
+    uint32_t bit;
+} field_names[] = {
+    {"comm", EK_SF_F_COMM},       {"tid", EK_SF_F_TID},         {"pid", EK_SF_F_PID},
+    {"time", EK_SF_F_TIME},       {"cpu", EK_SF_F_CPU},         {"event", EK_SF_F_EVENT},
+    {"ip", EK_SF_F_IP},           {"sym", EK_SF_F_SYM},         {"symoff", EK_SF_F_SYMOFF},
+    {"dso", EK_SF_F_DSO},         {"addr", EK_SF_F_ADDR},       {"flags", EK_SF_F_FLAGS},
+    {"period", EK_SF_F_PERIOD},   {"brstack", EK_SF_F_BRSTACK}, {"brstacksym", EK_SF_F_BRSTACKSYM},
+    {"insn", EK_SF_F_INSN},       {"insnlen", EK_SF_F_INSNLEN}, {"misc", EK_SF_F_MISC},
+    {"ipc", EK_SF_F_IPC},
+};
+
+static int lookup_field(const char *s, size_t n, uint32_t *bit)
+{
+    for (size_t i = 0; i < sizeof field_names / sizeof field_names[0]; i++)
+        if (strlen(field_names[i].name) == n && !memcmp(field_names[i].name, s, n)) {
+            *bit = field_names[i].bit;
+            return 0;
+        }
+    return -1;
+}
+
+int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
+{
+    ek_script_fields def;
+    ek_script_fields_default(&def);
+    if (!spec || !*spec) {
+        if (err)
+            ek_sbuf_puts(err, "-F needs a list of fields");
+        return EK_ERR_ARG;
+    }
+    const char *colon = strchr(spec, ':');
+    if (colon) {
+        /* "<type>:fields": we have one kind of event, so the type does not matter */
+        spec = colon + 1;
+    }
+    int edit = spec[0] == '+' || spec[0] == '-';
+    uint32_t fields = edit ? def.fields : 0;
+    const char *p = spec;
+    while (*p) {
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        const char *name = p;
+        int sign = 0;
+        if (*name == '+' || *name == '-') {
+            sign = *name == '+' ? 1 : -1;
+            name++;
+        }
+        if (edit && !sign) {
+            if (err)
+                ek_sbuf_puts(err, "-F: cannot mix +field/-field with plain fields");
+            return EK_ERR_ARG;
+        }
+        uint32_t bit;
+        if (e > name) {
+            if (lookup_field(name, (size_t)(e - name), &bit)) {
+                if (err)
+                    ek_sbuf_printf(err, "-F: unknown or unsupported field '%.*s'",
+                                   (int)(e - name), name);
+                return EK_ERR_ARG;
+            }
+            if (sign < 0)
+                fields &= ~bit;
+            else
+                fields |= bit;
+        }
+        p = *e ? e + 1 : e;
+    }
+    f->fields = fields;
+    f->user_set = 1;
+    return 0;
+}
+
+/* ---- flags ------------------------------------------------------------------------------- */
+
+static const struct {
+    uint32_t flags;
+    const char *name;
+} flag_names[] = {
+    {EK_SF_BRANCH | EK_SF_CALL, "call"},
+    {EK_SF_BRANCH | EK_SF_RETURN, "return"},
+    {EK_SF_BRANCH | EK_SF_CONDITIONAL, "jcc"},
+    {EK_SF_BRANCH, "jmp"},
+    {EK_SF_BRANCH | EK_SF_CALL | EK_SF_INTERRUPT, "int"},
+    {EK_SF_BRANCH | EK_SF_RETURN | EK_SF_INTERRUPT, "iret"},
+    {EK_SF_BRANCH | EK_SF_CALL | EK_SF_SYSCALLRET, "syscall"},
+    {EK_SF_BRANCH | EK_SF_RETURN | EK_SF_SYSCALLRET, "sysret"},
+    {EK_SF_BRANCH | EK_SF_ASYNC, "async"},
+    {EK_SF_BRANCH | EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT, "hw int"},
+    {EK_SF_BRANCH | EK_SF_TX_ABORT, "tx abrt"},
+    {EK_SF_BRANCH | EK_SF_TRACE_BEGIN, "tr strt"},
+    {EK_SF_BRANCH | EK_SF_TRACE_END, "tr end"},
+    {EK_SF_BRANCH | EK_SF_CALL | EK_SF_VMENTRY, "vmentry"},
+    {EK_SF_BRANCH | EK_SF_CALL | EK_SF_VMEXIT, "vmexit"},
+};
+
+static const char *flags_name(uint32_t flags)
+{
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (flag_names[i].flags == flags)
+            return flag_names[i].name;
+    return NULL;
+}
+
+/* perf_sample__sprintf_flags into buf (at least 40 bytes); returns the length. */
+static size_t flags_text(char *buf, uint32_t flags)
+{
+    const uint32_t xf = EK_SF_IN_TX | EK_SF_INTR_DISABLE | EK_SF_INTR_TOGGLE;
+    const char *chars = "bcrosyiABExghDt";
+    char xs[8] = {0};
+    const char *name;
+    if (flags & xf) {
+        size_t n = 0;
+        xs[n++] = '(';
+        if (flags & EK_SF_IN_TX)
+            xs[n++] = 'x';
+        if (flags & EK_SF_INTR_DISABLE)
+            xs[n++] = 'D';
+        if (flags & EK_SF_INTR_TOGGLE)
+            xs[n++] = 't';
+        xs[n++] = ')';
+    }
+    const char *pre = NULL;
+    size_t w = 15;
+    if ((name = flags_name(flags & ~xf)))
+        pre = "";
+    else if ((flags & EK_SF_TRACE_BEGIN) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_BEGIN))))
+        pre = "tr strt ", w = 7;
+    else if ((flags & EK_SF_TRACE_END) && (name = flags_name(flags & ~(xf | EK_SF_TRACE_END))))
+        pre = "tr end  ", w = 7;
+    if (pre) {
+        /* "<pre>%-<w>s%6s" */
+        size_t k = strlen(pre), nl = strlen(name), xl = strlen(xs);
+        memcpy(buf, pre, k);
+        memcpy(buf + k, name, nl);
+        k += nl;
+        while (nl++ < w)
+            buf[k++] = ' ';
+        for (size_t i = xl; i < 6; i++)
+            buf[k++] = ' ';
+        memcpy(buf + k, xs, xl);
+        k += xl;
+        buf[k] = 0;
+        return k;
+    } else {
+        size_t k = 0, nc = strlen(chars);
+        for (size_t i = 0; i < 32; i++, flags >>= 1)
+            if (flags & 1)
+                buf[k++] = i < nc ? chars[i] : '?';
+        buf[k] = 0;
+        return k;
+    }
+}
+
+void ek_script_flags_text(ek_sbuf *out, uint32_t flags)
+{
+    char buf[40];
+    size_t n = flags_text(buf, flags);
+    ek_sbuf_put(out, buf, n);
+}
+
+/* ---- the line ------------------------------------------------------------------------------ */
+/* Hand-made number formatting: this is the hot path of `etmkit script`. */
+
+static const char hexdig[] = "0123456789abcdef";
+
+/* The line is written with room reserved up front; these skip the per-call checks when the
+ * room is there (the caller NUL-terminates at the end of the line). */
+static inline void wput(ek_sbuf *out, const char *str, size_t n)
+{
+    if (out->len + n < out->cap) {
+        memcpy(out->p + out->len, str, n);
+        out->len += n;
+    } else {
+        ek_sbuf_put(out, str, n);
+    }
+}
+
+static inline void wputc(ek_sbuf *out, char c)
+{
+    if (out->len + 1 < out->cap)
+        out->p[out->len++] = c;
+    else
+        ek_sbuf_putc(out, c);
+}
+
+static inline void wputs(ek_sbuf *out, const char *str)
+{
+    wput(out, str, strlen(str));
+}
+
+/* v in hex, lower case, right-aligned in width (no prefix) */
+static void put_hexw(ek_sbuf *out, uint64_t v, unsigned width)
+{
+    char t[16];
+    unsigned n = 0;
+    do {
+        t[n++] = hexdig[v & 15];
+        v >>= 4;
+    } while (v);
+    unsigned pad = width > n ? width - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    memset(p, ' ', pad);
+    p += pad;
+    while (n)
+        *p++ = t[--n];
+    out->len = (size_t)(p - out->p);
+}
+
+static void put_hex16(ek_sbuf *out, uint64_t v)
+{
+    put_hexw(out, v, 16);
+}
+
+/* signed decimal, right-aligned (width > 0) or left-aligned (width < 0) */
+static void put_decw(ek_sbuf *out, int64_t sv, int width)
+{
+    char t[24];
+    unsigned n = 0;
+    uint64_t v = sv < 0 ? (uint64_t)0 - (uint64_t)sv : (uint64_t)sv;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (sv < 0)
+        t[n++] = '-';
+    unsigned w = width < 0 ? (unsigned)-width : (unsigned)width;
+    unsigned pad = w > n ? w - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    if (width > 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    while (n)
+        *p++ = t[--n];
+    if (width < 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    out->len = (size_t)(p - out->p);
+}
+
+/* string, padded to width (> 0 right-aligned, < 0 left-aligned) */
+static void put_strw(ek_sbuf *out, const char *str, int width)
+{
+    size_t n = strlen(str);
+    size_t w = (size_t)(width < 0 ? -width : width);
+    size_t pad = w > n ? w - n : 0;
+    if (ek_sbuf_reserve(out, pad + n))
+        return;
+    char *p = out->p + out->len;
+    if (width > 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    memcpy(p, str, n);
+    p += n;
+    if (width < 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    out->len = (size_t)(p - out->p);
+}
+
+static void put_symname(ek_sbuf *out, const ek_addr_loc *l, int offs)
+{
+    if (!l->sym) {
+        wputs(out, "[unknown]");
+        return;
+    }
+    wputs(out, l->sym);
+    if (offs) {
+        wput(out, "+0x", 3);
+        put_hexw(out, l->symoff, 0);
+    }
+}
+
+static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t addr, int fb,
+                    ek_addr_loc *l)
+{
+    memset(l, 0, sizeof *l);
+    if (r && r->resolve)
+        r->resolve(r->ctx, s, addr, fb, l);
+}
+
+/* perf's sample__fprintf_sym without call chain: ip, " sym[+off]", " (dso)" */
+static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+{
+    ek_addr_loc l;
+    if (F & EK_SF_F_IP)
+        put_hex16(out, s->ip);
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO)))
+        return;
+    resolve(r, s, s->ip, 0, &l);
+    if (F & EK_SF_F_SYM) {
+        wputc(out, ' ');
+        put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
+    }
+    if (F & EK_SF_F_DSO) {
+        wputs(out, " (");
+        wputs(out, l.dso ? l.dso : "[unknown]");
+        wputc(out, ')');
+    }
+}
+
+/* perf_sample__fprintf_addr */
+static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+{
+    ek_addr_loc l;
+    put_hex16(out, s->addr);
+    if (s->kind != EK_SAMPLE_BRANCHES) /* only branches samples carry an address */
+        return;
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO)))
+        return;
+    resolve(r, s, s->addr, 1, &l);
+    if (F & EK_SF_F_SYM) {
+        wputc(out, ' ');
+        put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
+    }
+    if (F & EK_SF_F_DSO) {
+        wputs(out, " (");
+        wputs(out, l.dso ? l.dso : "[unknown]");
+        wputc(out, ')');
+    }
+}
+
+static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                      const ek_script_resolver *r)
+{
+    uint32_t F = f->fields;
+    if (F & EK_SF_F_COMM) {
+        const char *comm = r && r->comm ? r->comm(r->ctx, s) : NULL;
+        put_strw(out, comm ? comm : ":-1", 16);
+        wputc(out, ' ');
+    }
+    if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID)) {
+        put_decw(out, s->pid, 5);
+        wputc(out, '/');
+        put_decw(out, s->tid, -5);
+        wputc(out, ' ');
+    } else if (F & (EK_SF_F_PID | EK_SF_F_TID)) {
+        put_decw(out, (F & EK_SF_F_PID) ? s->pid : s->tid, 5);
+        wputc(out, ' ');
+    }
+    if (F & EK_SF_F_CPU) {
+        if (s->cpu >= 0 && s->cpu < 1000) {
+            char c[7] = {'[', (char)('0' + s->cpu / 100), (char)('0' + s->cpu / 10 % 10),
+                         (char)('0' + s->cpu % 10), ']', ' ', 0};
+            wput(out, c, 6);
+        } else {
+            ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
+        }
+    }
+    if (F & EK_SF_F_MISC) {
+        const char *m = s->cpumode == EK_CPUMODE_KERNEL ? "K" : s->cpumode == EK_CPUMODE_USER ? "U" : "";
+        ek_sbuf_printf(out, "%s%*s", m, 6 - (int)strlen(m), " ");
+    }
+    if ((F & EK_SF_F_TIME) && s->has_time) {
+        uint64_t sec = s->time / 1000000000ull, ns = s->time % 1000000000ull;
+        if (f->ns) {
+            ek_sbuf_printf(out, "%5llu.%09llu: ", (unsigned long long)sec, (unsigned long long)ns);
+        } else {
+            char t[48];
+            snprintf(t, sizeof t, "%llu.%06llu", (unsigned long long)sec,
+                     (unsigned long long)(ns / 1000));
+            ek_sbuf_printf(out, "%12s: ", t);
+        }
+    }
+}
+
+static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+{
+    for (uint32_t i = 0; i < s->nbranches; i++) {
+        const ek_branch *b = &s->branches[i];
+        if (F & EK_SF_F_BRSTACKSYM) {
+            ek_addr_loc lf, lt;
+            resolve(r, s, b->from, 1, &lf);
+            resolve(r, s, b->to, 1, &lt);
+            put_symname(out, &lf, 1);
+            if (F & EK_SF_F_DSO)
+                ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
+            wputc(out, '/');
+            put_symname(out, &lt, 1);
+            if (F & EK_SF_F_DSO)
+                ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
+        } else {
+            ek_addr_loc lf, lt;
+            if (F & EK_SF_F_DSO) {
+                resolve(r, s, b->from, 1, &lf);
+                resolve(r, s, b->to, 1, &lt);
+            }
+            wput(out, " 0x", 3);
+            put_hexw(out, b->from, 0);
+            if (F & EK_SF_F_DSO)
+                ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
+            wput(out, "/0x", 3);
+            put_hexw(out, b->to, 0);
+            if (F & EK_SF_F_DSO)
+                ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
+        }
+        /* predicted, no tx, no abort, 0 cycles, no branch type */
+        wputs(out, "/P/-/-/0/ ");
+    }
+}
+
+static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
+{
+    if (F & EK_SF_F_INSNLEN)
+        ek_sbuf_printf(out, " ilen: %d", s->insn_len);
+    if ((F & EK_SF_F_INSN) && s->insn_len) {
+        wputs(out, " insn:");
+        for (unsigned i = 0; i < s->insn_len && i < sizeof s->insn; i++)
+            ek_sbuf_printf(out, " %02x", s->insn[i]);
+    }
+}
+
+static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width);
+
+void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                      const ek_script_resolver *r, int evname_width)
+{
+    /* room for a line with long names; brstack entries need about 60 bytes each (more with
+     * names: the writers fall back to checked appends then) */
+    if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64))
+        return;
+    format_line(out, f, s, r, evname_width);
+    if (out->len < out->cap)
+        out->p[out->len] = 0;
+}
+
+static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width)
+{
+    uint32_t F = f->fields;
+    put_start(out, f, s, r);
+    if (F & EK_SF_F_PERIOD) {
+        put_decw(out, (int64_t)s->period, 10);
+        wputc(out, ' ');
+    }
+    if (F & EK_SF_F_EVENT) {
+        put_strw(out, ek_sample_kind_name(s->kind), evname_width);
+        wput(out, ": ", 2);
+    }
+    if (F & EK_SF_F_FLAGS) {
+        /* the flags column: "  %-21s " of perf's flags text */
+        char ft[48];
+        flags_text(ft, s->flags);
+        wput(out, "  ", 2);
+        put_strw(out, ft, -21);
+        wputc(out, ' ');
+    }
+    if (s->kind == EK_SAMPLE_BRANCHES) {
+        /* perf prints its branches event like BTS: from ... => to ... */
+        if (F & EK_SF_F_IP) {
+            wputc(out, ' ');
+            put_ip_sym(out, F, s, r);
+        }
+        if ((F & EK_SF_F_ADDR) || !f->user_set) {
+            wputs(out, " => ");
+            put_addr(out, F, s, r);
+        }
+        put_insn(out, F, s);
+        wputc(out, '\n');
+        return;
+    }
+    if (F & EK_SF_F_ADDR)
+        put_addr(out, F, s, r);
+    if (F & EK_SF_F_IP) {
+        wputc(out, ' ');
+        put_ip_sym(out, F, s, r);
+    }
+    if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM))
+        put_brstack(out, F, s, r);
+    put_insn(out, F, s);
+    wputc(out, '\n');
+}

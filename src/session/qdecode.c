@@ -1,0 +1,1219 @@
+/* Decoding one queue: its AUX slices in order, each trace ID through parser, flow decoder and
+ * sample synthesis, reading code through the address-space timeline at the slice's time.
+ *
+ * The elements are handed to sample synthesis the way perf 6.1 hands its decoder's packets to
+ * its front end, so that samples come out in perf's order:
+ *  - without time stamps (timeless), block by block;
+ *  - with time stamps, in "epochs": perf keeps one heap entry per queue, keyed by a CoreSight
+ *    time; popping it processes the packets queued for that trace ID, then decodes on until
+ *    the next time stamp (every range after the first time stamp gets an estimated one) and
+ *    pushes the next entry. A block that ends without a time stamp has all its queued packets
+ *    processed at once. This file produces each queue's epochs with their keys; session.c
+ *    replays perf's heap over them.
+ *
+ * Everything here is private to the queue; the session, the timeline and the DSOs are only
+ * read (DSO symbol tables lock themselves). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etm4.h"
+#include "etmkit/etmkit.h"
+#include "etmkit/flow.h"
+#include "etmkit/frame.h"
+#include "session/session_int.h"
+
+#define PKTQ_WAIT 1023 /* perf's packet queue holds 1024; it stops the decoder at 1023 */
+
+typedef struct qjob qjob;
+
+/* A decoder thread's last answers: consecutive samples are mostly in the same map and often
+ * in the same function. */
+#define RC_SYMS 8
+struct rcache {
+    const as_map *map;
+    int32_t pid;
+    uint64_t t_lo, t_hi;
+    struct {
+        const as_dso *dso;      /* recent symbols: [lo, hi) in the DSO's key space */
+        uint64_t lo, hi, start;
+        const char *name;
+    } sym[RC_SYMS];
+    unsigned next, hit;
+};
+
+
+typedef struct idst {
+    qjob *j;
+    uint8_t id;
+    int ok;                     /* decodable (ETMv4 / ETE with a configuration) */
+    const ek_perf_etm_cpu *etm;
+    int32_t cpu;
+    ek_perf_pid_source pid_source;
+    ek_etm4_parser parser;
+    ek_flow *flow;
+    ek_synth *synth;
+    int32_t pid, tid;           /* thread of the samples (elements processed so far) */
+    int32_t dec_tid;            /* thread as decoded (perf's tidq->tid, set at decode time) */
+    int32_t mem_pid;            /* thread whose memory the decoder reads (parser context) */
+    uint64_t gen;
+    /* what the last failed code read was */
+    int miss_kind;
+    int32_t miss_pid;
+    as_dso *miss_dso;
+    uint64_t miss_addr;
+    int notsync;                /* in a run of NOTSYNC packets */
+    int in_gap;                 /* trace bytes since a NACC, until instructions resume */
+    size_t gap_miss;
+    int started;                /* had data in the current block */
+    int used;                   /* had data in any block */
+    /* perf's per-trace-ID packet queue and its CoreSight time keeping */
+    EK_VEC(ek_elem) q;
+    size_t qhead;
+    uint64_t cs_ts, next_cs_ts, instr_count;
+    size_t npk;                 /* perf packets in q (what fills perf's packet queue) */
+} idst;
+
+struct qjob {
+    ek_session *s;
+    size_t qi;
+    const ek_perf_queue *q;
+    const qfmt *fmt;
+    qout *out;
+    qresult *res;
+    idst *ids[128];
+    ek_deformatter dfmt;
+    const ek_perf_slice *sl;
+    size_t slice;               /* index of the next slice to load */
+    uint64_t prev_key;
+    uint64_t t_lo, t_hi;
+    int timeless;
+    /* the element stream of the current block */
+    int in_block;
+    const uint8_t *raw;         /* unformatted block */
+    size_t raw_len;
+    uint64_t raw_base;
+    int raw_fed;
+    ek_dfmt_item item;          /* formatted: the data item being parsed */
+    int item_valid;
+    idst *parsing;              /* the trace ID whose parser holds unread packets */
+    EK_VEC(ek_elem) pend;       /* elements produced but not yet consumed */
+    size_t pend_head;
+    int block_ended;            /* the block's bytes are used up (parsers flushed) */
+    uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
+    int pre_epoch;              /* output so far belongs to the elements before any time stamp */
+    rcache rcache;
+    int err;
+};
+
+/* ---- report bookkeeping ---------------------------------------------------------------------- */
+
+void qresult_free(qresult *r)
+{
+    ek_vec_free(&r->misses);
+    ek_vec_free(&r->gaps);
+}
+
+miss *qresult_miss(qresult *r, int kind, int32_t pid, as_dso *dso, uint64_t addr, uint64_t offset)
+{
+    for (size_t i = 0; i < r->misses.n; i++) {
+        miss *m = &r->misses.v[i];
+        if (m->kind == kind && m->pid == pid && m->dso == dso) {
+            if (addr < m->lo)
+                m->lo = addr;
+            if (addr > m->hi)
+                m->hi = addr;
+            return m;
+        }
+    }
+    miss m;
+    memset(&m, 0, sizeof m);
+    m.kind = kind;
+    m.pid = pid;
+    m.dso = dso;
+    m.lo = m.hi = addr;
+    m.first_offset = offset;
+    if (ek_vec_push(&r->misses, m))
+        return NULL;
+    return &r->misses.v[r->misses.n - 1];
+}
+
+void qresult_gap(qresult *r, const char *kind, uint64_t bytes, uint64_t offset)
+{
+    for (size_t i = 0; i < r->gaps.n; i++)
+        if (!strcmp(r->gaps.v[i].kind, kind)) {
+            r->gaps.v[i].bytes += bytes;
+            r->gaps.v[i].count++;
+            return;
+        }
+    gap g = {kind, bytes, 1, offset};
+    ek_vec_push(&r->gaps, g);
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+void qout_init(qout *o, size_t limit)
+{
+    memset(o, 0, sizeof *o);
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_cond_init(&o->cv, NULL);
+    o->limit = limit;
+    qseg first = {0, 0, 0};
+    ek_vec_push(&o->segs, first);
+}
+
+static void chunk_free(qchunk *c)
+{
+    if (c) {
+        free(c->data);
+        free(c->segs);
+        free(c);
+    }
+}
+
+void qout_free(qout *o)
+{
+    for (qchunk *c = o->first, *n; c; c = n) {
+        n = c->next;
+        chunk_free(c);
+    }
+    for (qchunk *c = o->spare, *n; c; c = n) {
+        n = c->next;
+        chunk_free(c);
+    }
+    ek_sbuf_free(&o->cur);
+    ek_vec_free(&o->segs);
+    pthread_mutex_destroy(&o->mu);
+    pthread_cond_destroy(&o->cv);
+}
+
+/* Hand the bytes written so far to the writer as one chunk: the buffers themselves move into
+ * the chunk, and the decoder continues in a consumed chunk's buffers. */
+static int out_flush(qout *o, int last)
+{
+    pthread_mutex_lock(&o->mu);
+    /* back-pressure: wait while the writer has plenty to take from us */
+    while (o->limit && o->bytes > o->limit && o->first && !last) {
+        o->decoder_waits++;
+        pthread_cond_wait(&o->cv, &o->mu);
+        o->decoder_waits--;
+    }
+    qchunk *c = o->spare;
+    if (c)
+        o->spare = c->next;
+    pthread_mutex_unlock(&o->mu);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return EK_ERR_NOMEM;
+    }
+    char *od = c->data;
+    size_t ocap = c->cap;
+    qseg *os = c->segs;
+    size_t oscap = c->segcap;
+    c->data = o->cur.p;
+    c->cap = o->cur.cap;
+    c->len = o->cur.len;
+    c->segs = o->segs.v;
+    c->nsegs = o->segs.n;
+    c->segcap = o->segs.cap;
+    o->cur.p = od;
+    o->cur.cap = ocap;
+    o->cur.len = 0;
+    if (o->cur.p)
+        o->cur.p[0] = 0;
+    o->segs.v = os;
+    o->segs.cap = oscap;
+    o->segs.n = 0;
+    /* the next chunk continues the current epoch */
+    qseg cont = {0, c->nsegs ? c->segs[c->nsegs - 1].key : 0, 0};
+    if (ek_vec_push(&o->segs, cont))
+        return EK_ERR_NOMEM;
+    c->next = NULL;
+    c->last = (uint8_t)last;
+    pthread_mutex_lock(&o->mu);
+    if (o->last)
+        o->last->next = c;
+    else
+        o->first = c;
+    o->last = c;
+    o->bytes += c->len;
+    if (last)
+        o->done = 1;
+    if (o->writer_waits)
+        pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+    return 0;
+}
+
+qchunk *qout_peek(qout *o)
+{
+    pthread_mutex_lock(&o->mu);
+    while (!o->first && !o->done) {
+        o->writer_waits++;
+        pthread_cond_wait(&o->cv, &o->mu);
+        o->writer_waits--;
+    }
+    qchunk *c = o->first;
+    pthread_mutex_unlock(&o->mu);
+    return c;
+}
+
+void qout_pop(qout *o)
+{
+    pthread_mutex_lock(&o->mu);
+    qchunk *c = o->first;
+    if (c) {
+        o->first = c->next;
+        if (!o->first)
+            o->last = NULL;
+        o->bytes -= c->len;
+        /* keep a couple of buffers for reuse */
+        unsigned n = 0;
+        for (qchunk *s = o->spare; s; s = s->next)
+            n++;
+        if (n < 4 && !c->last) {
+            c->next = o->spare;
+            o->spare = c;
+            c = NULL;
+        }
+    }
+    if (o->decoder_waits)
+        pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+    chunk_free(c);
+}
+
+/* A new epoch of this queue with perf's heap key. An empty epoch still counts (it moves perf's
+ * heap), except our own one for the elements before the first time stamp. */
+static int out_epoch(qjob *j, uint64_t key)
+{
+    qout *o = j->out;
+    int pre = j->pre_epoch;
+    j->pre_epoch = 0;
+    qseg *cur = &o->segs.v[o->segs.n - 1];
+    if (cur->off == o->cur.len && (pre || (!cur->head && o->segs.n == 1))) {
+        /* nothing in the current segment yet: it becomes the new epoch's head */
+        cur->key = key;
+        cur->head = 1;
+        return 0;
+    }
+    qseg n = {o->cur.len, key, 1};
+    return ek_vec_push(&o->segs, n) ? EK_ERR_NOMEM : 0;
+}
+
+/* ---- code access ----------------------------------------------------------------------------- */
+
+static int is_kernel_addr(uint64_t addr)
+{
+    return (addr >> 63) != 0;
+}
+
+/* The map and DSO bytes for addr as thread pid saw it during (t_lo, t_hi]. */
+static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, qresult *res, int32_t pid,
+                   uint64_t addr, ek_mem_span *out, int *kind, as_dso **dso_out)
+{
+    int how = 0;
+    int kernel = is_kernel_addr(addr);
+    const as_map *m = as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how);
+    *dso_out = NULL;
+    dso_span sp;
+    if (!m) {
+        /* a kernel image given on the command line may hold code no map names */
+        const as_dso *k = dso_reg_kernel(s->reg);
+        if (kernel && k && dso_code(k, addr, &sp)) {
+            out->start = sp.off;
+            out->size = sp.size;
+            out->data = sp.data;
+            return 1;
+        }
+        *kind = kernel ? MISS_NO_KMAP : MISS_NO_MAP;
+        return 0;
+    }
+    if (res) {
+        if (how == AS_HIT_AMBIGUOUS)
+            res->ambiguous++;
+        else if (how == AS_HIT_LATE)
+            res->late++;
+    }
+    as_dso *d = m->dso;
+    *dso_out = d;
+    if (!d) {
+        *kind = MISS_DSO;
+        return 0;
+    }
+    d->used = 1;
+    switch (d->kind) {
+    case DSO_KERNEL:
+        if (d->status != DSO_OK) {
+            *kind = MISS_KERNEL;
+            return 0;
+        }
+        if (!dso_code(d, addr, &sp)) {
+            *kind = MISS_OUTSIDE;
+            return 0;
+        }
+        out->start = sp.off;
+        out->size = sp.size;
+        out->data = sp.data;
+        return 1;
+    case DSO_KMODULE:
+        if (d->status == DSO_OK && d->et_rel) {
+            if (!dso_code(d, addr - m->start, &sp)) {
+                *kind = MISS_OUTSIDE;
+                return 0;
+            }
+            out->start = m->start + sp.off;
+            out->size = sp.size;
+            if (out->start + out->size > m->end)
+                out->size = m->end > out->start ? m->end - out->start : 0;
+            out->data = sp.data;
+            return out->size != 0;
+        }
+        {
+            /* no usable .ko: a kernel image (kcore) may still hold the module's code */
+            const as_dso *k = dso_reg_kernel(s->reg);
+            if (k && k->status == DSO_OK && dso_code(k, addr, &sp)) {
+                out->start = sp.off;
+                out->size = sp.size;
+                out->data = sp.data;
+                return 1;
+            }
+        }
+        *kind = MISS_DSO;
+        return 0;
+    case DSO_USER: {
+        if (d->status != DSO_OK) {
+            *kind = MISS_DSO;
+            return 0;
+        }
+        uint64_t off = m->pgoff + (addr - m->start);
+        if (m->pgoff >= d->size || off >= d->size) {
+            *kind = MISS_OUTSIDE;
+            return 0;
+        }
+        uint64_t n = m->end - m->start;
+        if (n > d->size - m->pgoff)
+            n = d->size - m->pgoff;
+        out->start = m->start;
+        out->size = n;
+        out->data = d->bytes + m->pgoff;
+        return 1;
+    }
+    default:
+        *kind = MISS_DSO;
+        return 0;
+    }
+}
+
+static int mem_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, ek_mem_span *out)
+{
+    (void)space;
+    (void)trace_id;
+    idst *d = ctx;
+    qjob *j = d->j;
+    int kind = 0;
+    as_dso *dso = NULL;
+    if (code_at(j->s, j->t_lo, j->t_hi, j->res, d->mem_pid, addr, out, &kind, &dso))
+        return 1;
+    d->miss_kind = kind;
+    d->miss_pid = is_kernel_addr(addr) ? AS_KERNEL_PID : d->mem_pid;
+    d->miss_dso = dso;
+    d->miss_addr = addr;
+    return 0;
+}
+
+static uint64_t mem_gen(void *ctx)
+{
+    return ((idst *)ctx)->gen;
+}
+
+/* Code bytes for the synthesiser (SVC checks, instruction bytes), as the sample's thread saw
+ * them. */
+static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    idst *d = ctx;
+    qjob *j = d->j;
+    ek_mem_span sp;
+    int kind;
+    as_dso *dso;
+    if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->pid, addr, &sp, &kind, &dso))
+        return 0;
+    uint64_t o = addr - sp.start;
+    if (o >= sp.size)
+        return 0;
+    if (len > sp.size - o)
+        len = (size_t)(sp.size - o);
+    memcpy(buf, sp.data + o, len);
+    return len;
+}
+
+/* ---- addresses to text ----------------------------------------------------------------------- */
+
+static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback, ek_addr_loc *out)
+{
+    rctx *c = ctx;
+    rcache *rc = c->cache;
+    (void)fallback;
+    /* perf looks in the sample's cpumode (from the address) and, for branch targets, falls
+     * back to the other one; here kernel maps only hold kernel addresses and user maps only
+     * user ones (perf lets a kernel map recorded as [0, ~0) or a module's stray section
+     * claim user addresses and 0). */
+    int kernel = is_kernel_addr(addr);
+    int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
+    const as_map *m;
+    if (rc && rc->map && rc->pid == pid && rc->t_lo == c->t_lo && rc->t_hi == c->t_hi &&
+        addr >= rc->map->start && addr < rc->map->end) {
+        m = rc->map;
+    } else {
+        int how;
+        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, 0, 0, &how);
+        /* only a map that is the only choice during the window can be remembered */
+        if (rc && m && (how == AS_HIT_WINDOW)) {
+            rc->map = m;
+            rc->pid = pid;
+            rc->t_lo = c->t_lo;
+            rc->t_hi = c->t_hi;
+        }
+    }
+    if (!m || !m->dso)
+        return;
+    as_dso *d = m->dso;
+    out->dso = d->print_name;
+    uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
+                   : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
+                                                   : m->pgoff + (addr - m->start);
+    if (rc)
+        for (unsigned n = 0; n < RC_SYMS; n++) {
+            /* start at the last hit: samples alternate between a few functions */
+            unsigned i = (rc->hit + n) % RC_SYMS;
+            if (rc->sym[i].dso == d && key >= rc->sym[i].lo && key < rc->sym[i].hi) {
+                rc->hit = i;
+                out->sym = rc->sym[i].name;
+                out->symoff = key - rc->sym[i].start;
+                return;
+            }
+        }
+    uint64_t lo = 0, hi = 0, start = 0;
+    const char *name = dso_symbol_range(d, key, &start, &lo, &hi);
+    out->sym = name;
+    out->symoff = key - start;
+    if (rc && name && hi > lo) {
+        unsigned k = rc->next++ % RC_SYMS;
+        rc->sym[k].dso = d;
+        rc->sym[k].lo = lo;
+        rc->sym[k].hi = hi;
+        rc->sym[k].start = start;
+        rc->sym[k].name = name;
+    }
+}
+
+static const char *comm_of(void *ctx, const ek_sample *smp)
+{
+    rctx *c = ctx;
+    return as_comm_at(c->s->as, smp->tid, smp->has_time ? smp->time : c->t_hi);
+}
+
+ek_script_resolver qdecode_resolver(rctx *c)
+{
+    ek_script_resolver r = {resolve, comm_of, c};
+    return r;
+}
+
+/* ---- samples --------------------------------------------------------------------------------- */
+
+static int on_sample(void *ctx, const ek_sample *smp)
+{
+    idst *d = ctx;
+    qjob *j = d->j;
+    if (smp->kind == EK_SAMPLE_BRANCHES)
+        j->res->branches++;
+    else
+        j->res->instrs_samples++;
+    if (!j->fmt || !j->fmt->emit)
+        return 0;
+    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache};
+    ek_script_resolver r = qdecode_resolver(&c);
+    j->fmt->emit(j->fmt->ctx, &j->out->cur, smp, &r, j->t_lo, j->t_hi);
+    if (j->out->cur.len >= (256u << 10))
+        return out_flush(j->out, 0);
+    return 0;
+}
+
+/* ---- trace IDs -------------------------------------------------------------------------------- */
+
+static int32_t pid_for_tid(qjob *j, int32_t tid)
+{
+    int32_t pid = as_pid_of(j->s->as, tid);
+    return pid >= 0 ? pid : tid;
+}
+
+static idst *id_get(qjob *j, uint8_t id)
+{
+    if (id >= 128)
+        return NULL;
+    if (j->ids[id])
+        return j->ids[id];
+    idst *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    j->ids[id] = d;
+    d->j = j;
+    d->id = id;
+    d->pid = d->tid = d->mem_pid = d->dec_tid = -1;
+    d->cpu = -1;
+    const ek_perf_cs_etm *cs = j->s->cs;
+    if (j->sl && j->sl->formatted) {
+        const ek_perf_idmap *im = j->sl->idmap;
+        if (im && im->block[id] >= 0 && (size_t)im->block[id] < cs->ncpus) {
+            d->etm = &cs->cpus[im->block[id]];
+            d->cpu = im->cpu[id];
+        }
+    } else {
+        d->etm = j->q->etm;
+        if (d->etm)
+            d->cpu = (int32_t)d->etm->cpu;
+    }
+    if (!d->etm)
+        return d;
+    d->pid_source = d->etm->pid_source;
+    ek_etm4_config ec;
+    if (ek_etm4_config_from_source(&ec, &d->etm->cfg))
+        return d;
+    ek_etm4_parser_init(&d->parser, &ec);
+    ek_source_config src = d->etm->cfg;
+    src.trace_id = id;
+    ek_flow_config fc;
+    ek_flow_config_init(&fc);
+    fc.source = &src;
+    fc.mem.find = mem_find;
+    fc.mem.generation = mem_gen;
+    fc.mem.ctx = d;
+    fc.diag = &j->s->diag;
+    fc.file = j->s->data_path;
+    if (ek_flow_new(&fc, &d->flow))
+        return d;
+    ek_synth_config sc;
+    ek_synth_config_init(&sc);
+    sc.itrace = &j->s->o.itrace;
+    sc.protocol = src.protocol;
+    sc.cpu = d->cpu;
+    sc.trace_id = id;
+    sc.io.read = synth_read;
+    sc.io.sample = on_sample;
+    sc.io.ctx = d;
+    sc.no_insn = j->s->no_insn;
+    if (ek_synth_new(&sc, &d->synth))
+        return d;
+    /* the thread before any context ID: per-thread queue, else the CPU's switch records,
+     * else the AUX record's */
+    int32_t pid = -1, tid = -1;
+    if (j->q->per_thread) {
+        tid = (int32_t)j->q->tid;
+        pid = pid_for_tid(j, tid);
+    } else if (!session_cpu_thread(j->s, d->cpu, j->t_lo, &pid, &tid) && j->sl &&
+               (j->sl->sid.present & EK_PERF_SAMPLE_TID)) {
+        pid = (int32_t)j->sl->sid.pid;
+        tid = (int32_t)j->sl->sid.tid;
+    }
+    d->pid = d->mem_pid = pid;
+    d->tid = d->dec_tid = tid;
+    ek_synth_set_thread(d->synth, pid, tid);
+    d->ok = 1;
+    return d;
+}
+
+static void id_free(idst *d)
+{
+    if (!d)
+        return;
+    ek_flow_free(d->flow);
+    ek_synth_free(d->synth);
+    ek_vec_free(&d->q);
+    free(d);
+}
+
+/* The thread a context packet names (pid source per TRCCONFIGR), or -1. */
+static int32_t ctx_tid(const idst *d, uint32_t cid, int cid_valid, uint32_t vmid, int vmid_valid)
+{
+    switch (d->pid_source) {
+    case EK_PID_CONTEXTIDR_EL1:
+        return cid_valid ? (int32_t)cid : -1;
+    case EK_PID_CONTEXTIDR_EL2:
+        return vmid_valid ? (int32_t)vmid : -1;
+    default:
+        return -1;
+    }
+}
+
+/* ---- the element stream of a block ------------------------------------------------------------ */
+
+/* Account for the element when it is decoded (NACC reasons, gaps, instructions). */
+static void account(idst *d, const ek_elem *e)
+{
+    qjob *j = d->j;
+    j->res->elements++;
+    switch (e->type) {
+    case EK_ELEM_ADDR_NACC: {
+        j->res->nacc++;
+        if (d->miss_addr != e->st_addr) {
+            /* not the read we saw fail: ask again why this address has no code */
+            ek_mem_span sp;
+            d->miss_kind = MISS_OUTSIDE;
+            d->miss_dso = NULL;
+            if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->mem_pid, e->st_addr, &sp, &d->miss_kind,
+                         &d->miss_dso))
+                d->miss_pid = is_kernel_addr(e->st_addr) ? AS_KERNEL_PID : d->mem_pid;
+            d->miss_addr = e->st_addr;
+        }
+        miss *m = qresult_miss(j->res, d->miss_kind, d->miss_pid, d->miss_dso, e->st_addr,
+                               e->index);
+        if (m) {
+            m->count++;
+            d->in_gap = 1;
+            d->gap_miss = (size_t)(m - j->res->misses.v);
+        }
+        if (d->miss_dso)
+            d->miss_dso->nacc++;
+        break;
+    }
+    case EK_ELEM_INSTR_RANGE:
+        d->in_gap = 0;
+        j->res->instructions += e->num_instr;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Move the flow decoder's elements to the queue's pending list (stream order). */
+static int collect(idst *d)
+{
+    qjob *j = d->j;
+    size_t n;
+    const ek_elem *e = ek_flow_elems(d->flow, &n);
+    for (size_t i = 0; i < n; i++) {
+        account(d, &e[i]);
+        if (ek_vec_push(&j->pend, e[i])) {
+            ek_flow_elems_clear(d->flow);
+            return EK_ERR_NOMEM;
+        }
+    }
+    ek_flow_elems_clear(d->flow);
+    return 0;
+}
+
+/* One packet of d's parser into its flow decoder; 0 when the parser has none left. */
+static int parse_one(idst *d, int *got)
+{
+    qjob *j = d->j;
+    const ek_etm4_packet *p;
+    *got = 0;
+    if (ek_etm4_next(&d->parser, &p) <= 0)
+        return 0;
+    *got = 1;
+    j->res->packets++;
+    if (p->type == EK_ETM4_NOTSYNC) {
+        qresult_gap(j->res, "bytes before the first synchronisation packet", p->size, p->index);
+        if (d->notsync)
+            for (size_t g = 0; g < j->res->gaps.n; g++)
+                if (!strcmp(j->res->gaps.v[g].kind,
+                            "bytes before the first synchronisation packet"))
+                    j->res->gaps.v[g].count--; /* one place per run */
+        d->notsync = 1;
+    } else {
+        d->notsync = 0;
+        if (p->flags & EK_ETM4_PF_ERROR)
+            qresult_gap(j->res, "malformed or reserved packets", p->size, p->index);
+        else if (d->in_gap && d->gap_miss < j->res->misses.n)
+            j->res->misses.v[d->gap_miss].bytes += p->size;
+        else
+            j->res->decoded_bytes += p->size;
+    }
+    if (p->ctx.updated) {
+        /* the decoder reads the new thread's code from here on */
+        int32_t tid = ctx_tid(d, p->ctx.cid, p->ctx.cid_updated || p->ctx.valid, p->ctx.vmid,
+                              p->ctx.vmid_updated || p->ctx.valid);
+        int32_t pid = tid >= 0 ? pid_for_tid(j, tid) : d->mem_pid;
+        if (pid != d->mem_pid) {
+            d->mem_pid = pid;
+            d->gen++;
+        }
+    }
+    ek_flow_packet(d->flow, p);
+    return collect(d);
+}
+
+/* Start trace ID id in the current block. */
+static idst *id_start(qjob *j, uint8_t id)
+{
+    idst *d = id_get(j, id);
+    if (!d || !d->ok)
+        return d;
+    if (!d->started) {
+        d->started = 1;
+        d->used = 1;
+        d->gen++;
+        /* a fresh decoder for every block, as perf resets its decoder between buffers */
+        ek_etm4_parser_reset(&d->parser);
+        ek_flow_reset(d->flow);
+    }
+    return d;
+}
+
+/* The end of the block's bytes: flush partial packets. The decoders are not ended: perf
+ * never tells its decoder that a block ended; the next block starts with a reset. */
+static int block_flush(qjob *j)
+{
+    for (int id = 0; id < 128; id++) {
+        idst *d = j->ids[id];
+        if (!d || !d->ok || !d->started)
+            continue;
+        ek_etm4_eot(&d->parser);
+        int got = 1, rc;
+        while (got)
+            if ((rc = parse_one(d, &got)))
+                return rc;
+    }
+    return 0;
+}
+
+/* Refill the pending list from the block's bytes. Returns 0 with pend non-empty, or 1 when the
+ * block is used up. */
+static int refill(qjob *j)
+{
+    int rc, got;
+    if (j->pend_head >= j->pend.n) {
+        j->pend.n = 0;
+        j->pend_head = 0;
+    }
+    while (j->pend_head >= j->pend.n) {
+        if (j->block_ended)
+            return 1;
+        /* packets still in a parser */
+        if (j->parsing) {
+            if ((rc = parse_one(j->parsing, &got)))
+                return rc;
+            if (got)
+                continue;
+            j->parsing = NULL;
+        }
+        const ek_perf_slice *sl = j->sl;
+        if (!sl->formatted) {
+            if (j->raw_fed) {
+                if ((rc = block_flush(j)))
+                    return rc;
+                j->block_ended = 1;
+                continue;
+            }
+            j->raw_fed = 1;
+            const ek_perf_etm_cpu *etm = j->q->etm;
+            if (!etm) {
+                qresult_gap(j->res, "raw trace without CPU configuration", j->raw_len, j->raw_base);
+                continue;
+            }
+            idst *d = id_start(j, (uint8_t)(etm->cfg.trace_id & 0x7f));
+            if (!d)
+                return EK_ERR_NOMEM;
+            j->res->data_bytes += j->raw_len;
+            if (!d->ok) {
+                qresult_gap(j->res, "trace ID without configuration", j->raw_len, j->raw_base);
+                continue;
+            }
+            ek_etm4_feed(&d->parser, j->raw, j->raw_len, j->raw_base);
+            j->parsing = d;
+            continue;
+        }
+        ek_dfmt_item it;
+        if (ek_dfmt_next(&j->dfmt, &it) <= 0) {
+            if ((rc = block_flush(j)))
+                return rc;
+            j->block_ended = 1;
+            continue;
+        }
+        switch (it.kind) {
+        case EK_DFMT_DATA: {
+            if (it.id == EK_TRACE_ID_UNKNOWN || it.id == EK_TRACE_ID_NULL ||
+                ek_trace_id_reserved(it.id)) {
+                qresult_gap(j->res,
+                            "formatter data before the slice's first trace ID (its ID was set "
+                            "in an earlier, lost frame)",
+                            it.len, it.index);
+                j->res->noid_bytes += it.len;
+                break;
+            }
+            idst *d = id_start(j, it.id);
+            if (!d)
+                return EK_ERR_NOMEM;
+            j->res->data_bytes += it.len;
+            if (!d->ok) {
+                qresult_gap(j->res, "trace ID without configuration", it.len, it.index);
+                break;
+            }
+            ek_etm4_feed(&d->parser, it.data, it.len, it.index);
+            j->parsing = d;
+            break;
+        }
+        case EK_DFMT_RESET:
+            /* a barrier (4 x FSYNC) inside the buffer: every decoder starts again */
+            if ((rc = block_flush(j)))
+                return rc;
+            for (int id = 0; id < 128; id++)
+                if (j->ids[id])
+                    j->ids[id]->started = 0;
+            break;
+        case EK_DFMT_ERROR:
+            qresult_gap(j->res, "bad formatter frames", it.len ? it.len : 16, it.index);
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Load the next slice as the current block; 0 when there is none. */
+static int load_block(qjob *j)
+{
+    while (j->slice < j->q->nslices) {
+        const ek_perf_slice *sl = &j->q->slices[j->slice++];
+        j->sl = sl;
+        uint64_t key = sl->aux < j->s->aux_keys.n ? j->s->aux_keys.v[sl->aux] : j->prev_key;
+        j->t_lo = j->prev_key;
+        j->t_hi = key;
+        j->prev_key = key;
+        size_t len = 0;
+        const uint8_t *data = ek_perf_slice_data(j->s->pf, sl, &len);
+        if (!data || !len)
+            continue;
+        j->res->trace_bytes += len;
+        for (int id = 0; id < 128; id++)
+            if (j->ids[id]) {
+                j->ids[id]->started = 0;
+                j->ids[id]->gen++;
+            }
+        j->block_ended = 0;
+        j->parsing = NULL;
+        j->pend.n = j->pend_head = 0;
+        if (sl->formatted) {
+            ek_dfmt_reset(&j->dfmt);
+            ek_dfmt_feed(&j->dfmt, data, len, sl->data_offset);
+        } else {
+            j->raw = data;
+            j->raw_len = len;
+            j->raw_base = sl->data_offset;
+            j->raw_fed = 0;
+        }
+        j->in_block = 1;
+        return 1;
+    }
+    j->in_block = 0;
+    return 0;
+}
+
+/* ---- perf's front end --------------------------------------------------------------------------- */
+
+/* Process one element in sample synthesis (perf: one packet of the traceID queue). */
+static int process_elem(idst *d, const ek_elem *e)
+{
+    qjob *j = d->j;
+    switch (e->type) {
+    case EK_ELEM_PE_CONTEXT: {
+        int32_t tid = ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid, e->context.vmid,
+                              e->context.vmid_valid);
+        if (tid >= 0 && tid != d->tid) {
+            d->tid = tid;
+            d->pid = pid_for_tid(j, tid);
+            ek_synth_set_thread(d->synth, d->pid, d->tid);
+        }
+        return 0;
+    }
+    case EK_ELEM_TIMESTAMP:
+        if (j->s->ts_convert && j->s->tc) {
+            ek_synth_set_time(d->synth, ek_perf_counter_to_time(j->s->tc, e->timestamp));
+        } else if (!j->timeless && j->s->has_time) {
+            /* no conversion: the AUX record's time, as perf */
+            ek_synth_set_time(d->synth, j->t_hi);
+        }
+        return 0;
+    default:
+        return ek_synth_elem(d->synth, e);
+    }
+}
+
+static int process_queue_of(idst *d)
+{
+    int rc = 0;
+    while (d->qhead < d->q.n && !rc) {
+        ek_elem e = d->q.v[d->qhead++];
+        rc = process_elem(d, &e);
+    }
+    d->q.n = d->qhead = 0;
+    d->npk = 0;
+    return rc;
+}
+
+static int process_all(qjob *j)
+{
+    for (int id = 0; id < 128; id++) {
+        idst *d = j->ids[id];
+        if (d && d->ok) {
+            int rc = process_queue_of(d);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int is_packet(const ek_elem *e)
+{
+    switch (e->type) {
+    case EK_ELEM_NO_SYNC:
+    case EK_ELEM_TRACE_ON:
+    case EK_ELEM_EO_TRACE:
+    case EK_ELEM_INSTR_RANGE:
+    case EK_ELEM_EXCEPTION:
+    case EK_ELEM_EXCEPTION_RET:
+    case EK_ELEM_ADDR_NACC:
+    case EK_ELEM_I_RANGE_NOPATH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* perf's decoder callback for one element (cs_etm_decoder__gen_trace_elem_printer): queue it
+ * for its trace ID and keep CoreSight time; 1 = stop the decoder here (OCSD_RESP_WAIT). */
+static int feed(qjob *j, idst *d, const ek_elem *e)
+{
+    int wait = 0;
+    switch (e->type) {
+    case EK_ELEM_NO_SYNC:
+    case EK_ELEM_TRACE_ON:
+    case EK_ELEM_EO_TRACE:
+        d->cs_ts = d->next_cs_ts = d->instr_count = 0;
+        break;
+    case EK_ELEM_TIMESTAMP:
+        if (j->timeless)
+            break;
+        if (d->cs_ts) {
+            d->next_cs_ts = e->timestamp;
+            break;
+        }
+        d->cs_ts = !e->timestamp || d->instr_count > e->timestamp ? 0
+                                                                   : e->timestamp - d->instr_count;
+        d->next_cs_ts = e->timestamp;
+        d->instr_count = 0;
+        j->pending_chan = d->id;
+        wait = 1;
+        break;
+    case EK_ELEM_PE_CONTEXT: {
+        int32_t tid = ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid, e->context.vmid,
+                              e->context.vmid_valid);
+        if (tid >= 0) {
+            d->dec_tid = tid;
+            /* a time stamp follows a context change: rely on that one */
+            d->cs_ts = d->next_cs_ts = d->instr_count = 0;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (ek_vec_push(&d->q, *e))
+        return -1;
+    if (!is_packet(e) || e->type == EK_ELEM_ADDR_NACC || e->type == EK_ELEM_I_RANGE_NOPATH)
+        return wait;
+    int full = ++d->npk >= PKTQ_WAIT;
+    if (e->type == EK_ELEM_INSTR_RANGE && !j->timeless && !full) {
+        d->instr_count += e->num_instr;
+        if (d->cs_ts) {
+            d->cs_ts = d->next_cs_ts;
+            d->next_cs_ts += d->instr_count;
+            d->instr_count = 0;
+            j->pending_chan = d->id;
+            return 1;
+        }
+    }
+    return full || wait;
+}
+
+/* Decode until perf's decoder would stop (a time stamp, a full packet queue) or the block's
+ * end. Returns 0 (stopped or block used up: see j->block_ended), or a negative status. */
+static int decode_block(qjob *j)
+{
+    for (;;) {
+        int r = refill(j);
+        if (r < 0)
+            return r;
+        if (r == 1)
+            return 0;
+        ek_elem *e = &j->pend.v[j->pend_head++];
+        idst *d = j->ids[e->trace_id & 127];
+        if (!d || !d->ok)
+            continue;
+        int w = feed(j, d, e);
+        if (w < 0)
+            return EK_ERR_NOMEM;
+        if (w) {
+            /* look ahead: was that the block's last element? (then the next decode starts
+             * a new block, as perf's buffer is used up) */
+            r = refill(j);
+            return r < 0 ? r : 0;
+        }
+    }
+}
+
+static int block_done(qjob *j)
+{
+    return j->block_ended && j->pend_head >= j->pend.n;
+}
+
+/* The end of one block (timeless): perf's cs_etm__end_block for the trace IDs that ran. */
+static int end_block(qjob *j)
+{
+    for (int id = 0; id < 128; id++) {
+        idst *d = j->ids[id];
+        if (d && d->ok && d->started) {
+            int rc = ek_synth_end_block(d->synth);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* The end of the queue: the last-branch flush perf makes (cs_etm__end_block), then the end of
+ * trace, which perf 6.1 never signals (see README.md: "End of trace"). */
+static int end_queue(qjob *j, int end_blocks)
+{
+    for (int id = 0; id < 128; id++) {
+        idst *d = j->ids[id];
+        if (!d || !d->ok || !d->used)
+            continue;
+        int rc;
+        if (end_blocks && (rc = ek_synth_end_block(d->synth)))
+            return rc;
+        if (j->s->o.compat & EK_COMPAT_NO_END_FLUSH)
+            continue;
+        ek_flow_end(d->flow);
+        size_t n;
+        const ek_elem *e = ek_flow_elems(d->flow, &n);
+        for (size_t i = 0; i < n; i++) {
+            account(d, &e[i]);
+            if ((rc = process_elem(d, &e[i]))) {
+                ek_flow_elems_clear(d->flow);
+                return rc;
+            }
+        }
+        ek_flow_elems_clear(d->flow);
+    }
+    return 0;
+}
+
+static int run_timeless(qjob *j)
+{
+    int rc = 0;
+    while (!rc && load_block(j)) {
+        while (!rc && !block_done(j)) {
+            rc = decode_block(j);
+            if (!rc)
+                rc = process_all(j);
+        }
+        if (!rc)
+            rc = end_block(j);
+    }
+    if (!rc)
+        rc = end_queue(j, 0);
+    return rc;
+}
+
+/* The CoreSight time key the decoder stopped for, or 0 (perf: cs_etm__etmq_get_timestamp). */
+static uint64_t take_ts(qjob *j, uint8_t *chan)
+{
+    if (!j->pending_chan)
+        return 0;
+    *chan = j->pending_chan;
+    j->pending_chan = 0;
+    idst *d = j->ids[*chan & 127];
+    return d ? d->cs_ts : 0;
+}
+
+/* Decode on until a time stamp stops the decoder (its key in *key, 1) or the queue ends (0).
+ * Whenever the decoder stops without a time stamp (end of a block, full packet queue), every
+ * queued element is processed (perf: cs_etm__clear_all_traceid_queues). */
+static int next_stop(qjob *j, uint64_t *key, uint8_t *chan)
+{
+    for (;;) {
+        if (!j->in_block || block_done(j)) {
+            if (!load_block(j))
+                return 0;
+        }
+        int rc = decode_block(j);
+        if (rc)
+            return rc;
+        uint64_t ts = take_ts(j, chan);
+        if (ts) {
+            *key = ts;
+            return 1;
+        }
+        if ((rc = process_all(j)))
+            return rc;
+    }
+}
+
+static int run_timed(qjob *j)
+{
+    uint64_t key = 0;
+    uint8_t chan = 0;
+    /* elements before the first time stamp: perf discards them; they ran before it, so they
+     * come first (key 0) */
+    int rc = out_epoch(j, 0);
+    j->pre_epoch = 1;
+    int r = rc ? rc : next_stop(j, &key, &chan);
+    while (r == 1) {
+        if ((rc = out_epoch(j, key)))
+            return rc;
+        idst *d = j->ids[chan & 127];
+        if (d && (rc = process_queue_of(d)))
+            return rc;
+        r = next_stop(j, &key, &chan);
+    }
+    if (r < 0)
+        return r;
+    /* the end: process what is left, then perf's final end_block for every trace ID */
+    if ((rc = process_all(j)))
+        return rc;
+    if ((rc = out_epoch(j, UINT64_MAX)))
+        return rc;
+    return end_queue(j, 1);
+}
+
+int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res)
+{
+    qjob *j = calloc(1, sizeof *j);
+    if (!j)
+        return EK_ERR_NOMEM;
+    j->s = s;
+    j->qi = qi;
+    j->q = ek_perf_queue_at(s->pq, qi);
+    j->fmt = fmt;
+    j->out = out;
+    j->res = res;
+    j->timeless = s->timeless;
+    ek_dfmt_init(&j->dfmt, EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
+    int rc = j->timeless ? run_timeless(j) : run_timed(j);
+    for (int id = 0; id < 128; id++) {
+        idst *d = j->ids[id];
+        if (d && d->flow) {
+            ek_flow_stats fs;
+            ek_flow_get_stats(d->flow, &fs);
+            res->errors += fs.errors;
+        }
+        id_free(d);
+    }
+    ek_vec_free(&j->pend);
+    int frc = out_flush(out, 1);
+    free(j);
+    return rc ? rc : frc;
+}

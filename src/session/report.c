@@ -1,0 +1,550 @@
+/* The doctor's account of a session: every byte of trace that did not become samples, grouped
+ * by cause, with what to do about it. One summary, not a flood: each cause is one group with
+ * counts, an address range and a few offsets. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "session/session_int.h"
+
+static const char *kernel_remedy =
+    "give the kernel as it ran: -k /path/to/vmlinux (symbols need CONFIG_KALLSYMS), or record "
+    "with `perf record --kcore` (needs CONFIG_PROC_KCORE=y) and pass that folder (--kcore DIR), "
+    "or --kallsyms FILE for symbols only";
+
+static void hexid(ek_sbuf *out, const uint8_t *id, size_t len)
+{
+    while (len && !id[len - 1])
+        len--;
+    for (size_t i = 0; i < len; i++)
+        ek_sbuf_printf(out, "%02x", id[i]);
+}
+
+static void plural(ek_sbuf *out, uint64_t n, const char *one, const char *many)
+{
+    ek_sbuf_printf(out, "%llu %s", (unsigned long long)n, n == 1 ? one : many);
+}
+
+/* ---- merging the queues' results --------------------------------------------------------------- */
+
+typedef struct agg {
+    EK_VEC(miss) misses;
+    EK_VEC(gap) gaps;
+} agg;
+
+static void merge(ek_session *s, agg *a)
+{
+    for (size_t q = 0; q < s->nqres; q++) {
+        const qresult *r = &s->qres[q];
+        for (size_t i = 0; i < r->misses.n; i++) {
+            const miss *m = &r->misses.v[i];
+            miss *t = NULL;
+            for (size_t k = 0; k < a->misses.n; k++)
+                if (a->misses.v[k].kind == m->kind && a->misses.v[k].pid == m->pid &&
+                    a->misses.v[k].dso == m->dso)
+                    t = &a->misses.v[k];
+            if (!t) {
+                ek_vec_push(&a->misses, *m);
+                continue;
+            }
+            if (m->lo < t->lo)
+                t->lo = m->lo;
+            if (m->hi > t->hi)
+                t->hi = m->hi;
+            t->count += m->count;
+            t->bytes += m->bytes;
+            if (m->first_offset < t->first_offset)
+                t->first_offset = m->first_offset;
+        }
+        for (size_t i = 0; i < r->gaps.n; i++) {
+            const gap *g = &r->gaps.v[i];
+            gap *t = NULL;
+            for (size_t k = 0; k < a->gaps.n; k++)
+                if (!strcmp(a->gaps.v[k].kind, g->kind))
+                    t = &a->gaps.v[k];
+            if (!t) {
+                ek_vec_push(&a->gaps, *g);
+                continue;
+            }
+            t->bytes += g->bytes;
+            t->count += g->count;
+            if (g->first_offset < t->first_offset)
+                t->first_offset = g->first_offset;
+        }
+    }
+}
+
+static int miss_cmp(const void *a, const void *b)
+{
+    const miss *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return x->count > y->count ? -1 : x->count < y->count;
+}
+
+/* ---- pieces --------------------------------------------------------------------------------------- */
+
+static void header(ek_session *s, ek_sbuf *out)
+{
+    const ek_perf_cs_etm *cs = s->cs;
+    ek_sbuf_printf(out, "%s: ", s->path);
+    if (!cs->present) {
+        ek_sbuf_puts(out, "no CoreSight (cs_etm) trace configuration in this recording\n");
+        return;
+    }
+    int ete = 0, v4 = 0;
+    for (size_t i = 0; i < cs->ncpus; i++) {
+        if (cs->cpus[i].cfg.protocol == EK_PROTO_ETE)
+            ete++;
+        else
+            v4++;
+    }
+    ek_sbuf_printf(out, "CoreSight trace of %zu CPU%s (%s%s%s), %s, %s\n", cs->ncpus,
+                   cs->ncpus == 1 ? "" : "s", v4 ? "ETMv4" : "", v4 && ete ? "+" : "",
+                   ete ? "ETE" : "", cs->snapshot ? "snapshot mode" : "full trace",
+                   s->timeless ? "no time stamps used" : "with time stamps");
+    ek_session_stats st = s->st;
+    ek_sbuf_printf(out, "  %llu queue%s, %llu AUX slice%s, %llu bytes of trace in the file",
+                   (unsigned long long)st.queues, st.queues == 1 ? "" : "s",
+                   (unsigned long long)st.slices, st.slices == 1 ? "" : "s",
+                   (unsigned long long)st.trace_bytes);
+    if (s->ran) {
+        uint64_t data = 0;
+        for (size_t i = 0; i < s->nqres; i++)
+            data += s->qres[i].data_bytes + s->qres[i].noid_bytes;
+        ek_sbuf_printf(out, " (%llu of them frame headers and padding)",
+                       (unsigned long long)(st.trace_bytes > data ? st.trace_bytes - data : 0));
+        ek_sbuf_printf(out, "\n  decoded: %llu trace bytes -> %llu instructions, %llu branches "
+                            "samples, %llu instructions samples\n",
+                       (unsigned long long)st.trace_bytes_decoded,
+                       (unsigned long long)st.instructions,
+                       (unsigned long long)st.samples_branches,
+                       (unsigned long long)st.samples_instructions);
+    } else {
+        ek_sbuf_putc(out, '\n');
+    }
+}
+
+/* AUX records: without data, truncated, collisions, partial. */
+static int aux_problems(ek_session *s, ek_sbuf *out, int level, int *n)
+{
+    size_t nsl = 0;
+    const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
+    uint64_t nodata = 0, nodata_bytes = 0, clipped = 0, clipped_bytes = 0;
+    for (size_t i = 0; i < nsl; i++) {
+        if (sl[i].problems & EK_SLICE_NO_DATA) {
+            nodata++;
+            nodata_bytes += sl[i].aux_size;
+        } else if (sl[i].problems & EK_SLICE_CLIPPED) {
+            clipped++;
+            clipped_bytes += sl[i].aux_size - sl[i].data_size;
+        }
+    }
+    if (nodata) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] ", *n);
+        plural(out, nodata, "AUX record has", "AUX records have");
+        ek_sbuf_printf(out, " no trace data in the file (%llu bytes of trace announced, none "
+                            "stored):\n",
+                       (unsigned long long)nodata_bytes);
+        unsigned shown = 0;
+        for (size_t i = 0; i < nsl; i++) {
+            if (!(sl[i].problems & EK_SLICE_NO_DATA))
+                continue;
+            if (level < EK_REPORT_VERBOSE && shown == 8) {
+                ek_sbuf_printf(out, "      ... and %llu more (--verbose lists them all)\n",
+                               (unsigned long long)(nodata - shown));
+                break;
+            }
+            shown++;
+            ek_sbuf_printf(out, "      AUX record #%lld at offset %#llx: cpu %d, aux offset %#llx, "
+                                "size %#llx\n",
+                           (long long)sl[i].aux_record, (unsigned long long)sl[i].aux_record_offset,
+                           (sl[i].sid.present & EK_PERF_SAMPLE_CPU) ? (int)sl[i].sid.cpu : -1,
+                           (unsigned long long)sl[i].aux_offset,
+                           (unsigned long long)sl[i].aux_size);
+        }
+        ek_sbuf_puts(out, "    why: the PERF_RECORD_AUXTRACE records that hold the data are missing "
+                          "(the recorder did not copy the AUX buffer out: it stopped early, "
+                          "lost it, or the file was cut)\n"
+                          "    remedy: record again; with simpleperf give a bigger "
+                          "--aux-buffer-size / --user-buffer-size, with perf a bigger -m ,SIZE\n");
+    }
+    if (clipped) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] ", *n);
+        plural(out, clipped, "AUX record's", "AUX records'");
+        ek_sbuf_printf(out, " data is cut short by the end of the file (%llu bytes missing)\n"
+                            "    remedy: the file is truncated; copy it again\n",
+                       (unsigned long long)clipped_bytes);
+    }
+    /* flags */
+    size_t naux = 0;
+    const ek_perf_aux_rec *aux = ek_perf_aux_records(s->pf, &naux);
+    uint64_t trunc = 0, coll = 0, part = 0, empty = 0;
+    int64_t first_trunc = -1, first_coll = -1;
+    for (size_t i = 0; i < naux; i++) {
+        if (aux[i].flags & EK_PERF_AUX_FLAG_TRUNCATED) {
+            if (!trunc++)
+                first_trunc = (int64_t)aux[i].offset;
+        }
+        if (aux[i].flags & EK_PERF_AUX_FLAG_COLLISION) {
+            if (!coll++)
+                first_coll = (int64_t)aux[i].offset;
+        }
+        if (aux[i].flags & EK_PERF_AUX_FLAG_PARTIAL)
+            part++;
+        if (!aux[i].aux_size)
+            empty++;
+    }
+    if (trunc) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] ", *n);
+        plural(out, trunc, "AUX record is", "AUX records are");
+        ek_sbuf_printf(out, " flagged TRUNCATED (first at offset %#llx): the AUX buffer was full, "
+                            "trace after those points was lost by the hardware/driver\n"
+                            "    remedy: a bigger AUX buffer (perf record -m ,SIZE; simpleperf "
+                            "--aux-buffer-size), address filters, or less traced code\n",
+                       (unsigned long long)first_trunc);
+    }
+    if (coll) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] ", *n);
+        plural(out, coll, "AUX record is", "AUX records are");
+        ek_sbuf_printf(out, " flagged COLLISION (first at offset %#llx): another event wrote the "
+                            "same sink; parts of that trace are someone else's\n"
+                            "    remedy: do not share the sink between perf sessions\n",
+                       (unsigned long long)first_coll);
+    }
+    if (part && level >= EK_REPORT_FULL) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] ", *n);
+        plural(out, part, "AUX record is", "AUX records are");
+        ek_sbuf_puts(out, " flagged PARTIAL: the hardware buffer was read while tracing went on; "
+                          "a packet may be cut at the boundary\n");
+    }
+    if (empty && level >= EK_REPORT_VERBOSE) {
+        ek_sbuf_printf(out, "    note: %zu AUX record%s of size 0 (nothing to decode)\n",
+                       (size_t)empty, empty == 1 ? "" : "s");
+    }
+    if (s->lost_records) {
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] %llu LOST record%s: %llu sideband events were dropped, maps or "
+                            "threads may be missing\n    remedy: a bigger perf buffer (-m)\n",
+                       *n, (unsigned long long)s->lost_records, s->lost_records == 1 ? "" : "s",
+                       (unsigned long long)s->lost_events);
+    }
+    return 0;
+}
+
+static void dso_where(ek_session *s, ek_sbuf *out, const as_dso *d)
+{
+    (void)s;
+    switch (d->status) {
+    case DSO_NOT_FOUND:
+        if (d->kind == DSO_KERNEL)
+            ek_sbuf_puts(out, "no kernel image was given");
+        else
+            ek_sbuf_printf(out, "not found (looked for %s)", d->tried ? d->tried : d->name);
+        if (d->kind == DSO_KMODULE && d->build_id_len == 0)
+            ek_sbuf_puts(out, "; no build-id recorded for it");
+        break;
+    case DSO_BUILD_ID_MISMATCH:
+        ek_sbuf_printf(out, "%s has build-id ", d->tried ? d->tried : d->name);
+        hexid(out, d->found_id, d->found_id_len);
+        ek_sbuf_puts(out, ", the recording says ");
+        hexid(out, d->build_id, d->build_id_len);
+        ek_sbuf_puts(out, ": another build of the file, its code would be wrong");
+        break;
+    case DSO_BAD_FILE:
+        ek_sbuf_printf(out, "%s is not a usable ELF file", d->tried ? d->tried : d->name);
+        break;
+    case DSO_NO_FILE:
+        ek_sbuf_puts(out, "anonymous or generated code (JIT, memfd, vdso): no file to read");
+        break;
+    default:
+        ek_sbuf_puts(out, "loaded");
+        break;
+    }
+}
+
+static void dso_remedy(ek_session *s, ek_sbuf *out, const as_dso *d)
+{
+    char hex[64] = "";
+    if (d->build_id_len)
+        ek_build_id_hex(d->build_id, d->build_id_len, hex, sizeof hex);
+    if (d->kind == DSO_KERNEL) {
+        ek_sbuf_printf(out, "    remedy: %s\n", kernel_remedy);
+        return;
+    }
+    if (d->status == DSO_NO_FILE) {
+        ek_sbuf_puts(out, "    remedy: none from files; for JIT code, record with perf's jitdump "
+                          "support\n");
+        return;
+    }
+    ek_sbuf_printf(out, "    remedy: put the file at <DIR>%s and pass --symfs DIR", d->name);
+    if (d->build_id_len)
+        ek_sbuf_printf(out, ", or into the build-id cache as %s/.build-id/%.2s/%s/elf",
+                       s->o.buildid_dir ? s->o.buildid_dir : "~/.debug", hex, hex + 2);
+    ek_sbuf_puts(out, " (`perf archive` / `perf buildid-cache -a FILE` on the traced system)\n");
+}
+
+static void one_miss(ek_session *s, ek_sbuf *out, const miss *m, int n, int level)
+{
+    ek_sbuf_printf(out, "\n[%d] ", n);
+    switch (m->kind) {
+    case MISS_NO_MAP:
+        ek_sbuf_printf(out, "code of pid %d at %#llx..%#llx is in no map the recording knows",
+                       (int)m->pid, (unsigned long long)m->lo, (unsigned long long)m->hi);
+        break;
+    case MISS_NO_KMAP:
+        ek_sbuf_printf(out, "kernel code at %#llx..%#llx is in no kernel map the recording "
+                            "knows",
+                       (unsigned long long)m->lo, (unsigned long long)m->hi);
+        break;
+    case MISS_KERNEL:
+        ek_sbuf_printf(out, "kernel code at %#llx..%#llx could not be read: ",
+                       (unsigned long long)m->lo, (unsigned long long)m->hi);
+        if (m->dso)
+            dso_where(s, out, m->dso);
+        break;
+    case MISS_DSO:
+        if (m->dso && m->dso->kind == DSO_KMODULE)
+            ek_sbuf_printf(out, "kernel module %s", m->dso->name);
+        else
+            ek_sbuf_printf(out, "%s", m->dso ? m->dso->name : "?");
+        if (m->pid >= 0)
+            ek_sbuf_printf(out, " (pid %d)", (int)m->pid);
+        ek_sbuf_printf(out, " at %#llx..%#llx: ", (unsigned long long)m->lo,
+                       (unsigned long long)m->hi);
+        if (m->dso)
+            dso_where(s, out, m->dso);
+        break;
+    case MISS_OUTSIDE:
+        ek_sbuf_printf(out, "%s holds no code at %#llx..%#llx",
+                       m->dso ? m->dso->name : "?", (unsigned long long)m->lo,
+                       (unsigned long long)m->hi);
+        break;
+    }
+    ek_sbuf_printf(out, "\n    %llu place%s in the trace, %llu trace bytes not decoded (first at "
+                        "file offset %#llx)\n",
+                   (unsigned long long)m->count, m->count == 1 ? "" : "s",
+                   (unsigned long long)m->bytes, (unsigned long long)m->first_offset);
+    if (m->kind == MISS_KERNEL || m->kind == MISS_NO_KMAP) {
+        /* say which kernel is needed */
+        const ek_perf_features *ft = ek_perf_features_get(s->pf);
+        const as_dso *k = dso_reg_kernel(s->reg);
+        if ((ft && ft->osrelease) || (k && k->build_id_len)) {
+            ek_sbuf_puts(out, "    the kernel that ran:");
+            if (ft && ft->osrelease)
+                ek_sbuf_printf(out, " %s", ft->osrelease);
+            if (k && k->build_id_len) {
+                ek_sbuf_puts(out, " (build-id ");
+                hexid(out, k->build_id, k->build_id_len);
+                ek_sbuf_putc(out, ')');
+            }
+            ek_sbuf_putc(out, '\n');
+        }
+    }
+    switch (m->kind) {
+    case MISS_NO_MAP:
+        ek_sbuf_puts(out, "    why: no MMAP/MMAP2 record covers these addresses (JIT code, a lost "
+                          "MMAP record, or tracing started before the process was known)\n");
+        break;
+    case MISS_NO_KMAP:
+        ek_sbuf_printf(out, "    remedy: %s\n", kernel_remedy);
+        break;
+    case MISS_KERNEL:
+    case MISS_DSO:
+        if (m->dso)
+            dso_remedy(s, out, m->dso);
+        break;
+    case MISS_OUTSIDE:
+        ek_sbuf_puts(out, "    why: the address is past the end of the file's code (a different "
+                          "build of the file?)\n");
+        break;
+    }
+    (void)level;
+}
+
+static void diag_groups(ek_session *s, ek_sbuf *out, int level, int *n)
+{
+    pthread_mutex_lock(&s->diag_lock);
+    for (size_t i = 0; i < s->dgroups.n; i++) {
+        const diag_group *g = &s->dgroups.v[i];
+        if (!strcmp(g->kind, "perf.aux-no-data"))
+            continue; /* reported above with the AUX records */
+        if (g->sev < EK_SEV_WARN && level < EK_REPORT_FULL)
+            continue;
+        (*n)++;
+        ek_sbuf_printf(out, "\n[%d] %llu x %s: %s\n", *n, (unsigned long long)g->count, g->kind,
+                       g->first ? g->first : "");
+        if (g->noffsets > 1) {
+            ek_sbuf_puts(out, "    at offsets");
+            for (unsigned k = 0; k < g->noffsets; k++)
+                ek_sbuf_printf(out, " %#llx", (unsigned long long)g->offsets[k]);
+            if (g->count > g->noffsets)
+                ek_sbuf_puts(out, " ...");
+            ek_sbuf_putc(out, '\n');
+        }
+    }
+    pthread_mutex_unlock(&s->diag_lock);
+}
+
+/* ---- the report ------------------------------------------------------------------------------------ */
+
+static void full(ek_session *s, ek_sbuf *out, int level)
+{
+    header(s, out);
+    int n = 0;
+    ek_sbuf body = EK_SBUF_INIT;
+    aux_problems(s, &body, level, &n);
+    agg a;
+    memset(&a, 0, sizeof a);
+    merge(s, &a);
+    if (a.misses.n > 1)
+        qsort(a.misses.v, a.misses.n, sizeof *a.misses.v, miss_cmp);
+    for (size_t i = 0; i < a.misses.n; i++)
+        one_miss(s, &body, &a.misses.v[i], ++n, level);
+    /* modules whose calls to the kernel could not be resolved */
+    for (size_t i = 0; i < dso_reg_count(s->reg); i++) {
+        const as_dso *d = dso_reg_at(s->reg, i);
+        if (d->kind != DSO_KMODULE || !d->used || !d->relocs_unresolved)
+            continue;
+        ek_sbuf_printf(&body, "\n[%d] %s: %llu of %llu branch relocations name kernel symbols "
+                              "that are not known; the decoder takes those calls as indirect and "
+                              "waits for the next address in the trace\n    remedy: --kallsyms "
+                              "FILE or -k vmlinux\n",
+                       ++n, d->name, (unsigned long long)d->relocs_unresolved,
+                       (unsigned long long)(d->relocs + d->relocs_unresolved));
+    }
+    for (size_t i = 0; i < a.gaps.n; i++) {
+        const gap *g = &a.gaps.v[i];
+        ek_sbuf_printf(&body, "\n[%d] %s: %llu trace bytes in %llu place%s (first at offset "
+                              "%#llx)\n",
+                       ++n, g->kind, (unsigned long long)g->bytes, (unsigned long long)g->count,
+                       g->count == 1 ? "" : "s", (unsigned long long)g->first_offset);
+    }
+    diag_groups(s, &body, level, &n);
+    if (n) {
+        ek_sbuf_printf(out, "\nNot turned into samples (%d cause%s):\n", n, n == 1 ? "" : "s");
+        if (body.len)
+            ek_sbuf_put(out, body.p, body.len);
+    } else {
+        ek_sbuf_puts(out, "\nAll trace was decoded.\n");
+    }
+    ek_sbuf_free(&body);
+    ek_vec_free(&a.misses);
+    ek_vec_free(&a.gaps);
+}
+
+/* A few lines for stderr after `etmkit script`. */
+static void summary(ek_session *s, ek_sbuf *out)
+{
+    agg a;
+    memset(&a, 0, sizeof a);
+    merge(s, &a);
+    uint64_t kernel = 0, kbytes = 0, user = 0, ubytes = 0, other = 0;
+    int kernel_missing = 0;
+    for (size_t i = 0; i < a.misses.n; i++) {
+        const miss *m = &a.misses.v[i];
+        if (m->kind == MISS_KERNEL || m->kind == MISS_NO_KMAP) {
+            kernel += m->count;
+            kbytes += m->bytes;
+            kernel_missing = 1;
+        } else if (m->kind == MISS_DSO || m->kind == MISS_NO_MAP) {
+            user += m->count;
+            ubytes += m->bytes;
+        } else {
+            other += m->count;
+        }
+    }
+    size_t nsl = 0;
+    const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
+    uint64_t nodata = 0;
+    const ek_perf_slice *first = NULL;
+    for (size_t i = 0; i < nsl; i++)
+        if (sl[i].problems & EK_SLICE_NO_DATA) {
+            if (!first || sl[i].aux_record_offset < first->aux_record_offset)
+                first = &sl[i];
+            nodata++;
+        }
+    int any = 0;
+    if (nodata) {
+        ek_sbuf_printf(out, "etmkit: %llu AUX record%s without trace data in the file (first: "
+                            "record #%lld at offset %#llx)\n",
+                       (unsigned long long)nodata, nodata == 1 ? "" : "s",
+                       (long long)first->aux_record, (unsigned long long)first->aux_record_offset);
+        any = 1;
+    }
+    if (kernel_missing) {
+        ek_sbuf_printf(out, "etmkit: %llu places in kernel code not decoded (%llu trace bytes): no "
+                            "kernel image; use -k vmlinux, --kcore DIR or --kallsyms FILE\n",
+                       (unsigned long long)kernel, (unsigned long long)kbytes);
+        any = 1;
+    }
+    if (user) {
+        ek_sbuf_printf(out, "etmkit: %llu places in user code not decoded (%llu trace bytes): "
+                            "files missing or of another build; use --symfs DIR or a build-id "
+                            "cache\n",
+                       (unsigned long long)user, (unsigned long long)ubytes);
+        any = 1;
+    }
+    if (other) {
+        ek_sbuf_printf(out, "etmkit: %llu places where the files hold no code at the traced "
+                            "address\n",
+                       (unsigned long long)other);
+        any = 1;
+    }
+    /* problems in the file and the trace: one line per kind, with where it first happened */
+    pthread_mutex_lock(&s->diag_lock);
+    unsigned shown = 0, more = 0;
+    for (size_t i = 0; i < s->dgroups.n; i++) {
+        const diag_group *g = &s->dgroups.v[i];
+        if (g->sev < EK_SEV_WARN || !strcmp(g->kind, "perf.aux-no-data"))
+            continue;
+        if (shown == 10) {
+            more++;
+            continue;
+        }
+        shown++;
+        ek_sbuf_printf(out, "etmkit: %s", g->first ? g->first : g->kind);
+        if (g->count > 1)
+            ek_sbuf_printf(out, " (%llu times)", (unsigned long long)g->count);
+        ek_sbuf_putc(out, '\n');
+    }
+    pthread_mutex_unlock(&s->diag_lock);
+    if (more)
+        ek_sbuf_printf(out, "etmkit: ... and %u more kinds of problems\n", more);
+    if (shown)
+        any = 1;
+    if (any)
+        ek_sbuf_printf(out, "etmkit: run 'etmkit doctor %s' for the details and remedies\n", s->path);
+    ek_vec_free(&a.misses);
+    ek_vec_free(&a.gaps);
+}
+
+int ek_session_problems(ek_session *s)
+{
+    int n = 0;
+    pthread_mutex_lock(&s->diag_lock);
+    for (size_t i = 0; i < s->dgroups.n; i++)
+        if (s->dgroups.v[i].sev >= EK_SEV_WARN)
+            n++;
+    pthread_mutex_unlock(&s->diag_lock);
+    size_t nsl = 0;
+    const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
+    for (size_t i = 0; i < nsl; i++)
+        if (sl[i].problems)
+            n++;
+    return n;
+}
+
+void ek_session_report(ek_session *s, ek_sbuf *out, int level)
+{
+    if (level <= EK_REPORT_SUMMARY)
+        summary(s, out);
+    else
+        full(s, out, level);
+}

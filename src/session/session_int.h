@@ -1,0 +1,173 @@
+/* Internals of ek_session shared by session.c (open, order, output), qdecode.c (one queue's
+ * decode) and report.c (the doctor's account). */
+#ifndef ETMKIT_SESSION_INT_H
+#define ETMKIT_SESSION_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/vec.h"
+#include "etmkit/diag.h"
+#include "etmkit/perf.h"
+#include "etmkit/session.h"
+#include "session/aspace.h"
+#include "session/dso.h"
+
+/* One "current thread" entry of a CPU: from ITRACE_START and context-switch records. */
+typedef struct cpu_thread {
+    uint64_t key;
+    int32_t pid, tid;
+} cpu_thread;
+
+typedef struct cpu_timeline {
+    int32_t cpu;
+    EK_VEC(cpu_thread) v; /* by key */
+} cpu_timeline;
+
+/* ---- what could not be used (report.c) ----------------------------------------------------- */
+
+typedef enum miss_kind {
+    MISS_NO_MAP = 0,     /* user address of a process that no map covers */
+    MISS_NO_KMAP,        /* kernel address that no kernel map covers */
+    MISS_DSO,            /* a map covers it, its file could not be used (see dso->status) */
+    MISS_KERNEL,         /* kernel map, but no kernel image (vmlinux / kcore) */
+    MISS_OUTSIDE,        /* the file is there but holds no code at that offset */
+    MISS_NKINDS
+} miss_kind;
+
+typedef struct miss {
+    int kind;            /* miss_kind */
+    int32_t pid;         /* -1 kernel */
+    as_dso *dso;         /* MISS_DSO, MISS_KERNEL, MISS_OUTSIDE */
+    uint64_t lo, hi;     /* addresses seen */
+    uint64_t count;      /* NACC elements */
+    uint64_t bytes;      /* trace bytes that could not be decoded because of it */
+    uint64_t first_offset; /* file offset of the first trace byte concerned */
+} miss;
+
+typedef struct gap {     /* trace bytes lost for other reasons, by kind */
+    const char *kind;
+    uint64_t bytes, count, first_offset;
+} gap;
+
+typedef struct qresult { /* what one queue's decode leaves for the report */
+    EK_VEC(miss) misses;
+    EK_VEC(gap) gaps;
+    uint64_t packets, elements, instructions, branches, instrs_samples;
+    uint64_t trace_bytes, nacc, errors;
+    uint64_t data_bytes;     /* trace bytes after the formatter (by trace ID) */
+    uint64_t decoded_bytes;  /* packet bytes that fed instruction flow */
+    uint64_t noid_bytes;     /* formatter data without a trace ID */
+    uint64_t ambiguous, late;  /* map choices (aspace AS_HIT_*) */
+} qresult;
+
+void qresult_free(qresult *r);
+miss *qresult_miss(qresult *r, int kind, int32_t pid, as_dso *dso, uint64_t addr,
+                   uint64_t offset);
+void qresult_gap(qresult *r, const char *kind, uint64_t bytes, uint64_t offset);
+
+/* Diagnostics from the reader and the decoders, grouped by kind (thread-safe). */
+typedef struct diag_group {
+    char *kind;
+    int sev;
+    uint64_t count;
+    char *first;          /* first event, formatted */
+    int64_t offsets[8];   /* first offsets */
+    unsigned noffsets;
+} diag_group;
+
+/* ---- the session --------------------------------------------------------------------------- */
+
+struct ek_session {
+    ek_session_opts o;
+    char *path, *data_path, *kcore_dir;
+    ek_diag user_diag;
+    pthread_mutex_t diag_lock;
+    EK_VEC(diag_group) dgroups; /* every diagnostic, grouped, for the report */
+    ek_diag diag;            /* feeds dgroups and forwards to user_diag */
+    ek_perf_file *pf;
+    ek_perf_queues *pq;
+    const ek_perf_cs_etm *cs;
+    aspace *as;
+    dso_reg *reg;
+    EK_VEC(cpu_timeline) cpus;
+    /* key (time) of every record that carries one, by record number: AUX records */
+    EK_VEC(uint64_t) aux_keys; /* parallel to ek_perf_aux_records() */
+    int timeless;            /* no CoreSight time stamps used for ordering */
+    int ts_convert;          /* CoreSight time stamps convert to perf time */
+    const ek_perf_time_conv *tc;
+    int has_time;            /* records carry perf time */
+    int no_insn;             /* the output does not show instruction bytes */
+    /* results */
+    int ran;
+    qresult *qres;           /* one per queue */
+    size_t nqres;
+    ek_session_stats st;
+    uint64_t lost_records, lost_events;
+    EK_VEC(char *) strings;  /* owned copies of names the aspace points at */
+};
+
+/* The thread running on cpu at key (from ITRACE_START / switch records); 0 if unknown. */
+int session_cpu_thread(const ek_session *s, int32_t cpu, uint64_t key, int32_t *pid,
+                       int32_t *tid);
+
+/* ---- queue output: chunks of formatted samples, handed from a decoder thread to the writer -- */
+
+/* How a decoder thread turns a sample into output bytes: perf-script text, or a record that the
+ * writer thread turns back into a sample (ek_session_samples). t_lo/t_hi: the slice's window. */
+typedef struct qfmt {
+    void (*emit)(void *ctx, ek_sbuf *out, const ek_sample *s, const ek_script_resolver *r,
+                 uint64_t t_lo, uint64_t t_hi);
+    void *ctx;
+} qfmt;
+
+/* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */
+typedef struct qseg {
+    size_t off;
+    uint64_t key;  /* head: perf's heap ordinal of this epoch */
+    uint8_t head;  /* starts an epoch (perf: one pop of this queue's heap entry) */
+} qseg;
+
+typedef struct qchunk {
+    struct qchunk *next;
+    uint8_t last;  /* the queue's last chunk */
+    size_t len;
+    char *data;    /* len bytes (an ek_sbuf's buffer, handed over without copying) */
+    size_t cap;
+    qseg *segs;    /* segs[0].off == 0 */
+    size_t nsegs, segcap;
+} qchunk;
+
+typedef struct qout {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    qchunk *first, *last;
+    size_t bytes;       /* in complete, unconsumed chunks */
+    size_t limit;       /* the decoder waits above this (with a complete chunk to take) */
+    int done;           /* the last chunk is in */
+    int writer_waits, decoder_waits;
+    qchunk *spare;      /* consumed chunks, for reuse (no malloc/free per chunk) */
+    /* decoder side: the chunk being filled */
+    ek_sbuf cur;
+    EK_VEC(qseg) segs;
+} qout;
+
+void qout_init(qout *o, size_t limit);
+void qout_free(qout *o);
+/* writer side: the first complete chunk (waits for it); NULL when the queue is finished. */
+qchunk *qout_peek(qout *o);
+void qout_pop(qout *o);
+
+/* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. */
+int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
+
+/* A resolver for samples of a slice with time window (t_lo, t_hi]. */
+typedef struct rcache rcache; /* a decoder thread's last map and symbol (qdecode.c) */
+typedef struct rctx {
+    ek_session *s;
+    uint64_t t_lo, t_hi;
+    rcache *cache;      /* may be NULL */
+} rctx;
+ek_script_resolver qdecode_resolver(rctx *c);
+
+#endif

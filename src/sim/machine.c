@@ -1,0 +1,845 @@
+/* The simulated machine: processes, threads, CPUs, a scheduler and an interpreter that walks
+ * the real instructions of the embedded AArch64 images.
+ *
+ * Data is not simulated. Conditional branches are taken by the seeded random source (or by a
+ * machine-state decision where the code carries a .simmeta annotation), indirect calls and
+ * jumps pick among the callable functions of the image and of the libraries mapped into the
+ * process, returns use a shadow stack of call and exception frames. System calls, timer
+ * interrupts, context switches and exception returns go through the kernel image the same
+ * way, so the executed path is a path real hardware could take through this code. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "sim/sim.h"
+#include "sim/programs/simmeta.h"
+
+/* System call numbers (arm64 Linux) the programs use. */
+enum {
+    NR_WRITE = 64,
+    NR_EXIT = 93,
+    NR_NANOSLEEP = 101,
+    NR_SCHED_YIELD = 124,
+    NR_GETPID = 172,
+    NR_MUNMAP = 215,
+    NR_CLONE = 220,
+    NR_EXECVE = 221,
+    NR_MMAP = 222,
+};
+
+static const char *syscall_name(int nr)
+{
+    switch (nr) {
+    case NR_WRITE: return "sys_write";
+    case NR_EXIT: return "sys_exit";
+    case NR_NANOSLEEP: return "sys_nanosleep";
+    case NR_SCHED_YIELD: return "sys_sched_yield";
+    case NR_GETPID: return "sys_getpid";
+    case NR_MUNMAP: return "sys_munmap";
+    case NR_CLONE: return "sys_clone";
+    case NR_EXECVE: return "sys_execve";
+    case NR_MMAP: return "sys_mmap";
+    default: return "sys_ni_syscall";
+    }
+}
+
+static const char *action_sym[SIM_ACT__COUNT] = {
+    "act_none", "act_getpid", "act_write", "act_yield", "act_sleep",
+    "act_dlopen", "act_dlclose", "act_clone", "act_exec",
+};
+
+const sim_image *sim_find_image(const sim *S, const char *name)
+{
+    for (int i = 0; i < S->nimages; i++)
+        if (!strcmp(S->images[i].blob->name, name))
+            return &S->images[i];
+    return NULL;
+}
+
+static void fail(sim *S, const char *fmt, const char *a, uint64_t v)
+{
+    if (!S->err) {
+        S->err = EK_ERR_FORMAT;
+        ek_diag_emit(S->diag, EK_SEV_ERROR, "sim.machine", EK_ERR_FORMAT, NULL, -1, -1, -1, fmt,
+                     a, (unsigned long long)v);
+    }
+}
+
+static uint64_t ksym(sim *S, const char *name)
+{
+    const sim_sym *s = sim_image_symbol(S->kernel, name);
+    if (!s) {
+        fail(S, "kernel image lacks %s (%llx)", name, 0);
+        return 0;
+    }
+    return s->addr;
+}
+
+/* ------------------------------------------------------------------ threads and stacks */
+
+static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
+{
+    if (t->depth == t->cap) {
+        unsigned nc = t->cap ? t->cap * 2 : 32;
+        if (nc > 4096) {
+            fail(S, "call depth limit reached in %s at %llx", t->proc ? t->proc->comm : "idle",
+                 addr);
+            return -1;
+        }
+        sim_frame *n = realloc(t->stack, nc * sizeof(*n));
+        if (!n) {
+            S->err = EK_ERR_NOMEM;
+            S->done = 1;
+            return -1;
+        }
+        t->stack = n;
+        t->cap = nc;
+    }
+    t->stack[t->depth].addr = addr;
+    t->stack[t->depth].exc = (uint8_t)exc;
+    t->stack[t->depth].el = (uint8_t)el;
+    t->depth++;
+    return 0;
+}
+
+static sim_thread *new_thread(sim *S, sim_process *p, int tid)
+{
+    if (S->nthreads == S->cap_threads) {
+        size_t nc = S->cap_threads ? S->cap_threads * 2 : 16;
+        sim_thread **n = realloc(S->threads, nc * sizeof(*n));
+        if (!n)
+            return NULL;
+        S->threads = n;
+        S->cap_threads = nc;
+    }
+    sim_thread *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->tid = tid;
+    t->proc = p;
+    t->cpu = -1;
+    S->threads[S->nthreads++] = t;
+    return t;
+}
+
+sim_thread *sim_find_thread(const sim *S, int tid)
+{
+    for (size_t i = 0; i < S->nthreads; i++)
+        if (S->threads[i]->tid == tid && !S->threads[i]->idle)
+            return S->threads[i];
+    return NULL;
+}
+
+static void enqueue(sim *S, int cpu, sim_thread *t)
+{
+    struct sim_cpu *c = &S->cpus[cpu];
+    if (c->nrq == c->caprq) {
+        size_t nc = c->caprq ? c->caprq * 2 : 8;
+        sim_thread **n = realloc(c->rq, nc * sizeof(*n));
+        if (!n) {
+            S->err = EK_ERR_NOMEM;
+            S->done = 1;
+            return;
+        }
+        c->rq = n;
+        c->caprq = nc;
+    }
+    c->rq[c->nrq++] = t;
+    t->state = SIM_T_RUNNABLE;
+    t->cpu = cpu;
+}
+
+static int least_loaded_cpu(sim *S)
+{
+    int best = 0;
+    size_t bl = (size_t)-1;
+    for (int i = 0; i < S->ncpus; i++) {
+        size_t load = S->cpus[i].nrq + (S->cpus[i].cur && !S->cpus[i].cur->idle ? 1 : 0);
+        if (load < bl) {
+            bl = load;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* A new thread starts in the kernel at ret_from_fork and returns to 'entry' in EL0. */
+static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
+{
+    t->depth = 0;
+    if (push(S, t, entry, 1, 0) || push(S, t, ksym(S, "ret_from_fork"), 0, 1))
+        return -1;
+    t->el = 1;
+    t->state = SIM_T_NEW;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ address spaces */
+
+static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr)
+{
+    if (addr >= S->kernel_map.start && addr < S->kernel_map.end)
+        return &S->kernel_map;
+    if (p)
+        for (int i = 0; i < p->nmaps; i++)
+            if (addr >= p->maps[i].start && addr < p->maps[i].end)
+                return &p->maps[i];
+    return NULL;
+}
+
+const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr)
+{
+    if (!p)
+        return NULL;
+    for (int i = 0; i < p->nmaps; i++)
+        if (addr >= p->maps[i].start && addr < p->maps[i].end)
+            return &p->maps[i];
+    return NULL;
+}
+
+uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr)
+{
+    const sim_map *m = lookup(S, p, addr);
+    if (!m)
+        return 0;
+    return sim_image_word(m->img, addr - m->bias);
+}
+
+static int is_svc(uint32_t w)
+{
+    return (w & 0xFFE0001Fu) == 0xD4000001u;
+}
+
+static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
+{
+    return is_svc(sim_word_at(S, p, addr - 4));
+}
+
+static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
+                              uint64_t time)
+{
+    if (p->nmaps == SIM_MAX_MAPS)
+        return NULL;
+    sim_map *m = &p->maps[p->nmaps++];
+    uint64_t seg_lo = img->seg_vaddr & ~0xFFFull;
+    m->bias = img->is_shared ? base : 0;
+    m->start = seg_lo + m->bias;
+    m->end = ((img->seg_vaddr + img->seg_filesz + 0xFFF) & ~0xFFFull) + m->bias;
+    m->img = img;
+    m->serial = ++S->next_serial;
+    m->pid = p->pid;
+    m->time = time;
+    if (S->nmaps_all == S->cap_maps_all) {
+        size_t nc = S->cap_maps_all ? S->cap_maps_all * 2 : 16;
+        sim_map *v = realloc(S->maps_all, nc * sizeof(*v));
+        if (!v)
+            return NULL;
+        S->maps_all = v;
+        S->cap_maps_all = nc;
+    }
+    S->maps_all[S->nmaps_all++] = *m;
+    return m;
+}
+
+/* ------------------------------------------------------------------ processes */
+
+sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
+                       unsigned session_mask, int parent_pid)
+{
+    if (S->nprocs == S->cap_procs) {
+        size_t nc = S->cap_procs ? S->cap_procs * 2 : 8;
+        sim_process **n = realloc(S->procs, nc * sizeof(*n));
+        if (!n)
+            return NULL;
+        S->procs = n;
+        S->cap_procs = nc;
+    }
+    sim_process *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    S->procs[S->nprocs++] = p;
+    p->pid = S->next_pid++;
+    snprintf(p->comm, sizeof(p->comm), "%s", comm);
+    p->exe = exe;
+    p->session_mask = session_mask;
+    p->parent = parent_pid;
+    p->thread_budget = budget / 2 + 1;
+    p->lib_base = 0x0000ffff8a400000ull;
+    if (cpu < 0 || cpu >= S->ncpus)
+        cpu = least_loaded_cpu(S);
+    add_map(S, p, exe, 0, S->cpus[cpu].time);
+    sim_thread *t = new_thread(S, p, p->pid);
+    if (!t)
+        return NULL;
+    t->budget = budget;
+    const sim_sym *entry = sim_image_symbol(exe, "_start");
+    if (!entry || prepare_new_thread(S, t, entry->addr))
+        return NULL;
+    p->live_threads = 1;
+    uint64_t now = S->cpus[cpu].time;
+    sim_side_fork(S, t, parent_pid, parent_pid, now, cpu);
+    sim_side_comm(S, t, 1, now, cpu);
+    sim_side_mmap(S, t, &p->maps[0], now, cpu);
+    enqueue(S, cpu, t);
+    return p;
+}
+
+/* ------------------------------------------------------------------ CPUs */
+
+int sim_machine_init(sim *S)
+{
+    S->kernel = sim_find_image(S, "vmlinux");
+    if (!S->kernel)
+        return EK_ERR_FORMAT;
+    S->kernel_map.img = S->kernel;
+    S->kernel_map.bias = 0;
+    S->kernel_map.start = S->kernel->seg_vaddr;
+    S->kernel_map.end = S->kernel->seg_vaddr + S->kernel->seg_filesz;
+    S->kernel_map.serial = 0;
+    S->kmap = &S->kernel_map;
+    uint64_t idle_pc = ksym(S, "cpu_idle_loop");
+    for (int i = 0; i < S->ncpus; i++) {
+        struct sim_cpu *c = &S->cpus[i];
+        c->id = i;
+        c->time = 0;
+        c->next_tick = S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
+        sim_thread *t = new_thread(S, NULL, 0);
+        if (!t)
+            return EK_ERR_NOMEM;
+        t->idle = 1;
+        t->cpu = i;
+        t->el = 1;
+        t->pc = idle_pc;
+        t->state = SIM_T_RUNNING;
+        c->idle = c->cur = t;
+        sim_etm_init(S, &c->etm, i);
+    }
+    return S->err;
+}
+
+void sim_machine_free(sim *S)
+{
+    for (size_t i = 0; i < S->nthreads; i++) {
+        free(S->threads[i]->stack);
+        free(S->threads[i]);
+    }
+    free(S->threads);
+    for (size_t i = 0; i < S->nprocs; i++)
+        free(S->procs[i]);
+    free(S->procs);
+    free(S->maps_all);
+    for (int i = 0; i < S->ncpus; i++) {
+        free(S->cpus[i].rq);
+        sim_etm_free(&S->cpus[i].etm);
+    }
+}
+
+static ek_etm4_ctx ctx_of(const sim_thread *t)
+{
+    ek_etm4_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
+                     .cid = t->idle ? 0u : (uint32_t)t->tid, .vmid = 0};
+    return c;
+}
+
+static sim_thread *pick_next(sim *S, struct sim_cpu *c)
+{
+    while (c->nrq) {
+        sim_thread *n = c->rq[0];
+        memmove(c->rq, c->rq + 1, (c->nrq - 1) * sizeof(c->rq[0]));
+        c->nrq--;
+        if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW)
+            return n;
+    }
+    (void)S;
+    return c->idle;
+}
+
+static void wake_sleepers(sim *S, uint64_t now)
+{
+    for (size_t i = 0; i < S->nthreads; i++) {
+        sim_thread *t = S->threads[i];
+        if (t->state == SIM_T_SLEEPING && t->wake_at <= now)
+            enqueue(S, t->cpu >= 0 ? t->cpu : least_loaded_cpu(S), t);
+    }
+}
+
+/* The annotated `ret` of cpu_switch_to: switch to the next thread and return on its stack. */
+static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t iaddr)
+{
+    sim_thread *next = pick_next(S, c);
+    if (next != t && !t->idle && t->state == SIM_T_RUNNING)
+        enqueue(S, c->id, t);
+    if (next == t) {
+        if (!t->depth || t->stack[t->depth - 1].exc) {
+            fail(S, "switch to self without a frame in %s (%llx)", "schedule", iaddr);
+            return;
+        }
+        uint64_t target = t->stack[--t->depth].addr;
+        sim_etm_branch(&c->etm, iaddr, SIM_I_RET, 1, target, 0, svc_before(S, t->proc, target));
+        sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+        t->pc = target;
+        c->need_resched = 0;
+        return;
+    }
+    if (!next->depth || next->stack[next->depth - 1].exc) {
+        fail(S, "next thread has no kernel frame (%s %llx)", "switch", iaddr);
+        return;
+    }
+    if (t->state == SIM_T_RUNNING)
+        t->state = SIM_T_RUNNABLE;
+    uint64_t target = next->stack[--next->depth].addr;
+    sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+    next->state = SIM_T_RUNNING;
+    next->cpu = c->id;
+    next->el = 1;
+    next->pc = target;
+    next->mcache = NULL;
+    ek_etm4_ctx nctx = ctx_of(next);
+    /* the ret executes on the outgoing thread's trace; the sessions decide what runs next */
+    sim_etm_switch(&c->etm, iaddr, target, &nctx, c->time);
+    sim_sched_out(S, c->id, t, c->time);
+    c->cur = next;
+    c->need_resched = 0;
+    sim_sched_in(S, c->id, t, next, c->time);
+    sim_etm_switch_done(&c->etm, c->time);
+}
+
+/* ------------------------------------------------------------------ kernel actions */
+
+static void do_exit(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    t->state = SIM_T_DEAD;
+    sim_process *p = t->proc;
+    sim_side_exit(S, t, c->time, c->id);
+    if (p && --p->live_threads == 0)
+        p->exited = 1;
+    c->need_resched = 1;
+}
+
+static void do_clone(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    const sim_sym *entry = sim_image_symbol(p->exe, "thread_entry");
+    if (!entry) {
+        fail(S, "%s has no thread_entry (%llx)", p->comm, 0);
+        return;
+    }
+    sim_thread *n = new_thread(S, p, S->next_pid++);
+    if (!n || prepare_new_thread(S, n, entry->addr + (p->maps[0].bias))) {
+        S->err = EK_ERR_NOMEM;
+        S->done = 1;
+        return;
+    }
+    n->budget = p->thread_budget;
+    p->live_threads++;
+    sim_side_fork(S, n, p->pid, t->tid, c->time, c->id);
+    enqueue(S, least_loaded_cpu(S), n);
+}
+
+static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    if (!p->next_exe)
+        return;
+    p->exe = p->next_exe;
+    p->next_exe = NULL;
+    snprintf(p->comm, sizeof(p->comm), "%s", p->exe->blob->name);
+    p->nmaps = 0;
+    p->nlibs = p->next_lib = 0;
+    p->nscript = p->script_pos = 0;
+    add_map(S, p, p->exe, 0, c->time);
+    t->mcache = NULL;
+    /* the exception frame now returns to the new program's entry; user frames are gone */
+    unsigned e = t->depth;
+    while (e > 0 && !t->stack[e - 1].exc)
+        e--;
+    if (e == 0) {
+        fail(S, "exec without an exception frame in %s (%llx)", p->comm, t->pc);
+        return;
+    }
+    const sim_sym *entry = sim_image_symbol(p->exe, "_start");
+    t->stack[e - 1].addr = entry ? entry->addr : 0;
+    memmove(t->stack, t->stack + e - 1, (t->depth - (e - 1)) * sizeof(sim_frame));
+    t->depth -= e - 1;
+    sim_side_comm(S, t, 1, c->time, c->id);
+    sim_side_mmap(S, t, &p->maps[0], c->time, c->id);
+}
+
+static void do_mmap(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    if (p->next_lib >= p->nlibs)
+        return;
+    const sim_image *lib = p->libs[p->next_lib++];
+    /* one library at a time at the same base: a new dlopen reuses the address of the last */
+    for (int i = 1; i < p->nmaps; i++)
+        if (p->maps[i].img->is_shared) {
+            p->maps[i] = p->maps[--p->nmaps];
+            i--;
+        }
+    const sim_map *m = add_map(S, p, lib, p->lib_base, c->time);
+    t->mcache = NULL;
+    if (m)
+        sim_side_mmap(S, t, m, c->time, c->id);
+}
+
+static void do_munmap(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    (void)S;
+    (void)c;
+    for (int i = p->nmaps - 1; i >= 1; i--)
+        if (p->maps[i].img->is_shared) {
+            p->maps[i] = p->maps[--p->nmaps];
+            break;
+        }
+    t->mcache = NULL;
+}
+
+static int others_runnable(struct sim_cpu *c)
+{
+    for (size_t i = 0; i < c->nrq; i++)
+        if (c->rq[i]->state == SIM_T_RUNNABLE || c->rq[i]->state == SIM_T_NEW)
+            return 1;
+    return 0;
+}
+
+static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    switch (t->sc_nr) {
+    case -1: /* timer tick */
+        if (others_runnable(c))
+            c->need_resched = 1;
+        break;
+    case NR_SCHED_YIELD:
+        if (others_runnable(c))
+            c->need_resched = 1;
+        break;
+    case NR_NANOSLEEP:
+        t->state = SIM_T_SLEEPING;
+        t->wake_at = c->time + S->tick / 2 + sim_rng_below(&S->rng, (uint32_t)(S->tick + 1));
+        c->need_resched = 1;
+        break;
+    case NR_EXIT:
+        do_exit(S, c, t);
+        break;
+    case NR_CLONE:
+        do_clone(S, c, t);
+        break;
+    case NR_EXECVE:
+        do_exec(S, c, t);
+        break;
+    case NR_MMAP:
+        do_mmap(S, c, t);
+        break;
+    case NR_MUNMAP:
+        do_munmap(S, c, t);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ indirect targets */
+
+static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
+{
+    /* cb_* functions of the calling image, api_* functions of the other mapped libraries */
+    uint64_t cand[64];
+    unsigned n = 0;
+    const sim_process *p = t->proc;
+    for (size_t i = 0; i < m->img->nsyms && n < 64; i++)
+        if (!strncmp(m->img->syms[i].name, "cb_", 3))
+            cand[n++] = m->img->syms[i].addr + m->bias;
+    if (p)
+        for (int k = 0; k < p->nmaps; k++) {
+            const sim_map *o = &p->maps[k];
+            if (o == m || !o->img->is_shared)
+                continue;
+            for (size_t i = 0; i < o->img->nsyms && n < 64; i++)
+                if (!strncmp(o->img->syms[i].name, "api_", 4) && o->img->syms[i].global)
+                    cand[n++] = o->img->syms[i].addr + o->bias;
+        }
+    if (!n) {
+        fail(S, "no indirect-call target in %s (%llx)", m->img->blob->name, t->pc);
+        return 0;
+    }
+    return cand[sim_rng_below(&S->rng, n)];
+}
+
+static sim_action next_action(sim *S, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    if (t->tid != p->pid) /* threads only do harmless things */
+        return sim_rng_chance(&S->rng, 32) ? SIM_ACT_GETPID : SIM_ACT_NONE;
+    uint32_t step = p->steps++;
+    if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
+        return p->script[p->script_pos++].action;
+    if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
+        static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
+                                          SIM_ACT_SLEEP};
+        return pool[sim_rng_below(&S->rng, 4)];
+    }
+    return SIM_ACT_NONE;
+}
+
+static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m,
+                                const sim_insn *in)
+{
+    (void)c;
+    if (in->dec == SIM_DEC_SYSCALL)
+        return ksym(S, syscall_name(t->sc_nr));
+    if (in->dec == SIM_DEC_SCRIPT) {
+        sim_action a = next_action(S, t);
+        const sim_sym *s = sim_image_symbol(m->img, action_sym[a]);
+        if (!s) {
+            fail(S, "no action stub %s (%llx)", action_sym[a], 0);
+            return 0;
+        }
+        return s->addr + m->bias;
+    }
+    if (m->img->is_kernel) {
+        fail(S, "unannotated indirect branch in the kernel (%s %llx)", "vmlinux", t->pc);
+        return 0;
+    }
+    return pick_callable(S, t, m);
+}
+
+/* ------------------------------------------------------------------ exceptions */
+
+static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned type, uint64_t ret,
+                           uint64_t vector_off)
+{
+    if (push(S, t, ret, 1, t->el))
+        return;
+    uint64_t target = ksym(S, "vectors") + vector_off;
+    int svc = type == EK_ETM4_EXC_CALL;
+    t->el = 1;
+    ek_etm4_ctx nctx = ctx_of(t);
+    sim_etm_exception(&c->etm, type, ret, svc, target, 1, &nctx, c->time);
+    sim_branch_truth(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
+    t->pc = target;
+}
+
+static void take_irq(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    c->next_tick += S->tick;
+    t->sc_nr = -1;
+    take_exception(S, c, t, EK_ETM4_EXC_IRQ, t->pc, 0x480);
+}
+
+/* ------------------------------------------------------------------ the interpreter */
+
+static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_insn *in)
+{
+    switch (in->dec) {
+    case SIM_DEC_NORESCHED:
+        return !c->need_resched;
+    case SIM_DEC_IDLE_WAKE:
+        return others_runnable(c) || c->need_resched;
+    case SIM_DEC_CONTINUE:
+        return t->budget > 0 && !S->done;
+    case SIM_DEC_NOTTAKEN:
+        return 0;
+    default:
+        break;
+    }
+    /* loops (backward branches) are taken more often than forward branches */
+    return sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
+}
+
+static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m,
+                      const sim_insn *in, uint64_t ia)
+{
+    sim_etm *e = &c->etm;
+    uint64_t target;
+    int taken = 1;
+    switch (in->cls) {
+    case SIM_I_OTHER:
+        if (in->dec == SIM_DEC_ACTION)
+            do_action(S, c, t);
+        t->pc = ia + 4;
+        return;
+    case SIM_I_MOVZ:
+        if (in->reg <= 8)
+            t->xreg[in->reg] = (uint64_t)(uint32_t)in->imm << in->shift;
+        if (in->dec == SIM_DEC_ACTION)
+            do_action(S, c, t);
+        t->pc = ia + 4;
+        return;
+    case SIM_I_BCOND:
+        taken = decide(S, c, t, in);
+        target = ia + (int64_t)in->imm;
+        sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
+        sim_branch_truth(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+        t->pc = taken ? target : ia + 4;
+        return;
+    case SIM_I_B:
+        target = ia + (int64_t)in->imm;
+        if (target == ia) {
+            fail(S, "endless loop reached in %s at %llx", m->img->blob->name, ia);
+            return;
+        }
+        sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
+        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        t->pc = target;
+        return;
+    case SIM_I_BL:
+        if (push(S, t, ia + 4, 0, t->el))
+            return;
+        target = ia + (int64_t)in->imm;
+        sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
+        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        t->pc = target;
+        return;
+    case SIM_I_BLR:
+    case SIM_I_BR: {
+        target = indirect_target(S, c, t, m, in);
+        if (S->err)
+            return;
+        if (in->cls == SIM_I_BLR && push(S, t, ia + 4, 0, t->el))
+            return;
+        const sim_map *tm = lookup(S, t->proc, target);
+        if (!tm) {
+            fail(S, "indirect branch to unmapped address in %s (%llx)", m->img->blob->name,
+                 target);
+            return;
+        }
+        sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
+        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        t->pc = target;
+        t->mcache = tm;
+        return;
+    }
+    case SIM_I_RET:
+        if (in->dec == SIM_DEC_SWITCH) {
+            context_switch(S, c, t, ia);
+            return;
+        }
+        if (!t->depth || t->stack[t->depth - 1].exc) {
+            fail(S, "return without a call frame in %s (%llx)", m->img->blob->name, ia);
+            return;
+        }
+        target = t->stack[--t->depth].addr;
+        {
+            const sim_map *tm = lookup(S, t->proc, target);
+            if (!tm) {
+                fail(S, "return to unmapped address in %s (%llx)", m->img->blob->name, target);
+                return;
+            }
+            sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
+            t->mcache = tm;
+        }
+        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        t->pc = target;
+        return;
+    case SIM_I_ERET: {
+        if (!t->depth || !t->stack[t->depth - 1].exc) {
+            fail(S, "eret without an exception frame (%s %llx)", "kernel", ia);
+            return;
+        }
+        sim_frame f = t->stack[--t->depth];
+        t->el = f.el;
+        const sim_map *tm = lookup(S, t->proc, f.addr);
+        if (!tm) {
+            fail(S, "eret to unmapped address (%s %llx)", t->proc ? t->proc->comm : "?", f.addr);
+            return;
+        }
+        ek_etm4_ctx nctx = ctx_of(t);
+        sim_etm_eret(e, ia, f.addr, tm->serial, svc_before(S, t->proc, f.addr), &nctx, c->time);
+        sim_branch_truth(S, t, c->id, ia, f.addr, in->cls, 1);
+        t->pc = f.addr;
+        t->mcache = tm;
+        return;
+    }
+    case SIM_I_SVC:
+        t->sc_nr = (int)t->xreg[8];
+        take_exception(S, c, t, EK_ETM4_EXC_CALL, ia + 4, 0x400);
+        return;
+    default:
+        fail(S, "unsupported instruction in %s at %llx", m->img->blob->name, ia);
+        return;
+    }
+}
+
+static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
+{
+    while (c->time < until && !S->err) {
+        sim_thread *t = c->cur;
+        const sim_map *m = t->mcache;
+        if (!m || t->pc < m->start || t->pc >= m->end) {
+            m = lookup(S, t->proc, t->pc);
+            if (!m) {
+                fail(S, "execution at unmapped address in %s (%llx)",
+                     t->proc ? t->proc->comm : "idle", t->pc);
+                return;
+            }
+            t->mcache = m;
+        }
+        const sim_image *img = m->img;
+        uint32_t i = (uint32_t)((t->pc - m->bias - img->seg_vaddr) >> 2);
+        uint32_t s = img->next_stop[i];
+        if (s >= img->ninsn) {
+            fail(S, "ran off the end of %s at %llx", img->blob->name, t->pc);
+            return;
+        }
+        uint64_t n = (uint64_t)(s - i) + 1;
+        if (t->el == 0 && c->time + n > c->next_tick) {
+            uint64_t k = c->next_tick > c->time ? c->next_tick - c->time : 0;
+            c->time += k;
+            S->insn_total += k;
+            if (t->budget > k)
+                t->budget -= k;
+            else
+                t->budget = 0;
+            t->pc += 4 * k;
+            take_irq(S, c, t);
+            continue;
+        }
+        c->time += n;
+        S->insn_total += n;
+        if (t->el == 0) {
+            if (t->budget > n)
+                t->budget -= n;
+            else
+                t->budget = 0;
+        }
+        uint64_t ia = t->pc + 4 * (uint64_t)(s - i);
+        t->pc = ia;
+        exec_stop(S, c, t, m, &img->insn[s], ia);
+    }
+}
+
+static int all_exited(const sim *S)
+{
+    for (size_t i = 0; i < S->nprocs; i++)
+        if (!S->procs[i]->exited)
+            return 0;
+    return 1;
+}
+
+int sim_run(sim *S, uint64_t until_ns)
+{
+    while (!S->err) {
+        uint64_t end = S->now + S->quantum;
+        wake_sleepers(S, S->now);
+        for (int i = 0; i < S->ncpus && !S->err; i++) {
+            cpu_run(S, &S->cpus[i], end);
+            sim_etm_drain(&S->cpus[i].etm);
+        }
+        S->now = end;
+        sim_sessions_poll(S, S->now);
+        if (S->trace_budget && S->trace_total >= S->trace_budget)
+            S->done = 1;
+        if (S->now >= until_ns)
+            S->done = 1;
+        if (S->done && all_exited(S))
+            break;
+        if (S->now >= until_ns + 1000000000ull) {
+            ek_diag_emit(S->diag, EK_SEV_WARN, "sim.timeout", 0, NULL, -1, -1, -1,
+                         "processes still running 1 s after the end of the scenario");
+            break;
+        }
+    }
+    return S->err;
+}

@@ -1,0 +1,438 @@
+/* Scenarios of `etmkit gen` and the run driver (ek_sim_run). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "etmkit/etmkit.h"
+#include "sim/sim.h"
+
+typedef struct sim_opts_in {
+    uint64_t trace_size;
+} sim_opts_in;
+
+struct sim_scenario {
+    const char *name;
+    const char *desc;
+    int (*setup)(sim *S);
+    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+};
+
+void sim_note(sim *S, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ek_diag_vemit(S->diag, EK_SEV_NOTE, "sim.note", 0, NULL, -1, -1, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ building blocks */
+
+static sim_session *add_session(sim *S, int mode, unsigned el_mask)
+{
+    sim_session *s = &S->sessions[S->nsessions];
+    memset(s, 0, sizeof(*s));
+    s->index = S->nsessions++;
+    s->perf_pid = 900 + s->index;
+    s->mode = mode;
+    s->el_mask = el_mask;
+    s->header_version = 1;
+    s->sink_kind = SIM_SINK_ETR;
+    s->ring_size = 1u << 20;
+    s->read_period = 2000000;
+    s->read_skew = 0;
+    s->target_pid = -1;
+    if (mode == SIM_MODE_PER_THREAD) {
+        s->configr = 0;
+        s->attr_config = 0;
+    } else {
+        /* perf 6.1 turns on context ID and timestamps for CPU-wide recording */
+        s->configr = EK_TRCCONFIGR_CID | EK_TRCCONFIGR_TS;
+        s->attr_config = (1u << 14) | (1u << 28);
+    }
+    return s;
+}
+
+static void add_etr(sim *S, uint32_t size)
+{
+    sim_sink *k = &S->sinks[S->nsinks];
+    sim_sink_init(k, SIM_SINK_ETR, S->nsinks, size, S->truth);
+    S->nsinks++;
+    for (int c = 0; c < S->ncpus; c++)
+        S->cpus[c].sink = k;
+}
+
+static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
+{
+    const sim_image *img = sim_find_image(S, exe);
+    if (!img)
+        return NULL;
+    return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
+}
+
+__attribute__((unused)) /* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
+ * records of its CPU-wide events carry the workload's pid as tid. */
+static void set_target(sim_session *s, int pid)
+{
+    s->target_pid = pid;
+    if (s->mode != SIM_MODE_SYSTEM)
+        for (int k = 0; k < s->nevents; k++)
+            s->events[k].tid = pid;
+}
+
+static void script(sim_process *p, uint32_t at, sim_action a)
+{
+    if (p && p->nscript < SIM_MAX_SCRIPT) {
+        p->script[p->nscript].at = at;
+        p->script[p->nscript].action = a;
+        p->nscript++;
+    }
+}
+
+/* ------------------------------------------------------------------ scenarios */
+
+static int sc_basic(sim *S)
+{
+    S->ncpus = 1;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    return 0;
+}
+
+static int sc_basic_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    return 0;
+}
+
+static int sc_per_thread(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_THREAD, 1);
+    return 0;
+}
+
+static int sc_per_thread_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24; /* yields and sleeps: the thread is switched out and back in */
+    return 0;
+}
+
+static int sc_kernel(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_CPU, 3);
+    return 0;
+}
+
+static int sc_kernel_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 40;
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
+static int sc_kernel_novmlinux(sim *S)
+{
+    S->no_vmlinux = 1;
+    return sc_kernel(S);
+}
+
+static const struct {
+    struct sim_scenario sc;
+    int (*run)(sim *S);
+    uint64_t trace_default;
+} scenarios[] = {
+    {{"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
+      sc_basic, 0},
+     sc_basic_run, 48 << 10},
+    {{"per-thread", "perf record --per-thread: no timestamps or context IDs (timeless decode), "
+                    "one AUX record per time the thread is scheduled in",
+      sc_per_thread, 0},
+     sc_per_thread_run, 64 << 10},
+    {{"kernel-and-user", "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
+                         "making system calls; vmlinux in symfs",
+      sc_kernel, 0},
+     sc_kernel_run, 96 << 10},
+    {{"kernel-and-user-novmlinux",
+      "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
+      "read kernel code and silently drops kernel samples",
+      sc_kernel_novmlinux, 0},
+     sc_kernel_run, 96 << 10},
+};
+
+#define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
+
+size_t ek_sim_scenario_count(void)
+{
+    return NSCEN;
+}
+
+const char *ek_sim_scenario_name(size_t i)
+{
+    return i < NSCEN ? scenarios[i].sc.name : NULL;
+}
+
+const char *ek_sim_scenario_desc(size_t i)
+{
+    return i < NSCEN ? scenarios[i].sc.desc : NULL;
+}
+
+/* ------------------------------------------------------------------ output helpers */
+
+static int mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof(buf))
+        return EK_ERR_ARG;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return EK_ERR_IO;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static int write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return EK_ERR_IO;
+    size_t w = fwrite(data, 1, n, f);
+    int rc = fclose(f);
+    return (w == n && rc == 0) ? 0 : EK_ERR_IO;
+}
+
+static int write_symfs(sim *S, const char *out, int with_vmlinux)
+{
+    int err = 0;
+    for (int i = 0; i < S->nimages && !err; i++) {
+        const sim_image *img = &S->images[i];
+        char rel[512];
+        if (img->is_kernel) {
+            if (!with_vmlinux)
+                continue;
+            snprintf(rel, sizeof(rel), "symfs/vmlinux");
+        } else {
+            snprintf(rel, sizeof(rel), "symfs%s", img->blob->path);
+        }
+        char *path = join(out, rel);
+        if (!path)
+            return EK_ERR_NOMEM;
+        char *slash = strrchr(path, '/');
+        *slash = 0;
+        err = mkdirs(path);
+        *slash = '/';
+        if (!err)
+            err = write_file(path, img->data, img->size);
+        free(path);
+    }
+    return err;
+}
+
+static int write_kallsyms(sim *S, const char *out)
+{
+    char *path = join(out, "kallsyms");
+    if (!path)
+        return EK_ERR_NOMEM;
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f)
+        return EK_ERR_IO;
+    const sim_image *k = S->kernel;
+    fprintf(f, "%016llx T _text\n", (unsigned long long)k->seg_vaddr);
+    for (size_t i = 0; i < k->nsyms; i++)
+        fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
+                k->syms[i].global ? 'T' : 't', k->syms[i].name);
+    return fclose(f) ? EK_ERR_IO : 0;
+}
+
+static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
+{
+    char *path = join(out, "truth.summary");
+    if (!path)
+        return EK_ERR_NOMEM;
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f)
+        return EK_ERR_IO;
+    fprintf(f, "scenario\t%s\nseed\t%llu\ncpus\t%d\n", S->sc->name, (unsigned long long)o->seed,
+            S->ncpus);
+    fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
+            (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
+            (unsigned long long)S->trace_total, (unsigned long long)S->now);
+    fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
+    for (int c = 0; c < S->ncpus; c++) {
+        const sim_etm *e = &S->cpus[c].etm;
+        fprintf(f, "etm\tcpu=%d\ttrace_id=0x%02x\tbytes=%llu\tatoms=%llu\n", c, e->cfg.trace_id,
+                (unsigned long long)e->produced, (unsigned long long)e->atom_count);
+    }
+    for (int i = 0; i < S->nsinks; i++) {
+        const sim_sink *k = &S->sinks[i];
+        fprintf(f, "sink\t%d\tkind=%s\tsize=%u\tcopies=%llu\trefused=%llu\twrapped=%llu\n", i,
+                k->kind == SIM_SINK_ETR ? "etr" : k->kind == SIM_SINK_ETF ? "etf" : "trbe",
+                k->hw_size, (unsigned long long)k->stat_copies,
+                (unsigned long long)k->stat_refused, (unsigned long long)k->stat_lost);
+    }
+    for (int i = 0; i < S->nsessions; i++) {
+        const sim_session *s = &S->sessions[i];
+        fprintf(f, "session\t%d\tperf_pid=%d\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
+                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu\n",
+                i, s->perf_pid,
+                s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
+                                                                                      : "per-thread",
+                s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
+                (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
+                (unsigned long long)s->perf_lines);
+        for (size_t k = 0; k < s->auxrecs.n; k++) {
+            const sim_auxrec *a = &s->auxrecs.v[k];
+            fprintf(f, "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
+                       "\tflags=0x%llx\tops=%zu\n",
+                    i, a->queue, a->cpu, a->tid, (unsigned long long)a->time,
+                    (unsigned long long)a->offset, (unsigned long long)a->size,
+                    (unsigned long long)a->flags, a->ops.n);
+        }
+    }
+    for (size_t i = 0; i < S->nprocs; i++)
+        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
+                S->procs[i]->steps);
+    return fclose(f) ? EK_ERR_IO : 0;
+}
+
+/* ------------------------------------------------------------------ the run */
+
+int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
+{
+    if (!o || o->size < sizeof(ek_sim_opts) || !o->scenario || !o->outdir)
+        return EK_ERR_ARG;
+    size_t si = 0;
+    while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
+        si++;
+    if (si == NSCEN)
+        return EK_ERR_NOT_FOUND;
+    sim *S = calloc(1, sizeof(*S));
+    if (!S)
+        return EK_ERR_NOMEM;
+    S->sc = &scenarios[si].sc;
+    S->opts = o;
+    S->diag = (ek_diag *)o->diag;
+    S->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+    S->next_pid = 1000;
+    S->quantum = 10000;
+    S->tick = 50000;
+    S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
+    S->truth = S->trace_budget <= (64ull << 20);
+    S->work = ~0ull >> 2;
+    S->branches_limit = 2000000;
+    int err = mkdirs(o->outdir);
+    for (size_t i = 0; i < sim_blob_count() && !err; i++)
+        err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
+    if (!err)
+        err = S->sc->setup(S);
+    if (!err)
+        err = sim_machine_init(S);
+    char *branches = join(o->outdir, "truth.branches.tsv");
+    if (!err && branches) {
+        S->branches_out = fopen(branches, "w");
+        if (S->branches_out)
+            fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
+    }
+    free(branches);
+    for (int i = 0; i < S->nsessions && !err; i++) {
+        sim_session *s = &S->sessions[i];
+        err = sim_session_setup(S, s);
+        if (err)
+            break;
+        char name[64];
+        snprintf(name, sizeof(name), i ? "perf-%d.data" : "perf.data", i);
+        s->dir = join(o->outdir, name);
+        if (!s->dir)
+            err = EK_ERR_NOMEM;
+        else if (!S->sc->snapshot_folder && !(s->w = sim_writer_open(S, s, s->dir)))
+            err = EK_ERR_IO;
+    }
+    if (!err) {
+        sim_sessions_poll(S, 0);
+        err = scenarios[si].run(S);
+    }
+    if (!err)
+        err = sim_run(S, 20000000000ull);
+    if (!err)
+        err = sim_sessions_finish(S);
+    for (int i = 0; i < S->nsessions; i++) {
+        sim_session *s = &S->sessions[i];
+        if (s->w) {
+            int e2 = sim_writer_close(s->w);
+            s->w = NULL;
+            if (!err)
+                err = e2;
+        }
+    }
+    if (S->branches_out) {
+        fclose(S->branches_out);
+        S->branches_out = NULL;
+    }
+    if (!err)
+        err = write_symfs(S, o->outdir, !S->no_vmlinux);
+    if (!err)
+        err = write_kallsyms(S, o->outdir);
+    if (!err && S->truth && S->nsessions) {
+        char *p = join(o->outdir, "expected-branches.txt");
+        char *q = join(o->outdir, "perf-6.1-expected.txt");
+        err = p && q ? sim_truth_write(S, &S->sessions[0], p, q) : EK_ERR_NOMEM;
+        free(p);
+        free(q);
+    }
+    if (!err && S->sc->snapshot_folder)
+        err = sim_snapshot_write(S, o->outdir);
+    if (!err)
+        err = write_summary(S, o->outdir, o);
+    if (res) {
+        memset(res, 0, sizeof(*res));
+        res->trace_bytes = S->trace_total;
+        res->instructions = S->insn_total;
+        res->branches = S->branch_total;
+        for (int i = 0; i < S->nsessions; i++)
+            res->aux_bytes += S->sessions[i].aux_bytes;
+        res->expected_lines = S->nsessions ? S->sessions[0].expected_lines : 0;
+        res->truth_complete = S->truth;
+    }
+    for (int i = 0; i < S->nsessions; i++)
+        sim_session_free(&S->sessions[i]);
+    for (int i = 0; i < S->nsinks; i++)
+        sim_sink_free(&S->sinks[i]);
+    sim_machine_free(S);
+    for (int i = 0; i < S->nimages; i++)
+        sim_image_free(&S->images[i]);
+    free(S);
+    return err;
+}

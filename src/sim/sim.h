@@ -1,0 +1,490 @@
+/* Internal interfaces of etmkit's CoreSight system simulator (`etmkit gen`).
+ *
+ *   machine.c   processes, threads, CPUs and the scheduler; walks the real instructions of the
+ *               embedded images (image.c) with a seeded random source and calls the ETM model
+ *               at every waypoint (branch, exception, exception return, context switch)
+ *   etm.c       one ETM per CPU: view filter (exception levels, session scope), sync, and the
+ *               packet encoder (src/etm4/encode.c); keeps a packet-level truth when asked
+ *   sink.c      funnel + CoreSight formatter, shared sinks (ETR/ETF) with session arbitration,
+ *               per-CPU raw sinks (TRBE-like), perf AUX rings and the `perf record` reader
+ *   perfdata.c  perf.data writer (streaming)          snapshot.c  snapshot folder writer
+ *   truth.c     reference decode of what was written (packets -> the elements a correct
+ *               decoder outputs), perf 6.1's sample policy, symbols, perf-script text
+ *   scenario.c  the scenario table and ek_sim_run()
+ */
+#ifndef ETMKIT_SIM_SIM_H
+#define ETMKIT_SIM_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/vec.h"
+#include "etm4/encode.h"
+#include "etmkit/diag.h"
+#include "etmkit/sbuf.h"
+#include "etmkit/sim.h"
+#include "sim/image.h"
+#include "sim/rng.h"
+
+#define SIM_MAX_CPUS 8
+#define SIM_MAX_SESSIONS 4
+#define SIM_MAX_MAPS 8
+#define SIM_MAX_SCRIPT 32
+
+typedef struct sim sim;
+typedef struct sim_thread sim_thread;
+typedef struct sim_process sim_process;
+typedef struct sim_session sim_session;
+typedef struct sim_event sim_event;
+typedef struct sim_sink sim_sink;
+
+/* ------------------------------------------------------------------ machine */
+
+typedef struct sim_map {
+    uint64_t start, end; /* runtime addresses of the code segment */
+    uint64_t bias;       /* runtime = link-time + bias */
+    const sim_image *img;
+    uint32_t serial;     /* identifies this mapping instance (dlopen reuse) */
+    int pid;
+    uint64_t time;       /* when it was made */
+} sim_map;
+
+/* Scripted actions a process runs between work steps (the SIM_DEC_SCRIPT blr). */
+typedef enum sim_action {
+    SIM_ACT_NONE = 0,
+    SIM_ACT_GETPID,
+    SIM_ACT_WRITE,
+    SIM_ACT_YIELD,
+    SIM_ACT_SLEEP,
+    SIM_ACT_DLOPEN,  /* map the next library of the process's library list */
+    SIM_ACT_DLCLOSE, /* unmap the most recent library */
+    SIM_ACT_CLONE,   /* start a thread at thread_entry */
+    SIM_ACT_EXEC,    /* exec the next program */
+    SIM_ACT__COUNT
+} sim_action;
+
+typedef struct sim_step {
+    uint32_t at;       /* work-step number of the main thread when the action runs */
+    sim_action action;
+} sim_step;
+
+struct sim_process {
+    int pid;
+    char comm[16];
+    const sim_image *exe;
+    sim_map maps[SIM_MAX_MAPS];
+    int nmaps;
+    int live_threads;
+    int exited;
+    const sim_image *libs[4]; /* libraries dlopen maps, in order */
+    int nlibs, next_lib;
+    uint64_t lib_base;
+    const sim_image *next_exe;
+    sim_step script[SIM_MAX_SCRIPT];
+    int nscript, script_pos;
+    uint32_t steps;           /* work steps done by the main thread */
+    unsigned random_actions;  /* chance (of 256) of a random harmless action per step */
+    uint64_t thread_budget;   /* instructions each new thread works for */
+    unsigned session_mask;    /* per-task sessions following this process */
+    int parent;
+};
+
+typedef struct sim_frame {
+    uint64_t addr;
+    uint8_t exc; /* 1: exception frame (ERET returns here, to EL 'el') */
+    uint8_t el;
+} sim_frame;
+
+enum { SIM_T_NEW, SIM_T_RUNNABLE, SIM_T_RUNNING, SIM_T_SLEEPING, SIM_T_DEAD };
+
+struct sim_thread {
+    int tid;
+    sim_process *proc;
+    int state;
+    int idle; /* the per-CPU idle thread (pid 0) */
+    int cpu;
+    uint64_t pc;
+    int el;
+    sim_frame *stack;
+    unsigned depth, cap;
+    uint64_t xreg[9]; /* constants loaded by MOVZ into x0..x8 */
+    int sc_nr;
+    uint64_t budget;  /* instructions of work left (SIM_DEC_CONTINUE) */
+    uint64_t wake_at;
+    const sim_map *mcache;
+    uint32_t serial;
+    int seen_by[SIM_MAX_SESSIONS]; /* ITRACE_START written for this thread */
+};
+
+/* One executed branch for the ground truth file. */
+typedef struct sim_branch_rec {
+    uint64_t time, from, to;
+    int cpu, pid, tid, el;
+    uint8_t cls, taken;
+} sim_branch_rec;
+
+/* ------------------------------------------------------------------ truth */
+
+/* Packet written by an ETM, as the truth decoder needs it. */
+typedef struct sim_tpkt {
+    uint64_t off;   /* offset in the trace ID's byte stream */
+    uint32_t len;
+    uint8_t kind;   /* ek_etm4_enc_kind */
+    uint8_t natoms;
+    uint16_t pad;
+    uint32_t atom_bits;
+    uint32_t first_atom; /* index into the ETM's atom list */
+    uint32_t aux;        /* EXCEPT: index into the ETM's exception list */
+    uint64_t addr;       /* ADDR/ADDR_CTXT: address; TIMESTAMP: value */
+    uint32_t cid;        /* ADDR_CTXT/CTXT */
+    uint8_t el;
+} sim_tpkt;
+
+/* What one atom stands for: the range a correct decoder outputs for it. */
+typedef struct sim_tatom {
+    uint64_t start, end; /* [start, end): end is the address after the branch */
+    uint32_t map;        /* mapping serial of the code (0 = kernel) */
+    uint8_t cls;         /* SIM_I_* of the branch */
+    uint8_t svc_before;  /* the word before 'start' is an SVC */
+} sim_tatom;
+
+typedef struct sim_texc {
+    uint64_t start, ret; /* straight-line range before the exception: [start, ret) */
+    uint32_t map;
+    uint8_t type;
+    uint8_t svc_at_end;  /* the instruction before 'ret' is an SVC */
+} sim_texc;
+
+/* Element a correct decoder outputs (OpenCSD generic element subset perf uses). */
+enum { SIM_E_NO_SYNC = 1, SIM_E_TRACE_ON, SIM_E_RANGE, SIM_E_EXCEPTION, SIM_E_EXC_RET,
+       SIM_E_CONTEXT, SIM_E_TIMESTAMP };
+
+typedef struct sim_elem {
+    uint8_t kind;
+    uint8_t trace_id;
+    uint8_t cls;        /* RANGE: class of the last instruction (SIM_I_OTHER for none) */
+    uint8_t taken;      /* RANGE: last instruction executed as a taken branch */
+    uint8_t svc_before; /* RANGE: word before start is an SVC */
+    uint8_t svc_at_end; /* RANGE: last instruction is an SVC */
+    uint8_t el;
+    uint8_t exc;        /* EXCEPTION: number */
+    uint32_t ninstr;
+    uint32_t map;       /* RANGE: mapping serial */
+    uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
+    uint64_t gen;       /* position in the queue's data where the element is produced */
+} sim_elem;
+
+typedef EK_VEC(sim_elem) sim_elem_vec;
+
+/* Decoder input for one slice, independent of memory (truth.c). */
+enum { SIM_OP_NO_SYNC = 1, SIM_OP_SYNC, SIM_OP_TINFO, SIM_OP_TRACE_ON, SIM_OP_ADDR, SIM_OP_CTXT,
+       SIM_OP_TS, SIM_OP_EXC_RET, SIM_OP_EXC, SIM_OP_ATOM };
+
+typedef struct sim_op {
+    uint8_t kind;
+    uint8_t trace_id;
+    uint8_t a;   /* ATOM: taken; CTXT: EL */
+    uint8_t cpu; /* ETM that wrote it */
+    uint32_t idx; /* ATOM: atom index; EXC: exception index */
+    uint64_t v;  /* ADDR: address; CTXT: context ID; TS: value; EXC: return address */
+    uint64_t gen; /* position in the slice where the decoder receives it */
+} sim_op;
+
+typedef EK_VEC(sim_op) sim_op_vec;
+
+/* ------------------------------------------------------------------ ETM */
+
+typedef struct sim_etm {
+    int cpu;
+    sim *S;
+    ek_source_config cfg;
+    ek_etm4_enc enc;
+    uint8_t *buf; /* bytes not yet handed to the sink */
+    size_t cap;
+    uint64_t produced;      /* total bytes of this trace ID stream */
+    int enabled;            /* a session's event is running on this CPU */
+    sim_session *sess;
+    sim_event *ev;
+    unsigned el_mask;       /* bit n: EL n traced */
+    int active;             /* emitting trace now */
+    uint64_t pos;           /* next instruction address as a decoder sees it */
+    uint32_t pos_map;
+    uint8_t pos_svc;        /* the word before pos is an SVC */
+    int switch_pending;     /* a context-switch return waits for its target address */
+    uint64_t switch_target;
+    ek_etm4_ctx ctx;        /* current PE context */
+    uint64_t since_sync;
+    uint32_t sync_period;
+    int truth;              /* keep packet-level truth */
+    EK_VEC(sim_tpkt) pkts;
+    EK_VEC(sim_tatom) atoms;
+    EK_VEC(sim_texc) excs;
+    uint32_t atoms_packed;
+    uint64_t atom_count, branch_count;
+    EK_VEC(uint8_t) bytes;  /* truth: every byte of this trace ID stream */
+} sim_etm;
+
+/* ------------------------------------------------------------------ sinks, sessions */
+
+enum { SIM_SINK_ETR = 1, SIM_SINK_ETF, SIM_SINK_TRBE };
+enum { SIM_MODE_PER_CPU = 1, SIM_MODE_PER_THREAD, SIM_MODE_SYSTEM };
+
+/* One piece of formatted data: frame 'frame' holds 'count' bytes of 'id' starting at the ID
+ * stream offset 'xoff', the first of them at byte 'pos' of the frame. */
+typedef struct sim_fseg {
+    uint64_t frame;
+    uint64_t xoff;
+    uint8_t id, pos, count;
+} sim_fseg;
+
+struct sim_sink {
+    int kind;
+    int index;
+    uint32_t hw_size;   /* bytes (multiple of 16) */
+    uint8_t *hw;
+    uint64_t written;   /* bytes written since enable (monotonic) */
+    /* formatter */
+    uint8_t frame[16];
+    unsigned fpos;
+    int cur_id;
+    uint64_t frames;    /* frames completed since enable */
+    EK_VEC(sim_fseg) segs; /* truth: segments of frames still in the buffer */
+    int truth;
+    uint64_t xbase;     /* raw sinks: stream offset of the first byte since reset */
+    /* arbitration */
+    int owner;          /* owning session's perf pid, -1 free */
+    int refcnt;
+    int barrier;        /* insert a 4 x FSYNC barrier frame after a wrap */
+    int partial_flush;  /* fault: an incomplete flush drops the tail of the last packet */
+    uint64_t stat_refused, stat_copies, stat_lost;
+};
+
+/* A perf AUX record with what it covers. */
+typedef struct sim_auxrec {
+    uint64_t offset, size, flags;
+    uint64_t time;
+    int cpu, tid;
+    int queue;            /* AUXTRACE idx it lands in */
+    sim_op_vec ops;       /* truth: decoder input of this slice */
+    int formatted;
+    int in_snapshot;      /* snapshot mode: inside the AUXTRACE buffer perf record wrote */
+    uint64_t file_off;
+} sim_auxrec;
+
+struct sim_event {
+    sim_session *s;
+    int idx;              /* AUXTRACE idx: CPU number, or thread index in per-thread mode */
+    int cpu;              /* -1 in per-thread mode */
+    int tid;              /* thread of a per-thread event, else -1 */
+    int running;          /* started on a CPU */
+    int run_cpu;
+    int stopped_err;      /* last start failed */
+    uint32_t ring_size;   /* AUX ring bytes (power of two) */
+    uint8_t *ring;
+    uint64_t head, tail;  /* monotonic AUX positions; tail = what perf record has read */
+    uint64_t id;          /* sample ID of this event (cs_etm attr) */
+    uint64_t dummy_id;    /* sample ID of the tracking event on this ring */
+    int hwid_sent;
+    sim_sink *trbe;       /* per-CPU raw sink of this event */
+};
+
+/* A record waiting in a session's ring buffer (or written by the perf record model). */
+typedef struct sim_rec {
+    uint32_t type;
+    uint16_t misc;
+    int pid, tid, ppid, ptid;
+    int cpu;
+    uint64_t time;
+    uint64_t addr, len, pgoff;
+    const sim_image *img;
+    char comm[16];
+    uint64_t aux_offset, aux_size, aux_flags;
+    uint64_t hw_id;
+    uint64_t id;
+    int aux_index; /* R_AUX: index into session's auxrecs */
+    uint64_t seq;
+} sim_rec;
+
+typedef struct sim_ring {
+    EK_VEC(sim_rec) recs;
+    size_t head; /* first record not read by perf record yet */
+} sim_ring;
+
+struct sim_session {
+    int index;
+    int perf_pid;          /* pid of the perf tool process owning the events (-1: kernel) */
+    int mode;
+    int target_pid;        /* per-task modes: root of the traced process tree */
+    unsigned el_mask;
+    int snapshot;
+    int ete;
+    uint32_t configr;      /* TRCCONFIGR of its ETMs */
+    uint32_t attr_config;  /* cs_etm perf attr.config */
+    int sink_kind;
+    int header_version;    /* AUXTRACE_INFO version 0, 1, 2 */
+    int hw_id_records;     /* write AUX_OUTPUT_HW_ID */
+    uint32_t ring_size;
+    sim_event events[SIM_MAX_CPUS];
+    int nevents;
+    sim_ring rings[SIM_MAX_CPUS];
+    EK_VEC(sim_auxrec) auxrecs;
+    uint64_t start_time, stop_time;
+    int started, stopped;
+    uint64_t next_read;
+    uint64_t read_period;  /* simulated ns between `perf record` read passes */
+    uint64_t read_skew;    /* ns between reading consecutive rings within a pass */
+    uint64_t rec_seq;
+    /* output */
+    struct sim_writer *w;
+    char *dir;
+    uint64_t aux_bytes;
+    uint64_t nrecords;
+    EK_VEC(int) known_tids; /* threads perf learns about (COMM, FORK, ITRACE_START) */
+    EK_VEC(sim_rec) exits;  /* EXIT records, for perf's timeless decode order */
+    uint64_t expected_lines;
+    uint64_t perf_lines;
+};
+
+/* ------------------------------------------------------------------ the simulation */
+
+typedef struct sim_scenario sim_scenario;
+
+struct sim {
+    const sim_scenario *sc;
+    const ek_sim_opts *opts;
+    ek_diag *diag;
+    sim_rng rng;
+    sim_image images[8];
+    int nimages;
+    const sim_image *kernel;
+    int ncpus;
+    uint64_t quantum;       /* ns per scheduling round of the CPU loop */
+    uint64_t tick;          /* timer interrupt period, ns */
+    uint64_t now;           /* global time: start of the current quantum */
+    sim_thread **threads;
+    size_t nthreads, cap_threads;
+    sim_process **procs;
+    size_t nprocs, cap_procs;
+    int next_pid;
+    uint32_t next_serial;
+    struct sim_cpu {
+        int id;
+        uint64_t time;
+        sim_thread *cur;
+        sim_thread *idle;
+        sim_thread **rq;
+        size_t nrq, caprq;
+        int need_resched;
+        uint64_t next_tick;
+        sim_etm etm;
+        sim_sink *sink;   /* shared sink this CPU's ETM reaches (NULL: TRBE) */
+    } cpus[SIM_MAX_CPUS];
+    sim_sink sinks[2];
+    int nsinks;
+    sim_sink trbe_sinks[SIM_MAX_CPUS];
+    sim_sink *trbes[SIM_MAX_CPUS];
+    sim_session sessions[SIM_MAX_SESSIONS];
+    int nsessions;
+    int truth;              /* keep packet truth and compute expected output */
+    uint64_t work;          /* instructions of work per process (SIM_DEC_CONTINUE) */
+    int no_vmlinux;         /* do not put the kernel image into symfs */
+    uint64_t trace_budget;  /* stop once this many trace bytes were produced */
+    uint64_t trace_total;
+    uint64_t insn_total, branch_total;
+    int done;
+    int err;
+    /* ground truth outputs */
+    FILE *branches_out;
+    uint64_t branches_written, branches_limit;
+    const sim_map *kmap;
+    sim_map kernel_map;
+    sim_map *maps_all; /* every mapping ever made, by serial */
+    size_t nmaps_all, cap_maps_all;
+};
+
+/* machine.c */
+int sim_machine_init(sim *S);
+void sim_machine_free(sim *S);
+sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
+                       unsigned session_mask, int parent_pid);
+int sim_run(sim *S, uint64_t until_ns);
+const sim_image *sim_find_image(const sim *S, const char *name);
+const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr);
+sim_thread *sim_find_thread(const sim *S, int tid);
+uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr);
+
+/* etm.c */
+void sim_etm_init(sim *S, sim_etm *e, int cpu);
+void sim_etm_free(sim_etm *e);
+void sim_etm_configure(sim_etm *e, const sim_session *s);
+/* event start/stop on this CPU (the session's event became active / inactive) */
+void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
+                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts);
+void sim_etm_disable(sim_etm *e);
+void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
+                    uint32_t target_map, int svc_before_target);
+void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
+                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts);
+void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
+                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts);
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+                    uint64_t ts);
+void sim_etm_switch_done(sim_etm *e, uint64_t ts);
+/* hand buffered bytes to the sink path */
+void sim_etm_drain(sim_etm *e);
+
+/* sink.c */
+void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
+void sim_sink_free(sim_sink *k);
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff);
+int sim_session_setup(sim *S, sim_session *s);
+void sim_session_free(sim_session *s);
+/* a thread starts / stops running on a CPU: schedules the events of every session */
+void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time);
+void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time);
+void sim_session_record(sim *S, sim_session *s, int ring, const sim_rec *r);
+/* sideband from the machine: delivered to every session that sees the process */
+void sim_side_comm(sim *S, sim_thread *t, int exec, uint64_t time, int cpu);
+void sim_side_fork(sim *S, sim_thread *t, int ppid, int ptid, uint64_t time, int cpu);
+void sim_side_exit(sim *S, sim_thread *t, uint64_t time, int cpu);
+void sim_side_mmap(sim *S, sim_thread *t, const sim_map *m, uint64_t time, int cpu);
+void sim_sessions_poll(sim *S, uint64_t now);
+int sim_sessions_finish(sim *S);
+int sim_session_sees(const sim_session *s, const sim_process *p);
+
+/* perfdata.c */
+typedef struct sim_writer sim_writer;
+sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path);
+int sim_writer_record(sim_writer *w, const sim_rec *r);
+int sim_writer_auxtrace(sim_writer *w, uint64_t offset, const uint8_t *p1, size_t n1,
+                        const uint8_t *p2, size_t n2, int idx, int tid, int cpu);
+int sim_writer_round(sim_writer *w);
+int sim_writer_close(sim_writer *w);
+uint64_t sim_writer_pos(const sim_writer *w);
+
+/* snapshot.c */
+int sim_snapshot_write(sim *S, const char *dir);
+
+/* truth.c */
+int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
+                    int barrier_first, const uint8_t *raw_data, sim_op_vec *out);
+int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
+void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
+                      int taken);
+
+/* scenario.c */
+void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* perf record types used */
+enum {
+    SIM_R_MMAP = 1, SIM_R_COMM = 3, SIM_R_EXIT = 4, SIM_R_FORK = 7, SIM_R_MMAP2 = 10,
+    SIM_R_AUX = 11, SIM_R_ITRACE_START = 12, SIM_R_SWITCH_CPU_WIDE = 15,
+    SIM_R_AUX_OUTPUT_HW_ID = 21,
+};
+#define SIM_AUX_TRUNCATED 0x01ull
+#define SIM_AUX_OVERWRITE 0x02ull
+#define SIM_AUX_PARTIAL 0x04ull
+#define SIM_AUX_COLLISION 0x08ull
+#define SIM_AUX_RAW 0x100ull
+
+#endif

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Independent check of `etmkit gen` with Debian's perf 6.1 (linked with OpenCSD 1.3.3).
+#
+# For every scenario and two seeds, perf decodes the generated recording with
+#   perf script --symfs OUT/symfs --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+# and its output must equal, byte for byte,
+#   - OUT/expected-branches.txt (the ground truth) where perf 6.1 is right, and
+#   - OUT/perf-6.1-expected.txt (the simulator's prediction of perf 6.1's answer) everywhere.
+# For the scenarios listed in PERF_FAILS (perf 6.1 is wrong by design, see docs/SIMULATOR.md)
+# the two files must differ: the exact expected difference is `diff expected-branches.txt
+# perf-6.1-expected.txt`, of which the first lines are printed.
+set -eu
+command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
+perf version >/dev/null 2>&1 || { echo "SKIP: perf does not run here"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+# scenario: reason perf 6.1 prints something else than the ground truth
+PERF_FAILS="
+kernel-and-user-novmlinux: no kernel image: kernel ranges are never decoded, user samples around system calls change
+"
+fails() { echo "$PERF_FAILS" | grep -q "^$1:"; }
+scenarios=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list | awk '{print $1}')}
+fail=0
+for sc in $scenarios; do
+  for seed in 1 7; do
+    out="$tmp/$sc-$seed"
+    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" -o "$out" 2>"$out.log"; then
+      echo "FAIL: gen $sc seed $seed"; cat "$out.log"; fail=1; continue
+    fi
+    [ -f "$out/perf.data" ] || { echo "ok: $sc seed $seed: no perf.data (snapshot scenario)"; continue; }
+    [ -s "$out/expected-branches.txt" ] || { echo "FAIL: $sc seed $seed: empty ground truth"; fail=1; continue; }
+    perf script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F >"$out/perf.txt" 2>"$out/perf.err" || true
+    if ! cmp -s "$out/perf.txt" "$out/perf-6.1-expected.txt"; then
+      echo "FAIL: $sc seed $seed: perf 6.1 output differs from perf-6.1-expected.txt"
+      diff "$out/perf.txt" "$out/perf-6.1-expected.txt" | head -10
+      fail=1
+      continue
+    fi
+    if fails "$sc"; then
+      if cmp -s "$out/perf.txt" "$out/expected-branches.txt"; then
+        echo "FAIL: $sc seed $seed: perf 6.1 was expected to fail but printed the ground truth"
+        fail=1
+      else
+        echo "ok: $sc seed $seed: perf 6.1 fails as predicted ($(wc -l <"$out/perf.txt") lines, truth $(wc -l <"$out/expected-branches.txt")): $(echo "$PERF_FAILS" | grep "^$sc:" | cut -d: -f2-)"
+        diff "$out/expected-branches.txt" "$out/perf.txt" | head -4 | sed 's/^/    /'
+      fi
+    elif cmp -s "$out/perf.txt" "$out/expected-branches.txt"; then
+      echo "ok: $sc seed $seed: $(wc -l <"$out/perf.txt") lines identical to the ground truth"
+    else
+      echo "FAIL: $sc seed $seed: perf 6.1 output differs from expected-branches.txt"
+      diff "$out/perf.txt" "$out/expected-branches.txt" | head -10
+      fail=1
+    fi
+  done
+done
+exit $fail

@@ -1,0 +1,287 @@
+/* Sample synthesis (perf cs-etm policy) and perf-script text, on hand-made element streams. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/elem.h"
+#include "etmkit/etmkit.h"
+#include "etmkit/script.h"
+#include "etmkit/synth.h"
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+typedef struct run {
+    ek_sbuf text;
+    ek_script_fields f;
+    uint8_t code[0x200]; /* code at 0x1000 */
+} run;
+
+static size_t rd(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    run *r = ctx;
+    if (addr < 0x1000 || addr + len > 0x1000 + sizeof r->code)
+        return 0;
+    memcpy(buf, r->code + (addr - 0x1000), len);
+    return len;
+}
+
+static void res(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_addr_loc *out)
+{
+    (void)ctx; (void)s; (void)fb;
+    if (addr >= 0x1000 && addr < 0x2000) {
+        out->dso = "/bin/t";
+        if (addr >= 0x1040 && addr < 0x1080) {
+            out->sym = "f";
+            out->symoff = addr - 0x1040;
+        }
+    }
+}
+
+static int smp(void *ctx, const ek_sample *s)
+{
+    run *r = ctx;
+    ek_script_resolver rv = {res, NULL, NULL};
+    ek_script_format(&r->text, &r->f, s, &rv, 0);
+    return 0;
+}
+
+/* Collapse runs of blanks to one space (as the acceptance comparison does). */
+static char *fold(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *d = o;
+    int sp = 0;
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '\t') {
+            sp = 1;
+            continue;
+        }
+        if (sp && d > o && d[-1] != '\n' && *s != '\n')
+            *d++ = ' ';
+        sp = 0;
+        *d++ = *s;
+    }
+    *d = 0;
+    return o;
+}
+
+static ek_elem range(uint64_t st, uint64_t en, int type, int sub, int exec)
+{
+    ek_elem e;
+    memset(&e, 0, sizeof e);
+    e.type = EK_ELEM_INSTR_RANGE;
+    e.st_addr = st;
+    e.en_addr = en;
+    e.num_instr = (uint32_t)((en - st) / 4);
+    e.isa = EK_ISET_A64;
+    e.last_i_type = (uint8_t)type;
+    e.last_i_sub = (uint8_t)sub;
+    e.last_i_size = 4;
+    if (exec)
+        e.flags |= EK_ELEMF_LAST_EXEC;
+    return e;
+}
+
+static ek_elem simple(int type, uint64_t addr)
+{
+    ek_elem e;
+    memset(&e, 0, sizeof e);
+    e.type = (uint8_t)type;
+    e.st_addr = addr;
+    return e;
+}
+
+static void feed(run *r, const char *itrace, const char *fields, const ek_elem *e, size_t n,
+                 int end_block)
+{
+    ek_itrace it;
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_itrace_parse(itrace, &it, &err), 0);
+    assert_int_equal(ek_script_fields_parse(fields, &r->f, &err), 0);
+    ek_synth_config c;
+    ek_synth_config_init(&c);
+    c.itrace = &it;
+    c.cpu = 7;
+    c.io.read = rd;
+    c.io.sample = smp;
+    c.io.ctx = r;
+    ek_synth *s;
+    assert_int_equal(ek_synth_new(&c, &s), 0);
+    ek_synth_set_thread(s, 17, 18);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(ek_synth_elem(s, &e[i]), 0);
+    if (end_block)
+        ek_synth_end_block(s);
+    ek_synth_free(s);
+    ek_sbuf_free(&err);
+}
+
+static void expect(run *r, const char *want)
+{
+    char *a = fold(r->text.p ? r->text.p : ""), *b = fold(want);
+    if (strcmp(a, b)) {
+        fprintf(stderr, "got:\n%s\nwant:\n%s\n", a, b);
+        fail();
+    }
+    free(a);
+    free(b);
+    ek_sbuf_free(&r->text);
+}
+
+/* A trace like the start of perf_etm.data: trace on, three taken branches, a return into code
+ * that is not available, trace on again. */
+static const ek_elem *stream1(size_t *n)
+{
+    static ek_elem e[8];
+    e[0] = simple(EK_ELEM_NO_SYNC, 0);
+    e[1] = simple(EK_ELEM_TRACE_ON, 0);
+    e[2] = range(0x1000, 0x1008, EK_ITYPE_BR, EK_ISUB_NONE, 1);        /* b at 1004 */
+    e[3] = range(0x100c, 0x1054, EK_ITYPE_BR, EK_ISUB_BR_LINK, 1);     /* bl at 1050 */
+    e[4] = range(0x1040, 0x1070, EK_ITYPE_BR_INDIRECT, EK_ISUB_V8_RET, 1); /* ret at 106c */
+    e[5] = simple(EK_ELEM_ADDR_NACC, 0x7f0000);
+    e[6] = simple(EK_ELEM_TRACE_ON, 0);
+    e[7] = range(0x1080, 0x1090, EK_ITYPE_BR, EK_ISUB_NONE, 0); /* not taken at 108c */
+    *n = 8;
+    return e;
+}
+
+static void test_branches(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    feed(&r, "b", "pid,tid,cpu,flags,ip,sym,symoff,dso,addr", e, n, 1);
+    expect(&r,
+           "17/18 [007] tr strt 0 [unknown] ([unknown]) => 1000 [unknown] (/bin/t)\n"
+           "17/18 [007] jmp 1004 [unknown] (/bin/t) => 100c [unknown] (/bin/t)\n"
+           "17/18 [007] call 1050 f+0x10 (/bin/t) => 1040 f+0x0 (/bin/t)\n"
+           "17/18 [007] tr end return 106c f+0x2c (/bin/t) => 0 [unknown] ([unknown])\n"
+           "17/18 [007] tr strt 0 [unknown] ([unknown]) => 1080 [unknown] (/bin/t)\n");
+}
+
+static void test_instructions(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    /* 2 + 18 + 12 + 4 = 36 instructions: samples at the 10th, 20th and 30th */
+    feed(&r, "i10i", "pid,tid,cpu,period,ip,sym,symoff,dso", e, n, 1);
+    expect(&r,
+           "17/18 [007] 10 1028 [unknown] (/bin/t)\n"
+           "17/18 [007] 10 1050 f+0x10 (/bin/t)\n"
+           "17/18 [007] 10 1064 f+0x24 (/bin/t)\n");
+}
+
+static void test_last_branch(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    feed(&r, "i10il4", "ip,brstack", e, n, 1);
+    /* samples carry the taken branches so far, newest first; the gap flushes the stack with a
+     * sample for the rest of the period, and the block end does the same for the last range */
+    expect(&r,
+           "1028 0x1004/0x100c/P/-/-/0/\n"
+           "1050 0x1004/0x100c/P/-/-/0/\n"
+           "1064 0x1050/0x1040/P/-/-/0/ 0x1004/0x100c/P/-/-/0/\n"
+           "106c 0x1050/0x1040/P/-/-/0/ 0x1004/0x100c/P/-/-/0/\n"
+           "108c\n");
+}
+
+/* An exception after a range relabels it; an exception return back to the instruction after
+ * an SVC is a syscall return. */
+static void test_exceptions(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    /* svc #0 at 0x1010 (d4000001), little-endian */
+    const uint8_t svc[4] = {0x01, 0x00, 0x00, 0xd4};
+    memcpy(r.code + 0x10, svc, 4);
+    ek_elem e[8];
+    e[0] = simple(EK_ELEM_TRACE_ON, 0);
+    e[1] = range(0x1000, 0x1014, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+    e[2] = simple(EK_ELEM_EXCEPTION, 0);
+    e[2].u.exception_number = 2; /* call: svc */
+    e[3] = range(0x1100, 0x1108, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+    e[4] = simple(EK_ELEM_EXCEPTION_RET, 0);
+    e[5] = range(0x1014, 0x1018, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+    e[6] = simple(EK_ELEM_EXCEPTION, 0);
+    e[6].u.exception_number = 14; /* IRQ */
+    e[7] = range(0x1180, 0x1184, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+    feed(&r, "b", "flags,ip,addr", e, 8, 1);
+    expect(&r,
+           "tr strt 0 => 1000\n"
+           "syscall 1010 => 1100\n"
+           "sysret 1104 => 1014\n"
+           "hw int 1014 => 1180\n");
+}
+
+static void test_itrace_parse(void **state)
+{
+    ek_itrace o;
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_itrace_parse("i100i", &o, NULL), 0);
+    assert_true(o.instructions && o.period == 100 && !o.branches);
+    assert_int_equal(ek_itrace_parse("i64il16", &o, NULL), 0);
+    assert_true(o.instructions && o.period == 64 && o.last_branch && o.last_branch_sz == 16);
+    assert_int_equal(ek_itrace_parse("bZ", &o, NULL), 0);
+    assert_true(o.branches && o.timeless && !o.instructions);
+    assert_int_equal(ek_itrace_parse("i1us", &o, NULL), 0);
+    assert_true(o.period == 1000 && o.period_type == EK_ITRACE_PERIOD_NANOSECS);
+    assert_int_equal(ek_itrace_parse("cr", &o, NULL), 0);
+    assert_true(o.branches && o.calls && o.returns);
+    assert_int_equal(ek_itrace_parse("i", &o, NULL), 0);
+    assert_true(o.period == EK_ITRACE_DEFAULT_PERIOD);
+    assert_int_equal(ek_itrace_parse("l0", &o, &err), EK_ERR_ARG);
+    assert_int_equal(ek_itrace_parse("k", &o, &err), EK_ERR_ARG);
+    assert_int_equal(ek_itrace_parse("i10q", &o, &err), EK_ERR_ARG);
+    assert_non_null(strstr(err.p, "i10q"));
+    ek_sbuf_free(&err);
+}
+
+static void test_flags_text(void **state)
+{
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_script_flags_text(&s, EK_SF_BRANCH | EK_SF_RETURN | EK_SF_TRACE_END);
+    assert_string_equal(s.p, "tr end  return " "      ");
+    ek_sbuf_reset(&s);
+    ek_script_flags_text(&s, EK_SF_BRANCH | EK_SF_CONDITIONAL);
+    assert_string_equal(s.p, "jcc            " "      ");
+    ek_sbuf_reset(&s);
+    ek_script_flags_text(&s, EK_SF_BRANCH | EK_SF_CALL | EK_SF_TRACE_END | EK_SF_TRACE_BEGIN);
+    assert_string_equal(s.p, "bcBE");
+    ek_sbuf_reset(&s);
+    ek_script_flags_text(&s, 0);
+    assert_string_equal(s.p ? s.p : "", "");
+    ek_sbuf_free(&s);
+}
+
+static void test_fields_parse(void **state)
+{
+    ek_script_fields f;
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_script_fields_parse("ip,brstack", &f, &err), 0);
+    assert_int_equal(f.fields, EK_SF_F_IP | EK_SF_F_BRSTACK);
+    assert_int_equal(ek_script_fields_parse("+addr,-period", &f, &err), 0);
+    assert_true(f.fields & EK_SF_F_ADDR);
+    assert_false(f.fields & EK_SF_F_PERIOD);
+    assert_int_equal(ek_script_fields_parse("ip,nosuch", &f, &err), EK_ERR_ARG);
+    ek_sbuf_free(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_branches),     cmocka_unit_test(test_instructions),
+        cmocka_unit_test(test_last_branch),  cmocka_unit_test(test_exceptions),
+        cmocka_unit_test(test_itrace_parse), cmocka_unit_test(test_flags_text),
+        cmocka_unit_test(test_fields_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
