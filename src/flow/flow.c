@@ -1806,7 +1806,8 @@ void ek_flow_reset(ek_flow *f)
 const ek_elem *ek_flow_elems(const ek_flow *f, size_t *count)
 {
     *count = f->out_n - f->out_take;
-    return f->out + f->out_take;
+    /* Before the first element the queue has no storage: no arithmetic on NULL. */
+    return f->out ? f->out + f->out_take : NULL;
 }
 
 void ek_flow_elems_clear(ek_flow *f)
