@@ -130,7 +130,7 @@ static void diag_ocsd(void *ctx, const ek_diag_event *ev)
 {
     fuzz_diag *fd = ctx;
     ek_sbuf sb = {0};
-    ek_flow_diag_ocsd(&sb, ev);
+    ek_flow_diag_ocsd(&sb, ev, 1);
     ek_sbuf_free(&sb);
     fd->sink.fn(fd->sink.ctx, ev); /* the checking sink */
 }
