@@ -570,11 +570,11 @@ static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
 static sim_action next_action(sim *S, sim_thread *t)
 {
     sim_process *p = t->proc;
-    if (t->tid != p->pid) /* threads only do harmless things */
-        return sim_rng_chance(&S->rng, 32) ? SIM_ACT_GETPID : SIM_ACT_NONE;
-    uint32_t step = p->steps++;
-    if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
-        return p->script[p->script_pos++].action;
+    if (t->tid == p->pid) { /* the script runs on the main thread */
+        uint32_t step = p->steps++;
+        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
+            return p->script[p->script_pos++].action;
+    }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
                                           SIM_ACT_SLEEP};

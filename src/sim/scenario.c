@@ -63,6 +63,27 @@ static void add_etr(sim *S, uint32_t size)
         S->cpus[c].sink = k;
 }
 
+/* one ETF per CPU: every CPU's ETM has its own sink */
+static void add_etf_per_cpu(sim *S, uint32_t size)
+{
+    for (int c = 0; c < S->ncpus; c++) {
+        sim_sink *k = &S->sinks[S->nsinks];
+        sim_sink_init(k, SIM_SINK_ETF, S->nsinks, size, S->truth);
+        S->nsinks++;
+        S->cpus[c].sink = k;
+    }
+}
+
+/* per-CPU raw sinks (TRBE): unformatted ETE trace straight into the AUX ring */
+static void add_trbe(sim *S, uint32_t size)
+{
+    for (int c = 0; c < S->ncpus; c++) {
+        sim_sink_init(&S->trbe_sinks[c], SIM_SINK_TRBE, c, size, S->truth);
+        S->trbes[c] = &S->trbe_sinks[c];
+        S->cpus[c].sink = NULL;
+    }
+}
+
 static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
 {
     const sim_image *img = sim_find_image(S, exe);
@@ -152,6 +173,241 @@ static int sc_kernel_novmlinux(sim *S)
     return sc_kernel(S);
 }
 
+static int add_lib(sim *S, sim_process *p, const char *name)
+{
+    const sim_image *img = sim_find_image(S, name);
+    if (!img || p->nlibs >= 4)
+        return EK_ERR_NOT_FOUND;
+    p->libs[p->nlibs++] = img;
+    return 0;
+}
+
+/* dlopen, dlclose, dlopen of another library at the same address */
+static int sc_dlopen(sim *S)
+{
+    S->ncpus = 1;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    return 0;
+}
+
+static int sc_dlopen_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    int err = add_lib(S, p, "libsima.so");
+    if (!err)
+        err = add_lib(S, p, "libsimb.so");
+    script(p, 3, SIM_ACT_DLOPEN);
+    script(p, 40, SIM_ACT_DLCLOSE);
+    script(p, 42, SIM_ACT_DLOPEN);
+    return err;
+}
+
+/* the MMAP2 of a library lands in the file after AUX records of trace that ran its code */
+static int sc_mmap2_after_aux(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    /* perf record reads ring 0 a full read period before ring 1 */
+    s->read_period = 300000;
+    s->read_skew = 300000;
+    return 0;
+}
+
+static int sc_mmap2_after_aux_run(sim *S)
+{
+    add_etf_per_cpu(S, 64u << 10);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 32;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 6, SIM_ACT_DLOPEN);
+    return add_lib(S, p, "libsima.so");
+}
+
+/* one perf record read covers many AUX records */
+static int sc_multi_aux(sim *S)
+{
+    S->ncpus = 1;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->read_period = 1000000000ull; /* perf record wakes up rarely */
+    return 0;
+}
+
+static int sc_multi_aux_run(sim *S)
+{
+    add_etr(S, 256u << 10);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 48; /* sleeps: the event stops and the sink is copied out each time */
+    return 0;
+}
+
+/* four CPUs share one ETR: frames interleave the trace IDs of all CPUs */
+static int sc_shared_sink(sim *S)
+{
+    S->ncpus = 4;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    return 0;
+}
+
+static int sc_shared_sink_run(sim *S)
+{
+    add_etr(S, 4u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 20;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 2, SIM_ACT_CLONE);
+    script(p, 3, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* two perf sessions, one ETR: the second is refused (EBUSY) while the first owns the sink */
+static int sc_arbitration(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    return 0;
+}
+
+static int sc_arbitration_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *a = spawn(S, "simloop", 0, S->work, 1u << 0);
+    set_target(&S->sessions[1], S->next_pid);
+    sim_process *b = spawn(S, "simchild", 1, S->work, 1u << 1);
+    if (!a || !b)
+        return EK_ERR_NOMEM;
+    a->random_actions = 40; /* sleeps release the sink now and then */
+    b->random_actions = 40;
+    return 0;
+}
+
+/* ETE with per-CPU TRBE sinks: unformatted trace, one decoder per queue */
+static int sc_trbe(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    return 0;
+}
+
+static int sc_trbe_run(sim *S)
+{
+    add_trbe(S, 64u << 10);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* perf record -S: the AUX ring is overwritten; one snapshot at the end */
+static int sc_snapshot(sim *S)
+{
+    S->ncpus = 1;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->snapshot = 1;
+    s->ring_size = 128u << 10;
+    return 0;
+}
+
+static int sc_snapshot_run(sim *S)
+{
+    add_etr(S, 32u << 10);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    return 0;
+}
+
+/* an incomplete ETM flush leaves a partial packet at the end of each hardware buffer */
+static int sc_partial(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->read_period = 1000000000ull; /* several AUX records per AUXTRACE buffer */
+    return 0;
+}
+
+static int sc_partial_run_common(sim *S, uint32_t etr, int barrier)
+{
+    add_etr(S, etr);
+    S->sinks[0].partial_flush = 1;
+    S->sinks[0].barrier = barrier;
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 40;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
+static int sc_partial_run(sim *S)
+{
+    return sc_partial_run_common(S, 1u << 20, 1);
+}
+
+static int sc_partial_wrap_run(sim *S)
+{
+    /* the hardware buffer wraps between copies: the driver puts a barrier in front */
+    return sc_partial_run_common(S, 2u << 10, 1);
+}
+
+static int sc_partial_nobarrier_run(sim *S)
+{
+    return sc_partial_run_common(S, 2u << 10, 0);
+}
+
+static int sc_header(sim *S, int version, int hwid)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->header_version = version;
+    s->hw_id_records = hwid;
+    return 0;
+}
+
+static int sc_header_v0(sim *S)
+{
+    return sc_header(S, 0, 0);
+}
+
+static int sc_header_v2(sim *S)
+{
+    return sc_header(S, 2, 1);
+}
+
+static int sc_two_threads_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
 static const struct {
     struct sim_scenario sc;
     int (*run)(sim *S);
@@ -173,6 +429,53 @@ static const struct {
       "read kernel code and silently drops kernel samples",
       sc_kernel_novmlinux, 0},
      sc_kernel_run, 96 << 10},
+    {{"dlopen-reuse", "a library is loaded, called, unloaded and another one is loaded at the "
+                      "same address (perf 6.1 decodes all trace with the last one)",
+      sc_dlopen, 0},
+     sc_dlopen_run, 96 << 10},
+    {{"mmap2-after-aux", "2 CPUs with an ETF each; perf record reads one ring late, so the "
+                         "MMAP2 of a library lands after AUX records of trace that ran it",
+      sc_mmap2_after_aux, 0},
+     sc_mmap2_after_aux_run, 128 << 10},
+    {{"multi-aux-per-auxtrace", "the sink is copied out at every sleep; perf record reads once, "
+                                "so one AUXTRACE buffer holds many AUX records",
+      sc_multi_aux, 0},
+     sc_multi_aux_run, 96 << 10},
+    {{"shared-sink-multi-cpu", "4 CPUs and a 4-thread process share one ETR: frames "
+                               "interleave 4 trace IDs, timestamps order the decode",
+      sc_shared_sink, 0},
+     sc_shared_sink_run, 192 << 10},
+    {{"session-arbitration", "two perf sessions trace two processes through one ETR; the sink "
+                             "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
+                             "until its owner's last event stops",
+      sc_arbitration, 0},
+     sc_arbitration_run, 128 << 10},
+    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs",
+      sc_trbe, 0},
+     sc_trbe_run, 96 << 10},
+    {{"snapshot-wrap", "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
+                       "barrier packets, one snapshot at the end",
+      sc_snapshot, 0},
+     sc_snapshot_run, 512 << 10},
+    {{"flush-partial-packet", "incomplete ETM flushes leave a partial packet at the end of each "
+                              "hardware buffer; several AUX records per AUXTRACE buffer",
+      sc_partial, 0},
+     sc_partial_run, 128 << 10},
+    {{"flush-partial-packet-wrap", "the same with a 2 KiB ETR that wraps between copies: "
+                                   "barrier packets after each wrap (TRUNCATED AUX records)",
+      sc_partial, 0},
+     sc_partial_wrap_run, 128 << 10},
+    {{"flush-partial-packet-nobarrier", "wrapping 2 KiB ETR and partial packets, without the "
+                                        "driver's barrier packets",
+      sc_partial, 0},
+     sc_partial_nobarrier_run, 128 << 10},
+    {{"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
+      sc_header_v0, 0},
+     sc_two_threads_run, 64 << 10},
+    {{"header-v2", "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
+                   "(perf 6.4+); perf 6.1 refuses the file",
+      sc_header_v2, 0},
+     sc_two_threads_run, 64 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -306,13 +609,14 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     for (int i = 0; i < S->nsessions; i++) {
         const sim_session *s = &S->sessions[i];
         fprintf(f, "session\t%d\tperf_pid=%d\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
-                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu\n",
+                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
+                   "\tmmap2_after_aux=%llu\n",
                 i, s->perf_pid,
                 s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
                                                                                       : "per-thread",
                 s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
                 (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
-                (unsigned long long)s->perf_lines);
+                (unsigned long long)s->perf_lines, (unsigned long long)s->mmap2_after_aux);
         for (size_t k = 0; k < s->auxrecs.n; k++) {
             const sim_auxrec *a = &s->auxrecs.v[k];
             fprintf(f, "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
@@ -405,10 +709,13 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err)
         err = write_kallsyms(S, o->outdir);
-    if (!err && S->truth && S->nsessions) {
-        char *p = join(o->outdir, "expected-branches.txt");
-        char *q = join(o->outdir, "perf-6.1-expected.txt");
-        err = p && q ? sim_truth_write(S, &S->sessions[0], p, q) : EK_ERR_NOMEM;
+    for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
+        snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
+        char *p = join(o->outdir, a);
+        char *q = join(o->outdir, b);
+        err = p && q ? sim_truth_write(S, &S->sessions[i], p, q) : EK_ERR_NOMEM;
         free(p);
         free(q);
     }

@@ -343,6 +343,8 @@ struct sim_session {
     EK_VEC(sim_rec) exits;  /* EXIT records, for perf's timeless decode order */
     uint64_t expected_lines;
     uint64_t perf_lines;
+    uint64_t max_aux_time_written;
+    uint64_t mmap2_after_aux; /* MMAP2 records written after an AUX record with a later time */
 };
 
 /* ------------------------------------------------------------------ the simulation */
@@ -379,7 +381,7 @@ struct sim {
         sim_etm etm;
         sim_sink *sink;   /* shared sink this CPU's ETM reaches (NULL: TRBE) */
     } cpus[SIM_MAX_CPUS];
-    sim_sink sinks[2];
+    sim_sink sinks[SIM_MAX_CPUS];
     int nsinks;
     sim_sink trbe_sinks[SIM_MAX_CPUS];
     sim_sink *trbes[SIM_MAX_CPUS];

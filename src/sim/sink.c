@@ -663,6 +663,10 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
                 if (a->offset + a->size > aux_end)
                     aux_end = a->offset + a->size;
             }
+            if (rec->type == SIM_R_AUX && rec->time > s->max_aux_time_written)
+                s->max_aux_time_written = rec->time;
+            if (rec->type == SIM_R_MMAP2 && rec->time < s->max_aux_time_written)
+                s->mmap2_after_aux++;
             if (s->w && sim_writer_record(s->w, rec))
                 S->err = EK_ERR_IO;
             r->head++;
@@ -687,6 +691,17 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             if (s->w && sim_writer_auxtrace(s->w, st, ev->ring + at, n1, ev->ring, n - n1, ev->idx,
                                             ev->tid, ev->cpu))
                 S->err = EK_ERR_IO;
+            /* perf 6.1 queues an AUX record of an OVERWRITE ring only if its clamped range lies
+             * inside this buffer */
+            uint64_t size = (n + 7) & ~7ull;
+            for (size_t k = 0; k < s->auxrecs.n; k++) {
+                sim_auxrec *a = &s->auxrecs.v[k];
+                if (a->queue != ev->idx || !a->size)
+                    continue;
+                uint64_t sz = a->size < size ? a->size : size;
+                uint64_t off = a->offset - sz;
+                a->in_snapshot = off >= st && off + sz <= st + size && sz == a->size;
+            }
             ev->tail = ev->head;
             wrote = 1;
         }
