@@ -344,6 +344,10 @@ void ek_etm4_enc_exception(ek_etm4_enc *e, unsigned type, uint64_t ret_addr)
 
 void ek_etm4_enc_exception_return(ek_etm4_enc *e)
 {
+    /* ETE has no Exception Return packet (0x07 is a reserved header there): an ERET is traced
+     * as the indirect branch it is */
+    if (e->ete)
+        return;
     ek_etm4_enc_flush(e);
     simple(e, EK_ENC_EXCEPT_RTN, 0x07);
 }

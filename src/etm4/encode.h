@@ -135,6 +135,7 @@ int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t addr, const ek_etm4_ctx
 void ek_etm4_enc_push_return(ek_etm4_enc *e, uint64_t ret_addr);
 /* Exception: header + preferred return address. */
 void ek_etm4_enc_exception(ek_etm4_enc *e, unsigned type, uint64_t ret_addr);
+/* Exception return (ETMv4 A-profile trace units that trace ERET this way); nothing for ETE. */
 void ek_etm4_enc_exception_return(ek_etm4_enc *e);
 void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_ctx *ctx);
 /* Timestamp (with the cycle count when cycle counting is enabled). */

@@ -202,6 +202,11 @@ static void maybe_resync(sim_etm *e, uint64_t ts)
     ek_etm4_enc_address(&e->enc, e->pos, &e->ctx);
 }
 
+void sim_etm_maybe_resync(sim_etm *e)
+{
+    maybe_resync(e, e->S->cpus[e->cpu].time);
+}
+
 static void add_atom(sim_etm *e, uint64_t end, int cls)
 {
     if (!e->truth)

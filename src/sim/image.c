@@ -182,6 +182,16 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
     }
     if (rc)
         return rc;
+    img->cb = calloc(img->nsyms + 1, sizeof(uint64_t));
+    img->api = calloc(img->nsyms + 1, sizeof(uint64_t));
+    if (!img->cb || !img->api)
+        return EK_ERR_NOMEM;
+    for (size_t i = 0; i < img->nsyms; i++) {
+        if (!strncmp(img->syms[i].name, "cb_", 3))
+            img->cb[img->ncb++] = img->syms[i].addr;
+        else if (!strncmp(img->syms[i].name, "api_", 4) && img->syms[i].global)
+            img->api[img->napi++] = img->syms[i].addr;
+    }
     /* the code segment may not contain instructions the trace model does not handle */
     uint32_t next = img->ninsn;
     img->next_stop[img->ninsn] = img->ninsn;
@@ -196,6 +206,8 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
 void sim_image_free(sim_image *img)
 {
     free(img->syms);
+    free(img->cb);
+    free(img->api);
     free(img->insn);
     free(img->next_stop);
     memset(img, 0, sizeof(*img));

@@ -301,8 +301,8 @@ int sim_machine_init(sim *S)
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
-        c->time = 0;
-        c->next_tick = S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
+        c->time = S->now;
+        c->next_tick = S->now + S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
         sim_thread *t = new_thread(S, NULL, 0);
         if (!t)
             return EK_ERR_NOMEM;
@@ -376,7 +376,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         }
         uint64_t target = t->stack[--t->depth].addr;
         sim_etm_branch(&c->etm, iaddr, SIM_I_RET, 1, target, 0, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+        sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
         t->pc = target;
         c->need_resched = 0;
         return;
@@ -388,7 +388,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
     if (t->state == SIM_T_RUNNING)
         t->state = SIM_T_RUNNABLE;
     uint64_t target = next->stack[--next->depth].addr;
-    sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+    sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
     next->state = SIM_T_RUNNING;
     next->cpu = c->id;
     next->el = 1;
@@ -545,26 +545,29 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
 {
     /* cb_* functions of the calling image, api_* functions of the other mapped libraries */
-    uint64_t cand[64];
-    unsigned n = 0;
     const sim_process *p = t->proc;
-    for (size_t i = 0; i < m->img->nsyms && n < 64; i++)
-        if (!strncmp(m->img->syms[i].name, "cb_", 3))
-            cand[n++] = m->img->syms[i].addr + m->bias;
+    unsigned n = m->img->ncb;
     if (p)
-        for (int k = 0; k < p->nmaps; k++) {
-            const sim_map *o = &p->maps[k];
-            if (o == m || !o->img->is_shared)
-                continue;
-            for (size_t i = 0; i < o->img->nsyms && n < 64; i++)
-                if (!strncmp(o->img->syms[i].name, "api_", 4) && o->img->syms[i].global)
-                    cand[n++] = o->img->syms[i].addr + o->bias;
-        }
+        for (int k = 0; k < p->nmaps; k++)
+            if (&p->maps[k] != m && p->maps[k].img->is_shared)
+                n += p->maps[k].img->napi;
     if (!n) {
         fail(S, "no indirect-call target in %s (%llx)", m->img->blob->name, t->pc);
         return 0;
     }
-    return cand[sim_rng_below(&S->rng, n)];
+    unsigned r = sim_rng_below(&S->rng, n);
+    if (r < m->img->ncb)
+        return m->img->cb[r] + m->bias;
+    r -= m->img->ncb;
+    for (int k = 0; p && k < p->nmaps; k++) {
+        const sim_map *o = &p->maps[k];
+        if (o == m || !o->img->is_shared)
+            continue;
+        if (r < o->img->napi)
+            return o->img->api[r] + o->bias;
+        r -= o->img->napi;
+    }
+    return 0;
 }
 
 static sim_action next_action(sim *S, sim_thread *t)
@@ -617,7 +620,7 @@ static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned ty
     t->el = 1;
     ek_etm4_ctx nctx = ctx_of(t);
     sim_etm_exception(&c->etm, type, ret, svc, target, 1, &nctx, c->time);
-    sim_branch_truth(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
+    sim_count_branch(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
     t->pc = target;
 }
 
@@ -671,7 +674,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         taken = decide(S, c, t, in);
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+        sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
         t->pc = taken ? target : ia + 4;
         return;
     case SIM_I_B:
@@ -681,7 +684,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             return;
         }
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BL:
@@ -689,7 +692,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             return;
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BLR:
@@ -706,7 +709,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             return;
         }
         sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         t->mcache = tm;
         return;
@@ -730,7 +733,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
             t->mcache = tm;
         }
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_ERET: {
@@ -747,7 +750,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         }
         ek_etm4_ctx nctx = ctx_of(t);
         sim_etm_eret(e, ia, f.addr, tm->serial, svc_before(S, t->proc, f.addr), &nctx, c->time);
-        sim_branch_truth(S, t, c->id, ia, f.addr, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, f.addr, in->cls, 1);
         t->pc = f.addr;
         t->mcache = tm;
         return;
@@ -805,8 +808,25 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget = 0;
         }
         uint64_t ia = t->pc + 4 * (uint64_t)(s - i);
+        const sim_insn *in = &img->insn[s];
+        if (!in->dec && (in->cls == SIM_I_BCOND || in->cls == SIM_I_B ||
+                         (in->cls == SIM_I_BL && t->depth < t->cap)) && in->imm) {
+            /* hot path: direct branches */
+            int taken = in->cls != SIM_I_BCOND || sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
+            uint64_t target = ia + (int64_t)in->imm;
+            if (in->cls == SIM_I_BL) {
+                t->stack[t->depth].addr = ia + 4;
+                t->stack[t->depth].exc = 0;
+                t->stack[t->depth].el = (uint8_t)t->el;
+                t->depth++;
+            }
+            sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
+            sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+            t->pc = taken ? target : ia + 4;
+            continue;
+        }
         t->pc = ia;
-        exec_stop(S, c, t, m, &img->insn[s], ia);
+        exec_stop(S, c, t, m, in, ia);
     }
 }
 

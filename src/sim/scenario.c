@@ -117,12 +117,12 @@ static int sc_basic(sim *S)
 {
     S->ncpus = 1;
     add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_basic_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -134,12 +134,12 @@ static int sc_per_thread(sim *S)
 {
     S->ncpus = 2;
     add_session(S, SIM_MODE_PER_THREAD, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_per_thread_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -152,12 +152,12 @@ static int sc_kernel(sim *S)
 {
     S->ncpus = 2;
     add_session(S, SIM_MODE_PER_CPU, 3);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_kernel_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -187,12 +187,12 @@ static int sc_dlopen(sim *S)
 {
     S->ncpus = 1;
     add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_dlopen_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -214,12 +214,12 @@ static int sc_mmap2_after_aux(sim *S)
     /* perf record reads ring 0 a full read period before ring 1 */
     s->read_period = 300000;
     s->read_skew = 300000;
+    add_etf_per_cpu(S, 64u << 10);
     return 0;
 }
 
 static int sc_mmap2_after_aux_run(sim *S)
 {
-    add_etf_per_cpu(S, 64u << 10);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -236,12 +236,12 @@ static int sc_multi_aux(sim *S)
     S->ncpus = 1;
     sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
     s->read_period = 1000000000ull; /* perf record wakes up rarely */
+    add_etr(S, 256u << 10);
     return 0;
 }
 
 static int sc_multi_aux_run(sim *S)
 {
-    add_etr(S, 256u << 10);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -255,12 +255,12 @@ static int sc_shared_sink(sim *S)
 {
     S->ncpus = 4;
     add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 4u << 20);
     return 0;
 }
 
 static int sc_shared_sink_run(sim *S)
 {
-    add_etr(S, 4u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -278,12 +278,12 @@ static int sc_arbitration(sim *S)
     S->ncpus = 2;
     add_session(S, SIM_MODE_PER_CPU, 1);
     add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_arbitration_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *a = spawn(S, "simloop", 0, S->work, 1u << 0);
     set_target(&S->sessions[1], S->next_pid);
@@ -302,12 +302,12 @@ static int sc_trbe(sim *S)
     sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
     s->ete = 1;
     s->sink_kind = SIM_SINK_TRBE;
+    add_trbe(S, 64u << 10);
     return 0;
 }
 
 static int sc_trbe_run(sim *S)
 {
-    add_trbe(S, 64u << 10);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -324,12 +324,12 @@ static int sc_snapshot(sim *S)
     sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
     s->snapshot = 1;
     s->ring_size = 128u << 10;
+    add_etr(S, 32u << 10);
     return 0;
 }
 
 static int sc_snapshot_run(sim *S)
 {
-    add_etr(S, 32u << 10);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -394,6 +394,46 @@ static int sc_header_v0(sim *S)
 static int sc_header_v2(sim *S)
 {
     return sc_header(S, 2, 1);
+}
+
+/* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
+ * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
+ * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
+ * perf record drains every millisecond, so --trace-size can go to gigabytes. */
+static int sc_workload(sim *S)
+{
+    S->ncpus = 4;
+    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->ring_size = 4u << 20;
+    s->read_period = 1000000;
+    add_trbe(S, 1u << 20);
+    return 0;
+}
+
+static int sc_workload_run(sim *S)
+{
+    sim_process *a = spawn(S, "simloop", 0, S->work, 0);
+    sim_process *b = spawn(S, "simloop", 1, S->work, 0);
+    sim_process *c = spawn(S, "simloop", 2, S->work, 0);
+    if (!a || !b || !c)
+        return EK_ERR_NOMEM;
+    a->random_actions = 16;
+    b->random_actions = 24;
+    c->random_actions = 8;
+    int err = add_lib(S, a, "libsima.so");
+    if (!err)
+        err = add_lib(S, a, "libsimb.so");
+    script(a, 1, SIM_ACT_CLONE);
+    script(a, 4, SIM_ACT_DLOPEN);
+    script(a, 300, SIM_ACT_DLCLOSE);
+    script(a, 302, SIM_ACT_DLOPEN);
+    script(b, 1, SIM_ACT_CLONE);
+    script(b, 2, SIM_ACT_CLONE);
+    b->next_exe = sim_find_image(S, "simchild");
+    script(b, 500, SIM_ACT_EXEC);
+    return err;
 }
 
 static int sc_two_threads_run(sim *S)
@@ -476,6 +516,11 @@ static const struct {
                    "(perf 6.4+); perf 6.1 refuses the file",
       sc_header_v2, 0},
      sc_two_threads_run, 64 << 10},
+    {{"workload", "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
+                  "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
+                  "--trace-size to gigabytes (ground truth summarised above 16 MiB)",
+      sc_workload, 0},
+     sc_workload_run, 256 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -592,7 +637,7 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
             S->ncpus);
     fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
             (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
-            (unsigned long long)S->trace_total, (unsigned long long)S->now);
+            (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
     fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
     for (int c = 0; c < S->ncpus; c++) {
         const sim_etm *e = &S->cpus[c].etm;
@@ -632,6 +677,130 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     return fclose(f) ? EK_ERR_IO : 0;
 }
 
+/* ------------------------------------------------------------------ --config overrides */
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 0);
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1ull << 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1ull << 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1ull << 30, end++;
+    if (end == v || *end)
+        return -1;
+    *out = (uint64_t)x * mul;
+    return 0;
+}
+
+/* Apply "key = value" lines to the scenario (first session, all sinks). Unknown keys and bad
+ * values are reported with file and line; the run stops with EK_ERR_FORMAT. */
+static int apply_config(sim *S, const char *path, int phase)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_IO, path, -1, -1, -1,
+                     "cannot open the configuration file");
+        return EK_ERR_IO;
+    }
+    char line[512];
+    int lineno = 0, err = 0;
+    sim_session *s = S->nsessions ? &S->sessions[0] : NULL;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == ';' || *p == '\n' || !*p)
+            continue;
+        char *eq = strchr(p, '=');
+        if (!eq) {
+            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
+                         "expected key = value");
+            err = EK_ERR_FORMAT;
+            continue;
+        }
+        char *ke = eq;
+        while (ke > p && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        *ke = 0;
+        char *v = eq + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        char *ve = v + strlen(v);
+        while (ve > v && (ve[-1] == '\n' || ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+            ve--;
+        *ve = 0;
+        uint64_t n = 0;
+        int isnum = !parse_u64(v, &n), ok = 1;
+        if (phase == 0) { /* before the machine exists */
+            if (!strcmp(p, "truth") && !strcmp(v, "on"))
+                S->truth = 1;
+            else if (!strcmp(p, "truth") && !strcmp(v, "off"))
+                S->truth = 0;
+            else if (!strcmp(p, "tick_ns") && isnum && n)
+                S->tick = n;
+            else if (!strcmp(p, "quantum_ns") && isnum && n)
+                S->quantum = n;
+            else if (!strcmp(p, "branches_limit") && isnum)
+                S->branches_limit = n;
+            continue;
+        }
+        if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
+            !strcmp(p, "branches_limit"))
+            continue;
+        if (!s) {
+            ok = 0;
+        } else if (!strcmp(p, "el")) {
+            s->el_mask = !strcmp(v, "u") ? 1 : !strcmp(v, "k") ? 2 : !strcmp(v, "uk") ? 3 : 0;
+            ok = s->el_mask != 0;
+        } else if (!strcmp(p, "timestamps") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_TS : s->configr & ~EK_TRCCONFIGR_TS;
+            s->attr_config = n ? s->attr_config | (1u << 28) : s->attr_config & ~(1u << 28);
+        } else if (!strcmp(p, "contextid") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_CID : s->configr & ~EK_TRCCONFIGR_CID;
+            s->attr_config = n ? s->attr_config | (1u << 14) : s->attr_config & ~(1u << 14);
+        } else if (!strcmp(p, "retstack") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_RS : s->configr & ~EK_TRCCONFIGR_RS;
+            s->attr_config = n ? s->attr_config | (1u << 29) : s->attr_config & ~(1u << 29);
+        } else if (!strcmp(p, "cycacc") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_CCI : s->configr & ~EK_TRCCONFIGR_CCI;
+            s->attr_config = n ? s->attr_config | (1u << 12) : s->attr_config & ~(1u << 12);
+        } else if (!strcmp(p, "header") && isnum && n <= 2) {
+            s->header_version = (int)n;
+        } else if (!strcmp(p, "hwid") && isnum) {
+            s->hw_id_records = n != 0;
+        } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
+            s->ring_size = (uint32_t)n;
+        } else if (!strcmp(p, "read_period_ns") && isnum) {
+            s->read_period = n;
+        } else if (!strcmp(p, "read_skew_ns") && isnum) {
+            s->read_skew = n;
+        } else if (!strcmp(p, "barrier") && isnum) {
+            for (int i = 0; i < S->nsinks; i++)
+                S->sinks[i].barrier = n != 0;
+        } else if (!strcmp(p, "partial_flush") && isnum) {
+            for (int i = 0; i < S->nsinks; i++)
+                S->sinks[i].partial_flush = n != 0;
+        } else if (!strcmp(p, "sync_period") && isnum && n >= 64) {
+            for (int c = 0; c < S->ncpus; c++)
+                S->cpus[c].etm.sync_period = (uint32_t)n;
+        } else {
+            ok = 0;
+        }
+        if (!ok) {
+            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
+                         "unknown key or bad value: %s = %s", p, v);
+            err = EK_ERR_FORMAT;
+        }
+    }
+    fclose(f);
+    return err;
+}
+
 /* ------------------------------------------------------------------ the run */
 
 int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
@@ -651,19 +820,24 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     S->diag = (ek_diag *)o->diag;
     S->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
     S->next_pid = 1000;
+    S->now = SIM_BOOT_NS;
     S->quantum = 10000;
     S->tick = 50000;
     S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
-    S->truth = S->trace_budget <= (64ull << 20);
+    S->truth = S->trace_budget <= (16ull << 20);
     S->work = ~0ull >> 2;
-    S->branches_limit = 2000000;
+    S->branches_limit = S->truth ? 2000000 : 100000;
     int err = mkdirs(o->outdir);
     for (size_t i = 0; i < sim_blob_count() && !err; i++)
         err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
+    if (!err && o->config_file)
+        err = apply_config(S, o->config_file, 0);
     if (!err)
         err = S->sc->setup(S);
     if (!err)
         err = sim_machine_init(S);
+    if (!err && o->config_file)
+        err = apply_config(S, o->config_file, 1);
     char *branches = join(o->outdir, "truth.branches.tsv");
     if (!err && branches) {
         S->branches_out = fopen(branches, "w");
@@ -685,11 +859,13 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
             err = EK_ERR_IO;
     }
     if (!err) {
-        sim_sessions_poll(S, 0);
+        for (int i = 0; i < S->nsessions; i++)
+            S->sessions[i].start_time = S->sessions[i].next_read = SIM_BOOT_NS;
+        sim_sessions_poll(S, S->now);
         err = scenarios[si].run(S);
     }
     if (!err)
-        err = sim_run(S, 20000000000ull);
+        err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
     if (!err)
         err = sim_sessions_finish(S);
     for (int i = 0; i < S->nsessions; i++) {

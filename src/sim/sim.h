@@ -30,6 +30,8 @@
 #define SIM_MAX_SESSIONS 4
 #define SIM_MAX_MAPS 8
 #define SIM_MAX_SCRIPT 32
+/* simulated time starts one second after boot: trace timestamps are never zero */
+#define SIM_BOOT_NS 1000000000ull
 
 typedef struct sim sim;
 typedef struct sim_thread sim_thread;
@@ -249,8 +251,11 @@ struct sim_sink {
     int cur_id;
     uint64_t frames;    /* frames completed since enable */
     EK_VEC(sim_fseg) segs; /* truth: segments of frames still in the buffer */
+    size_t seg_prune_at;
     int truth;
     uint64_t xbase;     /* raw sinks: stream offset of the first byte since reset */
+    sim_event *ev;      /* raw sinks: the event collecting into it */
+    int cpu;
     /* arbitration */
     int owner;          /* owning session's perf pid, -1 free */
     int refcnt;
@@ -435,6 +440,30 @@ void sim_etm_switch_done(sim_etm *e, uint64_t ts);
 /* hand buffered bytes to the sink path */
 void sim_etm_drain(sim_etm *e);
 
+void sim_etm_maybe_resync(sim_etm *e);
+
+/* Hot path of sim_etm_branch for direct branches (no address packet, no truth). */
+static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
+                                  uint32_t map)
+{
+    if (!e->active)
+        return;
+    if (e->truth || e->enc.natoms >= 31 || e->enc.cap - e->enc.len < EK_ETM4_ENC_MAX_CALL ||
+        (taken && cls == SIM_I_BL && e->enc.rs_trace)) {
+        sim_etm_branch(e, addr, cls, taken, target, map, 0);
+        return;
+    }
+    e->branch_count++;
+    e->atom_count++;
+    if (taken)
+        e->enc.atom_bits |= 1ull << e->enc.natoms;
+    e->enc.natoms++;
+    e->pos = taken ? target : addr + 4;
+    e->pos_svc = 0;
+    if (e->enc.base + e->enc.len - e->since_sync >= e->sync_period)
+        sim_etm_maybe_resync(e);
+}
+
 /* sink.c */
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
@@ -473,6 +502,13 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
 int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
+static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64_t from,
+                                    uint64_t to, int cls, int taken)
+{
+    S->branch_total++;
+    if (S->branches_out)
+        sim_branch_truth(S, t, cpu, from, to, cls, taken);
+}
 
 /* scenario.c */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -34,6 +34,7 @@ void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth)
     k->cur_id = -1;
     k->truth = truth;
     k->barrier = 1;
+    k->seg_prune_at = 4096;
 }
 
 void sim_sink_free(sim_sink *k)
@@ -60,16 +61,22 @@ static void frame_done(sim_sink *k)
     k->written += 16;
     k->fpos = 0;
     memset(k->frame, 0, sizeof(k->frame));
-    if (k->truth && k->segs.n > 4096) {
-        /* forget segments of frames that have been overwritten */
+    if (k->truth && k->segs.n >= k->seg_prune_at) {
+        /* forget segments of frames that have been overwritten (segments are in frame order) */
         uint64_t keep = k->frames > k->hw_size / 16 ? k->frames - k->hw_size / 16 : 0;
-        size_t i = 0;
-        while (i < k->segs.n && k->segs.v[i].frame < keep)
-            i++;
-        if (i > k->segs.n / 2) {
-            memmove(k->segs.v, k->segs.v + i, (k->segs.n - i) * sizeof(sim_fseg));
-            k->segs.n -= i;
+        size_t lo = 0, hi = k->segs.n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (k->segs.v[mid].frame < keep)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        if (lo) {
+            memmove(k->segs.v, k->segs.v + lo, (k->segs.n - lo) * sizeof(sim_fseg));
+            k->segs.n -= lo;
+        }
+        k->seg_prune_at = k->segs.n * 2 > 4096 ? k->segs.n * 2 : 4096;
     }
 }
 
@@ -158,19 +165,47 @@ static void fmt_flush(sim_sink *k)
         frame_done(k);
 }
 
+static void trbe_full(sim *S, sim_sink *k);
+
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff)
 {
-    (void)S;
     if (k->kind == SIM_SINK_TRBE) {
-        if (!k->written)
-            k->xbase = xoff;
-        for (size_t i = 0; i < n; i++)
-            k->hw[(k->written + i) % k->hw_size] = p[i];
-        k->written += n;
+        while (n) {
+            if (!k->written)
+                k->xbase = xoff;
+            size_t chunk = k->hw_size - k->written < n ? k->hw_size - k->written : n;
+            memcpy(k->hw + k->written, p, chunk);
+            k->written += chunk;
+            p += chunk;
+            n -= chunk;
+            xoff += chunk;
+            if (k->written == k->hw_size)
+                trbe_full(S, k); /* buffer full: IRQ, AUX record, restart */
+        }
         return;
     }
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    while (i < n) {
+        if (k->fpos == 0 && n - i >= 14 && !k->truth) {
+            /* fast path: a whole frame of one trace ID */
+            uint8_t *f = k->frame, aux = 0;
+            f[0] = (uint8_t)((id << 1) | 1);
+            for (unsigned j = 1; j < 15; j += 2) {
+                f[j] = p[i++];
+                if (j + 1 < 15) {
+                    uint8_t b = p[i++];
+                    f[j + 1] = b & 0xFE;
+                    aux |= (uint8_t)((b & 1) << ((j + 1) / 2));
+                }
+            }
+            f[15] = aux;
+            k->cur_id = id;
+            frame_done(k);
+            continue;
+        }
         fmt_byte(k, id, p[i], xoff + i);
+        i++;
+    }
 }
 
 /* ------------------------------------------------------------------ rings and records */
@@ -346,10 +381,10 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
 
 /* Copy the sink's hardware buffer into the event's AUX ring (update_buffer at event stop). */
 static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, int cpu,
-                          const sim_thread *t, uint64_t time)
+                          const sim_thread *t, uint64_t time, uint64_t xflags)
 {
     int pid = t && t->proc ? t->proc->pid : 0, tid = t && !t->idle ? t->tid : 0;
-    uint64_t flags = s->snapshot ? SIM_AUX_OVERWRITE : 0;
+    uint64_t flags = (s->snapshot ? SIM_AUX_OVERWRITE : 0) | xflags;
     if (k->kind == SIM_SINK_TRBE) {
         flags |= SIM_AUX_RAW;
         uint64_t size = k->written, lost = 0;
@@ -379,7 +414,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         free(tmp);
         if (lost && !s->snapshot)
             flags |= SIM_AUX_TRUNCATED;
-        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW)))
+        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW | SIM_AUX_COLLISION)))
             aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time,
                        &el);
         else
@@ -432,6 +467,19 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
     sink_reset(k);
 }
 
+/* TRBE buffer full (trbe_handle_overflow): the data goes out with the COLLISION flag (trace
+ * may have been lost while the IRQ was pending) and collection restarts. */
+static void trbe_full(sim *S, sim_sink *k)
+{
+    sim_event *ev = k->ev;
+    if (!ev) {
+        k->written = 0;
+        return;
+    }
+    const sim_thread *t = S->cpus[k->cpu].cur;
+    sink_copy_out(S, ev->s, ev, k, k->cpu, t, S->cpus[k->cpu].time, SIM_AUX_COLLISION);
+}
+
 /* ------------------------------------------------------------------ events */
 
 static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thread *t,
@@ -458,6 +506,8 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         tb->owner = s->perf_pid;
         tb->refcnt = 1;
         tb->written = 0;
+        tb->ev = ev;
+        tb->cpu = cpu;
     } else {
         if (!k)
             return -1;
@@ -537,15 +587,16 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
         sim_etm_disable(e);
     ev->running = 0;
     if (s->sink_kind == SIM_SINK_TRBE) {
-        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time);
+        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time, 0);
         ev->trbe->refcnt = 0;
         ev->trbe->owner = -1;
+        ev->trbe->ev = NULL;
         ev->trbe = NULL;
         return;
     }
     sim_sink *k = S->cpus[cpu].sink;
     if (k->refcnt == 1)
-        sink_copy_out(S, s, ev, k, cpu, t, time);
+        sink_copy_out(S, s, ev, k, cpu, t, time, 0);
     if (--k->refcnt == 0)
         k->owner = -1;
 }
