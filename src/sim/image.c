@@ -6,7 +6,7 @@
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 
-#define SIM_DEC_MAX 8
+#define SIM_DEC_MAX 9
 
 void sim_a64_decode(uint32_t op, sim_insn *o)
 {
@@ -200,6 +200,14 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
             next = i;
         img->next_stop[i] = next;
     }
+    img->stop = calloc(img->ninsn + 1, sizeof(*img->stop));
+    if (!img->stop)
+        return EK_ERR_NOMEM;
+    for (uint32_t i = 0; i <= img->ninsn; i++) {
+        img->stop[i].idx = img->next_stop[i];
+        if (img->next_stop[i] < img->ninsn)
+            img->stop[i].insn = img->insn[img->next_stop[i]];
+    }
     return 0;
 }
 
@@ -210,6 +218,7 @@ void sim_image_free(sim_image *img)
     free(img->api);
     free(img->insn);
     free(img->next_stop);
+    free(img->stop);
     memset(img, 0, sizeof(*img));
 }
 

@@ -43,6 +43,16 @@ static const char *syscall_name(int nr)
     }
 }
 
+static uint64_t syscall_target(sim *S, int nr)
+{
+    static const int nrs[] = {NR_WRITE, NR_EXIT, NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE, NR_MMAP};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        if (nrs[i] == nr)
+            return S->k_syscall[i];
+    return S->k_syscall[9]; /* sys_ni_syscall */
+}
+
 static const char *action_sym[SIM_ACT__COUNT] = {
     "act_none", "act_getpid", "act_write", "act_yield", "act_sleep",
     "act_dlopen", "act_dlclose", "act_clone", "act_exec",
@@ -64,6 +74,8 @@ static void fail(sim *S, const char *fmt, const char *a, uint64_t v)
                      a, (unsigned long long)v);
     }
 }
+
+/* kernel addresses the machine needs at run time, looked up once */
 
 static uint64_t ksym(sim *S, const char *name)
 {
@@ -167,7 +179,7 @@ static int least_loaded_cpu(sim *S)
 static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
 {
     t->depth = 0;
-    if (push(S, t, entry, 1, 0) || push(S, t, ksym(S, "ret_from_fork"), 0, 1))
+    if (push(S, t, entry, 1, 0) || push(S, t, S->k_ret_from_fork, 0, 1))
         return -1;
     t->el = 1;
     t->state = SIM_T_NEW;
@@ -212,7 +224,7 @@ static int is_svc(uint32_t w)
 
 static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
 {
-    return is_svc(sim_word_at(S, p, addr - 4));
+    return S->truth && is_svc(sim_word_at(S, p, addr - 4)); /* only the truth needs it */
 }
 
 static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
@@ -298,6 +310,12 @@ int sim_machine_init(sim *S)
     S->kernel_map.serial = 0;
     S->kmap = &S->kernel_map;
     uint64_t idle_pc = ksym(S, "cpu_idle_loop");
+    S->k_vectors = ksym(S, "vectors");
+    S->k_ret_from_fork = ksym(S, "ret_from_fork");
+    static const int nrs[] = {NR_WRITE, NR_EXIT, NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE, NR_MMAP, 0};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        S->k_syscall[i] = ksym(S, syscall_name(nrs[i]));
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
@@ -591,7 +609,7 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
 {
     (void)c;
     if (in->dec == SIM_DEC_SYSCALL)
-        return ksym(S, syscall_name(t->sc_nr));
+        return syscall_target(S, t->sc_nr);
     if (in->dec == SIM_DEC_SCRIPT) {
         sim_action a = next_action(S, t);
         const sim_sym *s = sim_image_symbol(m->img, action_sym[a]);
@@ -615,7 +633,7 @@ static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned ty
 {
     if (push(S, t, ret, 1, t->el))
         return;
-    uint64_t target = ksym(S, "vectors") + vector_off;
+    uint64_t target = S->k_vectors + vector_off;
     int svc = type == EK_ETM4_EXC_CALL;
     t->el = 1;
     ek_etm4_ctx nctx = ctx_of(t);
@@ -682,6 +700,12 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         if (target == ia) {
             fail(S, "endless loop reached in %s at %llx", m->img->blob->name, ia);
             return;
+        }
+        if (in->dec == SIM_DEC_IDLE && !others_runnable(c) && !c->need_resched) {
+            /* nothing to run: the core waits for the next event (no trace meanwhile) */
+            uint64_t until = (c->time / S->quantum + 1) * S->quantum;
+            if (until > c->time)
+                c->time = until;
         }
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
         sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
@@ -781,7 +805,8 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
         }
         const sim_image *img = m->img;
         uint32_t i = (uint32_t)((t->pc - m->bias - img->seg_vaddr) >> 2);
-        uint32_t s = img->next_stop[i];
+        const struct sim_stop *st = &img->stop[i];
+        uint32_t s = st->idx;
         if (s >= img->ninsn) {
             fail(S, "ran off the end of %s at %llx", img->blob->name, t->pc);
             return;
@@ -808,7 +833,7 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget = 0;
         }
         uint64_t ia = t->pc + 4 * (uint64_t)(s - i);
-        const sim_insn *in = &img->insn[s];
+        const sim_insn *in = &st->insn;
         if (!in->dec && (in->cls == SIM_I_BCOND || in->cls == SIM_I_B ||
                          (in->cls == SIM_I_BL && t->depth < t->cap)) && in->imm) {
             /* hot path: direct branches */

@@ -405,6 +405,7 @@ struct sim {
     uint64_t branches_written, branches_limit;
     const sim_map *kmap;
     sim_map kernel_map;
+    uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
 };

@@ -403,8 +403,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             S->err = EK_ERR_NOMEM;
             return;
         }
-        for (uint64_t i = 0; i < size; i++)
-            tmp[i] = k->hw[(start + i) % k->hw_size];
+        memcpy(tmp, k->hw + start, size); /* written never exceeds the buffer */
         sim_op_vec el = {0};
         if (S->truth && size)
             sim_truth_slice(S, k, S->cpus[cpu].etm.cfg.trace_id, k->xbase + start, size, 0, tmp,
