@@ -1,7 +1,28 @@
 /* Trace snapshot folders (snapshot.ini, device files, trace.ini): typed, not raw strings.
  * Format: ../shared/docs/snapshot-format.md. All structures are read-only for callers and
  * live until ek_snapshot_free(). Problems (missing files, malformed lines) go to the diag
- * sink with file and line; loading continues with what is usable. */
+ * sink with file and line; loading continues with what is usable.
+ *
+ * Names (devices, buffers, registers, sections, keys) are matched ignoring ASCII case.
+ * Diagnostics (kind, severity):
+ *   ini.malformed-line            W  a line of any INI file was skipped (see src/input/ini.h)
+ *   snapshot.missing-file         E  snapshot.ini, trace.ini or a trace buffer file is missing
+ *                                 W  a device file or a memory dump file is missing
+ *   snapshot.missing-key          W  a required key is absent (dump file/address, buffer file)
+ *   snapshot.bad-value            W  a number, list or name that cannot be used
+ *   snapshot.unknown-key          N  a key the reader does not know (kept in the INI only)
+ *   snapshot.unknown-format       W  a buffer format other than coresight / source_data /
+ *                                    dstream_coresight (buffer kept, format EK_BUF_UNKNOWN)
+ *   snapshot.unknown-device-type  W  a trace source type that names no known protocol
+ *   snapshot.unknown-core         W  a core type with no known architecture (arch UNKNOWN)
+ *   snapshot.unknown-device       W  trace.ini names a device or buffer that does not exist
+ *   snapshot.no-buffer            W  a trace source is not assigned to any buffer
+ *   snapshot.no-core              W  an instruction trace source is not assigned to a core
+ *   snapshot.missing-register     W  a register the protocol needs is absent (value 0)
+ *   snapshot.default-register     N  an optional register is absent: the reference decoder's
+ *                                    default value is used (present bit stays clear)
+ *   snapshot.duplicate            N  a repeated device name, buffer or register (first kept)
+ */
 #ifndef ETMKIT_SNAPSHOT_H
 #define ETMKIT_SNAPSHOT_H
 
@@ -17,16 +38,18 @@ extern "C" {
 
 typedef enum ek_buffer_format {
     EK_BUF_UNKNOWN = 0,
-    EK_BUF_CORESIGHT,  /* 16-byte CoreSight formatter frames */
+    EK_BUF_CORESIGHT,   /* 16-byte CoreSight formatter frames */
     EK_BUF_SOURCE_DATA, /* raw bytes of a single source */
-    EK_BUF_DSTREAM,    /* DSTREAM capture of CoreSight frames (TPIU-style sync) */
+    EK_BUF_DSTREAM,     /* DSTREAM capture of CoreSight frames (TPIU-style sync) */
 } ek_buffer_format;
 
 typedef struct ek_snap_reg {
-    char *name;       /* as written, e.g. "TRCIDR0" (upper-cased) */
-    int64_t offset;   /* NAME(0x078) form, or -1 */
-    int64_t id;       /* NAME(id:0x..) form, or -1 */
+    char *name;     /* as written, e.g. "TRCIDR0" (upper-cased) */
+    int64_t offset; /* NAME(0x078) form, or -1 */
+    int64_t id;     /* NAME(id:0x..) form, or -1 */
     uint64_t value;
+    int size_bits; /* NAME(size:64) form, or 0 */
+    uint64_t line; /* line in the device file (for diagnostics) */
 } ek_snap_reg;
 
 typedef struct ek_snap_dump {
@@ -36,6 +59,9 @@ typedef struct ek_snap_dump {
     uint64_t length;  /* bytes used: length= key, else file size - offset (0 if unknown) */
     int has_length;
     ek_mem_space space; /* space= key, EK_MS_ANY when absent */
+    char *section;      /* INI section name, e.g. "dump1" or "dump.text" */
+    int present;        /* 1: the file exists and could be opened */
+    uint64_t file_size; /* size of the file when present */
 } ek_snap_dump;
 
 typedef struct ek_snap_device {
@@ -47,14 +73,32 @@ typedef struct ek_snap_device {
     size_t nregs;
     ek_snap_dump *dumps;
     size_t ndumps;
+    /* Cores (devclass "core"): architecture and profile from 'type' (ek_core_arch()).
+     * Trace sources: the protocol named by 'type' (ETM4 on any core, before the M-profile
+     * check; see ek_snap_source.cfg.protocol for the final one). */
+    ek_arch arch;
+    ek_arch_profile profile;
+    ek_protocol protocol;
 } ek_snap_device;
 
 typedef struct ek_snap_buffer {
     char *name;
-    char *path; /* resolved path of the trace file */
-    ek_buffer_format format;
+    char *path; /* resolved path of the trace file, NULL when the section has no file= */
+    ek_buffer_format format; /* format= key; CORESIGHT when absent (as the reference lister) */
+    char *section;           /* INI section name, e.g. "buffer0" */
+    int present;             /* 1: the trace file exists and could be opened */
+    uint64_t file_size;      /* size of the trace file when present */
 } ek_snap_buffer;
 
+/* A trace source: a device of class trace_source.
+ * cfg.protocol: from the device type (ETM4*, ETE, ETM3*, PTM1*, PFT1*, STM, ITM; the text
+ *   before the first '.' is compared); ETM4 tracing an M-profile core is EK_PROTO_ETMV4M.
+ * cfg.trace_id: TRCTRACEIDR & 0x7f (ETMv4/ETE), ETMTRACEIDR & 0x7f (ETMv3/PTM),
+ *   bits 22:16 of STMTCSR (STM) or ITMTCR (ITM).
+ * cfg.regs.etm4: TRCCONFIGR, TRCTRACEIDR, TRCAUTHSTATUS, TRCDEVARCH, TRCIDR0..13 with
+ *   'present' bits for the ones the file gives. Absent ones hold the reference decoder's
+ *   defaults: TRCIDR1 0x4100F403, TRCDEVARCH 0x47705A13 (ETE only), everything else 0.
+ * cfg.arch/profile: those of 'core' (UNKNOWN without one). */
 typedef struct ek_snap_source {
     size_t device;        /* index into devices[] */
     ek_source_config cfg; /* typed configuration from the device's [regs] and its core */
@@ -71,6 +115,15 @@ typedef struct ek_snapshot {
     size_t nbuffers;
     ek_snap_source *sources; /* trace sources, in device-list order */
     size_t nsources;
+    char *version;   /* [snapshot] version=, or NULL */
+    char *trace_ini; /* resolved path of the trace metadata file */
+    /* Indices into buffers[] in the order their [bufferN] sections appear in trace.ini.
+     * This is the order the reference lister (trc_pkt_lister) uses: without -multi_session
+     * it decodes only buffer_order[0]; with it, each buffer in this order. Within a buffer
+     * the reference creates decoders for its sources in strcmp order of their names, and
+     * for a source_data (single-source) buffer only for the first of them. */
+    size_t *buffer_order;
+    uint64_t timestamp_frequency; /* [timestamp] frequency=, 0 when absent */
 } ek_snapshot;
 
 /* Read a snapshot folder. Returns 0 (possibly with diagnostics), or a negative status when
@@ -82,6 +135,18 @@ void ek_snapshot_free(ek_snapshot *ss);
 const ek_snap_device *ek_snapshot_find_device(const ek_snapshot *ss, const char *name);
 /* Value of a register by name (case-insensitive); returns 1 if found. */
 int ek_snap_device_reg(const ek_snap_device *dev, const char *name, uint64_t *value);
+/* Index of the buffer called 'name' (case-insensitive), or -1. */
+long ek_snapshot_find_buffer(const ek_snapshot *ss, const char *name);
+
+/* Architecture and profile of a core type name, as the reference decoder maps them
+ * (OpenCSD's core-name table and its "ARMv<maj>[.<min>]-<A|R|M>" / "ARM-AA64[-R|-M]"
+ * patterns), plus Armv8.1-M for Cortex-M52/M55/M85 and "ARMv8.1-M". ARM-AA64 and A-profile
+ * names from Armv8.4 on map to EK_ARCH_V9A (OpenCSD's ARCH_AA64: every A64 feature).
+ * Returns 1 when the name is known; otherwise 0 with both set to UNKNOWN. */
+int ek_core_arch(const char *name, ek_arch *arch, ek_arch_profile *profile);
+/* Short text for enums: "ETMv4", "v8-A", "A" ... (never NULL). */
+const char *ek_protocol_name(ek_protocol p);
+const char *ek_arch_name(ek_arch a);
 
 #ifdef __cplusplus
 }

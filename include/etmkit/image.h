@@ -1,0 +1,92 @@
+/* Memory images: what the traced code looked like, by address and memory space.
+ *
+ * An image is a set of regions. Each region maps [address, address + length) to bytes held
+ * in a file (mapped once per file and shared by every region of that file, never copied),
+ * in a caller's buffer (borrowed: it must outlive the image), or to nothing at all, in which
+ * case an optional read callback is asked. Every region has a memory space (ek_mem_space in
+ * etmkit/config.h); a read in space S sees the regions whose space shares a bit with S.
+ * EK_MS_ANY, and also EK_MS_NONE (no space information), match everything.
+ *
+ * Overlaps: where regions visible in the same space overlap, the one added LAST wins (so a
+ * patched page or a newer mapping can be laid over an older one). The reference decoder
+ * (OpenCSD) instead rejects an accessor that overlaps an earlier one, so the earlier wins
+ * there; ek_image_add_snapshot_core() adds dumps in reverse order to reproduce that.
+ *
+ * Speed: lookups binary-search a flattened, sorted list of non-overlapping runs (built
+ * lazily per query space after regions change) and try the last hit first.
+ * An image is not safe for concurrent use: reads update the last-hit cache. Use one image
+ * per thread, or lock around calls.
+ *
+ * Files: a file that is shorter than a region asks for is clipped with a warning; a file
+ * removed after it was added stays readable (the mapping holds it). A file truncated after
+ * it was mapped can fault on access (SIGBUS), as with any mapped file.
+ */
+#ifndef ETMKIT_IMAGE_H
+#define ETMKIT_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etmkit/config.h"
+#include "etmkit/diag.h"
+#include "etmkit/snapshot.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ek_image ek_image;
+
+/* Fill buf with up to len bytes at addr in space; return how many were filled (0: none). It
+ * is asked only for addresses no region covers, and never for more than reaches the next
+ * region. */
+typedef size_t (*ek_image_read_fn)(void *ctx, ek_mem_space space, uint64_t addr, uint8_t *buf,
+                                   size_t len);
+
+/* diag (may be NULL) receives problems found while adding files; it is copied. */
+int ek_image_new(const ek_diag *diag, ek_image **out);
+void ek_image_free(ek_image *img);
+
+/* Map bytes [file_offset, file_offset + length) of a file at load_addr. length 0 means "to
+ * the end of the file". Returns 0; EK_ERR_IO (cannot open or map: diag "image.missing-file");
+ * EK_ERR_RANGE (offset at or past the end, or the file is empty: diag "image.short-file").
+ * A file shorter than asked is clipped (warning "image.short-file") and 0 is returned. */
+int ek_image_add_file(ek_image *img, const char *path, uint64_t file_offset, uint64_t length,
+                      uint64_t load_addr, ek_mem_space space);
+
+/* Map a caller's buffer at addr (borrowed, not copied). Returns 0 or EK_ERR_ARG/NOMEM. */
+int ek_image_add_buffer(ek_image *img, const void *data, size_t len, uint64_t addr,
+                        ek_mem_space space);
+
+/* Ask fn for addresses that no region covers (one callback per image; NULL removes it). */
+void ek_image_set_callback(ek_image *img, ek_image_read_fn fn, void *ctx);
+
+/* Map the loadable segments (PT_LOAD with file bytes) of an ELF file at p_vaddr + bias. The
+ * bytes past p_filesz (.bss) are not mapped. Returns the number of segments mapped (>= 0),
+ * EK_ERR_IO, EK_ERR_FORMAT (not an ELF file) or EK_ERR_UNSUPPORTED (no program headers,
+ * e.g. a relocatable .ko: see etmkit/symbols.h for its symbols). */
+int ek_image_add_elf(ek_image *img, const char *path, uint64_t bias, ek_mem_space space);
+
+/* Map every present [dump*] of snapshot device 'device' (a core) with its space. The dumps
+ * are added last-to-first so that, where two overlap, the one listed first wins as in the
+ * reference decoder. Missing dump files were reported when the snapshot was read and are
+ * skipped. Returns the number of regions added or a negative status. */
+int ek_image_add_snapshot_core(ek_image *img, const ek_snapshot *ss, size_t device);
+
+/* Copy up to len bytes at addr; returns how many contiguous bytes were copied (0: addr is not
+ * mapped). Reads continue across region edges while the addresses stay mapped. */
+size_t ek_image_read(ek_image *img, ek_mem_space space, uint64_t addr, void *buf, size_t len);
+
+/* Zero-copy: *ptr = the bytes at addr; returns how many bytes from there on belong to the same
+ * region (0 and *ptr = NULL when addr is not mapped by a region -- callback addresses have no
+ * stable bytes to point at: use ek_image_read for them). Pointers stay valid until the
+ * image is freed. */
+size_t ek_image_map(ek_image *img, ek_mem_space space, uint64_t addr, const uint8_t **ptr);
+
+/* Number of regions added so far (for tests and dumps). */
+size_t ek_image_region_count(const ek_image *img);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* Packet listings: text renderings of parsed packets and deformatter output.
+ * Every function appends to an ek_sbuf; nothing is printed. */
+#ifndef ETMKIT_LISTING_H
+#define ETMKIT_LISTING_H
+
+#include <stdint.h>
+
+#include "etmkit/etm4.h"
+#include "etmkit/frame.h"
+#include "etmkit/sbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One OpenCSD trc_pkt_lister packet line, newline included:
+ *   with_raw:  "Idx:<dec>; ID:<hex>; [0xNN 0xNN ];\t<NAME> : <description>\n"  (packet monitor)
+ *   otherwise: "Idx:<dec>; ID:<hex>;\t<NAME> : <description>\n"               (packet sink)
+ * The text matches OpenCSD 1.8.0's EtmV4ITrcPacket::toString(). */
+void ek_list_etm4_ocsd(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_id, int with_raw,
+                       const ek_etm4_config *cfg);
+
+/* Just "<NAME> : <description>" of the line above. */
+void ek_list_etm4_ocsd_desc(ek_sbuf *out, const ek_etm4_packet *pkt, const ek_etm4_config *cfg);
+
+/* etmkit's own readable line: index, ID, type, decoded fields, raw bytes. */
+void ek_list_etm4_text(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_id,
+                       const ek_etm4_config *cfg);
+
+/* One JSON object per packet, newline-terminated:
+ * {"idx":N,"id":N,"type":"ATOM_F1","raw":"f7",...decoded fields...} */
+void ek_list_etm4_json(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_id,
+                       const ek_etm4_config *cfg);
+
+/* trc_pkt_lister prints error-log messages WITHOUT a final newline, so the next listing line
+ * continues the message line (and a line-based comparison no longer sees it as a packet).
+ * These helpers reproduce those messages where the lister prints them, so that listings
+ * keep lining up with its output:
+ *  - ek_list_etm4_ocsd_pre(): before a packet line: the packet processor's log entry for a
+ *    reserved header (I_RESERVED) or a field running past the end of a packet;
+ *  - ek_list_etm4_ocsd_post(): after a packet line, with -decode: the packet decoder's log
+ *    entry for a packet it cannot use while synchronised (bad / reserved / incomplete ...),
+ *    after which it waits for the next A-Sync and TRACE_INFO. ek_ocsd_dcd_model tracks that
+ *    synchronisation state; reset it when the decoders are reset. */
+typedef struct ek_ocsd_dcd_model {
+    uint8_t state;
+} ek_ocsd_dcd_model;
+
+void ek_ocsd_dcd_model_reset(ek_ocsd_dcd_model *m);
+void ek_list_etm4_ocsd_pre(ek_sbuf *out, const ek_etm4_packet *pkt, const ek_etm4_config *cfg);
+void ek_list_etm4_ocsd_post(ek_sbuf *out, ek_ocsd_dcd_model *m, const ek_etm4_packet *pkt,
+                            const ek_etm4_config *cfg);
+
+/* Raw frame lines as trc_pkt_lister prints them with -o_raw_packed / -o_raw_unpacked:
+ *   "Frame Data; Index<%7u>;    RAW_PACKED; ff ff ... (16 bytes a line)\n"
+ *   "Frame Data; Index<%7u>;   ID_DATA[0x10]; ...\n"   (unknown ID: ID_DATA[????])
+ * it->kind selects the form (DATA items print as ID_DATA). */
+void ek_list_frame_ocsd(ek_sbuf *out, const ek_dfmt_item *it);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,509 @@
+/* AUX slicing: every PERF_RECORD_AUX matched to its part of a PERF_RECORD_AUXTRACE buffer,
+ * grouped into per-CPU or per-thread queues, with the trace ID map that applies.
+ *
+ * The result is immutable and holds no decoder state: each queue (and each slice in it) is an
+ * independent unit of work. A slice always starts a fresh decoder, so a partial packet at the
+ * end of one hardware buffer never runs into the next one. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vec.h"
+#include "input/perf_internal.h"
+
+struct ek_perf_queues {
+    ek_perf_queue *queues;
+    size_t nqueues;
+    ek_perf_slice *slices;
+    size_t nslices;
+    ek_perf_buffer_use *use;
+    size_t nuse;
+    ek_perf_idmap *idmaps;
+    size_t nidmaps;
+    size_t nempty, nno_data;
+};
+
+static void q_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind,
+                   int status, int64_t record, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+static void q_diag(const ek_perf_file *f, const ek_diag *d, ek_severity sev, const char *kind,
+                   int status, int64_t record, int64_t offset, const char *fmt, ...)
+{
+    if (!d || !d->fn) return;
+    va_list ap;
+    va_start(ap, fmt);
+    ek_diag_vemit(d, sev, kind, status, f->name, record, offset, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* Does AUX record a lie in buffer b?  On success the slice's start (in AUX-area offsets) and
+ * size are returned. */
+static int aux_in_buffer(const ek_perf_aux_rec *a, const ek_perf_auxtrace_rec *b, uint64_t *start,
+                         uint64_t *size)
+{
+    if (b->cpu == -1) {
+        if (!a->has_tid || a->sid.tid != b->tid) return 0;
+    } else {
+        if (!a->has_cpu || a->sid.cpu != (uint32_t)b->cpu) return 0;
+    }
+    uint64_t off = a->aux_offset, sz = a->aux_size;
+    if (a->flags & EK_PERF_AUX_FLAG_OVERWRITE) {
+        /* snapshot: aux_offset is the head (end) of the data; the buffer may be clamped */
+        sz = a->aux_size < b->size ? a->aux_size : b->size;
+        if (a->aux_offset < sz) return 0;
+        off = a->aux_offset - sz;
+    }
+    if (off < b->aux_offset || sz > b->size || off - b->aux_offset > b->size - sz) return 0;
+    *start = off;
+    *size = sz;
+    return 1;
+}
+
+/* Buffers sorted by (per-thread, cpu or tid, aux_offset, file order) with the largest buffer
+ * size of each group, so that an AUX record finds its buffer in O(log n) (perf scans its
+ * whole index for every AUX record). */
+typedef struct bref {
+    int per_thread;
+    uint32_t key;
+    uint64_t aux_offset;
+    size_t idx;
+    uint64_t group_max; /* largest size in this (per_thread, key) group */
+} bref;
+
+static int bref_cmp(const void *x, const void *y)
+{
+    const bref *a = x, *b = y;
+    if (a->per_thread != b->per_thread) return a->per_thread - b->per_thread;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    if (a->aux_offset != b->aux_offset) return a->aux_offset < b->aux_offset ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static bref *index_buffers(const ek_perf_auxtrace_rec *buf, size_t n)
+{
+    bref *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        r[i].per_thread = buf[i].cpu == -1;
+        r[i].key = r[i].per_thread ? buf[i].tid : (uint32_t)buf[i].cpu;
+        r[i].aux_offset = buf[i].aux_offset;
+        r[i].idx = i;
+    }
+    qsort(r, n, sizeof *r, bref_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        uint64_t mx = 0;
+        while (j < n && r[j].per_thread == r[i].per_thread && r[j].key == r[i].key) {
+            if (buf[r[j].idx].size > mx) mx = buf[r[j].idx].size;
+            j++;
+        }
+        for (size_t k = i; k < j; k++)
+            r[k].group_max = mx;
+        i = j;
+    }
+    return r;
+}
+
+/* The first buffer (in file order) of group (per_thread, key) that holds AUX record a. */
+static int64_t find_buffer(const bref *r, size_t n, const ek_perf_auxtrace_rec *buf,
+                           const ek_perf_aux_rec *a, int per_thread, uint32_t key, uint64_t *start,
+                           uint64_t *size)
+{
+    /* candidates start at or before x and end at or after y */
+    uint64_t x = a->aux_offset;
+    uint64_t y = (a->flags & EK_PERF_AUX_FLAG_OVERWRITE)       ? a->aux_offset
+                 : a->aux_offset + a->aux_size < a->aux_offset ? UINT64_MAX
+                                                               : a->aux_offset + a->aux_size;
+    size_t lo = 0, hi = n; /* first element > (per_thread, key, x, max) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const bref *m = &r[mid];
+        int gt = m->per_thread != per_thread ? m->per_thread > per_thread
+                 : m->key != key             ? m->key > key
+                                             : m->aux_offset > x;
+        if (gt)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    int64_t best = -1;
+    uint64_t bs = 0, bz = 0;
+    for (size_t i = lo; i-- > 0;) {
+        const bref *c = &r[i];
+        if (c->per_thread != per_thread || c->key != key) break;
+        if (c->aux_offset < y && c->group_max < y - c->aux_offset)
+            break; /* no buffer this far back can reach y */
+        uint64_t s0, z0;
+        if ((best < 0 || c->idx < (size_t)best) && aux_in_buffer(a, &buf[c->idx], &s0, &z0)) {
+            best = (int64_t)c->idx;
+            bs = s0;
+            bz = z0;
+        }
+    }
+    if (best >= 0) {
+        *start = bs;
+        *size = bz;
+    }
+    return best;
+}
+
+typedef struct qkey {
+    int per_thread;
+    int32_t cpu;
+    uint32_t tid;
+} qkey;
+
+static int qkey_cmp(const qkey *x, const qkey *y)
+{
+    if (x->per_thread != y->per_thread) return x->per_thread - y->per_thread;
+    if (x->per_thread) return x->tid < y->tid ? -1 : x->tid > y->tid;
+    return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+typedef struct ek_perf_slice_key {
+    qkey k;
+    size_t slice; /* index in AUX record order */
+} ek_perf_slice_key;
+
+static int skey_cmp(const void *a, const void *b)
+{
+    const ek_perf_slice_key *x = a, *y = b;
+    int c = qkey_cmp(&x->k, &y->k);
+    if (c) return c;
+    return x->slice < y->slice ? -1 : x->slice > y->slice;
+}
+
+typedef struct span {
+    size_t buffer;
+    uint64_t lo, hi;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->buffer != y->buffer) return x->buffer < y->buffer ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int build_idmaps(const ek_perf_file *f, ek_perf_queues *q)
+{
+    const ek_perf_cs_etm *e = &f->etm;
+    size_t nsinks = 0;
+    uint32_t *sinks = NULL;
+    if (e->ncpus) {
+        sinks = malloc(e->ncpus * sizeof *sinks);
+        if (!sinks) return EK_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < e->ncpus; i++) {
+        if (!e->cpus[i].have_sink) continue;
+        size_t k = 0;
+        while (k < nsinks && sinks[k] != e->cpus[i].sink_id)
+            k++;
+        if (k == nsinks) sinks[nsinks++] = e->cpus[i].sink_id;
+    }
+    q->nidmaps = 1 + nsinks;
+    q->idmaps = calloc(q->nidmaps, sizeof *q->idmaps);
+    if (!q->idmaps) {
+        free(sinks);
+        return EK_ERR_NOMEM;
+    }
+    for (size_t m = 0; m < q->nidmaps; m++) {
+        ek_perf_idmap *map = &q->idmaps[m];
+        map->global = m == 0;
+        map->sink_id = m ? sinks[m - 1] : 0;
+        for (int id = 0; id < 128; id++)
+            map->cpu[id] = map->block[id] = -1;
+        for (size_t i = 0; i < e->ncpus; i++) {
+            const ek_perf_etm_cpu *c = &e->cpus[i];
+            if (c->id_source == EK_TRACEID_NONE) continue;
+            if (m ? !(c->have_sink && c->sink_id == map->sink_id) : c->have_sink) continue;
+            unsigned id = c->cfg.trace_id & 0x7f;
+            if (map->cpu[id] < 0) { /* clashes were reported by the reader: first one wins */
+                map->cpu[id] = (int16_t)(c->cpu < 0x7fff ? c->cpu : 0x7fff);
+                map->block[id] = (int16_t)i;
+            }
+        }
+    }
+    free(sinks);
+    return 0;
+}
+
+static const ek_perf_idmap *idmap_for(const ek_perf_file *f, const ek_perf_queues *q, uint32_t cpu,
+                                      int has_cpu)
+{
+    if (has_cpu) {
+        const ek_perf_etm_cpu *c = ek_perf_cs_etm_cpu(f, cpu);
+        if (c && c->have_sink)
+            for (size_t m = 1; m < q->nidmaps; m++)
+                if (q->idmaps[m].sink_id == c->sink_id) return &q->idmaps[m];
+    }
+    return &q->idmaps[0];
+}
+
+int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out)
+{
+    *out = NULL;
+    ek_perf_queues *q = calloc(1, sizeof *q);
+    if (!q) return EK_ERR_NOMEM;
+    int rc = build_idmaps(f, q);
+    if (rc) {
+        ek_perf_queues_free(q);
+        return rc;
+    }
+    const ek_perf_aux_rec *aux = f->aux.v;
+    size_t naux = f->aux.n;
+    const ek_perf_auxtrace_rec *buf = f->auxtrace.v;
+    size_t nbuf = f->auxtrace.n;
+
+    int per_thread = 0, per_cpu = 0;
+    for (size_t b = 0; b < nbuf; b++) {
+        if (buf[b].cpu == -1)
+            per_thread = 1;
+        else
+            per_cpu = 1;
+    }
+    if (per_thread && per_cpu)
+        q_diag(f, diag, EK_SEV_WARN, "perf.queue-mode", EK_ERR_FORMAT, -1, -1,
+               "AUXTRACE buffers mix per-thread (cpu -1) and per-CPU recording");
+
+    q->nuse = nbuf;
+    q->use = nbuf ? calloc(nbuf, sizeof *q->use) : NULL;
+    EK_VEC(ek_perf_slice) sl = {0};
+    EK_VEC(ek_perf_slice_key) skeys = {0};
+    bref *brefs = index_buffers(buf, nbuf);
+    if ((nbuf && !q->use) || !brefs) goto nomem;
+
+    for (size_t i = 0; i < naux; i++) {
+        const ek_perf_aux_rec *a = &aux[i];
+        if (a->aux_size == 0) {
+            q->nempty++;
+            continue;
+        }
+        ek_perf_slice s;
+        memset(&s, 0, sizeof s);
+        s.aux = i;
+        s.aux_record = a->record;
+        s.aux_record_offset = a->offset;
+        s.aux_offset = a->aux_offset;
+        s.aux_size = a->aux_size;
+        s.flags = a->flags;
+        s.sid = a->sid;
+        s.buffer = -1;
+        s.formatted = !(a->flags & EK_PERF_AUX_FLAG_CORESIGHT_RAW);
+        uint64_t start = 0, size = 0;
+        int64_t hit = -1, other;
+        uint64_t s2 = 0, z2 = 0;
+        if (per_cpu && a->has_cpu)
+            hit = find_buffer(brefs, nbuf, buf, a, 0, a->sid.cpu, &start, &size);
+        if (per_thread && a->has_tid &&
+            (other = find_buffer(brefs, nbuf, buf, a, 1, a->sid.tid, &s2, &z2)) >= 0 &&
+            (hit < 0 || other < hit)) {
+            hit = other;
+            start = s2;
+            size = z2;
+        }
+        s.buffer = hit;
+        qkey k;
+        memset(&k, 0, sizeof k);
+        if (s.buffer >= 0) {
+            const ek_perf_auxtrace_rec *b = &buf[s.buffer];
+            s.buffer_pos = start - b->aux_offset;
+            s.data_offset = b->data_offset + s.buffer_pos;
+            s.data_size = size;
+            if (s.buffer_pos >= b->avail)
+                s.data_size = 0;
+            else if (b->avail - s.buffer_pos < size)
+                s.data_size = b->avail - s.buffer_pos;
+            if (s.data_size < size) {
+                s.problems |= EK_SLICE_CLIPPED;
+                q_diag(f, diag, EK_SEV_WARN, "perf.slice-clipped", EK_ERR_TRUNCATED, a->record,
+                       (int64_t)a->offset,
+                       "AUX record's data (0x%llx bytes) is cut short in the file: 0x%llx "
+                       "bytes present",
+                       (unsigned long long)size, (unsigned long long)s.data_size);
+            }
+            k.per_thread = b->cpu == -1;
+            k.cpu = b->cpu;
+            k.tid = b->tid;
+        } else {
+            s.problems |= EK_SLICE_NO_DATA;
+            q->nno_data++;
+            if (!per_thread && !a->has_cpu) s.problems |= EK_SLICE_NO_CPU;
+            k.per_thread = per_thread && !per_cpu;
+            k.cpu = a->has_cpu ? (int32_t)a->sid.cpu : -1;
+            k.tid = a->sid.tid;
+            q_diag(f, diag, EK_SEV_WARN, "perf.aux-no-data", EK_ERR_NOT_FOUND, a->record,
+                   (int64_t)a->offset,
+                   "AUX record (offset 0x%llx, size 0x%llx, cpu %s%u) has no AUXTRACE data",
+                   (unsigned long long)a->aux_offset, (unsigned long long)a->aux_size,
+                   a->has_cpu ? "" : "?", a->has_cpu ? a->sid.cpu : 0);
+        }
+        ek_perf_slice_key sk = {k, sl.n};
+        if (ek_vec_push(&sl, s) || ek_vec_push(&skeys, sk)) goto nomem;
+    }
+    if (q->nempty)
+        q_diag(f, diag, EK_SEV_NOTE, "perf.aux-empty", 0, -1, -1,
+               "%zu AUX record(s) with size 0 queue nothing", q->nempty);
+
+    /* queues in key order; slices in AUX record order within each */
+    if (skeys.n) qsort(skeys.v, skeys.n, sizeof *skeys.v, skey_cmp);
+    size_t nq = 0;
+    for (size_t i = 0; i < skeys.n; i++)
+        if (!i || qkey_cmp(&skeys.v[i - 1].k, &skeys.v[i].k)) nq++;
+    q->queues = nq ? calloc(nq, sizeof *q->queues) : NULL;
+    q->slices = sl.n ? malloc(sl.n * sizeof *q->slices) : NULL;
+    if ((nq && !q->queues) || (sl.n && !q->slices)) goto nomem;
+    q->nslices = sl.n;
+    size_t qi = 0;
+    for (size_t i = 0; i < skeys.n; i++) {
+        const qkey *k = &skeys.v[i].k;
+        if (i && qkey_cmp(&skeys.v[i - 1].k, k)) qi++;
+        if (!i || qkey_cmp(&skeys.v[i - 1].k, k)) {
+            ek_perf_queue *qu = &q->queues[qi];
+            qu->per_thread = k->per_thread;
+            qu->cpu = k->per_thread ? -1 : k->cpu;
+            qu->tid = k->per_thread ? k->tid : 0;
+            qu->etm =
+                (!k->per_thread && k->cpu >= 0) ? ek_perf_cs_etm_cpu(f, (uint32_t)k->cpu) : NULL;
+        }
+        q->slices[i] = sl.v[skeys.v[i].slice];
+        q->slices[i].queue = qi;
+    }
+    ek_vec_free(&sl);
+    for (size_t i = 0; i < q->nslices; i++) {
+        ek_perf_slice *s = &q->slices[i];
+        ek_perf_queue *qu = &q->queues[s->queue];
+        if (!qu->nslices) {
+            qu->slices = s;
+            qu->formatted = s->formatted;
+        } else if (s->formatted != qu->formatted) {
+            s->problems |= EK_SLICE_MIXED_FORMAT;
+            q_diag(f, diag, EK_SEV_WARN, "perf.mixed-format", EK_ERR_UNSUPPORTED, s->aux_record,
+                   (int64_t)s->aux_record_offset,
+                   "queue mixes CoreSight-formatted and raw trace (this AUX record is %s)",
+                   s->formatted ? "formatted" : "raw");
+        }
+        qu->nslices++;
+        if (s->formatted) {
+            s->idmap = idmap_for(f, q, s->sid.cpu, !!(s->sid.present & EK_PERF_SAMPLE_CPU));
+        } else if (!qu->etm && !(s->problems & EK_SLICE_NO_DATA)) {
+            s->problems |= EK_SLICE_NO_CONFIG;
+            q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND, s->aux_record,
+                   (int64_t)s->aux_record_offset,
+                   "raw (unformatted) trace in a queue without a CPU's cs_etm metadata");
+        }
+        if (s->buffer >= 0) q->use[s->buffer].nslices++;
+    }
+
+    /* buffer coverage: all slice spans sorted by (buffer, start), one sweep */
+    size_t nsp = 0;
+    for (size_t i = 0; i < q->nslices; i++)
+        nsp += q->slices[i].buffer >= 0;
+    span *sp = malloc((nsp ? nsp : 1) * sizeof *sp);
+    if (!sp) goto nomem;
+    nsp = 0;
+    for (size_t i = 0; i < q->nslices; i++) {
+        const ek_perf_slice *x = &q->slices[i];
+        if (x->buffer < 0) continue;
+        uint64_t bsz = buf[x->buffer].size;
+        uint64_t n =
+            (x->flags & EK_PERF_AUX_FLAG_OVERWRITE) && x->aux_size > bsz ? bsz : x->aux_size;
+        sp[nsp].buffer = (size_t)x->buffer;
+        sp[nsp].lo = x->buffer_pos;
+        sp[nsp].hi = x->buffer_pos + n;
+        nsp++;
+    }
+    qsort(sp, nsp, sizeof *sp, span_cmp);
+    for (size_t i = 0; i < nsp;) {
+        size_t b = sp[i].buffer;
+        uint64_t covered = 0, hi = 0;
+        for (; i < nsp && sp[i].buffer == b; i++) {
+            uint64_t lo = sp[i].lo > hi ? sp[i].lo : hi;
+            if (sp[i].hi > lo) covered += sp[i].hi - lo;
+            if (sp[i].hi > hi) hi = sp[i].hi;
+        }
+        q->use[b].covered = covered;
+    }
+    free(sp);
+    for (size_t b = 0; b < nbuf; b++) {
+        if (!q->use[b].nslices)
+            q_diag(f, diag, EK_SEV_WARN, "perf.buffer-unused", 0, buf[b].record,
+                   (int64_t)buf[b].offset,
+                   "AUXTRACE buffer (cpu %d, tid %u, offset 0x%llx, size 0x%llx) is covered by "
+                   "no AUX record",
+                   buf[b].cpu, buf[b].tid, (unsigned long long)buf[b].aux_offset,
+                   (unsigned long long)buf[b].size);
+        else if (q->use[b].covered < buf[b].size)
+            q_diag(f, diag, EK_SEV_NOTE, "perf.buffer-uncovered", 0, buf[b].record,
+                   (int64_t)buf[b].offset,
+                   "0x%llx of the 0x%llx bytes of this AUXTRACE buffer lie in no AUX record",
+                   (unsigned long long)(buf[b].size - q->use[b].covered),
+                   (unsigned long long)buf[b].size);
+    }
+    q->nqueues = nq;
+    free(brefs);
+    ek_vec_free(&skeys);
+    *out = q;
+    return 0;
+nomem:
+    free(brefs);
+    ek_vec_free(&sl);
+    ek_vec_free(&skeys);
+    ek_perf_queues_free(q);
+    return EK_ERR_NOMEM;
+}
+
+void ek_perf_queues_free(ek_perf_queues *q)
+{
+    if (!q) return;
+    free(q->queues);
+    free(q->slices);
+    free(q->use);
+    free(q->idmaps);
+    free(q);
+}
+
+size_t ek_perf_queues_count(const ek_perf_queues *q)
+{
+    return q->nqueues;
+}
+const ek_perf_queue *ek_perf_queue_at(const ek_perf_queues *q, size_t i)
+{
+    return i < q->nqueues ? &q->queues[i] : NULL;
+}
+const ek_perf_slice *ek_perf_queues_slices(const ek_perf_queues *q, size_t *n)
+{
+    *n = q->nslices;
+    return q->slices;
+}
+size_t ek_perf_queues_nempty(const ek_perf_queues *q)
+{
+    return q->nempty;
+}
+size_t ek_perf_queues_nno_data(const ek_perf_queues *q)
+{
+    return q->nno_data;
+}
+const ek_perf_buffer_use *ek_perf_queues_buffer_use(const ek_perf_queues *q, size_t *n)
+{
+    *n = q->nuse;
+    return q->use;
+}
+size_t ek_perf_queues_nidmaps(const ek_perf_queues *q)
+{
+    return q->nidmaps;
+}
+const ek_perf_idmap *ek_perf_queues_idmap_at(const ek_perf_queues *q, size_t i)
+{
+    return i < q->nidmaps ? &q->idmaps[i] : NULL;
+}
+
+const uint8_t *ek_perf_slice_data(const ek_perf_file *f, const ek_perf_slice *s, size_t *len)
+{
+    if (!s->data_size || s->data_offset > f->size || s->data_size > f->size - s->data_offset) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)s->data_size;
+    return f->data + s->data_offset;
+}

@@ -1,0 +1,1075 @@
+/* perf.data reader on hand-built files: both byte orders, file and pipe mode, every record
+ * type, trailers with every sample_type combination, COMPRESSED streams, features. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/perf.h"
+#include "perfw.h"
+
+#define ST_STD                                                                                     \
+    (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |            \
+     EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_PERIOD)
+#define FLAGS_STD (EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2 | 1ull | (1ull << 8))
+
+static const uint64_t ids_std[] = {71, 72, 73, 74};
+
+static pw_sid sid_at(uint64_t time, uint32_t cpu)
+{
+    pw_sid s = {100, 101, time, 71 + cpu, 0, cpu};
+    return s;
+}
+
+static const uint8_t trace32[32] = {0xff, 0xff, 0xff, 0x7f, 1,  2,  3,  4,  5,  6,  7,
+                                    8,    9,    10,   11,   12, 13, 14, 15, 16, 17, 18,
+                                    19,   20,   21,   22,   23, 24, 25, 26, 27, 28};
+
+enum { CM_NONE, CM_COMPRESSED, CM_COMPRESSED2 };
+
+/* The kernel records: MMAP .. SAMPLE */
+static void kernel_records(pw *w)
+{
+    pw_sid s = sid_at(1000, 1);
+    /* MMAP */
+    pw_begin(w, EK_PERF_RECORD_MMAP, EK_PERF_MISC_USER);
+    pw_u32(w, 1);
+    pw_u32(w, 2);
+    pw_u64(w, 0x400000);
+    pw_u64(w, 0x1000);
+    pw_u64(w, 0x10);
+    pw_str(w, "/bin/a");
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    /* MMAP2 (maj/min) */
+    s.time++;
+    pw_mmap2(w, ST_STD, &s, 3, 4, 0x7f0000, 0x2000, 0x1000, "/lib/libc.so");
+    /* MMAP2 with build id */
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_MMAP2, EK_PERF_MISC_USER | EK_PERF_MISC_MMAP_BUILD_ID);
+    pw_u32(w, 5);
+    pw_u32(w, 6);
+    pw_u64(w, 0x10000);
+    pw_u64(w, 0x3000);
+    pw_u64(w, 0);
+    pw_u8(w, 20);
+    pw_u8(w, 0);
+    pw_u16(w, 0);
+    for (int i = 0; i < 20; i++)
+        pw_u8(w, (uint8_t)(0xb0 + i));
+    pw_u32(w, 5);
+    pw_u32(w, 2);
+    pw_str(w, "/bin/b");
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    /* COMM exec */
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_COMM, EK_PERF_MISC_COMM_EXEC);
+    pw_u32(w, 7);
+    pw_u32(w, 8);
+    pw_str(w, "worker");
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    /* FORK, EXIT */
+    for (uint32_t t = EK_PERF_RECORD_FORK; t;
+         t = t == EK_PERF_RECORD_FORK ? EK_PERF_RECORD_EXIT : 0) {
+        s.time++;
+        pw_begin(w, t, 0);
+        pw_u32(w, 10);
+        pw_u32(w, 11);
+        pw_u32(w, 12);
+        pw_u32(w, 13);
+        pw_u64(w, 5555 + t);
+        pw_sid_trailer(w, ST_STD, &s);
+        pw_end(w);
+    }
+    s.time++;
+    pw_aux(w, ST_STD, &s, 0x40, 0x20, EK_PERF_AUX_FLAG_TRUNCATED);
+    s.time++;
+    pw_itrace_start(w, ST_STD, &s, 14, 15);
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_SWITCH, EK_PERF_MISC_SWITCH_OUT);
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_SWITCH_CPU_WIDE,
+             EK_PERF_MISC_SWITCH_OUT | EK_PERF_MISC_SWITCH_OUT_PREEMPT);
+    pw_u32(w, 16);
+    pw_u32(w, 17);
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    s.time++;
+    pw_hw_id(w, ST_STD, &s, 0x12);
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_LOST, 0);
+    pw_u64(w, 72);
+    pw_u64(w, 9);
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    s.time++;
+    pw_begin(w, EK_PERF_RECORD_LOST_SAMPLES, 0);
+    pw_u64(w, 19);
+    pw_sid_trailer(w, ST_STD, &s);
+    pw_end(w);
+    /* SAMPLE: IP TID TIME ID CPU PERIOD */
+    pw_begin(w, EK_PERF_RECORD_SAMPLE, EK_PERF_MISC_USER);
+    pw_u64(w, 0xabc0);
+    pw_u32(w, 20);
+    pw_u32(w, 21);
+    pw_u64(w, 2222);
+    pw_u64(w, 72);
+    pw_u32(w, 1);
+    pw_u32(w, 0);
+    pw_u64(w, 3);
+    pw_end(w);
+}
+
+static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
+{
+    pw w;
+    pw_init(&w, be, pipe);
+    pw_attr_desc a = {.type = 8,
+                      .size = 128,
+                      .config = 0x4000,
+                      .sample_period = 1,
+                      .sample_type = ST_STD,
+                      .flags = FLAGS_STD,
+                      .config2 = 0x1234};
+    pw_attr(&w, &a, ids_std, 4);
+    if (pipe) {
+        pw_feature_string(&w, EK_PERF_FEAT_HOSTNAME, "pipehost");
+        /* tracing data: 13 bytes of payload, padded to 16 */
+        pw_begin(&w, EK_PERF_RECORD_HEADER_TRACING_DATA, 0);
+        pw_u32(&w, 13);
+        pw_u32(&w, 0);
+        pw_end(&w);
+        for (int i = 0; i < 16; i++)
+            pw_u8(&w, (uint8_t)i);
+        pw_begin(&w, EK_PERF_RECORD_HEADER_BUILD_ID, 0);
+        pw_u32(&w, (uint32_t)-1);
+        for (int i = 0; i < 24; i++)
+            pw_u8(&w, (uint8_t)i);
+        pw_str(&w, "/bin/a");
+        pw_end(&w);
+    }
+    if (cmode) pw_compress_begin(&w);
+    kernel_records(&w);
+    if (cmode) pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
+    pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
+    pw_end(&w);
+    pw_begin(&w, EK_PERF_RECORD_FINISHED_INIT, 0);
+    pw_end(&w);
+    pw_begin(&w, EK_PERF_RECORD_ID_INDEX, 0);
+    pw_u64(&w, 2);
+    for (int i = 0; i < 2; i++) {
+        pw_u64(&w, 71 + (uint64_t)i);
+        pw_u64(&w, (uint64_t)i);
+        pw_u64(&w, (uint64_t)i);
+        pw_u64(&w, (uint64_t)-1);
+    }
+    pw_end(&w);
+    const uint64_t info[] = {1,          (8ull << 32) | 1,
+                             0,          EK_CS_ETM_MAGIC_ETMV4,
+                             1,          7,
+                             0x40,       0x10,
+                             0x28000ea1, 0x4100f422,
+                             0x20001088, 0,
+                             0x8c};
+    pw_auxtrace_info(&w, 3, info, sizeof info / sizeof info[0]);
+    pw_auxtrace(&w, 32, 0x40, 0, 0, 0, 1, trace32);
+    pw_begin(&w, EK_PERF_RECORD_THREAD_MAP, 0);
+    pw_u64(&w, 1);
+    pw_u64(&w, 4242);
+    pw_bytes(&w, "thread-name\0\0\0\0\0", 16);
+    pw_end(&w);
+    pw_begin(&w, EK_PERF_RECORD_CPU_MAP, 0); /* cpus */
+    pw_u16(&w, 0);
+    pw_u16(&w, 3);
+    pw_u16(&w, 0);
+    pw_u16(&w, 1);
+    pw_u16(&w, 3);
+    pw_end(&w);
+    pw_begin(&w, EK_PERF_RECORD_CPU_MAP, 0); /* mask */
+    pw_u16(&w, 1);
+    pw_u16(&w, 1);
+    pw_u16(&w, 8);
+    pw_u16(&w, 0);
+    pw_u32(&w, 0);
+    pw_u64(&w, 0xb);
+    pw_end(&w);
+    pw_begin(&w, EK_PERF_RECORD_CPU_MAP, 0); /* range */
+    pw_u16(&w, 2);
+    pw_u8(&w, 0);
+    pw_u8(&w, 0);
+    pw_u16(&w, 2);
+    pw_u16(&w, 5);
+    pw_end(&w);
+    pw_time_conv(&w, 10, 3, 1000, 0, 0, 0, 0, 1);
+    pw_time_conv(&w, 31, 0x80000000ull, 500, 0x100, 0xffff, 1, 1, 0);
+    pw_begin(&w, 40, 0); /* unknown */
+    pw_u64(&w, 0);
+    pw_end(&w);
+    pw_begin(&w, 32770, 0); /* simpleperf-private */
+    pw_u64(&w, 0);
+    pw_end(&w);
+    if (!pipe) {
+        pw_feature_string(&w, EK_PERF_FEAT_HOSTNAME, "host");
+        pw_auxtrace_index(&w, 0);
+    }
+    uint8_t *buf = pw_finish(&w, len);
+    pw_free(&w);
+    return buf;
+}
+
+static void check_sid(const ek_perf_record *r, uint64_t time, uint32_t cpu)
+{
+    assert_int_equal(r->sid.present, EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |
+                                         EK_PERF_SAMPLE_CPU);
+    assert_int_equal(r->sid.pid, 100);
+    assert_int_equal(r->sid.tid, 101);
+    assert_int_equal(r->sid.time, time);
+    assert_int_equal(r->sid.cpu, cpu);
+    assert_int_equal(r->sid.id, 71 + cpu);
+    assert_non_null(r->sid.attr);
+}
+
+static void check_all(const uint8_t *buf, size_t len, int pipe, int cmode)
+{
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    const ek_perf_header_info *h = ek_perf_header(f);
+    assert_int_equal(h->pipe, pipe);
+    assert_int_equal(ek_perf_nattrs(f), 1);
+    const ek_perf_attr *a = ek_perf_attr_at(f, 0);
+    assert_int_equal(a->type, 8);
+    assert_int_equal(a->config, 0x4000);
+    assert_int_equal(a->config2, 0x1234);
+    assert_int_equal(a->sample_type, ST_STD);
+    assert_int_equal(a->flags, FLAGS_STD);
+    assert_int_equal(a->nids, 4);
+    assert_int_equal(a->ids[3], 74);
+    assert_ptr_equal(ek_perf_attr_by_id(f, 73), a);
+    assert_null(ek_perf_attr_by_id(f, 99));
+    const ek_perf_features *ft = ek_perf_features_get(f);
+    assert_string_equal(ft->hostname, pipe ? "pipehost" : "host");
+    if (!pipe) {
+        assert_int_equal(ft->index_kind, EK_PERF_INDEX_PERF);
+        assert_int_equal(ft->nindex, 1);
+    } else {
+        assert_int_equal(ft->nbuild_ids, 1);
+        assert_string_equal(ft->build_ids[0].filename, "/bin/a");
+    }
+
+    /* exactly two warnings: the unknown record type, and nothing else but notes */
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.unknown-record"), 1);
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.simpleperf-record"), 1);
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_WARN), 1);
+
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_MMAP2], 2);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_CPU_MAP], 3);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_TIME_CONV], 2);
+    assert_int_equal(st->simpleperf, 1);
+    assert_int_equal(st->unknown, 1);
+    assert_int_equal(st->damaged, 0);
+    assert_int_equal(st->resyncs, 0);
+    assert_int_equal(st->compressed_records, cmode ? 14 : 0);
+    if (cmode)
+        assert_true(st->by_type[cmode == CM_COMPRESSED ? EK_PERF_RECORD_COMPRESSED
+                                                       : EK_PERF_RECORD_COMPRESSED2] >= 3);
+
+    ek_perf_iter *it;
+    assert_int_equal(ek_perf_iter_new(f, 0, NULL, &it), 0);
+    ek_perf_record r;
+    int k = 0;
+    int64_t last_index = -1;
+    uint64_t last_off = 0;
+    while (ek_perf_iter_next(it, &r) == 0) {
+        assert_int_equal(r.index, last_index + 1);
+        last_index = r.index;
+        if (!r.compressed) { /* decompressed ones carry their first byte's COMPRESSED record */
+            assert_true(r.offset >= last_off);
+            last_off = r.offset;
+        }
+        assert_false(r.damaged);
+        if (r.type == EK_PERF_RECORD_COMPRESSED || r.type == EK_PERF_RECORD_COMPRESSED2 ||
+            r.type == EK_PERF_RECORD_HEADER_ATTR || r.type == EK_PERF_RECORD_HEADER_FEATURE ||
+            r.type == EK_PERF_RECORD_HEADER_TRACING_DATA ||
+            r.type == EK_PERF_RECORD_HEADER_BUILD_ID) {
+            if (r.type == EK_PERF_RECORD_HEADER_ATTR) assert_ptr_equal(r.u.header_attr.attr, a);
+            if (r.type == EK_PERF_RECORD_HEADER_TRACING_DATA) {
+                assert_int_equal(r.u.tracing_data.size, 13);
+                assert_int_equal(r.payload_size, 16);
+                assert_int_equal(r.payload_offset, (int64_t)(r.offset + 16));
+            }
+            if (r.type == EK_PERF_RECORD_HEADER_FEATURE)
+                assert_int_equal(r.u.feature.feat_id, EK_PERF_FEAT_HOSTNAME);
+            continue;
+        }
+        assert_int_equal(r.compressed, cmode && k <= 13);
+        assert_memory_equal(r.raw, buf + (r.compressed ? 0 : r.offset), r.compressed ? 0 : r.size);
+        switch (k++) {
+        case 0:
+            assert_int_equal(r.type, EK_PERF_RECORD_MMAP);
+            assert_int_equal(r.misc, EK_PERF_MISC_USER);
+            assert_int_equal(r.u.mmap.pid, 1);
+            assert_int_equal(r.u.mmap.tid, 2);
+            assert_int_equal(r.u.mmap.addr, 0x400000);
+            assert_int_equal(r.u.mmap.len, 0x1000);
+            assert_int_equal(r.u.mmap.pgoff, 0x10);
+            assert_string_equal(r.u.mmap.filename, "/bin/a");
+            check_sid(&r, 1000, 1);
+            break;
+        case 1:
+            assert_int_equal(r.type, EK_PERF_RECORD_MMAP2);
+            assert_int_equal(r.u.mmap.pid, 3);
+            assert_int_equal(r.u.mmap.addr, 0x7f0000);
+            assert_int_equal(r.u.mmap.maj, 8);
+            assert_int_equal(r.u.mmap.min, 1);
+            assert_int_equal(r.u.mmap.ino, 1234);
+            assert_int_equal(r.u.mmap.ino_generation, 5);
+            assert_int_equal(r.u.mmap.prot, 5);
+            assert_int_equal(r.u.mmap.flags, 2);
+            assert_false(r.u.mmap.has_build_id);
+            assert_string_equal(r.u.mmap.filename, "/lib/libc.so");
+            check_sid(&r, 1001, 1);
+            break;
+        case 2:
+            assert_int_equal(r.type, EK_PERF_RECORD_MMAP2);
+            assert_true(r.u.mmap.has_build_id);
+            assert_int_equal(r.u.mmap.build_id_size, 20);
+            assert_int_equal(r.u.mmap.build_id[0], 0xb0);
+            assert_int_equal(r.u.mmap.build_id[19], 0xc3);
+            assert_string_equal(r.u.mmap.filename, "/bin/b");
+            check_sid(&r, 1002, 1);
+            break;
+        case 3:
+            assert_int_equal(r.type, EK_PERF_RECORD_COMM);
+            assert_true(r.misc & EK_PERF_MISC_COMM_EXEC);
+            assert_int_equal(r.u.comm.pid, 7);
+            assert_string_equal(r.u.comm.comm, "worker");
+            check_sid(&r, 1003, 1);
+            break;
+        case 4:
+        case 5:
+            assert_int_equal(r.type, k == 5 ? EK_PERF_RECORD_FORK : EK_PERF_RECORD_EXIT);
+            assert_int_equal(r.u.fork.pid, 10);
+            assert_int_equal(r.u.fork.ppid, 11);
+            assert_int_equal(r.u.fork.tid, 12);
+            assert_int_equal(r.u.fork.ptid, 13);
+            assert_int_equal(r.u.fork.time, 5555 + r.type);
+            break;
+        case 6:
+            assert_int_equal(r.type, EK_PERF_RECORD_AUX);
+            assert_int_equal(r.u.aux.aux_offset, 0x40);
+            assert_int_equal(r.u.aux.aux_size, 0x20);
+            assert_int_equal(r.u.aux.flags, 1);
+            check_sid(&r, 1006, 1);
+            break;
+        case 7:
+            assert_int_equal(r.type, EK_PERF_RECORD_ITRACE_START);
+            assert_int_equal(r.u.itrace_start.pid, 14);
+            assert_int_equal(r.u.itrace_start.tid, 15);
+            break;
+        case 8:
+            assert_int_equal(r.type, EK_PERF_RECORD_SWITCH);
+            assert_int_equal(r.size, 40);
+            check_sid(&r, 1008, 1);
+            break;
+        case 9:
+            assert_int_equal(r.type, EK_PERF_RECORD_SWITCH_CPU_WIDE);
+            assert_int_equal(r.u.sw.next_prev_pid, 16);
+            assert_int_equal(r.u.sw.next_prev_tid, 17);
+            break;
+        case 10:
+            assert_int_equal(r.type, EK_PERF_RECORD_AUX_OUTPUT_HW_ID);
+            assert_int_equal(r.u.hw_id.hw_id, 0x12);
+            check_sid(&r, 1010, 1);
+            break;
+        case 11:
+            assert_int_equal(r.type, EK_PERF_RECORD_LOST);
+            assert_int_equal(r.u.lost.id, 72);
+            assert_int_equal(r.u.lost.lost, 9);
+            break;
+        case 12:
+            assert_int_equal(r.type, EK_PERF_RECORD_LOST_SAMPLES);
+            assert_int_equal(r.u.lost_samples.lost, 19);
+            break;
+        case 13:
+            assert_int_equal(r.type, EK_PERF_RECORD_SAMPLE);
+            assert_int_equal(r.u.sample.ip, 0xabc0);
+            assert_int_equal(r.sid.pid, 20);
+            assert_int_equal(r.sid.tid, 21);
+            assert_int_equal(r.sid.time, 2222);
+            assert_int_equal(r.sid.id, 72);
+            assert_int_equal(r.sid.cpu, 1);
+            assert_int_equal(r.u.sample.period, 3);
+            break;
+        case 14: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_ROUND); break;
+        case 15: assert_int_equal(r.type, EK_PERF_RECORD_FINISHED_INIT); break;
+        case 16:
+            assert_int_equal(r.type, EK_PERF_RECORD_ID_INDEX);
+            assert_int_equal(r.u.nr.nr, 2);
+            break;
+        case 17:
+            assert_int_equal(r.type, EK_PERF_RECORD_AUXTRACE_INFO);
+            assert_int_equal(r.u.auxtrace_info.type, 3);
+            assert_int_equal(r.u.auxtrace_info.npriv, 13);
+            break;
+        case 18:
+            assert_int_equal(r.type, EK_PERF_RECORD_AUXTRACE);
+            assert_int_equal(r.u.auxtrace.size, 32);
+            assert_int_equal(r.u.auxtrace.offset, 0x40);
+            assert_int_equal(r.u.auxtrace.cpu, 1);
+            assert_int_equal(r.payload_offset, (int64_t)(r.offset + 48));
+            assert_int_equal(r.payload_avail, 32);
+            assert_memory_equal(buf + r.payload_offset, trace32, 32);
+            break;
+        case 19:
+            assert_int_equal(r.type, EK_PERF_RECORD_THREAD_MAP);
+            assert_int_equal(r.u.nr.nr, 1);
+            break;
+        case 20:
+            assert_int_equal(r.type, EK_PERF_RECORD_CPU_MAP);
+            assert_int_equal(r.u.cpu_map.type, 0);
+            assert_int_equal(r.u.cpu_map.nr, 3);
+            assert_int_equal(r.u.cpu_map.start, 0);
+            assert_int_equal(r.u.cpu_map.end, 3);
+            break;
+        case 21:
+            assert_int_equal(r.u.cpu_map.type, 1);
+            assert_int_equal(r.u.cpu_map.nr, 1);
+            break;
+        case 22:
+            assert_int_equal(r.u.cpu_map.type, 2);
+            assert_int_equal(r.u.cpu_map.start, 2);
+            assert_int_equal(r.u.cpu_map.end, 5);
+            break;
+        case 23:
+            assert_int_equal(r.type, EK_PERF_RECORD_TIME_CONV);
+            assert_int_equal(r.size, 32);
+            assert_false(r.u.time_conv.have_cycles);
+            assert_int_equal(r.u.time_conv.time_shift, 10);
+            break;
+        case 24:
+            assert_int_equal(r.size, 56);
+            assert_true(r.u.time_conv.have_cycles);
+            assert_int_equal(r.u.time_conv.time_cycles, 0x100);
+            assert_int_equal(r.u.time_conv.time_mask, 0xffff);
+            assert_int_equal(r.u.time_conv.cap_user_time_short, 1);
+            break;
+        case 25:
+            assert_int_equal(r.type, 40);
+            assert_string_equal(ek_perf_record_name(r.type), "UNKNOWN");
+            break;
+        case 26:
+            assert_int_equal(r.type, 32770);
+            assert_string_equal(ek_perf_record_name(r.type), "SIMPLEPERF");
+            break;
+        default: fail_msg("unexpected record %d type %u", k - 1, r.type);
+        }
+    }
+    assert_int_equal(k, 27);
+    ek_perf_iter_free(it);
+
+    /* sideband filter */
+    assert_int_equal(ek_perf_iter_new(f, EK_PERF_ITER_SIDEBAND, NULL, &it), 0);
+    int nsb = 0;
+    while (ek_perf_iter_next(it, &r) == 0) {
+        assert_true(ek_perf_is_sideband(r.type));
+        nsb++;
+    }
+    ek_perf_iter_free(it);
+    assert_int_equal(nsb, 14); /* MMAP, 2 MMAP2, COMM, FORK, EXIT, AUX, ITRACE, 2 SWITCH, HWID,
+                                  LOST, 2 TIME_CONV */
+
+    const ek_perf_time_conv *tc = ek_perf_time_conv_get(f);
+    assert_non_null(tc);
+    assert_int_equal(tc->time_shift, 31);
+    size_t n;
+    ek_perf_aux_records(f, &n);
+    assert_int_equal(n, 1);
+    ek_perf_auxtrace_records(f, &n);
+    assert_int_equal(n, 1);
+    ek_perf_hwid_records(f, &n);
+    assert_int_equal(n, 1);
+    assert_true(ek_perf_cs_etm_get(f)->present);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+}
+
+static void test_all_records(void **state)
+{
+    for (int be = 0; be < 2; be++)
+        for (int pipe = 0; pipe < 2; pipe++)
+            for (int cm = CM_NONE; cm <= CM_COMPRESSED2; cm++) {
+                size_t len;
+                uint8_t *buf = build_all(be, pipe, cm, &len);
+                check_all(buf, len, pipe, cm);
+                free(buf);
+            }
+}
+
+/* Both byte orders decode to identical records. */
+static void test_endian_identical(void **state)
+{
+    size_t la, lb;
+    uint8_t *a = build_all(0, 0, CM_NONE, &la);
+    uint8_t *b = build_all(1, 0, CM_NONE, &lb);
+    assert_int_equal(la, lb);
+    ek_diag_collector *ca, *cb;
+    ek_perf_file *fa = pw_open(a, la, &ca), *fb = pw_open(b, lb, &cb);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    assert_false(ek_perf_header(fa)->swapped);
+    assert_true(ek_perf_header(fb)->swapped);
+    ek_perf_iter *ia, *ib;
+    ek_perf_iter_new(fa, 0, NULL, &ia);
+    ek_perf_iter_new(fb, 0, NULL, &ib);
+    ek_perf_record ra, rb;
+    int n = 0;
+    while (ek_perf_iter_next(ia, &ra) == 0) {
+        assert_int_equal(ek_perf_iter_next(ib, &rb), 0);
+        assert_int_equal(ra.type, rb.type);
+        assert_int_equal(ra.misc, rb.misc);
+        assert_int_equal(ra.size, rb.size);
+        assert_int_equal(ra.offset, rb.offset);
+        assert_int_equal(ra.sid.present, rb.sid.present);
+        assert_int_equal(ra.sid.pid, rb.sid.pid);
+        assert_int_equal(ra.sid.tid, rb.sid.tid);
+        assert_int_equal(ra.sid.time, rb.sid.time);
+        assert_int_equal(ra.sid.cpu, rb.sid.cpu);
+        assert_int_equal(ra.sid.id, rb.sid.id);
+        /* type-specific fields: compare the union where no pointers live */
+        if (ra.type != EK_PERF_RECORD_MMAP && ra.type != EK_PERF_RECORD_MMAP2 &&
+            ra.type != EK_PERF_RECORD_COMM)
+            assert_memory_equal(&ra.u, &rb.u, sizeof ra.u);
+        n++;
+    }
+    assert_int_equal(ek_perf_iter_next(ib, &rb), EK_ERR_EOS);
+    assert_true(n > 20);
+    ek_perf_iter_free(ia);
+    ek_perf_iter_free(ib);
+    ek_perf_free(fa);
+    ek_perf_free(fb);
+    ek_diag_collector_free(ca);
+    ek_diag_collector_free(cb);
+    free(a);
+    free(b);
+}
+
+/* Every combination of the six trailer fields, in both byte orders. */
+static void test_trailer_combinations(void **state)
+{
+    static const uint64_t bits[6] = {EK_PERF_SAMPLE_TID, EK_PERF_SAMPLE_TIME,
+                                     EK_PERF_SAMPLE_ID,  EK_PERF_SAMPLE_STREAM_ID,
+                                     EK_PERF_SAMPLE_CPU, EK_PERF_SAMPLE_IDENTIFIER};
+    for (int be = 0; be < 2; be++)
+        for (unsigned m = 0; m < 64; m++) {
+            uint64_t st = EK_PERF_SAMPLE_IP;
+            for (int i = 0; i < 6; i++)
+                if (m >> i & 1) st |= bits[i];
+            pw w;
+            pw_init(&w, be, 0);
+            pw_attr_desc a = {
+                .type = 8, .sample_type = st, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+            uint64_t ids[2] = {500, 501};
+            pw_attr(&w, &a, ids, 2);
+            pw_sid s = {0x11111111, 0x22222222, 0x3333333333ull, 501, 0x5555555555ull, 6};
+            pw_aux(&w, st, &s, 0x1000, 0x2000, 0);
+            pw_comm(&w, st, &s, 1, 2, "abcdefghijklmno"); /* 16 bytes with NUL */
+            size_t len;
+            uint8_t *buf = pw_finish(&w, &len);
+            pw_free(&w);
+            ek_diag_collector *c;
+            ek_perf_file *f = pw_open(buf, len, &c);
+            assert_non_null(f);
+            assert_int_equal(ek_diag_collector_count(c, EK_SEV_WARN), 0);
+            ek_perf_iter *it;
+            ek_perf_iter_new(f, 0, NULL, &it);
+            ek_perf_record r;
+            for (int k = 0; k < 2; k++) {
+                assert_int_equal(ek_perf_iter_next(it, &r), 0);
+                assert_false(r.damaged);
+                uint64_t want = st & ~EK_PERF_SAMPLE_IP;
+                assert_int_equal(r.sid.present, want);
+                if (st & EK_PERF_SAMPLE_TID) {
+                    assert_int_equal(r.sid.pid, s.pid);
+                    assert_int_equal(r.sid.tid, s.tid);
+                }
+                if (st & EK_PERF_SAMPLE_TIME) assert_int_equal(r.sid.time, s.time);
+                if (st & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER))
+                    assert_int_equal(r.sid.id, 501);
+                if (st & EK_PERF_SAMPLE_STREAM_ID) assert_int_equal(r.sid.stream_id, s.stream_id);
+                if (st & EK_PERF_SAMPLE_CPU) assert_int_equal(r.sid.cpu, 6);
+                if (k == 0) {
+                    assert_int_equal(r.u.aux.aux_offset, 0x1000);
+                    assert_int_equal(r.u.aux.aux_size, 0x2000);
+                } else {
+                    assert_string_equal(r.u.comm.comm, "abcdefghijklmno");
+                }
+            }
+            ek_perf_iter_free(it);
+            ek_perf_free(f);
+            ek_diag_collector_free(c);
+            free(buf);
+        }
+}
+
+/* Several events with different layouts: IDENTIFIER picks the attr, then its layout. */
+static void test_identifier_selects_attr(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    uint64_t st1 = EK_PERF_SAMPLE_IDENTIFIER | EK_PERF_SAMPLE_TID;
+    uint64_t st2 = EK_PERF_SAMPLE_IDENTIFIER | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU;
+    pw_attr_desc a1 = {.type = 8, .sample_type = st1, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    pw_attr_desc a2 = {.type = 1, .sample_type = st2, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    uint64_t i1 = 10, i2 = 20;
+    pw_attr(&w, &a1, &i1, 1);
+    pw_attr(&w, &a2, &i2, 1);
+    pw_sid s1 = {1, 2, 0, 10, 0, 0}, s2 = {0, 0, 777, 20, 0, 3};
+    pw_aux(&w, st1, &s1, 0, 16, 0);
+    pw_aux(&w, st2, &s2, 16, 16, 0);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    size_t n;
+    const ek_perf_aux_rec *aux = ek_perf_aux_records(f, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(aux[0].sid.attr->type, 8);
+    assert_int_equal(aux[0].sid.tid, 2);
+    assert_false(aux[0].has_cpu);
+    assert_int_equal(aux[1].sid.attr->type, 1);
+    assert_int_equal(aux[1].sid.time, 777);
+    assert_int_equal(aux[1].sid.cpu, 3);
+    assert_true(aux[1].has_cpu);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
+/* Attribute sizes VER0..VER8 and simpleperf's attr_size 144. */
+static void test_attr_sizes(void **state)
+{
+    static const uint32_t sizes[] = {64, 72, 80, 96, 104, 112, 120, 128, 136};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int be = 0; be < 2; be++) {
+            pw w;
+            pw_init(&w, be, 0);
+            pw_attr_desc a = {.type = 7,
+                              .size = sizes[i],
+                              .config = 0x10004000,
+                              .sample_type = EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_CPU,
+                              .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | (1ull << 20),
+                              .config1 = 0x99,
+                              .config2 = 0x77,
+                              .config3 = 0x55};
+            uint64_t id = 3;
+            pw_attr(&w, &a, &id, 1);
+            pw_sid s = {9, 9, 0, 3, 0, 2};
+            pw_aux(&w, a.sample_type, &s, 0, 8, 0);
+            size_t len;
+            uint8_t *buf = pw_finish(&w, &len);
+            pw_free(&w);
+            ek_diag_collector *c;
+            ek_perf_file *f = pw_open(buf, len, &c);
+            assert_non_null(f);
+            assert_int_equal(ek_perf_header(f)->attr_size, sizes[i] + 16);
+            const ek_perf_attr *at = ek_perf_attr_at(f, 0);
+            assert_int_equal(at->size, sizes[i]);
+            assert_int_equal(at->flags, a.flags);
+            assert_int_equal(at->config1, sizes[i] >= 64 ? 0x99 : 0);
+            assert_int_equal(at->config2, sizes[i] >= 72 ? 0x77 : 0);
+            assert_int_equal(at->config3, sizes[i] >= 136 ? 0x55 : 0);
+            assert_int_equal(at->nids, 1);
+            size_t n;
+            const ek_perf_aux_rec *aux = ek_perf_aux_records(f, &n);
+            assert_int_equal(n, 1);
+            assert_int_equal(aux[0].sid.cpu, 2);
+            ek_perf_free(f);
+            ek_diag_collector_free(c);
+            free(buf);
+        }
+}
+
+static void test_features(void **state)
+{
+    for (int be = 0; be < 2; be++)
+        for (int pipe = 0; pipe < 2; pipe++) {
+            pw w;
+            pw_init(&w, be, pipe);
+            pw_attr_desc a = {.type = 8, .sample_type = EK_PERF_SAMPLE_TID};
+            uint64_t id = 1;
+            pw_attr(&w, &a, &id, 1);
+            pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
+            pw_end(&w);
+            pw_feature_string(&w, EK_PERF_FEAT_OSRELEASE, "6.12.0");
+            pw_feature_string(&w, EK_PERF_FEAT_VERSION, "6.12");
+            pw_feature_string(&w, EK_PERF_FEAT_ARCH, "aarch64");
+            pw_feature_string(&w, EK_PERF_FEAT_CPUDESC, "Neoverse");
+            pw_buf *b = pw_feature_begin(&w, EK_PERF_FEAT_NRCPUS);
+            pwb_u32(&w, b, 8);
+            pwb_u32(&w, b, 6);
+            pw_feature_end(&w, EK_PERF_FEAT_NRCPUS, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_CMDLINE);
+            pwb_u32(&w, b, 3);
+            pwb_hstring(&w, b, "perf");
+            pwb_hstring(&w, b, "record");
+            pwb_hstring(&w, b, "-e cs_etm//");
+            pw_feature_end(&w, EK_PERF_FEAT_CMDLINE, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_PMU_MAPPINGS);
+            pwb_u32(&w, b, 2);
+            pwb_u32(&w, b, 4);
+            pwb_hstring(&w, b, "cpu");
+            pwb_u32(&w, b, 8);
+            pwb_hstring(&w, b, "cs_etm");
+            pw_feature_end(&w, EK_PERF_FEAT_PMU_MAPPINGS, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_CLOCKID);
+            pwb_u64(&w, b, 1);
+            pw_feature_end(&w, EK_PERF_FEAT_CLOCKID, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_CLOCK_DATA);
+            pwb_u32(&w, b, 1);
+            pwb_u32(&w, b, 4);
+            pwb_u64(&w, b, 111);
+            pwb_u64(&w, b, 222);
+            pw_feature_end(&w, EK_PERF_FEAT_CLOCK_DATA, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_COMPRESSED);
+            for (uint32_t v = 1; v <= 5; v++)
+                pwb_u32(&w, b, v * 10);
+            pw_feature_end(&w, EK_PERF_FEAT_COMPRESSED, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_TOTAL_MEM);
+            pwb_u64(&w, b, 123456);
+            pw_feature_end(&w, EK_PERF_FEAT_TOTAL_MEM, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_CPU_TOPOLOGY); /* not decoded: skipped */
+            pwb_u64(&w, b, 0xdeadbeef);
+            pw_feature_end(&w, EK_PERF_FEAT_CPU_TOPOLOGY, b);
+            b = pw_feature_begin(&w, EK_PERF_FEAT_SP_META_INFO);
+            pwb_bytes(b, "k1\0v1\0k2\0v2\0", 12);
+            pw_feature_end(&w, EK_PERF_FEAT_SP_META_INFO, b);
+            b = pw_feature_begin(&w, 200); /* unknown bit */
+            pwb_u64(&w, b, 1);
+            pw_feature_end(&w, 200, b);
+            if (pipe) { /* as perf writes them: an unpadded record, then the end marker */
+                pw_begin(&w, EK_PERF_RECORD_HEADER_FEATURE, 0);
+                pw_u64(&w, EK_PERF_FEAT_PMU_CAPS);
+                pw_u32(&w, 0);
+                pw_end_nopad(&w);
+                pw_begin(&w, EK_PERF_RECORD_HEADER_FEATURE, 0);
+                pw_u64(&w, 32);
+                pw_end(&w);
+                pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
+                pw_end(&w);
+            }
+            size_t len;
+            uint8_t *buf = pw_finish(&w, &len);
+            pw_free(&w);
+            ek_diag_collector *c;
+            ek_perf_file *f = pw_open(buf, len, &c);
+            assert_non_null(f);
+            assert_int_equal(ek_diag_collector_count(c, EK_SEV_WARN), 0);
+            const ek_perf_features *ft = ek_perf_features_get(f);
+            assert_string_equal(ft->osrelease, "6.12.0");
+            assert_string_equal(ft->version, "6.12");
+            assert_string_equal(ft->arch, "aarch64");
+            assert_string_equal(ft->cpudesc, "Neoverse");
+            assert_true(ft->have_nrcpus);
+            assert_int_equal(ft->nr_cpus_avail, 8);
+            assert_int_equal(ft->nr_cpus_online, 6);
+            assert_int_equal(ft->ncmdline, 3);
+            assert_string_equal(ft->cmdline[2], "-e cs_etm//");
+            assert_int_equal(ft->npmu_mappings, 2);
+            assert_string_equal(ft->pmu_mappings[1].name, "cs_etm");
+            assert_int_equal(ft->pmu_mappings[1].type, 8);
+            assert_int_equal(ft->clockid_res_ns, 1);
+            assert_int_equal(ft->clockid, 4);
+            assert_int_equal(ft->clock_tod_ns, 111);
+            assert_int_equal(ft->clock_clockid_ns, 222);
+            assert_true(ft->have_compressed);
+            assert_int_equal(ft->comp_type, 20);
+            assert_int_equal(ft->comp_mmap_len, 50);
+            assert_int_equal(ft->total_mem_kb, 123456);
+            assert_int_equal(ft->nmeta_info, 4);
+            assert_string_equal(ft->meta_info[3], "v2");
+            size_t nfs = ek_perf_nfeature_sections(f);
+            assert_int_equal(nfs, pipe ? 15 : 14); /* the end marker is not a feature */
+            int skipped = 0;
+            for (size_t i = 0; i < nfs; i++)
+                skipped += ek_perf_feature_section_at(f, i)->parsed == 0;
+            assert_int_equal(skipped, pipe ? 3 : 2);
+            assert_false(ek_perf_header(f)->features[0] >> 32 & 1);
+            assert_int_equal(ek_perf_stats_get(f)->by_type[EK_PERF_RECORD_FINISHED_ROUND],
+                             pipe ? 2 : 1);
+            /* the cs_etm event is found through PMU_MAPPINGS */
+            ek_perf_free(f);
+            ek_diag_collector_free(c);
+            free(buf);
+        }
+}
+
+/* The AUXTRACE index: perf's layout, simpleperf's (no count), damaged. */
+static void test_auxtrace_index_variants(void **state)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        pw w;
+        pw_init(&w, 0, 0);
+        pw_attr_desc a = {.type = 8};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        pw_auxtrace(&w, 16, 0, 0, 0, 0, 0, NULL);
+        pw_auxtrace(&w, 24, 16, 0, 0, 0, 0, NULL);
+        if (variant < 2) {
+            pw_auxtrace_index(&w, variant == 1);
+        } else {
+            pw_buf *b = pw_feature_begin(&w, EK_PERF_FEAT_AUXTRACE);
+            pwb_u64(&w, b, 5); /* 12 bytes: neither layout */
+            pwb_u32(&w, b, 5);
+        }
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        ek_diag_collector *c;
+        ek_perf_file *f = pw_open(buf, len, &c);
+        assert_non_null(f);
+        const ek_perf_features *ft = ek_perf_features_get(f);
+        if (variant < 2) {
+            assert_int_equal(ft->index_kind,
+                             variant ? EK_PERF_INDEX_SIMPLEPERF : EK_PERF_INDEX_PERF);
+            assert_int_equal(ft->nindex, 2);
+            size_t n;
+            const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &n);
+            assert_int_equal(n, 2);
+            assert_int_equal(ft->index[0].offset, b[0].offset);
+            assert_int_equal(ft->index[1].offset, b[1].offset);
+            assert_int_equal(ft->index[1].size, 48);
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.index-simpleperf"), variant);
+        } else {
+            assert_int_equal(ft->index_kind, EK_PERF_INDEX_BAD);
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.feature"), 1);
+        }
+        ek_perf_free(f);
+        ek_diag_collector_free(c);
+        free(buf);
+    }
+}
+
+/* A record spanning two COMPRESSED records and two zstd frames; a 64 KiB record. */
+static void test_compressed_spanning(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {
+        .type = 8, .sample_type = EK_PERF_SAMPLE_TIME, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_compress_begin(&w);
+    char name[65000];
+    memset(name, 'x', sizeof name);
+    name[sizeof name - 1] = 0;
+    for (int i = 0; i < 50; i++) {
+        pw_sid s = {0, 0, (uint64_t)i, 0, 0, 0};
+        pw_comm(&w, a.sample_type, &s, (uint32_t)i, (uint32_t)i, i == 25 ? name + 64000 : "c");
+    }
+    pw_begin(&w, EK_PERF_RECORD_MMAP, 0);
+    pw_u32(&w, 1);
+    pw_u32(&w, 1);
+    pw_u64(&w, 0);
+    pw_u64(&w, 0);
+    pw_u64(&w, 0);
+    pw_str(&w, name + 1000); /* 64000 bytes */
+    pw_sid s9 = {0, 0, 99, 0, 0, 0};
+    pw_sid_trailer(&w, a.sample_type, &s9);
+    pw_end(&w);
+    pw_compress_end(&w, 0, 37, 4);
+    pw_auxtrace(&w, 8, 0, 0, 0, 0, 0, NULL);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_WARN), 0);
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 50);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_MMAP], 1);
+    assert_int_equal(st->compressed_records, 51);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+    ek_perf_iter *it;
+    ek_perf_iter_new(f, EK_PERF_ITER_SIDEBAND, NULL, &it);
+    ek_perf_record r;
+    int k = 0;
+    uint64_t stream = 0;
+    while (ek_perf_iter_next(it, &r) == 0) {
+        assert_true(r.compressed);
+        assert_int_equal(r.stream_offset, stream);
+        stream += r.size;
+        if (r.type == EK_PERF_RECORD_COMM) {
+            assert_int_equal(r.u.comm.pid, k);
+            assert_int_equal(r.sid.time, (uint64_t)k);
+            k++;
+        } else {
+            assert_int_equal(strlen(r.u.mmap.filename), 63999);
+        }
+        assert_int_equal(buf[r.offset], EK_PERF_RECORD_COMPRESSED);
+    }
+    assert_int_equal(k, 50);
+    ek_perf_iter_free(it);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
+static void test_counter_to_time(void **state)
+{
+    ek_perf_time_conv tc = {.time_shift = 10, .time_mult = 1600, .time_zero = 1000};
+    /* (cyc >> 10) * 1600 + ((cyc & 1023) * 1600 >> 10) + 1000 */
+    assert_int_equal(ek_perf_counter_to_time(&tc, 1024 * 3 + 512), 1000 + 3 * 1600 + 800);
+    tc.have_cycles = 1;
+    tc.cap_user_time_short = 1;
+    tc.time_cycles = 0x10000;
+    tc.time_mask = 0xffff;
+    /* a short counter value wraps relative to time_cycles */
+    uint64_t full = ek_perf_counter_to_time(&tc, 0x10400);
+    assert_int_equal(ek_perf_counter_to_time(&tc, 0x400), full);
+    tc.cap_user_time_short = 0;
+    assert_int_equal(ek_perf_counter_to_time(&tc, 0x400), 1000 + 1600);
+}
+
+/* Damage in the middle: the reader reports it with its offset and resumes at the next
+ * plausible record. */
+static void test_resync(void **state)
+{
+    for (int mode = 0; mode < 4; mode++) {
+        pw w;
+        pw_init(&w, mode & 1, 0);
+        pw_attr_desc a = {.type = 8,
+                          .sample_type = EK_PERF_SAMPLE_TIME,
+                          .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        size_t at[12];
+        for (int i = 0; i < 12; i++) {
+            pw_sid s = {0, 0, (uint64_t)i, 0, 0, 0};
+            at[i] = pw_pos(&w);
+            if (i == 6)
+                pw_auxtrace(&w, 64, 0, 0, 0, 0, 0, NULL);
+            else
+                pw_comm(&w, a.sample_type, &s, (uint32_t)i, (uint32_t)i, "name");
+        }
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        /* the data section starts after header + attr + id */
+        size_t base = 104 + 144 + 8;
+        int be = mode & 1;
+        size_t victim = mode < 2 ? base + at[3] : base + at[6];
+        if (mode < 2) { /* COMM #3: size 0 */
+            buf[victim + 6] = 0;
+            buf[victim + 7] = 0;
+        } else { /* AUXTRACE payload size: past the end */
+            for (int k = 0; k < 8; k++)
+                buf[victim + 8 + k] = be ? (k == 0 ? 0x10 : 0) : (k == 7 ? 0x10 : 0);
+        }
+        ek_diag_collector *c;
+        ek_perf_file *f = pw_open(buf, len, &c);
+        assert_non_null(f);
+        const ek_perf_stats *st = ek_perf_stats_get(f);
+        assert_int_equal(st->resyncs, 1);
+        if (mode < 2) {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 10); /* #3 lost */
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.bad-size"), 1);
+        } else {
+            assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 11); /* all found again */
+            assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.truncated"), 1);
+            size_t n;
+            const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &n);
+            assert_int_equal(n, 1);
+            assert_int_equal(b[0].avail, len - (victim + 48));
+        }
+        assert_int_equal(st->bytes_skipped, mode < 2 ? 32 - 8 : 64); /* rest of the COMM; payload */
+        ek_perf_iter *it;
+        ek_perf_iter_new(f, 0, NULL, &it);
+        ek_perf_record r;
+        uint32_t want = 0;
+        while (ek_perf_iter_next(it, &r) == 0) {
+            if (r.type != EK_PERF_RECORD_COMM) continue;
+            if (mode < 2 && want == 3) want++;
+            if (want == 6) want++;
+            assert_int_equal(r.u.comm.pid, want);
+            assert_int_equal(r.offset, base + at[want]);
+            want++;
+        }
+        assert_int_equal(want, 12);
+        ek_perf_iter_free(it);
+        ek_perf_free(f);
+        ek_diag_collector_free(c);
+        free(buf);
+    }
+}
+
+/* A corrupt zstd stream: reported, dropped up to the next COMPRESSED record; the records
+ * outside the stream are unaffected. */
+static void test_compressed_damage(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {.type = 8};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_compress_begin(&w);
+    pw_sid s = {0, 0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < 30; i++)
+        pw_comm(&w, 0, &s, i, i, "compressed");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    size_t zrec = pw_pos(&w);
+    pw_compress_begin(&w);
+    for (uint32_t i = 0; i < 5; i++)
+        pw_comm(&w, 0, &s, 100 + i, i, "second");
+    pw_compress_end(&w, 1, 1 << 14, 1);
+    pw_auxtrace(&w, 16, 0, 0, 0, 0, 0, NULL);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    (void)zrec;
+    /* the first COMPRESSED2 record is the first record of the data section */
+    size_t base = 104 + 144 + 8;
+    assert_int_equal(buf[base], EK_PERF_RECORD_COMPRESSED2);
+    for (size_t k = base + 16 + 20; k < base + 16 + 40; k++)
+        buf[k] ^= 0x5a;
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    assert_true(ek_diag_collector_count(c, EK_SEV_WARN) >= 1);
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_COMPRESSED2], 2);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
+    assert_true(st->by_type[EK_PERF_RECORD_COMM] >= 5); /* the second stream survives */
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_records),
+        cmocka_unit_test(test_endian_identical),
+        cmocka_unit_test(test_trailer_combinations),
+        cmocka_unit_test(test_identifier_selects_attr),
+        cmocka_unit_test(test_attr_sizes),
+        cmocka_unit_test(test_features),
+        cmocka_unit_test(test_auxtrace_index_variants),
+        cmocka_unit_test(test_compressed_spanning),
+        cmocka_unit_test(test_counter_to_time),
+        cmocka_unit_test(test_resync),
+        cmocka_unit_test(test_compressed_damage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
