@@ -120,7 +120,7 @@ static void resync(sim_etm *e, uint64_t ts)
     e->since_sync = e->enc.base + e->enc.len;
 }
 
-static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_ctx *ctx, uint64_t ts)
+static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     room(e);
     ek_etm4_enc_trace_on(&e->enc);
@@ -140,7 +140,7 @@ static int traced(const sim_etm *e, int el)
 }
 
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts)
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts)
 {
     if (e->enabled)
         sim_etm_disable(e);
@@ -245,7 +245,7 @@ void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t targ
 }
 
 void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts)
+                       uint64_t target, int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         if (e->truth) {
@@ -279,7 +279,7 @@ void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_r
 }
 
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts)
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         e->branch_count++;
@@ -309,7 +309,7 @@ void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_ma
     }
 }
 
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts)
 {
     (void)ts;

@@ -352,9 +352,9 @@ void sim_machine_free(sim *S)
     }
 }
 
-static ek_etm4_ctx ctx_of(const sim_thread *t)
+static ek_etm4_enc_ctx ctx_of(const sim_thread *t)
 {
-    ek_etm4_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
+    ek_etm4_enc_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
                      .cid = t->idle ? 0u : (uint32_t)t->tid, .vmid = 0};
     return c;
 }
@@ -412,7 +412,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
     next->el = 1;
     next->pc = target;
     next->mcache = NULL;
-    ek_etm4_ctx nctx = ctx_of(next);
+    ek_etm4_enc_ctx nctx = ctx_of(next);
     /* the ret executes on the outgoing thread's trace; the sessions decide what runs next */
     sim_etm_switch(&c->etm, iaddr, target, &nctx, c->time);
     sim_sched_out(S, c->id, t, c->time);
@@ -636,7 +636,7 @@ static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned ty
     uint64_t target = S->k_vectors + vector_off;
     int svc = type == EK_ETM4_EXC_CALL;
     t->el = 1;
-    ek_etm4_ctx nctx = ctx_of(t);
+    ek_etm4_enc_ctx nctx = ctx_of(t);
     sim_etm_exception(&c->etm, type, ret, svc, target, 1, &nctx, c->time);
     sim_count_branch(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
     t->pc = target;
@@ -772,7 +772,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             fail(S, "eret to unmapped address (%s %llx)", t->proc ? t->proc->comm : "?", f.addr);
             return;
         }
-        ek_etm4_ctx nctx = ctx_of(t);
+        ek_etm4_enc_ctx nctx = ctx_of(t);
         sim_etm_eret(e, ia, f.addr, tm->serial, svc_before(S, t->proc, f.addr), &nctx, c->time);
         sim_count_branch(S, t, c->id, ia, f.addr, in->cls, 1);
         t->pc = f.addr;

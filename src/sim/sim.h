@@ -214,7 +214,7 @@ typedef struct sim_etm {
     uint8_t pos_svc;        /* the word before pos is an SVC */
     int switch_pending;     /* a context-switch return waits for its target address */
     uint64_t switch_target;
-    ek_etm4_ctx ctx;        /* current PE context */
+    ek_etm4_enc_ctx ctx;        /* current PE context */
     uint64_t since_sync;
     uint32_t sync_period;
     int truth;              /* keep packet-level truth */
@@ -427,15 +427,15 @@ void sim_etm_free(sim_etm *e);
 void sim_etm_configure(sim_etm *e, const sim_session *s);
 /* event start/stop on this CPU (the session's event became active / inactive) */
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts);
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts);
 void sim_etm_disable(sim_etm *e);
 void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
                     uint32_t target_map, int svc_before_target);
 void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts);
+                       uint64_t target, int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts);
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts);
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts);
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts);
 void sim_etm_switch_done(sim_etm *e, uint64_t ts);
 /* hand buffered bytes to the sink path */
@@ -469,6 +469,8 @@ static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken,
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff);
+/* complete the formatter frame in progress (padding with the null trace ID) */
+void sim_sink_flush(sim_sink *k);
 int sim_session_setup(sim *S, sim_session *s);
 void sim_session_free(sim_session *s);
 /* a thread starts / stops running on a CPU: schedules the events of every session */

@@ -167,6 +167,12 @@ static void fmt_flush(sim_sink *k)
 
 static void trbe_full(sim *S, sim_sink *k);
 
+void sim_sink_flush(sim_sink *k)
+{
+    if (k->kind != SIM_SINK_TRBE)
+        fmt_flush(k);
+}
+
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff)
 {
     if (k->kind == SIM_SINK_TRBE) {
@@ -565,7 +571,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         if (S->truth)
             ek_vec_push(&s->known_tids, r.tid);
     }
-    ek_etm4_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
+    ek_etm4_enc_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
                        .cid = t->idle ? 0u : (uint32_t)t->tid};
     uint32_t map = 0;
     const sim_map *m = t->el ? S->kmap : sim_map_lookup(t->proc, t->pc);
