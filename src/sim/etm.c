@@ -94,10 +94,13 @@ void sim_etm_drain(sim_etm *e)
         memcpy(e->bytes.v + e->bytes.n, e->buf, n);
         e->bytes.n += n;
     }
+    int writer = e->sess ? e->sess->perf_pid : SIM_NO_OWNER;
+    if (e->sess && e->sess->stopped)
+        e->sess->touched_after_exit++;
     if (e->ev && e->ev->trbe)
-        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff, writer);
     else if (S->cpus[e->cpu].sink)
-        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff, writer);
     e->enc.base += n;
     e->enc.len = 0;
     e->produced = e->enc.base;

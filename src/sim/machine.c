@@ -878,8 +878,8 @@ int sim_run(sim *S, uint64_t until_ns)
             S->done = 1;
         if (S->now >= until_ns)
             S->done = 1;
-        if (S->done && all_exited(S))
-            break;
+        if (all_exited(S))
+            break; /* done, or every process ended before the trace budget was reached */
         if (S->now >= until_ns + 1000000000ull) {
             ek_diag_emit(S->diag, EK_SEV_WARN, "sim.timeout", 0, NULL, -1, -1, -1,
                          "processes still running 1 s after the end of the scenario");

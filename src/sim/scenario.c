@@ -92,7 +92,7 @@ static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, uns
     return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
 }
 
-__attribute__((unused)) /* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
+/* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
  * records of its CPU-wide events carry the workload's pid as tid. */
 static void set_target(sim_session *s, int pid)
 {
@@ -436,6 +436,76 @@ static int sc_workload_run(sim *S)
     return err;
 }
 
+/* Randomized schedule of the sink rules: 2-8 CPUs, one topology (a shared ETR, an ETF per CPU
+ * or per-CPU TRBEs), 2-4 perf sessions of random modes that start and stop at random times,
+ * sometimes a kernel-created session (no owner task: perf_pid -1, no perf.data), and processes
+ * that sleep, yield, clone and exit. The invariants (truth.summary "invariants" line) must hold
+ * for every seed: no buffer ever holds two sessions' trace, references return to zero, nothing
+ * is touched after its session ended. */
+static int sc_stress(sim *S)
+{
+    S->ncpus = 2 + (int)sim_rng_below(&S->rng, SIM_MAX_CPUS - 1);
+    int topo = (int)sim_rng_below(&S->rng, 3);
+    int nsess = 2 + (int)sim_rng_below(&S->rng, 3);
+    int kernel = sim_rng_chance(&S->rng, 128);
+    for (int i = 0; i < nsess + kernel; i++) {
+        int mode = (int)sim_rng_below(&S->rng, 3);
+        int k = i == nsess; /* the kernel-created session */
+        sim_session *s = add_session(S, k ? SIM_MODE_SYSTEM
+                                          : mode == 0 ? SIM_MODE_PER_CPU
+                                          : mode == 1 ? SIM_MODE_SYSTEM
+                                                      : SIM_MODE_PER_THREAD,
+                                     k ? 2 : 1 + sim_rng_below(&S->rng, 3));
+        if (s->mode == SIM_MODE_PER_THREAD)
+            s->el_mask &= 1u; /* per-thread sessions trace user space */
+        if (!s->el_mask)
+            s->el_mask = 1;
+        s->ring_size = 64u << 10;
+        s->read_period = 200000 + sim_rng_below(&S->rng, 2000000);
+        s->start_time = SIM_BOOT_NS + sim_rng_below(&S->rng, 1500000);
+        if (k || sim_rng_chance(&S->rng, 160))
+            s->stop_time = s->start_time + 100000 + sim_rng_below(&S->rng, 3000000);
+        if (topo == 2) {
+            s->ete = 1;
+            s->sink_kind = SIM_SINK_TRBE;
+        }
+        if (k) {
+            s->perf_pid = -1;
+            s->no_output = 1;
+        }
+    }
+    if (topo == 0)
+        add_etr(S, 16u << 10 << sim_rng_below(&S->rng, 4));
+    else if (topo == 1)
+        add_etf_per_cpu(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+    else
+        add_trbe(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+    return 0;
+}
+
+static int sc_stress_run(sim *S)
+{
+    int nproc = 2 + (int)sim_rng_below(&S->rng, 4);
+    for (int i = 0; i < nproc; i++) {
+        unsigned mask = 0;
+        for (int k = 0; k < S->nsessions; k++)
+            if (k % nproc == i)
+                mask |= 1u << k;
+        for (int k = 0; k < S->nsessions; k++)
+            if ((mask >> k & 1) && S->sessions[k].mode != SIM_MODE_SYSTEM)
+                set_target(&S->sessions[k], S->next_pid);
+        uint64_t budget = 30000 + sim_rng_below(&S->rng, 1500000);
+        sim_process *p = spawn(S, sim_rng_chance(&S->rng, 128) ? "simloop" : "simchild",
+                               (int)sim_rng_below(&S->rng, (uint32_t)S->ncpus), budget, mask);
+        if (!p)
+            return EK_ERR_NOMEM;
+        p->random_actions = 8 + sim_rng_below(&S->rng, 48);
+        for (uint32_t n = sim_rng_below(&S->rng, 3), at = 1; n; n--, at += 1 + sim_rng_below(&S->rng, 8))
+            script(p, at, SIM_ACT_CLONE);
+    }
+    return 0;
+}
+
 static int sc_two_threads_run(sim *S)
 {
     add_etr(S, 1u << 20);
@@ -516,6 +586,12 @@ static const struct {
                    "(perf 6.4+); perf 6.1 refuses the file",
       sc_header_v2, 0},
      sc_two_threads_run, 64 << 10},
+    {{"arbitration-stress",
+      "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
+      "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
+      "and exit; truth.summary reports the invariants",
+      sc_stress, 0},
+     sc_stress_run, 512 << 10},
     {{"workload", "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
                   "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
                   "--trace-size to gigabytes (ground truth summarised above 16 MiB)",
@@ -639,6 +715,9 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
             (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
             (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
     fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
+    fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
+            (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
+            (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
     for (int c = 0; c < S->ncpus; c++) {
         const sim_etm *e = &S->cpus[c].etm;
         fprintf(f, "etm\tcpu=%d\ttrace_id=0x%02x\tbytes=%llu\tatoms=%llu\n", c, e->cfg.trace_id,
@@ -653,11 +732,11 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     }
     for (int i = 0; i < S->nsessions; i++) {
         const sim_session *s = &S->sessions[i];
-        fprintf(f, "session\t%d\tperf_pid=%d\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
+        fprintf(f, "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
                    "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
                    "\tmmap2_after_aux=%llu\n",
-                i, s->perf_pid,
-                s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
+                i, s->perf_pid, (unsigned long long)s->start_time,
+                (unsigned long long)s->stop_time, s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
                                                                                       : "per-thread",
                 s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
                 (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
@@ -739,8 +818,11 @@ static int apply_config(sim *S, const char *path, int phase)
         if (phase == 0) { /* before the machine exists */
             if (!strcmp(p, "truth") && !strcmp(v, "on"))
                 S->truth = 1;
-            else if (!strcmp(p, "truth") && !strcmp(v, "off"))
+            else if (!strcmp(p, "truth") && !strcmp(v, "off")) {
                 S->truth = 0;
+                if (S->branches_limit > 100000)
+                    S->branches_limit = 100000;
+            }
             else if (!strcmp(p, "tick_ns") && isnum && n)
                 S->tick = n;
             else if (!strcmp(p, "quantum_ns") && isnum && n)
@@ -855,12 +937,17 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         s->dir = join(o->outdir, name);
         if (!s->dir)
             err = EK_ERR_NOMEM;
-        else if (!S->sc->snapshot_folder && !(s->w = sim_writer_open(S, s, s->dir)))
+        else if (!S->sc->snapshot_folder && !s->no_output &&
+                 !(s->w = sim_writer_open(S, s, s->dir)))
             err = EK_ERR_IO;
     }
     if (!err) {
-        for (int i = 0; i < S->nsessions; i++)
-            S->sessions[i].start_time = S->sessions[i].next_read = SIM_BOOT_NS;
+        for (int i = 0; i < S->nsessions; i++) {
+            sim_session *s = &S->sessions[i];
+            if (s->start_time < SIM_BOOT_NS)
+                s->start_time = SIM_BOOT_NS;
+            s->next_read = s->start_time;
+        }
         sim_sessions_poll(S, S->now);
         err = scenarios[si].run(S);
     }
@@ -868,6 +955,27 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
     if (!err)
         err = sim_sessions_finish(S);
+    /* at the end every sink is free and every trace unit is off */
+    sim_sinks_check(S);
+    uint64_t mixed = 0, refused = 0, touched = 0;
+    for (int c = 0; c < S->ncpus; c++)
+        if (S->cpus[c].etm.enabled)
+            S->stat_invariant++;
+    for (int i = 0; i < 2 * SIM_MAX_CPUS; i++) {
+        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
+                                             : S->trbes[i - SIM_MAX_CPUS];
+        if (!k)
+            continue;
+        if (k->refcnt || k->owner != SIM_NO_OWNER)
+            S->stat_invariant++;
+        mixed += k->stat_mixed;
+        refused += k->stat_refused;
+    }
+    for (int i = 0; i < S->nsessions; i++)
+        touched += S->sessions[i].touched_after_exit;
+    S->stat_mixed = mixed;
+    S->stat_refused = refused;
+    S->stat_touched = touched;
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
         if (s->w) {
@@ -886,6 +994,8 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     if (!err)
         err = write_kallsyms(S, o->outdir);
     for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
+        if (S->sessions[i].no_output)
+            continue;
         char a[64], b[64];
         snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
         snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
@@ -908,6 +1018,10 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
             res->aux_bytes += S->sessions[i].aux_bytes;
         res->expected_lines = S->nsessions ? S->sessions[0].expected_lines : 0;
         res->truth_complete = S->truth;
+        res->sink_mixed = S->stat_mixed;
+        res->sink_invariant = S->stat_invariant;
+        res->touched_after_exit = S->stat_touched;
+        res->sink_refused = S->stat_refused;
     }
     for (int i = 0; i < S->nsessions; i++)
         sim_session_free(&S->sessions[i]);

@@ -27,7 +27,8 @@
 #include "sim/rng.h"
 
 #define SIM_MAX_CPUS 8
-#define SIM_MAX_SESSIONS 4
+#define SIM_MAX_SESSIONS 6
+#define SIM_NO_OWNER (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
 #define SIM_MAX_MAPS 8
 #define SIM_MAX_SCRIPT 32
 /* simulated time starts one second after boot: trace timestamps are never zero */
@@ -261,7 +262,7 @@ struct sim_sink {
     int refcnt;
     int barrier;        /* insert a 4 x FSYNC barrier frame after a wrap */
     int partial_flush;  /* fault: an incomplete flush drops the tail of the last packet */
-    uint64_t stat_refused, stat_copies, stat_lost;
+    uint64_t stat_refused, stat_copies, stat_lost, stat_mixed;
 };
 
 /* A perf AUX record with what it covers. */
@@ -349,6 +350,8 @@ struct sim_session {
     uint64_t expected_lines;
     uint64_t perf_lines;
     uint64_t max_aux_time_written;
+    uint64_t touched_after_exit; /* events started or records written after the owner exited */
+    int no_output;               /* kernel-created events: no perf.data */
     uint64_t mmap2_after_aux; /* MMAP2 records written after an AUX record with a later time */
 };
 
@@ -395,6 +398,8 @@ struct sim {
     int truth;              /* keep packet truth and compute expected output */
     uint64_t work;          /* instructions of work per process (SIM_DEC_CONTINUE) */
     int no_vmlinux;         /* do not put the kernel image into symfs */
+    uint64_t stat_invariant; /* sink arbitration invariant violations (must stay 0) */
+    uint64_t stat_mixed, stat_refused, stat_touched;
     uint64_t trace_budget;  /* stop once this many trace bytes were produced */
     uint64_t trace_total;
     uint64_t insn_total, branch_total;
@@ -468,10 +473,13 @@ static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken,
 /* sink.c */
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff);
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer);
 /* complete the formatter frame in progress (padding with the null trace ID) */
 void sim_sink_flush(sim_sink *k);
 int sim_session_setup(sim *S, sim_session *s);
+/* check the sink arbitration invariants now (counts violations in S->stat_invariant) */
+void sim_sinks_check(sim *S);
 void sim_session_free(sim_session *s);
 /* a thread starts / stops running on a CPU: schedules the events of every session */
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time);

@@ -30,7 +30,7 @@ void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth)
     k->index = index;
     k->hw_size = size;
     k->hw = calloc(size, 1);
-    k->owner = -1;
+    k->owner = SIM_NO_OWNER;
     k->cur_id = -1;
     k->truth = truth;
     k->barrier = 1;
@@ -173,8 +173,11 @@ void sim_sink_flush(sim_sink *k)
         fmt_flush(k);
 }
 
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff)
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer)
 {
+    if (writer != k->owner)
+        k->stat_mixed++; /* trace of a session that does not own the sink: must never happen */
     if (k->kind == SIM_SINK_TRBE) {
         while (n) {
             if (!k->written)
@@ -390,6 +393,8 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
                           const sim_thread *t, uint64_t time, uint64_t xflags)
 {
     int pid = t && t->proc ? t->proc->pid : 0, tid = t && !t->idle ? t->tid : 0;
+    if (s->stopped)
+        s->touched_after_exit++; /* the AUX ring of an ended session must not be written */
     uint64_t flags = (s->snapshot ? SIM_AUX_OVERWRITE : 0) | xflags;
     if (k->kind == SIM_SINK_TRBE) {
         flags |= SIM_AUX_RAW;
@@ -500,11 +505,17 @@ static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thr
 static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t,
                        uint64_t time)
 {
+    if (s->stopped || (t && t->state == SIM_T_DEAD)) {
+        s->touched_after_exit++; /* nothing may start for an exited owner */
+        return -1;
+    }
     sim_etm *e = &S->cpus[cpu].etm;
     sim_sink *k = s->sink_kind == SIM_SINK_TRBE ? NULL : S->cpus[cpu].sink;
     if (s->sink_kind == SIM_SINK_TRBE) {
         sim_sink *tb = S->trbes[cpu];
-        if (!tb || tb->owner != -1) {
+        if (!tb || tb->owner != SIM_NO_OWNER) {
+            if (tb)
+                tb->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
         }
@@ -516,7 +527,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     } else {
         if (!k)
             return -1;
-        if (k->owner != -1 && k->owner != s->perf_pid) {
+        if (k->owner != SIM_NO_OWNER && k->owner != s->perf_pid) {
             k->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
@@ -531,10 +542,10 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     }
     if (e->enabled) { /* the trace unit is in use by another event */
         if (k && --k->refcnt == 0)
-            k->owner = -1;
+            k->owner = SIM_NO_OWNER;
         if (!k && S->trbes[cpu]) {
             S->trbes[cpu]->refcnt = 0;
-            S->trbes[cpu]->owner = -1;
+            S->trbes[cpu]->owner = SIM_NO_OWNER;
         }
         refuse(S, s, ev, cpu, t, time);
         return -1;
@@ -594,7 +605,7 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
     if (s->sink_kind == SIM_SINK_TRBE) {
         sink_copy_out(S, s, ev, ev->trbe, cpu, t, time, 0);
         ev->trbe->refcnt = 0;
-        ev->trbe->owner = -1;
+        ev->trbe->owner = SIM_NO_OWNER;
         ev->trbe->ev = NULL;
         ev->trbe = NULL;
         return;
@@ -603,7 +614,7 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
     if (k->refcnt == 1)
         sink_copy_out(S, s, ev, k, cpu, t, time, 0);
     if (--k->refcnt == 0)
-        k->owner = -1;
+        k->owner = SIM_NO_OWNER;
 }
 
 static int event_wants(const sim_session *s, const sim_thread *t)
@@ -634,6 +645,54 @@ void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time)
     (void)time;
 }
 
+/* The arbitration invariants of seed 002, checked after every change: a sink's reference count
+ * is the number of running events using it, they all belong to the owning session, a free sink
+ * has no owner, a running event's ETM is enabled for it, and no ended session has one running. */
+void sim_sinks_check(sim *S)
+{
+    int users[SIM_MAX_CPUS * 2];
+    int owner[SIM_MAX_CPUS * 2];
+    int bad = 0;
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        users[i] = 0;
+        owner[i] = SIM_NO_OWNER;
+    }
+    for (int i = 0; i < S->nsessions; i++) {
+        const sim_session *s = &S->sessions[i];
+        for (int j = 0; j < s->nevents; j++) {
+            const sim_event *ev = &s->events[j];
+            if (!ev->running)
+                continue;
+            const sim_etm *e = &S->cpus[ev->run_cpu].etm;
+            if (s->stopped || !e->enabled || e->ev != ev)
+                bad++;
+            int slot;
+            if (s->sink_kind == SIM_SINK_TRBE) {
+                if (!ev->trbe)
+                    continue;
+                slot = SIM_MAX_CPUS + (int)(ev->trbe - S->trbe_sinks);
+            } else {
+                const sim_sink *k = S->cpus[ev->run_cpu].sink;
+                if (!k)
+                    continue;
+                slot = (int)(k - S->sinks);
+            }
+            if (users[slot]++ && owner[slot] != s->perf_pid)
+                bad++; /* two sessions in one buffer */
+            owner[slot] = s->perf_pid;
+        }
+    }
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
+                                             : S->trbes[i - SIM_MAX_CPUS];
+        if (!k)
+            continue;
+        if (k->refcnt != users[i] || (users[i] ? k->owner != owner[i] : k->owner != SIM_NO_OWNER))
+            bad++;
+    }
+    S->stat_invariant += (uint64_t)bad;
+}
+
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time)
 {
     sim_etm *e = &S->cpus[cpu].etm;
@@ -655,6 +714,7 @@ void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t tim
             continue;
         event_start(S, s, ev, cpu, t, time);
     }
+    sim_sinks_check(S);
 }
 
 /* ------------------------------------------------------------------ sessions */
@@ -770,9 +830,52 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
         S->err = EK_ERR_IO;
 }
 
+/* perf record synthesizes COMM and MMAP2 records for the tasks that exist when it starts. */
+static void synth_existing(sim *S, sim_session *s, uint64_t time)
+{
+    for (size_t i = 0; i < S->nthreads; i++) {
+        sim_thread *t = S->threads[i];
+        if (t->idle || t->state == SIM_T_DEAD || !sim_session_sees(s, t->proc))
+            continue;
+        int ring = ring_for(s, t, t->cpu);
+        if (ring < 0)
+            continue;
+        sim_rec r;
+        memset(&r, 0, sizeof(r));
+        r.type = SIM_R_COMM;
+        r.pid = t->proc->pid;
+        r.tid = t->tid;
+        r.cpu = t->cpu;
+        r.time = time;
+        r.id = s->events[ring].dummy_id;
+        memcpy(r.comm, t->proc->comm, sizeof(r.comm) - 1);
+        sim_session_record(S, s, ring, &r);
+        if (S->truth)
+            ek_vec_push(&s->known_tids, r.tid);
+        if (t->tid != t->proc->pid)
+            continue;
+        for (int k = 0; k < t->proc->nmaps; k++) {
+            const sim_map *m = &t->proc->maps[k];
+            memset(&r, 0, sizeof(r));
+            r.type = SIM_R_MMAP2;
+            r.misc = 2;
+            r.pid = r.tid = t->proc->pid;
+            r.cpu = t->cpu;
+            r.time = time;
+            r.addr = m->start;
+            r.len = m->end - m->start;
+            r.pgoff = (m->img->seg_off & ~0xFFFull);
+            r.img = m->img;
+            r.id = s->events[ring].dummy_id;
+            sim_session_record(S, s, ring, &r);
+        }
+    }
+}
+
 static void session_start(sim *S, sim_session *s, uint64_t time)
 {
     s->started = 1;
+    synth_existing(S, s, time);
     for (int c = 0; c < S->ncpus; c++) {
         sim_thread *t = S->cpus[c].cur;
         if (!event_wants(s, t))
@@ -784,6 +887,7 @@ static void session_start(sim *S, sim_session *s, uint64_t time)
         if (ev && !ev->running)
             event_start(S, s, ev, c, t, time);
     }
+    sim_sinks_check(S);
 }
 
 static void session_stop(sim *S, sim_session *s, uint64_t time)
@@ -794,6 +898,7 @@ static void session_stop(sim *S, sim_session *s, uint64_t time)
             event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
     }
     s->stopped = 1;
+    sim_sinks_check(S);
 }
 
 void sim_sessions_poll(sim *S, uint64_t now)

@@ -23,7 +23,12 @@ per-cpu-trbe: perf builds every raw queue's decoder from CPU 0's metadata and re
 header-v2: perf 6.1 refuses AUXTRACE_INFO version 2 and prints nothing
 workload: raw queues are reported as cpu 0, and samples decoded before a context change are given to the new thread
 "
+# scenario: why perf 6.1 may or may not print the ground truth, depending on the seed
+PERF_MAY_FAIL="
+arbitration-stress: random topologies: per-CPU TRBEs (raw queues reported as cpu 0) and system-wide sessions (samples given to the next thread); a refused session may record no trace at all
+"
 fails() { echo "$PERF_FAILS" | grep -q "^$1:"; }
+may_fail() { echo "$PERF_MAY_FAIL" | grep -q "^$1:"; }
 scenarios=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list | awk '{print $1}')}
 fail=0
 for sc in $scenarios; do
@@ -37,7 +42,7 @@ for sc in $scenarios; do
       sfx=$(basename "$data" .data); sfx=${sfx#perf}
       exp="$out/expected-branches$sfx.txt"; pred="$out/perf-6.1-expected$sfx.txt"; got="$out/perf$sfx.txt"
       name="$sc seed $seed${sfx:+ session ${sfx#-}}"
-      [ -s "$exp" ] || { echo "FAIL: $name: empty ground truth"; fail=1; continue; }
+      [ -s "$exp" ] || may_fail "$sc" || { echo "FAIL: $name: empty ground truth"; fail=1; continue; }
       perf script -i "$data" --symfs "$out/symfs" --itrace=b -F $F >"$got" 2>"$got.err" || true
       if ! cmp -s "$got" "$pred"; then
         echo "FAIL: $name: perf 6.1 output differs from $(basename "$pred")"
@@ -45,7 +50,13 @@ for sc in $scenarios; do
         fail=1
         continue
       fi
-      if fails "$sc"; then
+      if may_fail "$sc"; then
+        if cmp -s "$got" "$exp"; then
+          echo "ok: $name: $(wc -l <"$got") lines identical to the ground truth"
+        else
+          echo "ok: $name: perf 6.1 differs from the ground truth as predicted ($(wc -l <"$got") lines)"
+        fi
+      elif fails "$sc"; then
         if cmp -s "$got" "$exp"; then
           echo "FAIL: $name: perf 6.1 was expected to fail but printed the ground truth"
           fail=1

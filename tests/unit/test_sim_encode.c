@@ -315,7 +315,7 @@ static void test_formatter(void **st)
             for (size_t j = 0; j < n; j++)
                 chunk[j] = (uint8_t)sim_rng_next(&rng);
             memcpy(want[id] + nwant[id], chunk, n);
-            sim_sink_write(NULL, &k, 0x10 + 2 * id, chunk, n, nwant[id]);
+            sim_sink_write(NULL, &k, 0x10 + 2 * id, chunk, n, nwant[id], k.owner);
             nwant[id] += n;
         }
         sim_sink_flush(&k);
