@@ -358,6 +358,12 @@ struct sim_session {
 /* ------------------------------------------------------------------ the simulation */
 
 typedef struct sim_scenario sim_scenario;
+struct sim_scenario {
+    const char *name;
+    const char *desc;
+    int (*setup)(sim *S);
+    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+};
 
 struct sim {
     const sim_scenario *sc;
@@ -506,6 +512,10 @@ uint64_t sim_writer_pos(const sim_writer *w);
 
 /* snapshot.c */
 int sim_snapshot_write(sim *S, const char *dir);
+/* keep only the AUX data a halted system's buffers still hold (before the ground truth) */
+void sim_snapshot_prune(sim *S);
+/* mkdir -p */
+int sim_mkdirs(const char *path);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
