@@ -1,6 +1,6 @@
 #!/bin/sh
-# Snapshot folders written by `etmkit gen` are read and decoded by OpenCSD's trc_pkt_lister
-# (Debian's 1.3.3) without errors, and the decode agrees with the simulator's ground truth:
+# Snapshot folders written by `etmkit gen` are read by `etmkit dump` without a diagnostic and
+# read and decoded by OpenCSD's trc_pkt_lister (Debian's 1.3.3) without errors, and the decode agrees with the simulator's ground truth:
 # the executed instruction ranges (E) the lister prints, in order, are the branches of
 # OUT/expected-branches.txt (one line per taken branch or exception, `tr strt` lines aside),
 # except that the last range of a trace ID may be missing from the truth (perf's sample policy,
@@ -48,6 +48,10 @@ for sc in $("$ETMKIT_BIN" gen --list | awk '$1 ~ /^snapshot-/ {print $1}'); do
     ss="$out/snapshot"
     [ -d "$ss" ] || continue # a perf -S (snapshot mode) recording, not a snapshot folder
     [ -f "$ss/snapshot.ini" ] || { echo "FAIL: $sc: no snapshot.ini"; fail=1; continue; }
+    # etmkit's own snapshot reader takes it without a diagnostic
+    if ! "$ETMKIT_BIN" dump "$ss" >"$out/dump.txt" 2>"$out/dump.err" || [ -s "$out/dump.err" ]; then
+      echo "FAIL: $sc seed $seed: etmkit dump:"; head -5 "$out/dump.err"; fail=1
+    fi
     # one run per buffer; raw buffers carry one CPU each
     bufs=$(sed -n 's/^name=//p' "$ss/trace.ini")
     for buf in $bufs; do
