@@ -633,7 +633,7 @@ static const struct {
      sc_stress_run, 512 << 10},
     {{"workload", "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
                   "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
-                  "--trace-size to gigabytes (ground truth summarised above 16 MiB)",
+                  "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
       sc_workload, 0},
      sc_workload_run, 256 << 10},
 };
@@ -945,7 +945,7 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     S->quantum = 10000;
     S->tick = 50000;
     S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
-    S->truth = S->trace_budget <= (16ull << 20);
+    S->truth = S->trace_budget <= SIM_TRUTH_MAX;
     S->work = ~0ull >> 2;
     S->branches_limit = S->truth ? 2000000 : 100000;
     int err = sim_mkdirs(o->outdir);
