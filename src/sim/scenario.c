@@ -1070,6 +1070,9 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         sim_session_free(&S->sessions[i]);
     for (int i = 0; i < S->nsinks; i++)
         sim_sink_free(&S->sinks[i]);
+    for (int c = 0; c < SIM_MAX_CPUS; c++)
+        if (S->trbes[c])
+            sim_sink_free(S->trbes[c]);
     sim_machine_free(S);
     for (int i = 0; i < S->nimages; i++)
         sim_image_free(&S->images[i]);

@@ -1493,7 +1493,8 @@ static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t 
     if (!err) {
         if (m->timeless) {
             /* decode at every EXIT (in time order) the queues of that thread, then the rest */
-            qsort(s->exits.v, s->exits.n, sizeof(sim_rec), cmp_exit);
+            if (s->exits.n)
+                qsort(s->exits.v, s->exits.n, sizeof(sim_rec), cmp_exit);
             for (size_t i = 0; i < s->exits.n; i++)
                 for (int k = 0; k < m->nq; k++) {
                     pqueue *q = &m->qs[k];
