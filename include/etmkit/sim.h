@@ -24,8 +24,8 @@ extern "C" {
 #endif
 
 typedef struct ek_sim_opts {
-    size_t size;             /* sizeof(ek_sim_opts) */
-    const char *scenario;    /* name from ek_sim_scenario_name() */
+    size_t size;          /* sizeof(ek_sim_opts) */
+    const char *scenario; /* name from ek_sim_scenario_name() */
     uint64_t seed;
     uint64_t trace_size;     /* bytes of trace to produce; 0 = the scenario's default */
     const char *config_file; /* optional "key = value" overrides (see docs/SIMULATOR.md) */
@@ -34,8 +34,8 @@ typedef struct ek_sim_opts {
 } ek_sim_opts;
 
 typedef struct ek_sim_result {
-    uint64_t trace_bytes;    /* bytes the trace units produced */
-    uint64_t aux_bytes;      /* bytes recorded in AUX buffers / snapshot buffers */
+    uint64_t trace_bytes; /* bytes the trace units produced */
+    uint64_t aux_bytes;   /* bytes recorded in AUX buffers / snapshot buffers */
     uint64_t instructions;
     uint64_t branches;
     uint64_t expected_lines; /* lines written to expected-branches.txt */

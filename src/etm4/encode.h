@@ -72,15 +72,15 @@ typedef struct ek_etm4_enc_pkt {
     ek_etm4_enc_kind kind;
     uint64_t offset; /* stream offset of the first byte */
     uint32_t len;
-    uint32_t natoms;    /* ATOM: number of atoms, oldest first */
-    uint32_t atom_bits; /* ATOM: bit i set = atom i is E */
-    uint64_t addr;      /* ADDR*, EXCEPT: address value after the packet */
-    int exact_idx;      /* ADDR: address history entry used, or -1 */
-    int addr_bits;      /* ADDR: 9, 17, 32, 64 (0 for exact match) */
-    ek_etm4_enc_ctx ctx;    /* ADDR_CTXT, CTXT */
-    uint32_t exc_type;  /* EXCEPT */
-    uint64_t ts;        /* TIMESTAMP */
-    uint32_t cc;        /* CYCLE_COUNT, TIMESTAMP with cycle count */
+    uint32_t natoms;     /* ATOM: number of atoms, oldest first */
+    uint32_t atom_bits;  /* ATOM: bit i set = atom i is E */
+    uint64_t addr;       /* ADDR*, EXCEPT: address value after the packet */
+    int exact_idx;       /* ADDR: address history entry used, or -1 */
+    int addr_bits;       /* ADDR: 9, 17, 32, 64 (0 for exact match) */
+    ek_etm4_enc_ctx ctx; /* ADDR_CTXT, CTXT */
+    uint32_t exc_type;   /* EXCEPT */
+    uint64_t ts;         /* TIMESTAMP */
+    uint32_t cc;         /* CYCLE_COUNT, TIMESTAMP with cycle count */
 } ek_etm4_enc_pkt;
 
 typedef void (*ek_etm4_enc_fn)(void *ctx, const ek_etm4_enc_pkt *pkt);
@@ -152,12 +152,12 @@ void ek_etm4_enc_flush(ek_etm4_enc *e);
 void ek_etm4_enc_default_regs(ek_source_config *cfg, int ete, uint8_t trace_id, uint32_t configr);
 
 /* TRCCONFIGR bits */
-#define EK_TRCCONFIGR_BB (1u << 3)
-#define EK_TRCCONFIGR_CCI (1u << 4)
-#define EK_TRCCONFIGR_CID (1u << 6)
-#define EK_TRCCONFIGR_VMID (1u << 7)
-#define EK_TRCCONFIGR_TS (1u << 11)
-#define EK_TRCCONFIGR_RS (1u << 12)
+#define EK_TRCCONFIGR_BB      (1u << 3)
+#define EK_TRCCONFIGR_CCI     (1u << 4)
+#define EK_TRCCONFIGR_CID     (1u << 6)
+#define EK_TRCCONFIGR_VMID    (1u << 7)
+#define EK_TRCCONFIGR_TS      (1u << 11)
+#define EK_TRCCONFIGR_RS      (1u << 12)
 #define EK_TRCCONFIGR_VMIDOPT (1u << 15)
 
 #endif

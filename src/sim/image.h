@@ -64,9 +64,9 @@ typedef struct sim_image {
     sim_insn *insn;
     uint32_t *next_stop; /* index of the first slot at or after i that is not plain OTHER */
     struct sim_stop {
-        uint32_t idx;    /* next_stop[i] */
-        sim_insn insn;   /* insn[next_stop[i]]: one load per basic block in the interpreter */
-    } *stop;
+        uint32_t idx;  /* next_stop[i] */
+        sim_insn insn; /* insn[next_stop[i]]: one load per basic block in the interpreter */
+    } * stop;
 } sim_image;
 
 /* Parse an embedded image; returns 0 or a negative ek_status. */

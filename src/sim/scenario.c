@@ -12,7 +12,6 @@ typedef struct sim_opts_in {
     uint64_t trace_size;
 } sim_opts_in;
 
-
 void sim_note(sim *S, const char *fmt, ...)
 {
     va_list ap;
@@ -81,8 +80,7 @@ static void add_trbe(sim *S, uint32_t size)
 static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
 {
     const sim_image *img = sim_find_image(S, exe);
-    if (!img)
-        return NULL;
+    if (!img) return NULL;
     return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
 }
 
@@ -119,8 +117,7 @@ static int sc_basic_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     return 0;
 }
 
@@ -136,8 +133,7 @@ static int sc_per_thread_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24; /* yields and sleeps: the thread is switched out and back in */
     return 0;
 }
@@ -154,8 +150,7 @@ static int sc_kernel_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 40;
     script(p, 2, SIM_ACT_CLONE);
     return 0;
@@ -170,8 +165,7 @@ static int sc_kernel_novmlinux(sim *S)
 static int add_lib(sim *S, sim_process *p, const char *name)
 {
     const sim_image *img = sim_find_image(S, name);
-    if (!img || p->nlibs >= 4)
-        return EK_ERR_NOT_FOUND;
+    if (!img || p->nlibs >= 4) return EK_ERR_NOT_FOUND;
     p->libs[p->nlibs++] = img;
     return 0;
 }
@@ -189,11 +183,9 @@ static int sc_dlopen_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     int err = add_lib(S, p, "libsima.so");
-    if (!err)
-        err = add_lib(S, p, "libsimb.so");
+    if (!err) err = add_lib(S, p, "libsimb.so");
     script(p, 3, SIM_ACT_DLOPEN);
     script(p, 40, SIM_ACT_DLCLOSE);
     script(p, 42, SIM_ACT_DLOPEN);
@@ -216,8 +208,7 @@ static int sc_mmap2_after_aux_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 32;
     script(p, 1, SIM_ACT_CLONE);
     script(p, 6, SIM_ACT_DLOPEN);
@@ -238,8 +229,7 @@ static int sc_multi_aux_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 48; /* sleeps: the event stops and the sink is copied out each time */
     return 0;
 }
@@ -257,8 +247,7 @@ static int sc_shared_sink_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 20;
     script(p, 1, SIM_ACT_CLONE);
     script(p, 2, SIM_ACT_CLONE);
@@ -282,8 +271,7 @@ static int sc_arbitration_run(sim *S)
     sim_process *a = spawn(S, "simloop", 0, S->work, 1u << 0);
     set_target(&S->sessions[1], S->next_pid);
     sim_process *b = spawn(S, "simchild", 1, S->work, 1u << 1);
-    if (!a || !b)
-        return EK_ERR_NOMEM;
+    if (!a || !b) return EK_ERR_NOMEM;
     a->random_actions = 40; /* sleeps release the sink now and then */
     b->random_actions = 40;
     return 0;
@@ -304,8 +292,7 @@ static int sc_trbe_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24;
     script(p, 1, SIM_ACT_CLONE);
     return 0;
@@ -326,8 +313,7 @@ static int sc_snapshot_run(sim *S)
 {
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24;
     return 0;
 }
@@ -349,8 +335,7 @@ static int sc_snap_etr(sim *S)
 static int sc_snap_run(sim *S)
 {
     sim_process *p = spawn(S, "simloop", 0, S->work, 0);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24;
     script(p, 1, SIM_ACT_CLONE);
     script(p, 2, SIM_ACT_CLONE);
@@ -385,8 +370,7 @@ static int sc_partial_run_common(sim *S, uint32_t etr, int barrier)
     S->sinks[0].barrier = barrier;
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 40;
     script(p, 1, SIM_ACT_CLONE);
     return 0;
@@ -448,14 +432,12 @@ static int sc_workload_run(sim *S)
     sim_process *a = spawn(S, "simloop", 0, S->work, 0);
     sim_process *b = spawn(S, "simloop", 1, S->work, 0);
     sim_process *c = spawn(S, "simloop", 2, S->work, 0);
-    if (!a || !b || !c)
-        return EK_ERR_NOMEM;
+    if (!a || !b || !c) return EK_ERR_NOMEM;
     a->random_actions = 16;
     b->random_actions = 24;
     c->random_actions = 8;
     int err = add_lib(S, a, "libsima.so");
-    if (!err)
-        err = add_lib(S, a, "libsimb.so");
+    if (!err) err = add_lib(S, a, "libsimb.so");
     script(a, 1, SIM_ACT_CLONE);
     script(a, 4, SIM_ACT_DLOPEN);
     script(a, 300, SIM_ACT_DLCLOSE);
@@ -482,15 +464,15 @@ static int sc_stress(sim *S)
     for (int i = 0; i < nsess + kernel; i++) {
         int mode = (int)sim_rng_below(&S->rng, 3);
         int k = i == nsess; /* the kernel-created session */
-        sim_session *s = add_session(S, k ? SIM_MODE_SYSTEM
-                                          : mode == 0 ? SIM_MODE_PER_CPU
-                                          : mode == 1 ? SIM_MODE_SYSTEM
-                                                      : SIM_MODE_PER_THREAD,
+        sim_session *s = add_session(S,
+                                     k           ? SIM_MODE_SYSTEM
+                                     : mode == 0 ? SIM_MODE_PER_CPU
+                                     : mode == 1 ? SIM_MODE_SYSTEM
+                                                 : SIM_MODE_PER_THREAD,
                                      k ? 2 : 1 + sim_rng_below(&S->rng, 3));
         if (s->mode == SIM_MODE_PER_THREAD)
             s->el_mask &= 1u; /* per-thread sessions trace user space */
-        if (!s->el_mask)
-            s->el_mask = 1;
+        if (!s->el_mask) s->el_mask = 1;
         s->ring_size = 64u << 10;
         s->read_period = 200000 + sim_rng_below(&S->rng, 2000000);
         s->start_time = SIM_BOOT_NS + sim_rng_below(&S->rng, 1500000);
@@ -520,18 +502,17 @@ static int sc_stress_run(sim *S)
     for (int i = 0; i < nproc; i++) {
         unsigned mask = 0;
         for (int k = 0; k < S->nsessions; k++)
-            if (k % nproc == i)
-                mask |= 1u << k;
+            if (k % nproc == i) mask |= 1u << k;
         for (int k = 0; k < S->nsessions; k++)
             if ((mask >> k & 1) && S->sessions[k].mode != SIM_MODE_SYSTEM)
                 set_target(&S->sessions[k], S->next_pid);
         uint64_t budget = 30000 + sim_rng_below(&S->rng, 1500000);
         sim_process *p = spawn(S, sim_rng_chance(&S->rng, 128) ? "simloop" : "simchild",
                                (int)sim_rng_below(&S->rng, (uint32_t)S->ncpus), budget, mask);
-        if (!p)
-            return EK_ERR_NOMEM;
+        if (!p) return EK_ERR_NOMEM;
         p->random_actions = 8 + sim_rng_below(&S->rng, 48);
-        for (uint32_t n = sim_rng_below(&S->rng, 3), at = 1; n; n--, at += 1 + sim_rng_below(&S->rng, 8))
+        for (uint32_t n = sim_rng_below(&S->rng, 3), at = 1; n;
+             n--, at += 1 + sim_rng_below(&S->rng, 8))
             script(p, at, SIM_ACT_CLONE);
     }
     return 0;
@@ -542,8 +523,7 @@ static int sc_two_threads_run(sim *S)
     add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p)
-        return EK_ERR_NOMEM;
+    if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24;
     script(p, 1, SIM_ACT_CLONE);
     return 0;
@@ -556,86 +536,120 @@ static const struct {
 } scenarios[] = {
     {{"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
       sc_basic, 0},
-     sc_basic_run, 48 << 10},
-    {{"per-thread", "perf record --per-thread: no timestamps or context IDs (timeless decode), "
-                    "one AUX record per time the thread is scheduled in",
+     sc_basic_run,
+     48 << 10},
+    {{"per-thread",
+      "perf record --per-thread: no timestamps or context IDs (timeless decode), "
+      "one AUX record per time the thread is scheduled in",
       sc_per_thread, 0},
-     sc_per_thread_run, 64 << 10},
-    {{"kernel-and-user", "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
-                         "making system calls; vmlinux in symfs",
+     sc_per_thread_run,
+     64 << 10},
+    {{"kernel-and-user",
+      "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
+      "making system calls; vmlinux in symfs",
       sc_kernel, 0},
-     sc_kernel_run, 96 << 10},
+     sc_kernel_run,
+     96 << 10},
     {{"kernel-and-user-novmlinux",
       "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
       "read kernel code and silently drops kernel samples",
       sc_kernel_novmlinux, 0},
-     sc_kernel_run, 96 << 10},
-    {{"dlopen-reuse", "a library is loaded, called, unloaded and another one is loaded at the "
-                      "same address (perf 6.1 decodes all trace with the last one)",
+     sc_kernel_run,
+     96 << 10},
+    {{"dlopen-reuse",
+      "a library is loaded, called, unloaded and another one is loaded at the "
+      "same address (perf 6.1 decodes all trace with the last one)",
       sc_dlopen, 0},
-     sc_dlopen_run, 96 << 10},
-    {{"mmap2-after-aux", "2 CPUs with an ETF each; perf record reads one ring late, so the "
-                         "MMAP2 of a library lands after AUX records of trace that ran it",
+     sc_dlopen_run,
+     96 << 10},
+    {{"mmap2-after-aux",
+      "2 CPUs with an ETF each; perf record reads one ring late, so the "
+      "MMAP2 of a library lands after AUX records of trace that ran it",
       sc_mmap2_after_aux, 0},
-     sc_mmap2_after_aux_run, 128 << 10},
-    {{"multi-aux-per-auxtrace", "the sink is copied out at every sleep; perf record reads once, "
-                                "so one AUXTRACE buffer holds many AUX records",
+     sc_mmap2_after_aux_run,
+     128 << 10},
+    {{"multi-aux-per-auxtrace",
+      "the sink is copied out at every sleep; perf record reads once, "
+      "so one AUXTRACE buffer holds many AUX records",
       sc_multi_aux, 0},
-     sc_multi_aux_run, 96 << 10},
-    {{"shared-sink-multi-cpu", "4 CPUs and a 4-thread process share one ETR: frames "
-                               "interleave 4 trace IDs, timestamps order the decode",
+     sc_multi_aux_run,
+     96 << 10},
+    {{"shared-sink-multi-cpu",
+      "4 CPUs and a 4-thread process share one ETR: frames "
+      "interleave 4 trace IDs, timestamps order the decode",
       sc_shared_sink, 0},
-     sc_shared_sink_run, 192 << 10},
-    {{"session-arbitration", "two perf sessions trace two processes through one ETR; the sink "
-                             "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
-                             "until its owner's last event stops",
+     sc_shared_sink_run,
+     192 << 10},
+    {{"session-arbitration",
+      "two perf sessions trace two processes through one ETR; the sink "
+      "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
+      "until its owner's last event stops",
       sc_arbitration, 0},
-     sc_arbitration_run, 128 << 10},
-    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs",
-      sc_trbe, 0},
-     sc_trbe_run, 96 << 10},
-    {{"snapshot-wrap", "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
-                       "barrier packets, one snapshot at the end",
+     sc_arbitration_run,
+     128 << 10},
+    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
+     sc_trbe_run,
+     96 << 10},
+    {{"snapshot-wrap",
+      "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
+      "barrier packets, one snapshot at the end",
       sc_snapshot, 0},
-     sc_snapshot_run, 512 << 10},
-    {{"snapshot-etr", "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
-                      "in place; kernel and user code as memory dumps",
+     sc_snapshot_run,
+     512 << 10},
+    {{"snapshot-etr",
+      "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
+      "in place; kernel and user code as memory dumps",
       sc_snap_etr, 1},
-     sc_snap_run, 256 << 10},
-    {{"snapshot-ete-trbe", "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
-                           "TRBE buffer per CPU",
+     sc_snap_run,
+     256 << 10},
+    {{"snapshot-ete-trbe",
+      "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
+      "TRBE buffer per CPU",
       sc_snap_trbe, 1},
-     sc_snap_run, 128 << 10},
-    {{"flush-partial-packet", "incomplete ETM flushes leave a partial packet at the end of each "
-                              "hardware buffer; several AUX records per AUXTRACE buffer",
+     sc_snap_run,
+     128 << 10},
+    {{"flush-partial-packet",
+      "incomplete ETM flushes leave a partial packet at the end of each "
+      "hardware buffer; several AUX records per AUXTRACE buffer",
       sc_partial, 0},
-     sc_partial_run, 128 << 10},
-    {{"flush-partial-packet-wrap", "the same with a 2 KiB ETR that wraps between copies: "
-                                   "barrier packets after each wrap (TRUNCATED AUX records)",
+     sc_partial_run,
+     128 << 10},
+    {{"flush-partial-packet-wrap",
+      "the same with a 2 KiB ETR that wraps between copies: "
+      "barrier packets after each wrap (TRUNCATED AUX records)",
       sc_partial, 0},
-     sc_partial_wrap_run, 128 << 10},
-    {{"flush-partial-packet-nobarrier", "wrapping 2 KiB ETR and partial packets, without the "
-                                        "driver's barrier packets",
+     sc_partial_wrap_run,
+     128 << 10},
+    {{"flush-partial-packet-nobarrier",
+      "wrapping 2 KiB ETR and partial packets, without the "
+      "driver's barrier packets",
       sc_partial, 0},
-     sc_partial_nobarrier_run, 128 << 10},
+     sc_partial_nobarrier_run,
+     128 << 10},
     {{"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
       sc_header_v0, 0},
-     sc_two_threads_run, 64 << 10},
-    {{"header-v2", "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
-                   "(perf 6.4+); perf 6.1 refuses the file",
+     sc_two_threads_run,
+     64 << 10},
+    {{"header-v2",
+      "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
+      "(perf 6.4+); perf 6.1 refuses the file",
       sc_header_v2, 0},
-     sc_two_threads_run, 64 << 10},
+     sc_two_threads_run,
+     64 << 10},
     {{"arbitration-stress",
       "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
       "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
       "and exit; truth.summary reports the invariants",
       sc_stress, 0},
-     sc_stress_run, 512 << 10},
-    {{"workload", "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
-                  "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
-                  "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
+     sc_stress_run,
+     512 << 10},
+    {{"workload",
+      "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
+      "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
+      "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
       sc_workload, 0},
-     sc_workload_run, 256 << 10},
+     sc_workload_run,
+     256 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -661,15 +675,13 @@ int sim_mkdirs(const char *path)
 {
     char buf[4096];
     size_t n = strlen(path);
-    if (n >= sizeof(buf))
-        return EK_ERR_ARG;
+    if (n >= sizeof(buf)) return EK_ERR_ARG;
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] == '/' || buf[i] == 0) {
             char c = buf[i];
             buf[i] = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST)
-                return EK_ERR_IO;
+            if (mkdir(buf, 0777) && errno != EEXIST) return EK_ERR_IO;
             buf[i] = c;
         }
     }
@@ -680,16 +692,14 @@ static char *join(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 2;
     char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
+    if (p) snprintf(p, n, "%s/%s", a, b);
     return p;
 }
 
 static int write_file(const char *path, const void *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
-    if (!f)
-        return EK_ERR_IO;
+    if (!f) return EK_ERR_IO;
     size_t w = fwrite(data, 1, n, f);
     int rc = fclose(f);
     return (w == n && rc == 0) ? 0 : EK_ERR_IO;
@@ -702,21 +712,18 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
         const sim_image *img = &S->images[i];
         char rel[512];
         if (img->is_kernel) {
-            if (!with_vmlinux)
-                continue;
+            if (!with_vmlinux) continue;
             snprintf(rel, sizeof(rel), "symfs/vmlinux");
         } else {
             snprintf(rel, sizeof(rel), "symfs%s", img->blob->path);
         }
         char *path = join(out, rel);
-        if (!path)
-            return EK_ERR_NOMEM;
+        if (!path) return EK_ERR_NOMEM;
         char *slash = strrchr(path, '/');
         *slash = 0;
         err = sim_mkdirs(path);
         *slash = '/';
-        if (!err)
-            err = write_file(path, img->data, img->size);
+        if (!err) err = write_file(path, img->data, img->size);
         free(path);
     }
     return err;
@@ -725,12 +732,10 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
 static int write_kallsyms(sim *S, const char *out)
 {
     char *path = join(out, "kallsyms");
-    if (!path)
-        return EK_ERR_NOMEM;
+    if (!path) return EK_ERR_NOMEM;
     FILE *f = fopen(path, "w");
     free(path);
-    if (!f)
-        return EK_ERR_IO;
+    if (!f) return EK_ERR_IO;
     const sim_image *k = S->kernel;
     fprintf(f, "%016llx T _text\n", (unsigned long long)k->seg_vaddr);
     for (size_t i = 0; i < k->nsyms; i++)
@@ -742,12 +747,10 @@ static int write_kallsyms(sim *S, const char *out)
 static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
 {
     char *path = join(out, "truth.summary");
-    if (!path)
-        return EK_ERR_NOMEM;
+    if (!path) return EK_ERR_NOMEM;
     FILE *f = fopen(path, "w");
     free(path);
-    if (!f)
-        return EK_ERR_IO;
+    if (!f) return EK_ERR_IO;
     fprintf(f, "scenario\t%s\nseed\t%llu\ncpus\t%d\n", S->sc->name, (unsigned long long)o->seed,
             S->ncpus);
     fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
@@ -765,25 +768,31 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     for (int i = 0; i < S->nsinks; i++) {
         const sim_sink *k = &S->sinks[i];
         fprintf(f, "sink\t%d\tkind=%s\tsize=%u\tcopies=%llu\trefused=%llu\twrapped=%llu\n", i,
-                k->kind == SIM_SINK_ETR ? "etr" : k->kind == SIM_SINK_ETF ? "etf" : "trbe",
-                k->hw_size, (unsigned long long)k->stat_copies,
-                (unsigned long long)k->stat_refused, (unsigned long long)k->stat_lost);
+                k->kind == SIM_SINK_ETR   ? "etr"
+                : k->kind == SIM_SINK_ETF ? "etf"
+                                          : "trbe",
+                k->hw_size, (unsigned long long)k->stat_copies, (unsigned long long)k->stat_refused,
+                (unsigned long long)k->stat_lost);
     }
     for (int i = 0; i < S->nsessions; i++) {
         const sim_session *s = &S->sessions[i];
-        fprintf(f, "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
-                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
-                   "\tmmap2_after_aux=%llu\n",
-                i, s->perf_pid, (unsigned long long)s->start_time,
-                (unsigned long long)s->stop_time, s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
-                                                                                      : "per-thread",
+        fprintf(f,
+                "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records="
+                "%zu\taux_bytes=%llu"
+                "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
+                "\tmmap2_after_aux=%llu\n",
+                i, s->perf_pid, (unsigned long long)s->start_time, (unsigned long long)s->stop_time,
+                s->mode == SIM_MODE_PER_CPU  ? "per-cpu"
+                : s->mode == SIM_MODE_SYSTEM ? "system"
+                                             : "per-thread",
                 s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
                 (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
                 (unsigned long long)s->perf_lines, (unsigned long long)s->mmap2_after_aux);
         for (size_t k = 0; k < s->auxrecs.n; k++) {
             const sim_auxrec *a = &s->auxrecs.v[k];
-            fprintf(f, "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
-                       "\tflags=0x%llx\tops=%zu\n",
+            fprintf(f,
+                    "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
+                    "\tflags=0x%llx\tops=%zu\n",
                     i, a->queue, a->cpu, a->tid, (unsigned long long)a->time,
                     (unsigned long long)a->offset, (unsigned long long)a->size,
                     (unsigned long long)a->flags, a->ops.n);
@@ -808,8 +817,7 @@ static int parse_u64(const char *v, uint64_t *out)
         mul = 1ull << 20, end++;
     else if (*end == 'g' || *end == 'G')
         mul = 1ull << 30, end++;
-    if (end == v || *end)
-        return -1;
+    if (end == v || *end) return -1;
     *out = (uint64_t)x * mul;
     return 0;
 }
@@ -832,8 +840,7 @@ static int apply_config(sim *S, const char *path, int phase)
         char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
-        if (*p == '#' || *p == ';' || *p == '\n' || !*p)
-            continue;
+        if (*p == '#' || *p == ';' || *p == '\n' || !*p) continue;
         char *eq = strchr(p, '=');
         if (!eq) {
             ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
@@ -859,10 +866,8 @@ static int apply_config(sim *S, const char *path, int phase)
                 S->truth = 1;
             else if (!strcmp(p, "truth") && !strcmp(v, "off")) {
                 S->truth = 0;
-                if (S->branches_limit > 100000)
-                    S->branches_limit = 100000;
-            }
-            else if (!strcmp(p, "tick_ns") && isnum && n)
+                if (S->branches_limit > 100000) S->branches_limit = 100000;
+            } else if (!strcmp(p, "tick_ns") && isnum && n)
                 S->tick = n;
             else if (!strcmp(p, "quantum_ns") && isnum && n)
                 S->quantum = n;
@@ -926,16 +931,13 @@ static int apply_config(sim *S, const char *path, int phase)
 
 int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
 {
-    if (!o || o->size < sizeof(ek_sim_opts) || !o->scenario || !o->outdir)
-        return EK_ERR_ARG;
+    if (!o || o->size < sizeof(ek_sim_opts) || !o->scenario || !o->outdir) return EK_ERR_ARG;
     size_t si = 0;
     while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
         si++;
-    if (si == NSCEN)
-        return EK_ERR_NOT_FOUND;
+    if (si == NSCEN) return EK_ERR_NOT_FOUND;
     sim *S = calloc(1, sizeof(*S));
-    if (!S)
-        return EK_ERR_NOMEM;
+    if (!S) return EK_ERR_NOMEM;
     S->sc = &scenarios[si].sc;
     S->opts = o;
     S->diag = (ek_diag *)o->diag;
@@ -951,14 +953,10 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     int err = sim_mkdirs(o->outdir);
     for (size_t i = 0; i < sim_blob_count() && !err; i++)
         err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
-    if (!err && o->config_file)
-        err = apply_config(S, o->config_file, 0);
-    if (!err)
-        err = S->sc->setup(S);
-    if (!err)
-        err = sim_machine_init(S);
-    if (!err && o->config_file)
-        err = apply_config(S, o->config_file, 1);
+    if (!err && o->config_file) err = apply_config(S, o->config_file, 0);
+    if (!err) err = S->sc->setup(S);
+    if (!err) err = sim_machine_init(S);
+    if (!err && o->config_file) err = apply_config(S, o->config_file, 1);
     char *branches = join(o->outdir, "truth.branches.tsv");
     if (!err && branches) {
         S->branches_out = fopen(branches, "w");
@@ -969,8 +967,7 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     for (int i = 0; i < S->nsessions && !err; i++) {
         sim_session *s = &S->sessions[i];
         err = sim_session_setup(S, s);
-        if (err)
-            break;
+        if (err) break;
         char name[64];
         snprintf(name, sizeof(name), i ? "perf-%d.data" : "perf.data", i);
         s->dir = join(o->outdir, name);
@@ -983,30 +980,24 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     if (!err) {
         for (int i = 0; i < S->nsessions; i++) {
             sim_session *s = &S->sessions[i];
-            if (s->start_time < SIM_BOOT_NS)
-                s->start_time = SIM_BOOT_NS;
+            if (s->start_time < SIM_BOOT_NS) s->start_time = SIM_BOOT_NS;
             s->next_read = s->start_time;
         }
         sim_sessions_poll(S, S->now);
         err = scenarios[si].run(S);
     }
-    if (!err)
-        err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
-    if (!err)
-        err = sim_sessions_finish(S);
+    if (!err) err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
+    if (!err) err = sim_sessions_finish(S);
     /* at the end every sink is free and every trace unit is off */
     sim_sinks_check(S);
     uint64_t mixed = 0, refused = 0, touched = 0;
     for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.enabled)
-            S->stat_invariant++;
+        if (S->cpus[c].etm.enabled) S->stat_invariant++;
     for (int i = 0; i < 2 * SIM_MAX_CPUS; i++) {
-        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
-                                             : S->trbes[i - SIM_MAX_CPUS];
-        if (!k)
-            continue;
-        if (k->refcnt || k->owner != SIM_NO_OWNER)
-            S->stat_invariant++;
+        const sim_sink *k =
+            i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL) : S->trbes[i - SIM_MAX_CPUS];
+        if (!k) continue;
+        if (k->refcnt || k->owner != SIM_NO_OWNER) S->stat_invariant++;
         mixed += k->stat_mixed;
         refused += k->stat_refused;
     }
@@ -1020,38 +1011,30 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         if (s->w) {
             int e2 = sim_writer_close(s->w);
             s->w = NULL;
-            if (!err)
-                err = e2;
+            if (!err) err = e2;
         }
     }
     if (S->branches_out) {
         fclose(S->branches_out);
         S->branches_out = NULL;
     }
-    if (!err)
-        err = write_symfs(S, o->outdir, !S->no_vmlinux);
-    if (!err)
-        err = write_kallsyms(S, o->outdir);
-    if (!err && S->sc->snapshot_folder)
-        sim_snapshot_prune(S);
+    if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
+    if (!err) err = write_kallsyms(S, o->outdir);
+    if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
     for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
-        if (S->sessions[i].no_output)
-            continue;
+        if (S->sessions[i].no_output) continue;
         char a[64], b[64];
         snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
         snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
         char *p = join(o->outdir, a);
         char *q = join(o->outdir, b);
-        err = p && q ? sim_truth_write(S, &S->sessions[i], p,
-                                       S->sc->snapshot_folder ? NULL : q)
+        err = p && q ? sim_truth_write(S, &S->sessions[i], p, S->sc->snapshot_folder ? NULL : q)
                      : EK_ERR_NOMEM;
         free(p);
         free(q);
     }
-    if (!err && S->sc->snapshot_folder)
-        err = sim_snapshot_write(S, o->outdir);
-    if (!err)
-        err = write_summary(S, o->outdir, o);
+    if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
+    if (!err) err = write_summary(S, o->outdir, o);
     if (res) {
         memset(res, 0, sizeof(*res));
         res->trace_bytes = S->trace_total;
@@ -1071,8 +1054,7 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     for (int i = 0; i < S->nsinks; i++)
         sim_sink_free(&S->sinks[i]);
     for (int c = 0; c < SIM_MAX_CPUS; c++)
-        if (S->trbes[c])
-            sim_sink_free(S->trbes[c]);
+        if (S->trbes[c]) sim_sink_free(S->trbes[c]);
     sim_machine_free(S);
     for (int i = 0; i < S->nimages; i++)
         sim_image_free(&S->images[i]);

@@ -82,15 +82,14 @@ static void frame_done(sim_sink *k)
 
 static void seg_note(sim_sink *k, int id, uint64_t xoff)
 {
-    if (!k->truth)
-        return;
+    if (!k->truth) return;
     sim_fseg *l = k->segs.n ? &k->segs.v[k->segs.n - 1] : NULL;
     if (l && l->frame == k->frames && l->id == id && l->xoff + l->count == xoff) {
         l->count++;
         return;
     }
-    sim_fseg s = {.frame = k->frames, .xoff = xoff, .id = (uint8_t)id, .pos = (uint8_t)k->fpos,
-                  .count = 1};
+    sim_fseg s = {
+        .frame = k->frames, .xoff = xoff, .id = (uint8_t)id, .pos = (uint8_t)k->fpos, .count = 1};
     ek_vec_push(&k->segs, s);
 }
 
@@ -100,8 +99,7 @@ static inline void put_data(sim_sink *k, uint8_t b)
         k->frame[k->fpos] = b;
     } else {
         k->frame[k->fpos] = b & 0xFE;
-        if (b & 1)
-            k->frame[15] |= (uint8_t)(1u << (k->fpos / 2));
+        if (b & 1) k->frame[15] |= (uint8_t)(1u << (k->fpos / 2));
     }
     k->fpos++;
 }
@@ -120,17 +118,15 @@ static void switch_id(sim_sink *k, int id)
         k->fpos++;
         if (k->truth && k->segs.n && k->segs.v[k->segs.n - 1].frame == k->frames) {
             sim_fseg *l = &k->segs.v[k->segs.n - 1];
-            if (l->pos == ev)
-                l->pos = (uint8_t)(ev + 1);
+            if (l->pos == ev) l->pos = (uint8_t)(ev + 1);
         }
     } else {
         k->frame[k->fpos] = (uint8_t)((id << 1) | 1);
-        k->frame[15] &= (uint8_t)~(1u << (k->fpos / 2));
+        k->frame[15] &= (uint8_t) ~(1u << (k->fpos / 2));
         k->fpos++;
     }
     k->cur_id = id;
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
 static void fmt_byte(sim_sink *k, int id, uint8_t b, uint64_t xoff)
@@ -149,28 +145,24 @@ static void fmt_byte(sim_sink *k, int id, uint8_t b, uint64_t xoff)
     }
     seg_note(k, id, xoff);
     put_data(k, b);
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
 /* Complete the frame in progress with the null trace ID. */
 static void fmt_flush(sim_sink *k)
 {
-    if (k->fpos == 0)
-        return;
+    if (k->fpos == 0) return;
     switch_id(k, 0);
     while (k->fpos != 0 && k->fpos < 15)
         put_data(k, 0);
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
 static void trbe_full(sim *S, sim_sink *k);
 
 void sim_sink_flush(sim_sink *k)
 {
-    if (k->kind != SIM_SINK_TRBE)
-        fmt_flush(k);
+    if (k->kind != SIM_SINK_TRBE) fmt_flush(k);
 }
 
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
@@ -180,8 +172,7 @@ void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uin
         k->stat_mixed++; /* trace of a session that does not own the sink: must never happen */
     if (k->kind == SIM_SINK_TRBE) {
         while (n) {
-            if (!k->written)
-                k->xbase = xoff;
+            if (!k->written) k->xbase = xoff;
             size_t chunk = k->hw_size - k->written < n ? k->hw_size - k->written : n;
             memcpy(k->hw + k->written, p, chunk);
             k->written += chunk;
@@ -221,29 +212,24 @@ void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uin
 
 int sim_session_sees(const sim_session *s, const sim_process *p)
 {
-    if (!p)
-        return 0;
-    if (s->mode == SIM_MODE_SYSTEM)
-        return 1;
+    if (!p) return 0;
+    if (s->mode == SIM_MODE_SYSTEM) return 1;
     return (p->session_mask >> s->index) & 1;
 }
 
 static sim_event *thread_event(sim_session *s, const sim_thread *t)
 {
     for (int i = 0; i < s->nevents; i++)
-        if (s->events[i].tid == t->tid)
-            return &s->events[i];
+        if (s->events[i].tid == t->tid) return &s->events[i];
     return NULL;
 }
 
 void sim_session_record(sim *S, sim_session *s, int ring, const sim_rec *r)
 {
-    if (ring < 0 || ring >= s->nevents || !s->started || s->stopped)
-        return;
+    if (ring < 0 || ring >= s->nevents || !s->started || s->stopped) return;
     sim_rec c = *r;
     c.seq = s->rec_seq++;
-    if (ek_vec_push(&s->rings[ring].recs, c))
-        S->err = EK_ERR_NOMEM;
+    if (ek_vec_push(&s->rings[ring].recs, c)) S->err = EK_ERR_NOMEM;
 }
 
 static int ring_for(sim_session *s, const sim_thread *t, int cpu)
@@ -259,11 +245,9 @@ static void side(sim *S, const sim_thread *t, int cpu, sim_rec *r)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!sim_session_sees(s, t->proc))
-            continue;
+        if (!sim_session_sees(s, t->proc)) continue;
         int ring = ring_for(s, t, cpu);
-        if (ring < 0 || !s->started || s->stopped)
-            continue;
+        if (ring < 0 || !s->started || s->stopped) continue;
         r->id = s->events[ring].dummy_id;
         sim_session_record(S, s, ring, r);
         if (S->truth) {
@@ -344,8 +328,7 @@ static void ring_write(sim_event *ev, const uint8_t *p, uint64_t n)
     for (uint64_t i = 0; i < n;) {
         uint64_t at = (ev->head + i) & (ev->ring_size - 1);
         uint64_t chunk = ev->ring_size - at;
-        if (chunk > n - i)
-            chunk = n - i;
+        if (chunk > n - i) chunk = n - i;
         memcpy(ev->ring + at, p + i, chunk);
         i += chunk;
     }
@@ -366,8 +349,7 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
     a.tid = tid;
     a.queue = ev->idx;
     a.formatted = s->sink_kind != SIM_SINK_TRBE;
-    if (ops)
-        a.ops = *ops;
+    if (ops) a.ops = *ops;
     if (ek_vec_push(&s->auxrecs, a)) {
         S->err = EK_ERR_NOMEM;
         return;
@@ -422,8 +404,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         uint64_t off = ev->head;
         ring_write(ev, tmp, size);
         free(tmp);
-        if (lost && !s->snapshot)
-            flags |= SIM_AUX_TRUNCATED;
+        if (lost && !s->snapshot) flags |= SIM_AUX_TRUNCATED;
         if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW | SIM_AUX_COLLISION)))
             aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time,
                        &el);
@@ -444,8 +425,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         f0 = f1 - size / 16;
         lost = 1;
     }
-    if (lost)
-        k->stat_lost++;
+    if (lost) k->stat_lost++;
     uint8_t *tmp = malloc(size ? size : 1);
     if (!tmp) {
         S->err = EK_ERR_NOMEM;
@@ -462,13 +442,11 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             tmp[i + 3] = 0x7F;
         }
     sim_op_vec el = {0};
-    if (S->truth && size)
-        sim_truth_slice(S, k, -1, f0 * 16, size, barrier, tmp, &el);
+    if (S->truth && size) sim_truth_slice(S, k, -1, f0 * 16, size, barrier, tmp, &el);
     uint64_t off = ev->head;
     ring_write(ev, tmp, size);
     free(tmp);
-    if (lost && !s->snapshot)
-        flags |= SIM_AUX_TRUNCATED;
+    if (lost && !s->snapshot) flags |= SIM_AUX_TRUNCATED;
     if (size || (flags & ~SIM_AUX_OVERWRITE))
         aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time, &el);
     else
@@ -502,8 +480,7 @@ static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thr
                SIM_AUX_TRUNCATED | (s->snapshot ? SIM_AUX_OVERWRITE : 0), time, NULL);
 }
 
-static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t,
-                       uint64_t time)
+static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t, uint64_t time)
 {
     if (s->stopped || (t && t->state == SIM_T_DEAD)) {
         s->touched_after_exit++; /* nothing may start for an exited owner */
@@ -514,8 +491,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     if (s->sink_kind == SIM_SINK_TRBE) {
         sim_sink *tb = S->trbes[cpu];
         if (!tb || tb->owner != SIM_NO_OWNER) {
-            if (tb)
-                tb->stat_refused++;
+            if (tb) tb->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
         }
@@ -525,8 +501,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         tb->ev = ev;
         tb->cpu = cpu;
     } else {
-        if (!k)
-            return -1;
+        if (!k) return -1;
         if (k->owner != SIM_NO_OWNER && k->owner != s->perf_pid) {
             k->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
@@ -541,8 +516,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         }
     }
     if (e->enabled) { /* the trace unit is in use by another event */
-        if (k && --k->refcnt == 0)
-            k->owner = SIM_NO_OWNER;
+        if (k && --k->refcnt == 0) k->owner = SIM_NO_OWNER;
         if (!k && S->trbes[cpu]) {
             S->trbes[cpu]->refcnt = 0;
             S->trbes[cpu]->owner = SIM_NO_OWNER;
@@ -553,8 +527,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     ev->stopped_err = 0;
     ev->running = 1;
     ev->run_cpu = cpu;
-    if (s->sink_kind == SIM_SINK_TRBE)
-        ev->trbe = S->trbes[cpu];
+    if (s->sink_kind == SIM_SINK_TRBE) ev->trbe = S->trbes[cpu];
     if (s->hw_id_records && !(ev->hwid_sent >> cpu & 1)) {
         ev->hwid_sent |= 1 << cpu;
         sim_rec r;
@@ -579,15 +552,13 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         r.time = time;
         r.id = ev->id;
         sim_session_record(S, s, ev->idx, &r);
-        if (S->truth)
-            ek_vec_push(&s->known_tids, r.tid);
+        if (S->truth) ek_vec_push(&s->known_tids, r.tid);
     }
-    ek_etm4_enc_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
-                       .cid = t->idle ? 0u : (uint32_t)t->tid};
+    ek_etm4_enc_ctx ctx = {
+        .el = (uint8_t)t->el, .sf = 1, .ns = 1, .cid = t->idle ? 0u : (uint32_t)t->tid};
     uint32_t map = 0;
     const sim_map *m = t->el ? S->kmap : sim_map_lookup(t->proc, t->pc);
-    if (m)
-        map = m->serial;
+    if (m) map = m->serial;
     sim_etm_enable(e, s, ev, t->pc, t->el, &ctx, map, time);
     e->pos_svc = (uint8_t)((sim_word_at(S, t->proc, t->pc - 4) & 0xFFE0001Fu) == 0xD4000001u);
     return 0;
@@ -597,10 +568,8 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
                        uint64_t time)
 {
     sim_etm *e = &S->cpus[cpu].etm;
-    if (!ev->running)
-        return;
-    if (e->ev == ev)
-        sim_etm_disable(e);
+    if (!ev->running) return;
+    if (e->ev == ev) sim_etm_disable(e);
     ev->running = 0;
     if (s->sink_kind == SIM_SINK_TRBE) {
         sink_copy_out(S, s, ev, ev->trbe, cpu, t, time, 0);
@@ -611,29 +580,22 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
         return;
     }
     sim_sink *k = S->cpus[cpu].sink;
-    if (k->refcnt == 1)
-        sink_copy_out(S, s, ev, k, cpu, t, time, 0);
-    if (--k->refcnt == 0)
-        k->owner = SIM_NO_OWNER;
+    if (k->refcnt == 1) sink_copy_out(S, s, ev, k, cpu, t, time, 0);
+    if (--k->refcnt == 0) k->owner = SIM_NO_OWNER;
 }
 
 static int event_wants(const sim_session *s, const sim_thread *t)
 {
-    if (!s->started || s->stopped)
-        return 0;
-    if (s->mode == SIM_MODE_SYSTEM)
-        return 1;
-    if (!t || t->idle || t->state == SIM_T_DEAD)
-        return 0;
-    if (s->mode == SIM_MODE_PER_THREAD)
-        return thread_event((sim_session *)s, t) != NULL;
+    if (!s->started || s->stopped) return 0;
+    if (s->mode == SIM_MODE_SYSTEM) return 1;
+    if (!t || t->idle || t->state == SIM_T_DEAD) return 0;
+    if (s->mode == SIM_MODE_PER_THREAD) return thread_event((sim_session *)s, t) != NULL;
     return sim_session_sees(s, t->proc);
 }
 
 static sim_event *event_for(sim_session *s, const sim_thread *t, int cpu)
 {
-    if (s->mode == SIM_MODE_PER_THREAD)
-        return thread_event(s, t);
+    if (s->mode == SIM_MODE_PER_THREAD) return thread_event(s, t);
     return &s->events[cpu];
 }
 
@@ -661,32 +623,26 @@ void sim_sinks_check(sim *S)
         const sim_session *s = &S->sessions[i];
         for (int j = 0; j < s->nevents; j++) {
             const sim_event *ev = &s->events[j];
-            if (!ev->running)
-                continue;
+            if (!ev->running) continue;
             const sim_etm *e = &S->cpus[ev->run_cpu].etm;
-            if (s->stopped || !e->enabled || e->ev != ev)
-                bad++;
+            if (s->stopped || !e->enabled || e->ev != ev) bad++;
             int slot;
             if (s->sink_kind == SIM_SINK_TRBE) {
-                if (!ev->trbe)
-                    continue;
+                if (!ev->trbe) continue;
                 slot = SIM_MAX_CPUS + (int)(ev->trbe - S->trbe_sinks);
             } else {
                 const sim_sink *k = S->cpus[ev->run_cpu].sink;
-                if (!k)
-                    continue;
+                if (!k) continue;
                 slot = (int)(k - S->sinks);
             }
-            if (users[slot]++ && owner[slot] != s->perf_pid)
-                bad++; /* two sessions in one buffer */
+            if (users[slot]++ && owner[slot] != s->perf_pid) bad++; /* two sessions in one buffer */
             owner[slot] = s->perf_pid;
         }
     }
     for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
-        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
-                                             : S->trbes[i - SIM_MAX_CPUS];
-        if (!k)
-            continue;
+        const sim_sink *k =
+            i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL) : S->trbes[i - SIM_MAX_CPUS];
+        if (!k) continue;
         if (k->refcnt != users[i] || (users[i] ? k->owner != owner[i] : k->owner != SIM_NO_OWNER))
             bad++;
     }
@@ -707,11 +663,9 @@ void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t tim
     }
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!event_wants(s, t))
-            continue;
+        if (!event_wants(s, t)) continue;
         sim_event *ev = event_for(s, t, cpu);
-        if (!ev || ev->running)
-            continue;
+        if (!ev || ev->running) continue;
         event_start(S, s, ev, cpu, t, time);
     }
     sim_sinks_check(S);
@@ -723,25 +677,21 @@ static uint64_t next_id = 1;
 
 int sim_session_setup(sim *S, sim_session *s)
 {
-    if (!s->ring_size)
-        s->ring_size = 1u << 20;
+    if (!s->ring_size) s->ring_size = 1u << 20;
     if (s->mode == SIM_MODE_PER_THREAD) {
-        if (!s->nevents)
-            s->nevents = 1;
+        if (!s->nevents) s->nevents = 1;
     } else {
         s->nevents = S->ncpus;
     }
     for (int i = 0; i < s->nevents; i++) {
         sim_event *ev = &s->events[i];
-        if (s->mode != SIM_MODE_PER_THREAD)
-            ev->tid = -1;
+        if (s->mode != SIM_MODE_PER_THREAD) ev->tid = -1;
         ev->s = s;
         ev->idx = i;
         ev->cpu = s->mode == SIM_MODE_PER_THREAD ? -1 : i;
         ev->ring_size = s->ring_size;
         ev->ring = calloc(s->ring_size, 1);
-        if (!ev->ring)
-            return EK_ERR_NOMEM;
+        if (!ev->ring) return EK_ERR_NOMEM;
         ev->id = 100 + (uint64_t)s->index * 64 + (uint64_t)i;
         ev->dummy_id = 1000 + (uint64_t)s->index * 64 + (uint64_t)i;
     }
@@ -776,15 +726,13 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             sim_rec *rec = &r->recs.v[r->head];
             if (rec->type == SIM_R_AUX && !s->snapshot) {
                 sim_auxrec *a = &s->auxrecs.v[rec->aux_index];
-                if (a->offset + a->size > aux_end)
-                    aux_end = a->offset + a->size;
+                if (a->offset + a->size > aux_end) aux_end = a->offset + a->size;
             }
             if (rec->type == SIM_R_AUX && rec->time > s->max_aux_time_written)
                 s->max_aux_time_written = rec->time;
             if (rec->type == SIM_R_MMAP2 && rec->time < s->max_aux_time_written)
                 s->mmap2_after_aux++;
-            if (s->w && sim_writer_record(s->w, rec))
-                S->err = EK_ERR_IO;
+            if (s->w && sim_writer_record(s->w, rec)) S->err = EK_ERR_IO;
             r->head++;
             wrote = 1;
         }
@@ -812,8 +760,7 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             uint64_t size = (n + 7) & ~7ull;
             for (size_t k = 0; k < s->auxrecs.n; k++) {
                 sim_auxrec *a = &s->auxrecs.v[k];
-                if (a->queue != ev->idx || !a->size)
-                    continue;
+                if (a->queue != ev->idx || !a->size) continue;
                 uint64_t sz = a->size < size ? a->size : size;
                 uint64_t off = a->offset - sz;
                 a->in_snapshot = off >= st && off + sz <= st + size && sz == a->size;
@@ -826,8 +773,7 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             r->head = 0;
         }
     }
-    if (wrote && s->w && sim_writer_round(s->w))
-        S->err = EK_ERR_IO;
+    if (wrote && s->w && sim_writer_round(s->w)) S->err = EK_ERR_IO;
 }
 
 /* perf record synthesizes COMM and MMAP2 records for the tasks that exist when it starts. */
@@ -835,11 +781,9 @@ static void synth_existing(sim *S, sim_session *s, uint64_t time)
 {
     for (size_t i = 0; i < S->nthreads; i++) {
         sim_thread *t = S->threads[i];
-        if (t->idle || t->state == SIM_T_DEAD || !sim_session_sees(s, t->proc))
-            continue;
+        if (t->idle || t->state == SIM_T_DEAD || !sim_session_sees(s, t->proc)) continue;
         int ring = ring_for(s, t, t->cpu);
-        if (ring < 0)
-            continue;
+        if (ring < 0) continue;
         sim_rec r;
         memset(&r, 0, sizeof(r));
         r.type = SIM_R_COMM;
@@ -850,10 +794,8 @@ static void synth_existing(sim *S, sim_session *s, uint64_t time)
         r.id = s->events[ring].dummy_id;
         memcpy(r.comm, t->proc->comm, sizeof(r.comm) - 1);
         sim_session_record(S, s, ring, &r);
-        if (S->truth)
-            ek_vec_push(&s->known_tids, r.tid);
-        if (t->tid != t->proc->pid)
-            continue;
+        if (S->truth) ek_vec_push(&s->known_tids, r.tid);
+        if (t->tid != t->proc->pid) continue;
         for (int k = 0; k < t->proc->nmaps; k++) {
             const sim_map *m = &t->proc->maps[k];
             memset(&r, 0, sizeof(r));
@@ -878,14 +820,11 @@ static void session_start(sim *S, sim_session *s, uint64_t time)
     synth_existing(S, s, time);
     for (int c = 0; c < S->ncpus; c++) {
         sim_thread *t = S->cpus[c].cur;
-        if (!event_wants(s, t))
-            continue;
+        if (!event_wants(s, t)) continue;
         sim_etm *e = &S->cpus[c].etm;
-        if (e->enabled)
-            continue;
+        if (e->enabled) continue;
         sim_event *ev = event_for(s, t, c);
-        if (ev && !ev->running)
-            event_start(S, s, ev, c, t, time);
+        if (ev && !ev->running) event_start(S, s, ev, c, t, time);
     }
     sim_sinks_check(S);
 }
@@ -894,8 +833,7 @@ static void session_stop(sim *S, sim_session *s, uint64_t time)
 {
     for (int c = 0; c < S->ncpus; c++) {
         sim_etm *e = &S->cpus[c].etm;
-        if (e->enabled && e->sess == s)
-            event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
+        if (e->enabled && e->sess == s) event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
     }
     s->stopped = 1;
     sim_sinks_check(S);
@@ -905,8 +843,7 @@ void sim_sessions_poll(sim *S, uint64_t now)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!s->started && now >= s->start_time)
-            session_start(S, s, now);
+        if (!s->started && now >= s->start_time) session_start(S, s, now);
         if (s->started && !s->stopped && s->stop_time && now >= s->stop_time)
             session_stop(S, s, now);
         if (s->started && !s->snapshot && s->read_period && now >= s->next_read) {
@@ -920,10 +857,8 @@ int sim_sessions_finish(sim *S)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!s->started)
-            continue;
-        if (!s->stopped)
-            session_stop(S, s, S->now);
+        if (!s->started) continue;
+        if (!s->stopped) session_stop(S, s, S->now);
         read_pass(S, s, S->now, 1);
     }
     return S->err;

@@ -34,22 +34,19 @@ static FILE *open_in(snap *w, const char *name)
     snprintf(p, n, "%s/%s", w->dir, name);
     FILE *f = fopen(p, "wb");
     free(p);
-    if (!f)
-        w->err = EK_ERR_IO;
+    if (!f) w->err = EK_ERR_IO;
     return f;
 }
 
 static void close_file(snap *w, FILE *f)
 {
-    if (f && fclose(f))
-        w->err = EK_ERR_IO;
+    if (f && fclose(f)) w->err = EK_ERR_IO;
 }
 
 static void write_bytes(snap *w, const char *name, const void *p, size_t n)
 {
     FILE *f = open_in(w, name);
-    if (f && n && fwrite(p, 1, n, f) != n)
-        w->err = EK_ERR_IO;
+    if (f && n && fwrite(p, 1, n, f) != n) w->err = EK_ERR_IO;
     close_file(w, f);
 }
 
@@ -58,17 +55,14 @@ static uint8_t *queue_bytes(const sim_session *s, int queue, size_t *len)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->auxrecs.n; i++)
-        if (s->auxrecs.v[i].queue == queue)
-            n += s->auxrecs.v[i].size;
+        if (s->auxrecs.v[i].queue == queue) n += s->auxrecs.v[i].size;
     uint8_t *b = malloc(n ? n : 1);
-    if (!b)
-        return NULL;
+    if (!b) return NULL;
     const sim_event *ev = &s->events[queue];
     size_t at = 0;
     for (size_t i = 0; i < s->auxrecs.n; i++) {
         const sim_auxrec *a = &s->auxrecs.v[i];
-        if (a->queue != queue)
-            continue;
+        if (a->queue != queue) continue;
         for (uint64_t k = 0; k < a->size; k++)
             b[at++] = ev->ring[(a->offset + k) & (ev->ring_size - 1)];
     }
@@ -81,8 +75,7 @@ static uint8_t *queue_bytes(const sim_session *s, int queue, size_t *len)
  * from the session so that the ground truth describes exactly the saved buffers. */
 void sim_snapshot_prune(sim *S)
 {
-    if (!S->nsessions)
-        return;
+    if (!S->nsessions) return;
     sim_session *s = &S->sessions[0];
     const int raw = s->sink_kind == SIM_SINK_TRBE;
     size_t keep[SIM_MAX_CPUS + 1];
@@ -90,8 +83,7 @@ void sim_snapshot_prune(sim *S)
         keep[q] = SIZE_MAX;
     for (size_t i = 0; i < s->auxrecs.n; i++) {
         const sim_auxrec *a = &s->auxrecs.v[i];
-        if (a->size)
-            keep[raw ? a->queue : SIM_MAX_CPUS] = i;
+        if (a->size) keep[raw ? a->queue : SIM_MAX_CPUS] = i;
     }
     size_t n = 0;
     for (size_t i = 0; i < s->auxrecs.n; i++) {
@@ -99,8 +91,7 @@ void sim_snapshot_prune(sim *S)
         if (keep[raw ? a->queue : SIM_MAX_CPUS] == i) {
             a->file_off = n + 1; /* the truth decodes the buffers in this order */
             s->auxrecs.v[n++] = *a;
-        }
-        else
+        } else
             ek_vec_free(&a->ops);
     }
     s->auxrecs.n = n;
@@ -115,8 +106,7 @@ typedef struct dump {
 static size_t collect_dumps(const sim *S, dump *d, size_t cap)
 {
     size_t n = 0;
-    if (S->kmap && n < cap)
-        d[n++] = (dump){S->kmap->img, S->kmap->start};
+    if (S->kmap && n < cap) d[n++] = (dump){S->kmap->img, S->kmap->start};
     for (size_t i = 0; i < S->nprocs; i++) {
         const sim_process *p = S->procs[i];
         for (int k = 0; k < p->nmaps; k++) {
@@ -124,8 +114,7 @@ static size_t collect_dumps(const sim *S, dump *d, size_t cap)
             int seen = 0;
             for (size_t j = 0; j < n; j++)
                 seen |= d[j].img == m->img && d[j].addr == m->start;
-            if (!seen && n < cap)
-                d[n++] = (dump){m->img, m->start};
+            if (!seen && n < cap) d[n++] = (dump){m->img, m->start};
         }
     }
     return n;
@@ -138,8 +127,8 @@ static void write_regs(FILE *f, const ek_etm4_regs *r, int ete)
         unsigned off;
         int idr;
     } idrs[] = {
-        {"TRCIDR0", 0x078, 0},  {"TRCIDR1", 0x079, 1},  {"TRCIDR2", 0x07A, 2},
-        {"TRCIDR8", 0x060, 8},  {"TRCIDR9", 0x061, 9},  {"TRCIDR10", 0x062, 10},
+        {"TRCIDR0", 0x078, 0},   {"TRCIDR1", 0x079, 1},   {"TRCIDR2", 0x07A, 2},
+        {"TRCIDR8", 0x060, 8},   {"TRCIDR9", 0x061, 9},   {"TRCIDR10", 0x062, 10},
         {"TRCIDR11", 0x063, 11}, {"TRCIDR12", 0x064, 12}, {"TRCIDR13", 0x065, 13},
     };
     fprintf(f, "[regs]\nTRCCONFIGR(0x004)=0x%08X\nTRCTRACEIDR(0x010)=0x%08X\n", r->configr,
@@ -147,19 +136,16 @@ static void write_regs(FILE *f, const ek_etm4_regs *r, int ete)
     fprintf(f, "TRCAUTHSTATUS(0x3EE)=0x%08X\n", r->authstatus);
     for (size_t i = 0; i < sizeof(idrs) / sizeof(idrs[0]); i++)
         fprintf(f, "%s(0x%03X)=0x%08X\n", idrs[i].name, idrs[i].off, r->idr[idrs[i].idr]);
-    if (ete)
-        fprintf(f, "TRCDEVARCH(0x3EF)=0x%08X\n", r->devarch);
+    if (ete) fprintf(f, "TRCDEVARCH(0x3EF)=0x%08X\n", r->devarch);
 }
 
 int sim_snapshot_write(sim *S, const char *outdir)
 {
-    if (!S->nsessions)
-        return EK_ERR_ARG;
+    if (!S->nsessions) return EK_ERR_ARG;
     const sim_session *s = &S->sessions[0];
     size_t dn = strlen(outdir) + 16;
     char *dir = malloc(dn);
-    if (!dir)
-        return EK_ERR_NOMEM;
+    if (!dir) return EK_ERR_NOMEM;
     snprintf(dir, dn, "%s/snapshot", outdir);
     snap w = {dir, sim_mkdirs(dir)};
     const int raw = s->sink_kind == SIM_SINK_TRBE;
@@ -201,11 +187,9 @@ int sim_snapshot_write(sim *S, const char *outdir)
             }
             len = total;
         }
-        if (!bytes && !w.err)
-            w.err = EK_ERR_NOMEM;
+        if (!bytes && !w.err) w.err = EK_ERR_NOMEM;
         snprintf(name, sizeof(name), raw ? "trbe_%d.bin" : "cstrace.bin", b);
-        if (!w.err)
-            write_bytes(&w, name, bytes, len);
+        if (!w.err) write_bytes(&w, name, bytes, len);
         free(bytes);
     }
 
@@ -213,8 +197,7 @@ int sim_snapshot_write(sim *S, const char *outdir)
     for (int c = 0; c < S->ncpus && !w.err; c++) {
         snprintf(name, sizeof(name), "cpu_%d.ini", c);
         FILE *f = open_in(&w, name);
-        if (!f)
-            break;
+        if (!f) break;
         const sim_thread *t = S->cpus[c].cur;
         fprintf(f, "[device]\nname=cpu_%d\nclass=core\ntype=%s\n\n", c,
                 s->ete ? "ARMv9-A" : "Cortex-A57");
@@ -227,8 +210,7 @@ int sim_snapshot_write(sim *S, const char *outdir)
         close_file(&w, f);
         snprintf(name, sizeof(name), "%s_%d.ini", src, c);
         f = open_in(&w, name);
-        if (!f)
-            break;
+        if (!f) break;
         fprintf(f, "[device]\nname=%s_%d\nclass=trace_source\ntype=%s\n\n", src, c,
                 s->ete ? "ETE" : "ETM4");
         write_regs(f, &S->cpus[c].etm.cfg.regs.etm4, s->ete);

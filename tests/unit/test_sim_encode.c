@@ -23,8 +23,7 @@ typedef struct rec {
 static void on_pkt(void *ctx, const ek_etm4_enc_pkt *p)
 {
     rec *r = ctx;
-    if (r->n < sizeof(r->v) / sizeof(r->v[0]))
-        r->v[r->n++] = *p;
+    if (r->n < sizeof(r->v) / sizeof(r->v[0])) r->v[r->n++] = *p;
 }
 
 typedef struct stream {
@@ -66,18 +65,12 @@ static void open_stream(stream *s, ek_source_config *cfg, int ete, uint32_t conf
 static uint64_t pick_addr(stream *s, uint64_t prev, const uint64_t *recent)
 {
     switch (sim_rng_below(&s->rng, 6)) {
-    case 0:
-        return recent[sim_rng_below(&s->rng, 3)]; /* exact match candidates */
-    case 1:
-        return (prev & ~0x1FFull) | ((uint64_t)sim_rng_below(&s->rng, 128) << 2);
-    case 2:
-        return (prev & ~0x1FFFFull) | ((uint64_t)sim_rng_below(&s->rng, 1u << 15) << 2);
-    case 3:
-        return (prev & ~0xFFFFFFFFull) | ((uint64_t)sim_rng_next(&s->rng) & 0xFFFFFFFCull);
-    case 4:
-        return 0xffff800008000000ull + ((sim_rng_next(&s->rng) & 0xFFFFFFull) << 2);
-    default:
-        return (sim_rng_next(&s->rng) & 0x0000FFFFFFFFFFFCull);
+    case 0: return recent[sim_rng_below(&s->rng, 3)]; /* exact match candidates */
+    case 1: return (prev & ~0x1FFull) | ((uint64_t)sim_rng_below(&s->rng, 128) << 2);
+    case 2: return (prev & ~0x1FFFFull) | ((uint64_t)sim_rng_below(&s->rng, 1u << 15) << 2);
+    case 3: return (prev & ~0xFFFFFFFFull) | ((uint64_t)sim_rng_next(&s->rng) & 0xFFFFFFFCull);
+    case 4: return 0xffff800008000000ull + ((sim_rng_next(&s->rng) & 0xFFFFFFull) << 2);
+    default: return (sim_rng_next(&s->rng) & 0x0000FFFFFFFFFFFCull);
     }
 }
 
@@ -100,8 +93,7 @@ static void random_stream(stream *s, int ete, int n_ops)
         if (op < 55) {
             int taken = sim_rng_chance(&s->rng, 160);
             ek_etm4_enc_atom(e, taken);
-            if (taken && sim_rng_chance(&s->rng, 40))
-                ek_etm4_enc_push_return(e, addr + 4);
+            if (taken && sim_rng_chance(&s->rng, 40)) ek_etm4_enc_push_return(e, addr + 4);
         } else if (op < 75) {
             addr = pick_addr(s, addr, recent);
             if (ek_etm4_enc_indirect_target(e, addr, NULL) == 0) {
@@ -177,8 +169,7 @@ static void roundtrip(int ete, uint32_t configr, uint64_t seed, int n_ops)
     const ek_etm4_packet *pk;
     while (pos < s.e.len) {
         size_t n = 1 + sim_rng_below(&s.rng, 97);
-        if (n > s.e.len - pos)
-            n = s.e.len - pos;
+        if (n > s.e.len - pos) n = s.e.len - pos;
         ek_etm4_feed(p, s.buf + pos, n, pos);
         while (ek_etm4_next(p, &pk) > 0) {
             assert_true(k < s.r->n);
@@ -198,8 +189,7 @@ static void roundtrip(int ete, uint32_t configr, uint64_t seed, int n_ops)
                 assert_int_equal(pk->addr.val, x->addr);
                 if (x->kind == EK_ENC_ADDR_CTXT) {
                     assert_int_equal(pk->ctx.el, x->ctx.el);
-                    if (configr & EK_TRCCONFIGR_CID)
-                        assert_int_equal(pk->ctx.cid, x->ctx.cid);
+                    if (configr & EK_TRCCONFIGR_CID) assert_int_equal(pk->ctx.cid, x->ctx.cid);
                 }
                 break;
             case EK_ENC_EXCEPT:
@@ -208,14 +198,10 @@ static void roundtrip(int ete, uint32_t configr, uint64_t seed, int n_ops)
                 break;
             case EK_ENC_TIMESTAMP:
                 assert_int_equal(pk->timestamp, x->ts);
-                if (configr & EK_TRCCONFIGR_CCI)
-                    assert_int_equal(pk->cycle_count, x->cc);
+                if (configr & EK_TRCCONFIGR_CCI) assert_int_equal(pk->cycle_count, x->cc);
                 break;
-            case EK_ENC_CYCLE_COUNT:
-                assert_int_equal(pk->cycle_count, x->cc);
-                break;
-            default:
-                break;
+            case EK_ENC_CYCLE_COUNT: assert_int_equal(pk->cycle_count, x->cc); break;
+            default: break;
             }
         }
         pos += n;
@@ -235,8 +221,9 @@ static void test_roundtrip_etmv4(void **st)
     for (uint64_t seed = 1; seed <= 6; seed++) {
         roundtrip(0, EK_TRCCONFIGR_CID | EK_TRCCONFIGR_TS, seed, 20000);
         roundtrip(0, 0, seed + 100, 20000);
-        roundtrip(0, EK_TRCCONFIGR_CID | EK_TRCCONFIGR_TS | EK_TRCCONFIGR_RS |
-                         EK_TRCCONFIGR_CCI | EK_TRCCONFIGR_VMID,
+        roundtrip(0,
+                  EK_TRCCONFIGR_CID | EK_TRCCONFIGR_TS | EK_TRCCONFIGR_RS | EK_TRCCONFIGR_CCI |
+                      EK_TRCCONFIGR_VMID,
                   seed + 200, 20000);
     }
 }
@@ -264,8 +251,8 @@ static void test_known_bytes(void **st)
     e->len = 0;
     ek_etm4_enc_ctx c = {.el = 0, .sf = 1, .ns = 1, .cid = 0x4353};
     ek_etm4_enc_address(e, 0x582b2b1000ull, &c);
-    static const uint8_t actx[] = {0x85, 0x00, 0x08, 0x2b, 0x2b, 0x58, 0x00, 0x00, 0x00,
-                                   0xb0, 0x53, 0x43, 0x00, 0x00};
+    static const uint8_t actx[] = {0x85, 0x00, 0x08, 0x2b, 0x2b, 0x58, 0x00,
+                                   0x00, 0x00, 0xb0, 0x53, 0x43, 0x00, 0x00};
     assert_memory_equal(s.buf, actx, sizeof(actx));
     e->len = 0;
     ek_etm4_enc_address(e, 0x582b2b10a4ull, NULL); /* 9 low bits differ: short, one byte */
@@ -310,8 +297,7 @@ static void test_formatter(void **st)
             int id = sim_rng_below(&rng, NID);
             uint8_t chunk[64];
             size_t n = 1 + sim_rng_below(&rng, 63);
-            if (nwant[id] + n > (1 << 16))
-                break;
+            if (nwant[id] + n > (1 << 16)) break;
             for (size_t j = 0; j < n; j++)
                 chunk[j] = (uint8_t)sim_rng_next(&rng);
             memcpy(want[id] + nwant[id], chunk, n);
@@ -327,8 +313,7 @@ static void test_formatter(void **st)
         ek_dfmt_item it;
         while (ek_dfmt_next(&d, &it) > 0) {
             assert_int_equal(it.kind, EK_DFMT_DATA);
-            if (it.id == 0)
-                continue; /* padding */
+            if (it.id == 0) continue; /* padding */
             int id = (it.id - 0x10) / 2;
             assert_true(id >= 0 && id < NID);
             assert_true(got[id] + it.len <= nwant[id]);
