@@ -1,6 +1,7 @@
 #!/bin/sh
 # Snapshot folders written by `etmkit gen` are read by `etmkit dump` without a diagnostic and
-# read and decoded by OpenCSD's trc_pkt_lister (Debian's 1.3.3) without errors, and the decode agrees with the simulator's ground truth:
+# read and decoded by OpenCSD's trc_pkt_lister (Debian's 1.3.3) without errors, and both
+# decodes (the lister's and `etmkit dump --decode`) agree with the simulator's ground truth:
 # the executed instruction ranges (E) the lister prints, in order, are the branches of
 # OUT/expected-branches.txt (one line per taken branch or exception, `tr strt` lines aside),
 # except that the last range of a trace ID may be missing from the truth (perf's sample policy,
@@ -12,9 +13,21 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/cmp.py" <<'PY'
 import sys, re
+# cmp.py LISTING TRUTH [CPU]: with CPU, only that CPU's truth lines and, in a multi-session
+# listing, only the section of buffer TRBE_<CPU> (multi-session decodes every buffer with the
+# decode tree of the first source, as OpenCSD does, so trace IDs do not tell buffers apart)
 listing, truth, cpu = sys.argv[1], sys.argv[2], (sys.argv[3] if len(sys.argv) > 3 else None)
+lines = open(listing).read().split('\n')
+if cpu is not None and any(l.startswith('####### Multi Session decode') for l in lines):
+    sel, on = [], False
+    for l in lines:
+        if l.startswith('####### Multi Session decode'):
+            on = l.rstrip('.').endswith('Source name = TRBE_%s' % cpu)
+        elif on:
+            sel.append(l)
+    lines = sel
 a, ids = [], []
-for line in open(listing):
+for line in lines:
     m = re.search(r'ID:([0-9a-f]+);.*INSTR_RANGE\(exec range=0x[0-9a-f]+:\[0x([0-9a-f]+)\].*\) E ', line)
     if m:
         ids.append(m.group(1))
@@ -59,6 +72,15 @@ for sc in $("$ETMKIT_BIN" gen --list | awk '$1 ~ /^snapshot-/ {print $1}'); do
     if ! "$ETMKIT_BIN" dump "$ss" >"$out/dump.txt" 2>"$out/dump.err" || [ -s "$out/dump.err" ]; then
       echo "FAIL: $sc seed $seed: etmkit dump:"; head -5 "$out/dump.err"; fail=1
     fi
+    "$ETMKIT_BIN" dump --format=ocsd --decode --multi-session "$ss" >"$out/dump-decode.txt" 2>/dev/null || {
+      echo "FAIL: $sc seed $seed: etmkit dump --decode failed"; fail=1; }
+    if [ "$(sed -n 's/^name=//p' "$ss/trace.ini" | wc -l)" = 1 ]; then
+      if res=$(python3 "$tmp/cmp.py" "$out/dump-decode.txt" "$out/expected-branches.txt"); then
+        echo "ok: $sc seed $seed: etmkit dump --decode: $res"
+      else
+        echo "FAIL: $sc seed $seed: etmkit dump --decode and ground truth differ:"; echo "$res"; fail=1
+      fi
+    fi
     # one run per buffer; raw buffers carry one CPU each
     bufs=$(sed -n 's/^name=//p' "$ss/trace.ini")
     for buf in $bufs; do
@@ -72,9 +94,15 @@ for sc in $("$ETMKIT_BIN" gen --list | awk '$1 ~ /^snapshot-/ {print $1}'); do
       cpu=""
       case "$buf" in TRBE_*) cpu=${buf#TRBE_} ;; esac
       if res=$(python3 "$tmp/cmp.py" "$lst" "$out/expected-branches.txt" $cpu); then
-        echo "ok: $sc seed $seed $buf: $res"
+        echo "ok: $sc seed $seed $buf: trc_pkt_lister: $res"
       else
-        echo "FAIL: $sc seed $seed $buf: lister and ground truth differ:"; echo "$res"; fail=1
+        echo "FAIL: $sc seed $seed $buf: trc_pkt_lister and ground truth differ:"; echo "$res"; fail=1
+      fi
+      # etmkit's own decoder (every buffer in one run) against the same truth
+      if [ -n "$cpu" ]; then
+        res=$(python3 "$tmp/cmp.py" "$out/dump-decode.txt" "$out/expected-branches.txt" $cpu) || {
+          echo "FAIL: $sc seed $seed $buf: etmkit dump --decode and ground truth differ:"; echo "$res"; fail=1; continue; }
+        echo "ok: $sc seed $seed $buf: etmkit dump --decode: $res"
       fi
     done
   done
