@@ -24,8 +24,8 @@ extern "C" {
 #endif
 
 typedef struct ek_sim_opts {
-    size_t size;             /* sizeof(ek_sim_opts) */
-    const char *scenario;    /* name from ek_sim_scenario_name() */
+    size_t size;          /* sizeof(ek_sim_opts) */
+    const char *scenario; /* name from ek_sim_scenario_name() */
     uint64_t seed;
     uint64_t trace_size;     /* bytes of trace to produce; 0 = the scenario's default */
     const char *config_file; /* optional "key = value" overrides (see docs/SIMULATOR.md) */
@@ -34,12 +34,17 @@ typedef struct ek_sim_opts {
 } ek_sim_opts;
 
 typedef struct ek_sim_result {
-    uint64_t trace_bytes;    /* bytes the trace units produced */
-    uint64_t aux_bytes;      /* bytes recorded in AUX buffers / snapshot buffers */
+    uint64_t trace_bytes; /* bytes the trace units produced */
+    uint64_t aux_bytes;   /* bytes recorded in AUX buffers / snapshot buffers */
     uint64_t instructions;
     uint64_t branches;
     uint64_t expected_lines; /* lines written to expected-branches.txt */
     int truth_complete;      /* 0: ground truth was summarised (very large runs) */
+    /* sink arbitration (seed 002): all three must be 0 in every run */
+    uint64_t sink_mixed;         /* trace written into a sink owned by another session */
+    uint64_t sink_invariant;     /* refcount/owner/running-event mismatches, leaks at the end */
+    uint64_t touched_after_exit; /* starts, trace or AUX data for a session that had ended */
+    uint64_t sink_refused;       /* event starts refused because another session owned a sink */
 } ek_sim_result;
 
 size_t ek_sim_scenario_count(void);

@@ -13,8 +13,7 @@ static inline void put(ek_etm4_enc *e, uint8_t b)
 
 static void report(ek_etm4_enc *e, ek_etm4_enc_pkt *p, size_t start)
 {
-    if (!e->on_packet)
-        return;
+    if (!e->on_packet) return;
     p->offset = e->base + start;
     p->len = (uint32_t)(e->len - start);
     e->on_packet(e->cb_ctx, p);
@@ -34,19 +33,16 @@ static void put_cont(ek_etm4_enc *e, uint64_t v, unsigned limit)
     for (unsigned i = 0; i < limit; i++) {
         uint8_t b = (uint8_t)(v & 0x7F);
         v >>= 7;
-        if (v && i + 1 < limit)
-            b |= 0x80;
+        if (v && i + 1 < limit) b |= 0x80;
         put(e, b);
-        if (!(b & 0x80))
-            break;
+        if (!(b & 0x80)) break;
     }
 }
 
 int ek_etm4_enc_init(ek_etm4_enc *e, const ek_source_config *cfg)
 {
     memset(e, 0, sizeof(*e));
-    if (cfg->protocol != EK_PROTO_ETMV4 && cfg->protocol != EK_PROTO_ETE)
-        return EK_ERR_UNSUPPORTED;
+    if (cfg->protocol != EK_PROTO_ETMV4 && cfg->protocol != EK_PROTO_ETE) return EK_ERR_UNSUPPORTED;
     const ek_etm4_regs *r = &cfg->regs.etm4;
     e->ete = cfg->protocol == EK_PROTO_ETE;
     uint32_t c = r->configr;
@@ -58,11 +54,10 @@ int ek_etm4_enc_init(ek_etm4_enc *e, const ek_source_config *cfg)
     unsigned cidsize = (r->idr[2] >> 5) & 0x1F, vmidsize = (r->idr[2] >> 10) & 0x1F;
     e->cid_bytes = cidsize == 4 ? 4 : 0;
     e->vmid_bytes = vmidsize == 1 ? 1 : vmidsize == 2 ? 2 : vmidsize == 4 ? 4 : 0;
-    if (e->cid_trace && !e->cid_bytes)
-        e->cid_trace = 0;
-    if (e->vmid_trace && !e->vmid_bytes)
-        e->vmid_trace = 0;
+    if (e->cid_trace && !e->cid_bytes) e->cid_trace = 0;
+    if (e->vmid_trace && !e->vmid_bytes) e->vmid_trace = 0;
     e->cc_threshold = 0x100;
+    e->cc_bits = 12 + ((r->idr[2] >> 25) & 0xF);
     return 0;
 }
 
@@ -82,8 +77,8 @@ void ek_etm4_enc_default_regs(ek_source_config *cfg, int ete, uint8_t trace_id, 
     r->idr[2] = 0x00000488; /* 64-bit addresses, 32-bit context ID, 8-bit VMID */
     r->idr[8] = 0;          /* no speculation: every P0 element is committed at once */
     r->devarch = ete ? 0x47705A13 : 0x47704A13;
-    r->present = 0x107u | EK_ETM4_HAVE_CONFIGR | EK_ETM4_HAVE_TRACEIDR |
-                 EK_ETM4_HAVE_AUTHSTATUS | (ete ? EK_ETM4_HAVE_DEVARCH : 0);
+    r->present = 0x107u | EK_ETM4_HAVE_CONFIGR | EK_ETM4_HAVE_TRACEIDR | EK_ETM4_HAVE_AUTHSTATUS |
+                 (ete ? EK_ETM4_HAVE_DEVARCH : 0);
 }
 
 /* ---- atoms ---- */
@@ -94,7 +89,8 @@ static void emit_atoms(ek_etm4_enc *e, uint8_t hdr, unsigned n)
 {
     size_t st = e->len;
     put(e, hdr);
-    ek_etm4_enc_pkt p = {.kind = EK_ENC_ATOM, .natoms = n,
+    ek_etm4_enc_pkt p = {.kind = EK_ENC_ATOM,
+                         .natoms = n,
                          .atom_bits = (uint32_t)(e->atom_bits & ((1ull << n) - 1))};
     e->atom_bits >>= n;
     e->natoms -= n;
@@ -123,10 +119,22 @@ static void pack_one(ek_etm4_enc *e)
     }
     if (n >= 5) {
         unsigned v = (unsigned)(b & 0x1F);
-        if (v == 0x1E) { emit_atoms(e, 0xF5, 5); return; }
-        if (v == 0x00) { emit_atoms(e, 0xD5, 5); return; }
-        if (v == 0x0A) { emit_atoms(e, 0xD6, 5); return; }
-        if (v == 0x15) { emit_atoms(e, 0xD7, 5); return; }
+        if (v == 0x1E) {
+            emit_atoms(e, 0xF5, 5);
+            return;
+        }
+        if (v == 0x00) {
+            emit_atoms(e, 0xD5, 5);
+            return;
+        }
+        if (v == 0x0A) {
+            emit_atoms(e, 0xD6, 5);
+            return;
+        }
+        if (v == 0x15) {
+            emit_atoms(e, 0xD7, 5);
+            return;
+        }
     }
     if (n >= 4) {
         unsigned v = (unsigned)(b & 0xF);
@@ -152,8 +160,7 @@ void ek_etm4_enc_flush(ek_etm4_enc *e)
 
 void ek_etm4_enc_atom(ek_etm4_enc *e, int taken)
 {
-    if (taken)
-        e->atom_bits |= 1ull << e->natoms;
+    if (taken) e->atom_bits |= 1ull << e->natoms;
     e->natoms++;
     /* keep the pending window small: pack the oldest atoms once a full F6 could be formed */
     while (e->natoms >= 32)
@@ -175,8 +182,7 @@ void ek_etm4_enc_sync(ek_etm4_enc *e)
     put(e, 0x01);
     put(e, e->cc_trace ? 0x09 : 0x01); /* INFO section (+ CYCT section) */
     put(e, e->cc_trace ? 0x01 : 0x00); /* INFO: bit 0 = cycle counting enabled */
-    if (e->cc_trace)
-        put_cont(e, e->cc_threshold, 5);
+    if (e->cc_trace) put_cont(e, e->cc_threshold, 5);
     ek_etm4_enc_pkt q = {.kind = EK_ENC_TRACE_INFO};
     report(e, &q, st);
     e->hist_n = 0;
@@ -199,24 +205,19 @@ static void hist_push(ek_etm4_enc *e, uint64_t a)
     e->hist[2] = e->hist[1];
     e->hist[1] = e->hist[0];
     e->hist[0] = a;
-    if (e->hist_n < 3)
-        e->hist_n++;
+    if (e->hist_n < 3) e->hist_n++;
 }
 
-static int ctx_differs(const ek_etm4_enc *e, const ek_etm4_ctx *c)
+static int ctx_differs(const ek_etm4_enc *e, const ek_etm4_enc_ctx *c)
 {
-    if (!e->ctx_valid)
-        return 1;
-    if (c->el != e->ctx.el || c->sf != e->ctx.sf || c->ns != e->ctx.ns)
-        return 1;
-    if (e->cid_trace && c->cid != e->ctx.cid)
-        return 1;
-    if (e->vmid_trace && c->vmid != e->ctx.vmid)
-        return 1;
+    if (!e->ctx_valid) return 1;
+    if (c->el != e->ctx.el || c->sf != e->ctx.sf || c->ns != e->ctx.ns) return 1;
+    if (e->cid_trace && c->cid != e->ctx.cid) return 1;
+    if (e->vmid_trace && c->vmid != e->ctx.vmid) return 1;
     return 0;
 }
 
-static void put_ctx_info(ek_etm4_enc *e, const ek_etm4_ctx *c)
+static void put_ctx_info(ek_etm4_enc *e, const ek_etm4_enc_ctx *c)
 {
     uint8_t info = (uint8_t)((c->el & 3) | (c->sf ? 0x10 : 0) | (c->ns ? 0x20 : 0) |
                              (e->vmid_trace ? 0x40 : 0) | (e->cid_trace ? 0x80 : 0));
@@ -242,7 +243,7 @@ static void put_long(ek_etm4_enc *e, uint64_t a, int is64)
             put(e, (uint8_t)(a >> (8 * i)));
 }
 
-void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
+void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_enc_ctx *ctx)
 {
     ek_etm4_enc_flush(e);
     size_t st = e->len;
@@ -251,7 +252,7 @@ void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
     int upper_same = e->hist_n > 0 && ((a ^ e->hist[0]) >> 32) == 0;
     if (need_ctx || e->hist_n == 0) {
         /* address with context: long format only */
-        const ek_etm4_ctx *c = ctx ? ctx : &e->ctx;
+        const ek_etm4_enc_ctx *c = ctx ? ctx : &e->ctx;
         put(e, upper_same ? 0x82 : 0x85);
         put_long(e, a, !upper_same);
         put_ctx_info(e, c);
@@ -296,8 +297,7 @@ void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
 
 void ek_etm4_enc_push_return(ek_etm4_enc *e, uint64_t ret_addr)
 {
-    if (!e->rs_trace)
-        return;
+    if (!e->rs_trace) return;
     if (e->rs_n == 15) {
         memmove(e->rs, e->rs + 1, 14 * sizeof(e->rs[0]));
         e->rs_n = 14;
@@ -305,7 +305,7 @@ void ek_etm4_enc_push_return(ek_etm4_enc *e, uint64_t ret_addr)
     e->rs[e->rs_n++] = ret_addr;
 }
 
-int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
+int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_enc_ctx *ctx)
 {
     if (e->rs_trace && e->rs_n && e->rs[e->rs_n - 1] == a && !(ctx && ctx_differs(e, ctx))) {
         e->rs_n--;
@@ -315,7 +315,7 @@ int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *c
     return 0;
 }
 
-void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_ctx *ctx)
+void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_enc_ctx *ctx)
 {
     ek_etm4_enc_flush(e);
     size_t st = e->len;
@@ -344,6 +344,9 @@ void ek_etm4_enc_exception(ek_etm4_enc *e, unsigned type, uint64_t ret_addr)
 
 void ek_etm4_enc_exception_return(ek_etm4_enc *e)
 {
+    /* ETE has no Exception Return packet (0x07 is a reserved header there): an ERET is traced
+     * as the indirect branch it is */
+    if (e->ete) return;
     ek_etm4_enc_flush(e);
     simple(e, EK_ENC_EXCEPT_RTN, 0x07);
 }
@@ -368,12 +371,13 @@ void ek_etm4_enc_timestamp(ek_etm4_enc *e, uint64_t ts, uint32_t cc)
     }
     for (unsigned i = 0; i < n; i++) {
         uint8_t b = (uint8_t)((ts >> (7 * i)) & 0x7F);
-        if (i + 1 < n)
-            b |= 0x80;
+        if (i + 1 < n) b |= 0x80;
         put(e, b);
     }
-    if (e->cc_trace)
+    if (e->cc_trace) {
+        cc &= (1u << e->cc_bits) - 1;
         put_cont(e, cc, 3);
+    }
     e->ts = ts;
     e->ts_valid = 1;
     ek_etm4_enc_pkt p = {.kind = EK_ENC_TIMESTAMP, .ts = ts, .cc = cc};

@@ -36,8 +36,7 @@ static void on_packet(void *ctx, const ek_etm4_enc_pkt *p)
         t.cid = p->ctx.cid;
         t.el = p->ctx.el;
     }
-    if (ek_vec_push(&e->pkts, t))
-        e->S->err = EK_ERR_NOMEM;
+    if (ek_vec_push(&e->pkts, t)) e->S->err = EK_ERR_NOMEM;
 }
 
 void sim_etm_init(sim *S, sim_etm *e, int cpu)
@@ -67,8 +66,7 @@ void sim_etm_configure(sim_etm *e, const sim_session *s)
     if (!e->buf) {
         e->buf = malloc(ETM_BUF);
         e->cap = ETM_BUF;
-        if (!e->buf)
-            e->S->err = EK_ERR_NOMEM;
+        if (!e->buf) e->S->err = EK_ERR_NOMEM;
     }
     e->enc.out = e->buf;
     e->enc.cap = e->cap;
@@ -82,8 +80,7 @@ void sim_etm_configure(sim_etm *e, const sim_session *s)
 void sim_etm_drain(sim_etm *e)
 {
     size_t n = e->enc.len;
-    if (!n)
-        return;
+    if (!n) return;
     sim *S = e->S;
     uint64_t xoff = e->enc.base;
     if (e->truth) {
@@ -94,10 +91,12 @@ void sim_etm_drain(sim_etm *e)
         memcpy(e->bytes.v + e->bytes.n, e->buf, n);
         e->bytes.n += n;
     }
+    int writer = e->sess ? e->sess->perf_pid : SIM_NO_OWNER;
+    if (e->sess && e->sess->stopped) e->sess->touched_after_exit++;
     if (e->ev && e->ev->trbe)
-        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff, writer);
     else if (S->cpus[e->cpu].sink)
-        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff, writer);
     e->enc.base += n;
     e->enc.len = 0;
     e->produced = e->enc.base;
@@ -106,8 +105,7 @@ void sim_etm_drain(sim_etm *e)
 
 static inline void room(sim_etm *e)
 {
-    if (e->enc.cap - e->enc.len < EK_ETM4_ENC_MAX_CALL)
-        sim_etm_drain(e);
+    if (e->enc.cap - e->enc.len < EK_ETM4_ENC_MAX_CALL) sim_etm_drain(e);
 }
 
 static void resync(sim_etm *e, uint64_t ts)
@@ -115,20 +113,18 @@ static void resync(sim_etm *e, uint64_t ts)
     room(e);
     ek_etm4_enc_sync(&e->enc);
     room(e);
-    if (e->enc.ts_trace)
-        ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
     e->since_sync = e->enc.base + e->enc.len;
 }
 
-static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_ctx *ctx, uint64_t ts)
+static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     room(e);
     ek_etm4_enc_trace_on(&e->enc);
     room(e);
     ek_etm4_enc_address(&e->enc, pc, ctx);
     room(e);
-    if (e->enc.ts_trace)
-        ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
     e->active = 1;
     e->pos = pc;
     e->pos_map = map;
@@ -140,12 +136,10 @@ static int traced(const sim_etm *e, int el)
 }
 
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts)
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts)
 {
-    if (e->enabled)
-        sim_etm_disable(e);
-    if (e->sess != s)
-        sim_etm_configure(e, s);
+    if (e->enabled) sim_etm_disable(e);
+    if (e->sess != s) sim_etm_configure(e, s);
     e->enabled = 1;
     e->sess = s;
     e->ev = ev;
@@ -161,8 +155,7 @@ void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int 
 
 void sim_etm_disable(sim_etm *e)
 {
-    if (!e->enabled)
-        return;
+    if (!e->enabled) return;
     room(e);
     ek_etm4_enc_flush(&e->enc);
     sim_sink *k = e->ev && e->ev->trbe ? e->ev->trbe : e->S->cpus[e->cpu].sink;
@@ -182,8 +175,7 @@ void sim_etm_disable(sim_etm *e)
             t.len = 9; /* as long as the packet should have been: never complete */
             t.kind = EK_ENC_ADDR;
             t.addr = e->pos;
-            if (ek_vec_push(&e->pkts, t))
-                e->S->err = EK_ERR_NOMEM;
+            if (ek_vec_push(&e->pkts, t)) e->S->err = EK_ERR_NOMEM;
         }
     }
     sim_etm_drain(e);
@@ -195,36 +187,39 @@ void sim_etm_disable(sim_etm *e)
 
 static void maybe_resync(sim_etm *e, uint64_t ts)
 {
-    if (e->enc.base + e->enc.len - e->since_sync < e->sync_period)
-        return;
+    if (e->enc.base + e->enc.len - e->since_sync < e->sync_period) return;
     resync(e, ts);
     room(e);
     ek_etm4_enc_address(&e->enc, e->pos, &e->ctx);
 }
 
+void sim_etm_maybe_resync(sim_etm *e)
+{
+    maybe_resync(e, e->S->cpus[e->cpu].time);
+}
+
 static void add_atom(sim_etm *e, uint64_t end, int cls)
 {
-    if (!e->truth)
-        return;
-    sim_tatom a = {.start = e->pos, .end = end, .map = e->pos_map, .cls = (uint8_t)cls,
+    if (!e->truth) return;
+    sim_tatom a = {.start = e->pos,
+                   .end = end,
+                   .map = e->pos_map,
+                   .cls = (uint8_t)cls,
                    .svc_before = e->pos_svc};
-    if (ek_vec_push(&e->atoms, a))
-        e->S->err = EK_ERR_NOMEM;
+    if (ek_vec_push(&e->atoms, a)) e->S->err = EK_ERR_NOMEM;
 }
 
 void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
                     uint32_t target_map, int svc_before_target)
 {
-    if (!e->active)
-        return;
+    if (!e->active) return;
     e->branch_count++;
     e->atom_count++;
     room(e);
     add_atom(e, addr + 4, cls);
     ek_etm4_enc_atom(&e->enc, taken);
     if (taken) {
-        if (cls == SIM_I_BL || cls == SIM_I_BLR)
-            ek_etm4_enc_push_return(&e->enc, addr + 4);
+        if (cls == SIM_I_BL || cls == SIM_I_BLR) ek_etm4_enc_push_return(&e->enc, addr + 4);
         if (cls == SIM_I_BR || cls == SIM_I_BLR || cls == SIM_I_RET) {
             room(e);
             ek_etm4_enc_indirect_target(&e->enc, target, NULL);
@@ -239,15 +234,17 @@ void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t targ
     maybe_resync(e, e->S->cpus[e->cpu].time);
 }
 
-void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts)
+void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret, uint64_t target,
+                       int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         if (e->truth) {
-            sim_texc x = {.start = e->pos, .ret = ret, .map = e->pos_map, .type = (uint8_t)type,
+            sim_texc x = {.start = e->pos,
+                          .ret = ret,
+                          .map = e->pos_map,
+                          .type = (uint8_t)type,
                           .svc_at_end = (uint8_t)svc_before_ret};
-            if (ek_vec_push(&e->excs, x))
-                e->S->err = EK_ERR_NOMEM;
+            if (ek_vec_push(&e->excs, x)) e->S->err = EK_ERR_NOMEM;
         }
         room(e);
         ek_etm4_enc_exception(&e->enc, type, ret);
@@ -274,7 +271,7 @@ void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_r
 }
 
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts)
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         e->branch_count++;
@@ -304,7 +301,7 @@ void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_ma
     }
 }
 
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts)
 {
     (void)ts;
@@ -322,16 +319,13 @@ void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ct
 
 void sim_etm_switch_done(sim_etm *e, uint64_t ts)
 {
-    if (!e->switch_pending)
-        return;
+    if (!e->switch_pending) return;
     e->switch_pending = 0;
-    if (!e->active)
-        return;
+    if (!e->active) return;
     room(e);
     ek_etm4_enc_address(&e->enc, e->switch_target, &e->ctx);
     room(e);
-    if (e->enc.ts_trace)
-        ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
     e->pos = e->switch_target;
     e->pos_map = 0;
     e->pos_svc = 0;

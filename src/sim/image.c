@@ -6,7 +6,7 @@
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 
-#define SIM_DEC_MAX 8
+#define SIM_DEC_MAX 9
 
 void sim_a64_decode(uint32_t op, sim_insn *o)
 {
@@ -43,7 +43,8 @@ void sim_a64_decode(uint32_t op, sim_insn *o)
         o->cls = SIM_I_BAD; /* WFI/WFE */
     } else if ((op & 0xFFE0001Fu) == 0xD4200000u || (op & 0xFFE0001Fu) == 0xD4400000u ||
                (op & 0xFFE00000u) == 0u || (op & 0xFFE0001Cu) == 0xD4000000u) {
-        o->cls = (op & 0xFFE0001Fu) == 0xD4000001u ? SIM_I_SVC : SIM_I_BAD; /* BRK, HLT, UDF, HVC, SMC */
+        o->cls =
+            (op & 0xFFE0001Fu) == 0xD4000001u ? SIM_I_SVC : SIM_I_BAD; /* BRK, HLT, UDF, HVC, SMC */
     }
 }
 
@@ -52,16 +53,14 @@ static const uint8_t *sect_hdr(const sim_image *img, unsigned i)
     uint64_t shoff = ek_le64(img->data + 40);
     unsigned shentsize = ek_le16(img->data + 58);
     uint64_t off = shoff + (uint64_t)i * shentsize;
-    if (shentsize < 64 || off + 64 > img->size)
-        return NULL;
+    if (shentsize < 64 || off + 64 > img->size) return NULL;
     return img->data + off;
 }
 
 static int cmp_sym(const void *a, const void *b)
 {
     const sim_sym *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
+    if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -70,22 +69,19 @@ static int load_symbols(sim_image *img, const uint8_t *symsh)
     uint64_t off = ek_le64(symsh + 24), size = ek_le64(symsh + 32);
     unsigned link = ek_le32(symsh + 40);
     const uint8_t *strsh = sect_hdr(img, link);
-    if (!strsh || off + size > img->size)
-        return EK_ERR_FORMAT;
+    if (!strsh || off + size > img->size) return EK_ERR_FORMAT;
     uint64_t stroff = ek_le64(strsh + 24), strsize = ek_le64(strsh + 32);
     if (stroff + strsize > img->size || strsize == 0 || img->data[stroff + strsize - 1] != 0)
         return EK_ERR_FORMAT;
     size_t n = (size_t)(size / 24);
     img->syms = calloc(n ? n : 1, sizeof(sim_sym));
-    if (!img->syms)
-        return EK_ERR_NOMEM;
+    if (!img->syms) return EK_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *s = img->data + off + i * 24;
         uint32_t name = ek_le32(s);
         uint8_t info = s[4];
         uint16_t shndx = ek_le16(s + 6);
-        if ((info & 0xF) != 2 /* STT_FUNC */ || shndx == 0 || name >= strsize)
-            continue;
+        if ((info & 0xF) != 2 /* STT_FUNC */ || shndx == 0 || name >= strsize) continue;
         sim_sym *y = &img->syms[img->nsyms++];
         y->addr = ek_le64(s + 8);
         y->size = ek_le64(s + 16);
@@ -99,8 +95,7 @@ static int load_symbols(sim_image *img, const uint8_t *symsh)
 static void load_build_id(sim_image *img, const uint8_t *sh)
 {
     uint64_t off = ek_le64(sh + 24), size = ek_le64(sh + 32);
-    if (off + size > img->size || size < 16)
-        return;
+    if (off + size > img->size || size < 16) return;
     const uint8_t *p = img->data + off;
     uint32_t namesz = ek_le32(p), descsz = ek_le32(p + 4), type = ek_le32(p + 8);
     uint32_t nameal = (namesz + 3) & ~3u;
@@ -114,8 +109,7 @@ static void load_build_id(sim_image *img, const uint8_t *sh)
 static int load_meta(sim_image *img, const uint8_t *sh)
 {
     uint64_t off = ek_le64(sh + 24), size = ek_le64(sh + 32);
-    if (off + size > img->size)
-        return EK_ERR_FORMAT;
+    if (off + size > img->size) return EK_ERR_FORMAT;
     for (uint64_t i = 0; i + 16 <= size; i += 16) {
         uint64_t addr = ek_le64(img->data + off + i), kind = ek_le64(img->data + off + i + 8);
         if (addr < img->seg_vaddr || addr >= img->seg_vaddr + img->seg_filesz || (addr & 3) ||
@@ -141,34 +135,30 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
     unsigned phentsize = ek_le16(img->data + 54), phnum = ek_le16(img->data + 56);
     for (unsigned i = 0; i < phnum; i++) {
         uint64_t o = phoff + (uint64_t)i * phentsize;
-        if (phentsize < 56 || o + 56 > img->size)
-            return EK_ERR_FORMAT;
+        if (phentsize < 56 || o + 56 > img->size) return EK_ERR_FORMAT;
         const uint8_t *ph = img->data + o;
-        if (ek_le32(ph) == 1 /* PT_LOAD */ && (ek_le32(ph + 4) & 1) /* PF_X */ && !img->seg_filesz) {
+        if (ek_le32(ph) == 1 /* PT_LOAD */ && (ek_le32(ph + 4) & 1) /* PF_X */ &&
+            !img->seg_filesz) {
             img->seg_off = ek_le64(ph + 8);
             img->seg_vaddr = ek_le64(ph + 16);
             img->seg_filesz = ek_le64(ph + 32);
         }
     }
-    if (!img->seg_filesz || img->seg_off + img->seg_filesz > img->size)
-        return EK_ERR_FORMAT;
+    if (!img->seg_filesz || img->seg_off + img->seg_filesz > img->size) return EK_ERR_FORMAT;
     img->ninsn = (uint32_t)(img->seg_filesz / 4);
     img->insn = calloc(img->ninsn + 1, sizeof(sim_insn));
     img->next_stop = calloc(img->ninsn + 1, sizeof(uint32_t));
-    if (!img->insn || !img->next_stop)
-        return EK_ERR_NOMEM;
+    if (!img->insn || !img->next_stop) return EK_ERR_NOMEM;
     for (uint32_t i = 0; i < img->ninsn; i++)
         sim_a64_decode(ek_le32(img->data + img->seg_off + 4ull * i), &img->insn[i]);
     unsigned shnum = ek_le16(img->data + 60), shstrndx = ek_le16(img->data + 62);
     const uint8_t *shstr = sect_hdr(img, shstrndx);
-    if (!shstr)
-        return EK_ERR_FORMAT;
+    if (!shstr) return EK_ERR_FORMAT;
     uint64_t shstroff = ek_le64(shstr + 24), shstrsize = ek_le64(shstr + 32);
     int rc = 0;
     for (unsigned i = 0; i < shnum && !rc; i++) {
         const uint8_t *sh = sect_hdr(img, i);
-        if (!sh)
-            return EK_ERR_FORMAT;
+        if (!sh) return EK_ERR_FORMAT;
         uint32_t nm = ek_le32(sh), st = ek_le32(sh + 4);
         const char *name = nm < shstrsize && shstroff + shstrsize <= img->size
                                ? (const char *)img->data + shstroff + nm
@@ -180,15 +170,28 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
         else if (!strcmp(name, ".simmeta"))
             rc = load_meta(img, sh);
     }
-    if (rc)
-        return rc;
+    if (rc) return rc;
+    img->cb = calloc(img->nsyms + 1, sizeof(uint64_t));
+    img->api = calloc(img->nsyms + 1, sizeof(uint64_t));
+    if (!img->cb || !img->api) return EK_ERR_NOMEM;
+    for (size_t i = 0; i < img->nsyms; i++) {
+        if (!strncmp(img->syms[i].name, "cb_", 3))
+            img->cb[img->ncb++] = img->syms[i].addr;
+        else if (!strncmp(img->syms[i].name, "api_", 4) && img->syms[i].global)
+            img->api[img->napi++] = img->syms[i].addr;
+    }
     /* the code segment may not contain instructions the trace model does not handle */
     uint32_t next = img->ninsn;
     img->next_stop[img->ninsn] = img->ninsn;
     for (uint32_t i = img->ninsn; i-- > 0;) {
-        if (img->insn[i].cls != SIM_I_OTHER || img->insn[i].dec)
-            next = i;
+        if (img->insn[i].cls != SIM_I_OTHER || img->insn[i].dec) next = i;
         img->next_stop[i] = next;
+    }
+    img->stop = calloc(img->ninsn + 1, sizeof(*img->stop));
+    if (!img->stop) return EK_ERR_NOMEM;
+    for (uint32_t i = 0; i <= img->ninsn; i++) {
+        img->stop[i].idx = img->next_stop[i];
+        if (img->next_stop[i] < img->ninsn) img->stop[i].insn = img->insn[img->next_stop[i]];
     }
     return 0;
 }
@@ -196,8 +199,11 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
 void sim_image_free(sim_image *img)
 {
     free(img->syms);
+    free(img->cb);
+    free(img->api);
     free(img->insn);
     free(img->next_stop);
+    free(img->stop);
     memset(img, 0, sizeof(*img));
 }
 
@@ -213,10 +219,8 @@ const sim_sym *sim_image_symbol_at(const sim_image *img, uint64_t addr)
     }
     while (lo > 0) {
         const sim_sym *s = &img->syms[--lo];
-        if (addr >= s->addr && addr < s->addr + s->size)
-            return s;
-        if (s->addr + 0x100000 < addr)
-            break;
+        if (addr >= s->addr && addr < s->addr + s->size) return s;
+        if (s->addr + 0x100000 < addr) break;
     }
     return NULL;
 }
@@ -224,14 +228,12 @@ const sim_sym *sim_image_symbol_at(const sim_image *img, uint64_t addr)
 const sim_sym *sim_image_symbol(const sim_image *img, const char *name)
 {
     for (size_t i = 0; i < img->nsyms; i++)
-        if (!strcmp(img->syms[i].name, name))
-            return &img->syms[i];
+        if (!strcmp(img->syms[i].name, name)) return &img->syms[i];
     return NULL;
 }
 
 uint32_t sim_image_word(const sim_image *img, uint64_t addr)
 {
-    if (addr < img->seg_vaddr || addr + 4 > img->seg_vaddr + img->seg_filesz)
-        return 0;
+    if (addr < img->seg_vaddr || addr + 4 > img->seg_vaddr + img->seg_filesz) return 0;
     return ek_le32(img->data + img->seg_off + (addr - img->seg_vaddr));
 }

@@ -43,16 +43,24 @@ static const char *syscall_name(int nr)
     }
 }
 
+static uint64_t syscall_target(sim *S, int nr)
+{
+    static const int nrs[] = {NR_WRITE,  NR_EXIT,  NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE,    NR_MMAP};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        if (nrs[i] == nr) return S->k_syscall[i];
+    return S->k_syscall[9]; /* sys_ni_syscall */
+}
+
 static const char *action_sym[SIM_ACT__COUNT] = {
-    "act_none", "act_getpid", "act_write", "act_yield", "act_sleep",
+    "act_none",   "act_getpid",  "act_write", "act_yield", "act_sleep",
     "act_dlopen", "act_dlclose", "act_clone", "act_exec",
 };
 
 const sim_image *sim_find_image(const sim *S, const char *name)
 {
     for (int i = 0; i < S->nimages; i++)
-        if (!strcmp(S->images[i].blob->name, name))
-            return &S->images[i];
+        if (!strcmp(S->images[i].blob->name, name)) return &S->images[i];
     return NULL;
 }
 
@@ -60,10 +68,12 @@ static void fail(sim *S, const char *fmt, const char *a, uint64_t v)
 {
     if (!S->err) {
         S->err = EK_ERR_FORMAT;
-        ek_diag_emit(S->diag, EK_SEV_ERROR, "sim.machine", EK_ERR_FORMAT, NULL, -1, -1, -1, fmt,
-                     a, (unsigned long long)v);
+        ek_diag_emit(S->diag, EK_SEV_ERROR, "sim.machine", EK_ERR_FORMAT, NULL, -1, -1, -1, fmt, a,
+                     (unsigned long long)v);
     }
 }
+
+/* kernel addresses the machine needs at run time, looked up once */
 
 static uint64_t ksym(sim *S, const char *name)
 {
@@ -107,14 +117,12 @@ static sim_thread *new_thread(sim *S, sim_process *p, int tid)
     if (S->nthreads == S->cap_threads) {
         size_t nc = S->cap_threads ? S->cap_threads * 2 : 16;
         sim_thread **n = realloc(S->threads, nc * sizeof(*n));
-        if (!n)
-            return NULL;
+        if (!n) return NULL;
         S->threads = n;
         S->cap_threads = nc;
     }
     sim_thread *t = calloc(1, sizeof(*t));
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->tid = tid;
     t->proc = p;
     t->cpu = -1;
@@ -125,8 +133,7 @@ static sim_thread *new_thread(sim *S, sim_process *p, int tid)
 sim_thread *sim_find_thread(const sim *S, int tid)
 {
     for (size_t i = 0; i < S->nthreads; i++)
-        if (S->threads[i]->tid == tid && !S->threads[i]->idle)
-            return S->threads[i];
+        if (S->threads[i]->tid == tid && !S->threads[i]->idle) return S->threads[i];
     return NULL;
 }
 
@@ -167,8 +174,7 @@ static int least_loaded_cpu(sim *S)
 static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
 {
     t->depth = 0;
-    if (push(S, t, entry, 1, 0) || push(S, t, ksym(S, "ret_from_fork"), 0, 1))
-        return -1;
+    if (push(S, t, entry, 1, 0) || push(S, t, S->k_ret_from_fork, 0, 1)) return -1;
     t->el = 1;
     t->state = SIM_T_NEW;
     return 0;
@@ -178,30 +184,25 @@ static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
 
 static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr)
 {
-    if (addr >= S->kernel_map.start && addr < S->kernel_map.end)
-        return &S->kernel_map;
+    if (addr >= S->kernel_map.start && addr < S->kernel_map.end) return &S->kernel_map;
     if (p)
         for (int i = 0; i < p->nmaps; i++)
-            if (addr >= p->maps[i].start && addr < p->maps[i].end)
-                return &p->maps[i];
+            if (addr >= p->maps[i].start && addr < p->maps[i].end) return &p->maps[i];
     return NULL;
 }
 
 const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr)
 {
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     for (int i = 0; i < p->nmaps; i++)
-        if (addr >= p->maps[i].start && addr < p->maps[i].end)
-            return &p->maps[i];
+        if (addr >= p->maps[i].start && addr < p->maps[i].end) return &p->maps[i];
     return NULL;
 }
 
 uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr)
 {
     const sim_map *m = lookup(S, p, addr);
-    if (!m)
-        return 0;
+    if (!m) return 0;
     return sim_image_word(m->img, addr - m->bias);
 }
 
@@ -212,14 +213,13 @@ static int is_svc(uint32_t w)
 
 static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
 {
-    return is_svc(sim_word_at(S, p, addr - 4));
+    return S->truth && is_svc(sim_word_at(S, p, addr - 4)); /* only the truth needs it */
 }
 
 static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
                               uint64_t time)
 {
-    if (p->nmaps == SIM_MAX_MAPS)
-        return NULL;
+    if (p->nmaps == SIM_MAX_MAPS) return NULL;
     sim_map *m = &p->maps[p->nmaps++];
     uint64_t seg_lo = img->seg_vaddr & ~0xFFFull;
     m->bias = img->is_shared ? base : 0;
@@ -232,8 +232,7 @@ static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint
     if (S->nmaps_all == S->cap_maps_all) {
         size_t nc = S->cap_maps_all ? S->cap_maps_all * 2 : 16;
         sim_map *v = realloc(S->maps_all, nc * sizeof(*v));
-        if (!v)
-            return NULL;
+        if (!v) return NULL;
         S->maps_all = v;
         S->cap_maps_all = nc;
     }
@@ -249,14 +248,12 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     if (S->nprocs == S->cap_procs) {
         size_t nc = S->cap_procs ? S->cap_procs * 2 : 8;
         sim_process **n = realloc(S->procs, nc * sizeof(*n));
-        if (!n)
-            return NULL;
+        if (!n) return NULL;
         S->procs = n;
         S->cap_procs = nc;
     }
     sim_process *p = calloc(1, sizeof(*p));
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     S->procs[S->nprocs++] = p;
     p->pid = S->next_pid++;
     snprintf(p->comm, sizeof(p->comm), "%s", comm);
@@ -265,16 +262,13 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     p->parent = parent_pid;
     p->thread_budget = budget / 2 + 1;
     p->lib_base = 0x0000ffff8a400000ull;
-    if (cpu < 0 || cpu >= S->ncpus)
-        cpu = least_loaded_cpu(S);
+    if (cpu < 0 || cpu >= S->ncpus) cpu = least_loaded_cpu(S);
     add_map(S, p, exe, 0, S->cpus[cpu].time);
     sim_thread *t = new_thread(S, p, p->pid);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->budget = budget;
     const sim_sym *entry = sim_image_symbol(exe, "_start");
-    if (!entry || prepare_new_thread(S, t, entry->addr))
-        return NULL;
+    if (!entry || prepare_new_thread(S, t, entry->addr)) return NULL;
     p->live_threads = 1;
     uint64_t now = S->cpus[cpu].time;
     sim_side_fork(S, t, parent_pid, parent_pid, now, cpu);
@@ -289,8 +283,7 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
 int sim_machine_init(sim *S)
 {
     S->kernel = sim_find_image(S, "vmlinux");
-    if (!S->kernel)
-        return EK_ERR_FORMAT;
+    if (!S->kernel) return EK_ERR_FORMAT;
     S->kernel_map.img = S->kernel;
     S->kernel_map.bias = 0;
     S->kernel_map.start = S->kernel->seg_vaddr;
@@ -298,14 +291,19 @@ int sim_machine_init(sim *S)
     S->kernel_map.serial = 0;
     S->kmap = &S->kernel_map;
     uint64_t idle_pc = ksym(S, "cpu_idle_loop");
+    S->k_vectors = ksym(S, "vectors");
+    S->k_ret_from_fork = ksym(S, "ret_from_fork");
+    static const int nrs[] = {NR_WRITE,  NR_EXIT,  NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE,    NR_MMAP,        0};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        S->k_syscall[i] = ksym(S, syscall_name(nrs[i]));
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
-        c->time = 0;
-        c->next_tick = S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
+        c->time = S->now;
+        c->next_tick = S->now + S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
         sim_thread *t = new_thread(S, NULL, 0);
-        if (!t)
-            return EK_ERR_NOMEM;
+        if (!t) return EK_ERR_NOMEM;
         t->idle = 1;
         t->cpu = i;
         t->el = 1;
@@ -334,10 +332,10 @@ void sim_machine_free(sim *S)
     }
 }
 
-static ek_etm4_ctx ctx_of(const sim_thread *t)
+static ek_etm4_enc_ctx ctx_of(const sim_thread *t)
 {
-    ek_etm4_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
-                     .cid = t->idle ? 0u : (uint32_t)t->tid, .vmid = 0};
+    ek_etm4_enc_ctx c = {
+        .el = (uint8_t)t->el, .sf = 1, .ns = 1, .cid = t->idle ? 0u : (uint32_t)t->tid, .vmid = 0};
     return c;
 }
 
@@ -347,8 +345,7 @@ static sim_thread *pick_next(sim *S, struct sim_cpu *c)
         sim_thread *n = c->rq[0];
         memmove(c->rq, c->rq + 1, (c->nrq - 1) * sizeof(c->rq[0]));
         c->nrq--;
-        if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW)
-            return n;
+        if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW) return n;
     }
     (void)S;
     return c->idle;
@@ -367,8 +364,7 @@ static void wake_sleepers(sim *S, uint64_t now)
 static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t iaddr)
 {
     sim_thread *next = pick_next(S, c);
-    if (next != t && !t->idle && t->state == SIM_T_RUNNING)
-        enqueue(S, c->id, t);
+    if (next != t && !t->idle && t->state == SIM_T_RUNNING) enqueue(S, c->id, t);
     if (next == t) {
         if (!t->depth || t->stack[t->depth - 1].exc) {
             fail(S, "switch to self without a frame in %s (%llx)", "schedule", iaddr);
@@ -376,7 +372,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         }
         uint64_t target = t->stack[--t->depth].addr;
         sim_etm_branch(&c->etm, iaddr, SIM_I_RET, 1, target, 0, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+        sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
         t->pc = target;
         c->need_resched = 0;
         return;
@@ -385,16 +381,15 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         fail(S, "next thread has no kernel frame (%s %llx)", "switch", iaddr);
         return;
     }
-    if (t->state == SIM_T_RUNNING)
-        t->state = SIM_T_RUNNABLE;
+    if (t->state == SIM_T_RUNNING) t->state = SIM_T_RUNNABLE;
     uint64_t target = next->stack[--next->depth].addr;
-    sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+    sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
     next->state = SIM_T_RUNNING;
     next->cpu = c->id;
     next->el = 1;
     next->pc = target;
     next->mcache = NULL;
-    ek_etm4_ctx nctx = ctx_of(next);
+    ek_etm4_enc_ctx nctx = ctx_of(next);
     /* the ret executes on the outgoing thread's trace; the sessions decide what runs next */
     sim_etm_switch(&c->etm, iaddr, target, &nctx, c->time);
     sim_sched_out(S, c->id, t, c->time);
@@ -411,8 +406,7 @@ static void do_exit(sim *S, struct sim_cpu *c, sim_thread *t)
     t->state = SIM_T_DEAD;
     sim_process *p = t->proc;
     sim_side_exit(S, t, c->time, c->id);
-    if (p && --p->live_threads == 0)
-        p->exited = 1;
+    if (p && --p->live_threads == 0) p->exited = 1;
     c->need_resched = 1;
 }
 
@@ -439,8 +433,7 @@ static void do_clone(sim *S, struct sim_cpu *c, sim_thread *t)
 static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
 {
     sim_process *p = t->proc;
-    if (!p->next_exe)
-        return;
+    if (!p->next_exe) return;
     p->exe = p->next_exe;
     p->next_exe = NULL;
     snprintf(p->comm, sizeof(p->comm), "%s", p->exe->blob->name);
@@ -468,8 +461,7 @@ static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
 static void do_mmap(sim *S, struct sim_cpu *c, sim_thread *t)
 {
     sim_process *p = t->proc;
-    if (p->next_lib >= p->nlibs)
-        return;
+    if (p->next_lib >= p->nlibs) return;
     const sim_image *lib = p->libs[p->next_lib++];
     /* one library at a time at the same base: a new dlopen reuses the address of the last */
     for (int i = 1; i < p->nmaps; i++)
@@ -479,8 +471,7 @@ static void do_mmap(sim *S, struct sim_cpu *c, sim_thread *t)
         }
     const sim_map *m = add_map(S, p, lib, p->lib_base, c->time);
     t->mcache = NULL;
-    if (m)
-        sim_side_mmap(S, t, m, c->time, c->id);
+    if (m) sim_side_mmap(S, t, m, c->time, c->id);
 }
 
 static void do_munmap(sim *S, struct sim_cpu *c, sim_thread *t)
@@ -499,8 +490,7 @@ static void do_munmap(sim *S, struct sim_cpu *c, sim_thread *t)
 static int others_runnable(struct sim_cpu *c)
 {
     for (size_t i = 0; i < c->nrq; i++)
-        if (c->rq[i]->state == SIM_T_RUNNABLE || c->rq[i]->state == SIM_T_NEW)
-            return 1;
+        if (c->rq[i]->state == SIM_T_RUNNABLE || c->rq[i]->state == SIM_T_NEW) return 1;
     return 0;
 }
 
@@ -508,35 +498,22 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 {
     switch (t->sc_nr) {
     case -1: /* timer tick */
-        if (others_runnable(c))
-            c->need_resched = 1;
+        if (others_runnable(c)) c->need_resched = 1;
         break;
     case NR_SCHED_YIELD:
-        if (others_runnable(c))
-            c->need_resched = 1;
+        if (others_runnable(c)) c->need_resched = 1;
         break;
     case NR_NANOSLEEP:
         t->state = SIM_T_SLEEPING;
         t->wake_at = c->time + S->tick / 2 + sim_rng_below(&S->rng, (uint32_t)(S->tick + 1));
         c->need_resched = 1;
         break;
-    case NR_EXIT:
-        do_exit(S, c, t);
-        break;
-    case NR_CLONE:
-        do_clone(S, c, t);
-        break;
-    case NR_EXECVE:
-        do_exec(S, c, t);
-        break;
-    case NR_MMAP:
-        do_mmap(S, c, t);
-        break;
-    case NR_MUNMAP:
-        do_munmap(S, c, t);
-        break;
-    default:
-        break;
+    case NR_EXIT: do_exit(S, c, t); break;
+    case NR_CLONE: do_clone(S, c, t); break;
+    case NR_EXECVE: do_exec(S, c, t); break;
+    case NR_MMAP: do_mmap(S, c, t); break;
+    case NR_MUNMAP: do_munmap(S, c, t); break;
+    default: break;
     }
 }
 
@@ -545,36 +522,35 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
 {
     /* cb_* functions of the calling image, api_* functions of the other mapped libraries */
-    uint64_t cand[64];
-    unsigned n = 0;
     const sim_process *p = t->proc;
-    for (size_t i = 0; i < m->img->nsyms && n < 64; i++)
-        if (!strncmp(m->img->syms[i].name, "cb_", 3))
-            cand[n++] = m->img->syms[i].addr + m->bias;
+    unsigned n = m->img->ncb;
     if (p)
-        for (int k = 0; k < p->nmaps; k++) {
-            const sim_map *o = &p->maps[k];
-            if (o == m || !o->img->is_shared)
-                continue;
-            for (size_t i = 0; i < o->img->nsyms && n < 64; i++)
-                if (!strncmp(o->img->syms[i].name, "api_", 4) && o->img->syms[i].global)
-                    cand[n++] = o->img->syms[i].addr + o->bias;
-        }
+        for (int k = 0; k < p->nmaps; k++)
+            if (&p->maps[k] != m && p->maps[k].img->is_shared) n += p->maps[k].img->napi;
     if (!n) {
         fail(S, "no indirect-call target in %s (%llx)", m->img->blob->name, t->pc);
         return 0;
     }
-    return cand[sim_rng_below(&S->rng, n)];
+    unsigned r = sim_rng_below(&S->rng, n);
+    if (r < m->img->ncb) return m->img->cb[r] + m->bias;
+    r -= m->img->ncb;
+    for (int k = 0; p && k < p->nmaps; k++) {
+        const sim_map *o = &p->maps[k];
+        if (o == m || !o->img->is_shared) continue;
+        if (r < o->img->napi) return o->img->api[r] + o->bias;
+        r -= o->img->napi;
+    }
+    return 0;
 }
 
 static sim_action next_action(sim *S, sim_thread *t)
 {
     sim_process *p = t->proc;
-    if (t->tid != p->pid) /* threads only do harmless things */
-        return sim_rng_chance(&S->rng, 32) ? SIM_ACT_GETPID : SIM_ACT_NONE;
-    uint32_t step = p->steps++;
-    if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
-        return p->script[p->script_pos++].action;
+    if (t->tid == p->pid) { /* the script runs on the main thread */
+        uint32_t step = p->steps++;
+        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
+            return p->script[p->script_pos++].action;
+    }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
                                           SIM_ACT_SLEEP};
@@ -587,8 +563,7 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
                                 const sim_insn *in)
 {
     (void)c;
-    if (in->dec == SIM_DEC_SYSCALL)
-        return ksym(S, syscall_name(t->sc_nr));
+    if (in->dec == SIM_DEC_SYSCALL) return syscall_target(S, t->sc_nr);
     if (in->dec == SIM_DEC_SCRIPT) {
         sim_action a = next_action(S, t);
         const sim_sym *s = sim_image_symbol(m->img, action_sym[a]);
@@ -610,14 +585,13 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
 static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned type, uint64_t ret,
                            uint64_t vector_off)
 {
-    if (push(S, t, ret, 1, t->el))
-        return;
-    uint64_t target = ksym(S, "vectors") + vector_off;
+    if (push(S, t, ret, 1, t->el)) return;
+    uint64_t target = S->k_vectors + vector_off;
     int svc = type == EK_ETM4_EXC_CALL;
     t->el = 1;
-    ek_etm4_ctx nctx = ctx_of(t);
+    ek_etm4_enc_ctx nctx = ctx_of(t);
     sim_etm_exception(&c->etm, type, ret, svc, target, 1, &nctx, c->time);
-    sim_branch_truth(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
+    sim_count_branch(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
     t->pc = target;
 }
 
@@ -633,16 +607,11 @@ static void take_irq(sim *S, struct sim_cpu *c, sim_thread *t)
 static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_insn *in)
 {
     switch (in->dec) {
-    case SIM_DEC_NORESCHED:
-        return !c->need_resched;
-    case SIM_DEC_IDLE_WAKE:
-        return others_runnable(c) || c->need_resched;
-    case SIM_DEC_CONTINUE:
-        return t->budget > 0 && !S->done;
-    case SIM_DEC_NOTTAKEN:
-        return 0;
-    default:
-        break;
+    case SIM_DEC_NORESCHED: return !c->need_resched;
+    case SIM_DEC_IDLE_WAKE: return others_runnable(c) || c->need_resched;
+    case SIM_DEC_CONTINUE: return t->budget > 0 && !S->done;
+    case SIM_DEC_NOTTAKEN: return 0;
+    default: break;
     }
     /* loops (backward branches) are taken more often than forward branches */
     return sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
@@ -656,22 +625,19 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
     int taken = 1;
     switch (in->cls) {
     case SIM_I_OTHER:
-        if (in->dec == SIM_DEC_ACTION)
-            do_action(S, c, t);
+        if (in->dec == SIM_DEC_ACTION) do_action(S, c, t);
         t->pc = ia + 4;
         return;
     case SIM_I_MOVZ:
-        if (in->reg <= 8)
-            t->xreg[in->reg] = (uint64_t)(uint32_t)in->imm << in->shift;
-        if (in->dec == SIM_DEC_ACTION)
-            do_action(S, c, t);
+        if (in->reg <= 8) t->xreg[in->reg] = (uint64_t)(uint32_t)in->imm << in->shift;
+        if (in->dec == SIM_DEC_ACTION) do_action(S, c, t);
         t->pc = ia + 4;
         return;
     case SIM_I_BCOND:
         taken = decide(S, c, t, in);
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+        sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
         t->pc = taken ? target : ia + 4;
         return;
     case SIM_I_B:
@@ -680,33 +646,34 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             fail(S, "endless loop reached in %s at %llx", m->img->blob->name, ia);
             return;
         }
+        if (in->dec == SIM_DEC_IDLE && !others_runnable(c) && !c->need_resched) {
+            /* nothing to run: the core waits for the next event (no trace meanwhile) */
+            uint64_t until = (c->time / S->quantum + 1) * S->quantum;
+            if (until > c->time) c->time = until;
+        }
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BL:
-        if (push(S, t, ia + 4, 0, t->el))
-            return;
+        if (push(S, t, ia + 4, 0, t->el)) return;
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BLR:
     case SIM_I_BR: {
         target = indirect_target(S, c, t, m, in);
-        if (S->err)
-            return;
-        if (in->cls == SIM_I_BLR && push(S, t, ia + 4, 0, t->el))
-            return;
+        if (S->err) return;
+        if (in->cls == SIM_I_BLR && push(S, t, ia + 4, 0, t->el)) return;
         const sim_map *tm = lookup(S, t->proc, target);
         if (!tm) {
-            fail(S, "indirect branch to unmapped address in %s (%llx)", m->img->blob->name,
-                 target);
+            fail(S, "indirect branch to unmapped address in %s (%llx)", m->img->blob->name, target);
             return;
         }
         sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         t->mcache = tm;
         return;
@@ -730,7 +697,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
             t->mcache = tm;
         }
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_ERET: {
@@ -745,9 +712,9 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             fail(S, "eret to unmapped address (%s %llx)", t->proc ? t->proc->comm : "?", f.addr);
             return;
         }
-        ek_etm4_ctx nctx = ctx_of(t);
+        ek_etm4_enc_ctx nctx = ctx_of(t);
         sim_etm_eret(e, ia, f.addr, tm->serial, svc_before(S, t->proc, f.addr), &nctx, c->time);
-        sim_branch_truth(S, t, c->id, ia, f.addr, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, f.addr, in->cls, 1);
         t->pc = f.addr;
         t->mcache = tm;
         return;
@@ -756,9 +723,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         t->sc_nr = (int)t->xreg[8];
         take_exception(S, c, t, EK_ETM4_EXC_CALL, ia + 4, 0x400);
         return;
-    default:
-        fail(S, "unsupported instruction in %s at %llx", m->img->blob->name, ia);
-        return;
+    default: fail(S, "unsupported instruction in %s at %llx", m->img->blob->name, ia); return;
     }
 }
 
@@ -778,7 +743,8 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
         }
         const sim_image *img = m->img;
         uint32_t i = (uint32_t)((t->pc - m->bias - img->seg_vaddr) >> 2);
-        uint32_t s = img->next_stop[i];
+        const struct sim_stop *st = &img->stop[i];
+        uint32_t s = st->idx;
         if (s >= img->ninsn) {
             fail(S, "ran off the end of %s at %llx", img->blob->name, t->pc);
             return;
@@ -805,16 +771,34 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget = 0;
         }
         uint64_t ia = t->pc + 4 * (uint64_t)(s - i);
+        const sim_insn *in = &st->insn;
+        if (!in->dec &&
+            (in->cls == SIM_I_BCOND || in->cls == SIM_I_B ||
+             (in->cls == SIM_I_BL && t->depth < t->cap)) &&
+            in->imm) {
+            /* hot path: direct branches */
+            int taken = in->cls != SIM_I_BCOND || sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
+            uint64_t target = ia + (int64_t)in->imm;
+            if (in->cls == SIM_I_BL) {
+                t->stack[t->depth].addr = ia + 4;
+                t->stack[t->depth].exc = 0;
+                t->stack[t->depth].el = (uint8_t)t->el;
+                t->depth++;
+            }
+            sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
+            sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+            t->pc = taken ? target : ia + 4;
+            continue;
+        }
         t->pc = ia;
-        exec_stop(S, c, t, m, &img->insn[s], ia);
+        exec_stop(S, c, t, m, in, ia);
     }
 }
 
 static int all_exited(const sim *S)
 {
     for (size_t i = 0; i < S->nprocs; i++)
-        if (!S->procs[i]->exited)
-            return 0;
+        if (!S->procs[i]->exited) return 0;
     return 1;
 }
 
@@ -829,12 +813,10 @@ int sim_run(sim *S, uint64_t until_ns)
         }
         S->now = end;
         sim_sessions_poll(S, S->now);
-        if (S->trace_budget && S->trace_total >= S->trace_budget)
-            S->done = 1;
-        if (S->now >= until_ns)
-            S->done = 1;
-        if (S->done && all_exited(S))
-            break;
+        if (S->trace_budget && S->trace_total >= S->trace_budget) S->done = 1;
+        if (S->now >= until_ns) S->done = 1;
+        if (all_exited(S))
+            break; /* done, or every process ended before the trace budget was reached */
         if (S->now >= until_ns + 1000000000ull) {
             ek_diag_emit(S->diag, EK_SEV_WARN, "sim.timeout", 0, NULL, -1, -1, -1,
                          "processes still running 1 s after the end of the scenario");

@@ -14,7 +14,7 @@
 #include "sim/sim.h"
 
 #define ATTR_SIZE 128
-#define PMU_TYPE 12u
+#define PMU_TYPE  12u
 
 enum {
     ST_IP = 1 << 0,
@@ -35,15 +35,13 @@ struct sim_writer {
     uint64_t sample_type;
     EK_VEC(uint64_t) index; /* file offsets of AUXTRACE records */
     int err;
-    uint8_t buf[512];
+    uint8_t buf[4096]; /* largest record: AUXTRACE_INFO of 8 ETE CPUs (616 bytes) */
 };
 
 static void wr(sim_writer *w, const void *p, size_t n)
 {
-    if (w->err)
-        return;
-    if (n && fwrite(p, 1, n, w->f) != n)
-        w->err = EK_ERR_IO;
+    if (w->err) return;
+    if (n && fwrite(p, 1, n, w->f) != n) w->err = EK_ERR_IO;
     w->pos += n;
 }
 
@@ -69,16 +67,14 @@ static void attr_bytes(const sim_writer *w, int dummy, uint8_t *a)
     const sim_session *s = w->s;
     memset(a, 0, ATTR_SIZE);
     uint64_t flags = 0;
-    flags |= 1ull << 18; /* sample_id_all */
-    if (!(s->el_mask & 1))
-        flags |= 1ull << 4; /* exclude_user */
-    if (!(s->el_mask & 2))
-        flags |= 1ull << 5; /* exclude_kernel */
-    flags |= 1ull << 6;     /* exclude_hv */
+    flags |= 1ull << 18;                       /* sample_id_all */
+    if (!(s->el_mask & 1)) flags |= 1ull << 4; /* exclude_user */
+    if (!(s->el_mask & 2)) flags |= 1ull << 5; /* exclude_kernel */
+    flags |= 1ull << 6;                        /* exclude_hv */
     if (s->mode != SIM_MODE_SYSTEM)
         flags |= (1ull << 1) | (1ull << 0) | (1ull << 12); /* inherit, disabled, enable_on_exec */
     if (dummy) {
-        ek_put_le32(a, 1);  /* PERF_TYPE_SOFTWARE */
+        ek_put_le32(a, 1);     /* PERF_TYPE_SOFTWARE */
         ek_put_le64(a + 8, 9); /* PERF_COUNT_SW_DUMMY */
         flags |= (1ull << 8) | (1ull << 9) | (1ull << 13) | (1ull << 23) | (1ull << 24);
         ek_put_le64(a + 16, 1);
@@ -163,12 +159,12 @@ int sim_writer_record(sim_writer *w, const sim_rec *r)
         ek_put_le64(b + 16, r->addr);
         ek_put_le64(b + 24, r->len);
         ek_put_le64(b + 32, r->pgoff);
-        ek_put_le32(b + 40, 8);  /* maj */
-        ek_put_le32(b + 44, 1);  /* min */
+        ek_put_le32(b + 40, 8);                                        /* maj */
+        ek_put_le32(b + 44, 1);                                        /* min */
         ek_put_le64(b + 48, 1000 + (uint64_t)(r->img - w->S->images)); /* ino */
         ek_put_le64(b + 56, 0);
-        ek_put_le32(b + 64, 5);  /* PROT_READ | PROT_EXEC */
-        ek_put_le32(b + 68, 2);  /* MAP_PRIVATE */
+        ek_put_le32(b + 64, 5); /* PROT_READ | PROT_EXEC */
+        ek_put_le32(b + 68, 2); /* MAP_PRIVATE */
         n = 72 + put_str(b + 72, r->img->blob->path, 8);
         break;
     case SIM_R_MMAP: /* kernel map */
@@ -194,8 +190,7 @@ int sim_writer_record(sim_writer *w, const sim_rec *r)
         ek_put_le64(b + 8, r->hw_id);
         n = 16;
         break;
-    default:
-        return EK_ERR_ARG;
+    default: return EK_ERR_ARG;
     }
     n += trailer(w, b + n, r->pid, r->tid, r->time, r->cpu, r->id);
     if (r->type == SIM_R_AUX) {
@@ -211,8 +206,7 @@ int sim_writer_auxtrace(sim_writer *w, uint64_t offset, const uint8_t *p1, size_
                         const uint8_t *p2, size_t n2, int idx, int tid, int cpu)
 {
     size_t n = n1 + n2, pad = (8 - (n & 7)) & 7;
-    if (ek_vec_push(&w->index, w->pos))
-        return EK_ERR_NOMEM;
+    if (ek_vec_push(&w->index, w->pos)) return EK_ERR_NOMEM;
     uint8_t *b = w->buf;
     ek_put_le32(b, 71);
     ek_put_le16(b + 4, 0);
@@ -247,12 +241,12 @@ static void write_time_conv(sim_writer *w)
 {
     uint8_t *b = w->buf;
     memset(b, 0, 56);
-    ek_put_le64(b + 8, 0);  /* time_shift */
-    ek_put_le64(b + 16, 1); /* time_mult: the simulated counter counts nanoseconds */
-    ek_put_le64(b + 24, 0); /* time_zero */
-    ek_put_le64(b + 32, 0); /* time_cycles */
+    ek_put_le64(b + 8, 0);      /* time_shift */
+    ek_put_le64(b + 16, 1);     /* time_mult: the simulated counter counts nanoseconds */
+    ek_put_le64(b + 24, 0);     /* time_zero */
+    ek_put_le64(b + 32, 0);     /* time_cycles */
     ek_put_le64(b + 40, ~0ull); /* time_mask */
-    b[48] = 1;              /* cap_user_time_zero */
+    b[48] = 1;                  /* cap_user_time_zero */
     b[49] = 0;
     emit(w, 79, 0, 56);
 }
@@ -273,8 +267,7 @@ static void write_auxtrace_info(sim_writer *w)
         const ek_etm4_regs *r = &cfg.regs.etm4;
         pr[n++] = s->ete ? 0x5050505050505050ull : 0x4040404040404040ull;
         pr[n++] = (uint64_t)c;
-        if (s->header_version >= 1)
-            pr[n++] = s->ete ? 8 : 7;
+        if (s->header_version >= 1) pr[n++] = s->ete ? 8 : 7;
         pr[n++] = r->configr;
         pr[n++] = s->header_version >= 2 ? (1ull << 31) : r->traceidr;
         pr[n++] = r->idr[0];
@@ -282,8 +275,7 @@ static void write_auxtrace_info(sim_writer *w)
         pr[n++] = r->idr[2];
         pr[n++] = r->idr[8];
         pr[n++] = r->authstatus;
-        if (s->ete)
-            pr[n++] = r->devarch;
+        if (s->ete) pr[n++] = r->devarch;
     }
     uint8_t *b = w->buf;
     ek_put_le32(b + 8, 3); /* PERF_AUXTRACE_CS_ETM */
@@ -313,8 +305,7 @@ static void write_kernel_mmap(sim_writer *w)
 sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
 {
     sim_writer *w = calloc(1, sizeof(*w));
-    if (!w)
-        return NULL;
+    if (!w) return NULL;
     w->S = S;
     w->s = s;
     w->f = fopen(path, "wb");
@@ -323,8 +314,7 @@ sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
         return NULL;
     }
     w->sample_type = ST_IDENTIFIER | ST_IP | ST_TID | ST_TIME | ST_PERIOD;
-    if (s->mode != SIM_MODE_PER_THREAD)
-        w->sample_type |= ST_CPU;
+    if (s->mode != SIM_MODE_PER_THREAD) w->sample_type |= ST_CPU;
     /* header placeholder, attributes, their IDs */
     wr_zero(w, 104);
     uint64_t nids = (uint64_t)s->nevents;
@@ -343,8 +333,7 @@ sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
             wr(w, v, 8);
         }
     w->data_off = w->pos;
-    if (s->configr & EK_TRCCONFIGR_TS)
-        write_time_conv(w);
+    if (s->configr & EK_TRCCONFIGR_TS) write_time_conv(w);
     write_auxtrace_info(w);
     write_kernel_mmap(w);
     return w;
@@ -377,8 +366,7 @@ static void feat_build_id(sim_writer *w, const sim_image *img, int kernel)
 
 int sim_writer_close(sim_writer *w)
 {
-    if (!w)
-        return 0;
+    if (!w) return 0;
     sim *S = w->S;
     uint64_t data_end = w->pos;
     static const int feats[] = {2, 4, 5, 6, 7, 16, 18};
@@ -393,15 +381,9 @@ int sim_writer_close(sim_writer *w)
             for (int k = 0; k < S->nimages; k++)
                 feat_build_id(w, &S->images[k], S->images[k].is_kernel);
             break;
-        case 4:
-            feat_string(w, "6.1.0-etmkit-sim");
-            break;
-        case 5:
-            feat_string(w, "6.1.187");
-            break;
-        case 6:
-            feat_string(w, "aarch64");
-            break;
+        case 4: feat_string(w, "6.1.0-etmkit-sim"); break;
+        case 5: feat_string(w, "6.1.187"); break;
+        case 6: feat_string(w, "aarch64"); break;
         case 7: {
             uint8_t b[8];
             ek_put_le32(b, (uint32_t)S->ncpus);
@@ -449,19 +431,15 @@ int sim_writer_close(sim_writer *w)
     for (int i = 0; i < nf; i++)
         h[72 + feats[i] / 8] |= (uint8_t)(1u << (feats[i] % 8));
     int err = w->err;
-    if (!err && (fseek(w->f, (long)table, SEEK_SET) != 0))
-        err = EK_ERR_IO;
+    if (!err && (fseek(w->f, (long)table, SEEK_SET) != 0)) err = EK_ERR_IO;
     for (int i = 0; i < nf && !err; i++) {
         uint8_t b[16];
         ek_put_le64(b, sec[i][0]);
         ek_put_le64(b + 8, sec[i][1]);
-        if (fwrite(b, 1, 16, w->f) != 16)
-            err = EK_ERR_IO;
+        if (fwrite(b, 1, 16, w->f) != 16) err = EK_ERR_IO;
     }
-    if (!err && (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, 104, w->f) != 104))
-        err = EK_ERR_IO;
-    if (fclose(w->f) != 0 && !err)
-        err = EK_ERR_IO;
+    if (!err && (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, 104, w->f) != 104)) err = EK_ERR_IO;
+    if (fclose(w->f) != 0 && !err) err = EK_ERR_IO;
     ek_vec_free(&w->index);
     free(w);
     return err;

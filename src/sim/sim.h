@@ -26,10 +26,16 @@
 #include "sim/image.h"
 #include "sim/rng.h"
 
-#define SIM_MAX_CPUS 8
-#define SIM_MAX_SESSIONS 4
-#define SIM_MAX_MAPS 8
+#define SIM_MAX_CPUS     8
+#define SIM_MAX_SESSIONS 6
+#define SIM_NO_OWNER     (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
+#define SIM_MAX_MAPS     8
+/* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
+ * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
+#define SIM_TRUTH_MAX  (4ull << 20)
 #define SIM_MAX_SCRIPT 32
+/* simulated time starts one second after boot: trace timestamps are never zero */
+#define SIM_BOOT_NS 1000000000ull
 
 typedef struct sim sim;
 typedef struct sim_thread sim_thread;
@@ -44,9 +50,9 @@ typedef struct sim_map {
     uint64_t start, end; /* runtime addresses of the code segment */
     uint64_t bias;       /* runtime = link-time + bias */
     const sim_image *img;
-    uint32_t serial;     /* identifies this mapping instance (dlopen reuse) */
+    uint32_t serial; /* identifies this mapping instance (dlopen reuse) */
     int pid;
-    uint64_t time;       /* when it was made */
+    uint64_t time; /* when it was made */
 } sim_map;
 
 /* Scripted actions a process runs between work steps (the SIM_DEC_SCRIPT blr). */
@@ -64,7 +70,7 @@ typedef enum sim_action {
 } sim_action;
 
 typedef struct sim_step {
-    uint32_t at;       /* work-step number of the main thread when the action runs */
+    uint32_t at; /* work-step number of the main thread when the action runs */
     sim_action action;
 } sim_step;
 
@@ -82,10 +88,10 @@ struct sim_process {
     const sim_image *next_exe;
     sim_step script[SIM_MAX_SCRIPT];
     int nscript, script_pos;
-    uint32_t steps;           /* work steps done by the main thread */
-    unsigned random_actions;  /* chance (of 256) of a random harmless action per step */
-    uint64_t thread_budget;   /* instructions each new thread works for */
-    unsigned session_mask;    /* per-task sessions following this process */
+    uint32_t steps;          /* work steps done by the main thread */
+    unsigned random_actions; /* chance (of 256) of a random harmless action per step */
+    uint64_t thread_budget;  /* instructions each new thread works for */
+    unsigned session_mask;   /* per-task sessions following this process */
     int parent;
 };
 
@@ -109,7 +115,7 @@ struct sim_thread {
     unsigned depth, cap;
     uint64_t xreg[9]; /* constants loaded by MOVZ into x0..x8 */
     int sc_nr;
-    uint64_t budget;  /* instructions of work left (SIM_DEC_CONTINUE) */
+    uint64_t budget; /* instructions of work left (SIM_DEC_CONTINUE) */
     uint64_t wake_at;
     const sim_map *mcache;
     uint32_t serial;
@@ -127,9 +133,9 @@ typedef struct sim_branch_rec {
 
 /* Packet written by an ETM, as the truth decoder needs it. */
 typedef struct sim_tpkt {
-    uint64_t off;   /* offset in the trace ID's byte stream */
+    uint64_t off; /* offset in the trace ID's byte stream */
     uint32_t len;
-    uint8_t kind;   /* ek_etm4_enc_kind */
+    uint8_t kind; /* ek_etm4_enc_kind */
     uint8_t natoms;
     uint16_t pad;
     uint32_t atom_bits;
@@ -152,12 +158,19 @@ typedef struct sim_texc {
     uint64_t start, ret; /* straight-line range before the exception: [start, ret) */
     uint32_t map;
     uint8_t type;
-    uint8_t svc_at_end;  /* the instruction before 'ret' is an SVC */
+    uint8_t svc_at_end; /* the instruction before 'ret' is an SVC */
 } sim_texc;
 
 /* Element a correct decoder outputs (OpenCSD generic element subset perf uses). */
-enum { SIM_E_NO_SYNC = 1, SIM_E_TRACE_ON, SIM_E_RANGE, SIM_E_EXCEPTION, SIM_E_EXC_RET,
-       SIM_E_CONTEXT, SIM_E_TIMESTAMP };
+enum {
+    SIM_E_NO_SYNC = 1,
+    SIM_E_TRACE_ON,
+    SIM_E_RANGE,
+    SIM_E_EXCEPTION,
+    SIM_E_EXC_RET,
+    SIM_E_CONTEXT,
+    SIM_E_TIMESTAMP
+};
 
 typedef struct sim_elem {
     uint8_t kind;
@@ -167,26 +180,36 @@ typedef struct sim_elem {
     uint8_t svc_before; /* RANGE: word before start is an SVC */
     uint8_t svc_at_end; /* RANGE: last instruction is an SVC */
     uint8_t el;
-    uint8_t exc;        /* EXCEPTION: number */
+    uint8_t exc; /* EXCEPTION: number */
     uint32_t ninstr;
-    uint32_t map;       /* RANGE: mapping serial */
+    uint32_t map;        /* RANGE: mapping serial */
     uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
-    uint64_t gen;       /* position in the queue's data where the element is produced */
+    uint64_t gen;        /* position in the queue's data where the element is produced */
 } sim_elem;
 
 typedef EK_VEC(sim_elem) sim_elem_vec;
 
 /* Decoder input for one slice, independent of memory (truth.c). */
-enum { SIM_OP_NO_SYNC = 1, SIM_OP_SYNC, SIM_OP_TINFO, SIM_OP_TRACE_ON, SIM_OP_ADDR, SIM_OP_CTXT,
-       SIM_OP_TS, SIM_OP_EXC_RET, SIM_OP_EXC, SIM_OP_ATOM };
+enum {
+    SIM_OP_NO_SYNC = 1,
+    SIM_OP_SYNC,
+    SIM_OP_TINFO,
+    SIM_OP_TRACE_ON,
+    SIM_OP_ADDR,
+    SIM_OP_CTXT,
+    SIM_OP_TS,
+    SIM_OP_EXC_RET,
+    SIM_OP_EXC,
+    SIM_OP_ATOM
+};
 
 typedef struct sim_op {
     uint8_t kind;
     uint8_t trace_id;
-    uint8_t a;   /* ATOM: taken; CTXT: EL */
-    uint8_t cpu; /* ETM that wrote it */
+    uint8_t a;    /* ATOM: taken; CTXT: EL */
+    uint8_t cpu;  /* ETM that wrote it */
     uint32_t idx; /* ATOM: atom index; EXC: exception index */
-    uint64_t v;  /* ADDR: address; CTXT: context ID; TS: value; EXC: return address */
+    uint64_t v;   /* ADDR: address; CTXT: context ID; TS: value; EXC: return address */
     uint64_t gen; /* position in the slice where the decoder receives it */
 } sim_op;
 
@@ -201,27 +224,27 @@ typedef struct sim_etm {
     ek_etm4_enc enc;
     uint8_t *buf; /* bytes not yet handed to the sink */
     size_t cap;
-    uint64_t produced;      /* total bytes of this trace ID stream */
-    int enabled;            /* a session's event is running on this CPU */
+    uint64_t produced; /* total bytes of this trace ID stream */
+    int enabled;       /* a session's event is running on this CPU */
     sim_session *sess;
     sim_event *ev;
-    unsigned el_mask;       /* bit n: EL n traced */
-    int active;             /* emitting trace now */
-    uint64_t pos;           /* next instruction address as a decoder sees it */
+    unsigned el_mask; /* bit n: EL n traced */
+    int active;       /* emitting trace now */
+    uint64_t pos;     /* next instruction address as a decoder sees it */
     uint32_t pos_map;
-    uint8_t pos_svc;        /* the word before pos is an SVC */
-    int switch_pending;     /* a context-switch return waits for its target address */
+    uint8_t pos_svc;    /* the word before pos is an SVC */
+    int switch_pending; /* a context-switch return waits for its target address */
     uint64_t switch_target;
-    ek_etm4_ctx ctx;        /* current PE context */
+    ek_etm4_enc_ctx ctx; /* current PE context */
     uint64_t since_sync;
     uint32_t sync_period;
-    int truth;              /* keep packet-level truth */
+    int truth; /* keep packet-level truth */
     EK_VEC(sim_tpkt) pkts;
     EK_VEC(sim_tatom) atoms;
     EK_VEC(sim_texc) excs;
     uint32_t atoms_packed;
     uint64_t atom_count, branch_count;
-    EK_VEC(uint8_t) bytes;  /* truth: every byte of this trace ID stream */
+    EK_VEC(uint8_t) bytes; /* truth: every byte of this trace ID stream */
 } sim_etm;
 
 /* ------------------------------------------------------------------ sinks, sessions */
@@ -240,23 +263,26 @@ typedef struct sim_fseg {
 struct sim_sink {
     int kind;
     int index;
-    uint32_t hw_size;   /* bytes (multiple of 16) */
+    uint32_t hw_size; /* bytes (multiple of 16) */
     uint8_t *hw;
-    uint64_t written;   /* bytes written since enable (monotonic) */
+    uint64_t written; /* bytes written since enable (monotonic) */
     /* formatter */
     uint8_t frame[16];
     unsigned fpos;
     int cur_id;
-    uint64_t frames;    /* frames completed since enable */
+    uint64_t frames;       /* frames completed since enable */
     EK_VEC(sim_fseg) segs; /* truth: segments of frames still in the buffer */
+    size_t seg_prune_at;
     int truth;
-    uint64_t xbase;     /* raw sinks: stream offset of the first byte since reset */
+    uint64_t xbase; /* raw sinks: stream offset of the first byte since reset */
+    sim_event *ev;  /* raw sinks: the event collecting into it */
+    int cpu;
     /* arbitration */
-    int owner;          /* owning session's perf pid, -1 free */
+    int owner; /* owning session's perf pid, -1 free */
     int refcnt;
-    int barrier;        /* insert a 4 x FSYNC barrier frame after a wrap */
-    int partial_flush;  /* fault: an incomplete flush drops the tail of the last packet */
-    uint64_t stat_refused, stat_copies, stat_lost;
+    int barrier;       /* insert a 4 x FSYNC barrier frame after a wrap */
+    int partial_flush; /* fault: an incomplete flush drops the tail of the last packet */
+    uint64_t stat_refused, stat_copies, stat_lost, stat_mixed;
 };
 
 /* A perf AUX record with what it covers. */
@@ -264,28 +290,28 @@ typedef struct sim_auxrec {
     uint64_t offset, size, flags;
     uint64_t time;
     int cpu, tid;
-    int queue;            /* AUXTRACE idx it lands in */
-    sim_op_vec ops;       /* truth: decoder input of this slice */
+    int queue;      /* AUXTRACE idx it lands in */
+    sim_op_vec ops; /* truth: decoder input of this slice */
     int formatted;
-    int in_snapshot;      /* snapshot mode: inside the AUXTRACE buffer perf record wrote */
+    int in_snapshot; /* snapshot mode: inside the AUXTRACE buffer perf record wrote */
     uint64_t file_off;
 } sim_auxrec;
 
 struct sim_event {
     sim_session *s;
-    int idx;              /* AUXTRACE idx: CPU number, or thread index in per-thread mode */
-    int cpu;              /* -1 in per-thread mode */
-    int tid;              /* thread of a per-thread event, else -1 */
-    int running;          /* started on a CPU */
+    int idx;     /* AUXTRACE idx: CPU number, or thread index in per-thread mode */
+    int cpu;     /* -1 in per-thread mode */
+    int tid;     /* thread of a per-thread event, else -1 */
+    int running; /* started on a CPU */
     int run_cpu;
-    int stopped_err;      /* last start failed */
-    uint32_t ring_size;   /* AUX ring bytes (power of two) */
+    int stopped_err;    /* last start failed */
+    uint32_t ring_size; /* AUX ring bytes (power of two) */
     uint8_t *ring;
-    uint64_t head, tail;  /* monotonic AUX positions; tail = what perf record has read */
-    uint64_t id;          /* sample ID of this event (cs_etm attr) */
-    uint64_t dummy_id;    /* sample ID of the tracking event on this ring */
+    uint64_t head, tail; /* monotonic AUX positions; tail = what perf record has read */
+    uint64_t id;         /* sample ID of this event (cs_etm attr) */
+    uint64_t dummy_id;   /* sample ID of the tracking event on this ring */
     int hwid_sent;
-    sim_sink *trbe;       /* per-CPU raw sink of this event */
+    sim_sink *trbe; /* per-CPU raw sink of this event */
 };
 
 /* A record waiting in a session's ring buffer (or written by the perf record model). */
@@ -312,17 +338,17 @@ typedef struct sim_ring {
 
 struct sim_session {
     int index;
-    int perf_pid;          /* pid of the perf tool process owning the events (-1: kernel) */
+    int perf_pid; /* pid of the perf tool process owning the events (-1: kernel) */
     int mode;
-    int target_pid;        /* per-task modes: root of the traced process tree */
+    int target_pid; /* per-task modes: root of the traced process tree */
     unsigned el_mask;
     int snapshot;
     int ete;
-    uint32_t configr;      /* TRCCONFIGR of its ETMs */
-    uint32_t attr_config;  /* cs_etm perf attr.config */
+    uint32_t configr;     /* TRCCONFIGR of its ETMs */
+    uint32_t attr_config; /* cs_etm perf attr.config */
     int sink_kind;
-    int header_version;    /* AUXTRACE_INFO version 0, 1, 2 */
-    int hw_id_records;     /* write AUX_OUTPUT_HW_ID */
+    int header_version; /* AUXTRACE_INFO version 0, 1, 2 */
+    int hw_id_records;  /* write AUX_OUTPUT_HW_ID */
     uint32_t ring_size;
     sim_event events[SIM_MAX_CPUS];
     int nevents;
@@ -331,8 +357,8 @@ struct sim_session {
     uint64_t start_time, stop_time;
     int started, stopped;
     uint64_t next_read;
-    uint64_t read_period;  /* simulated ns between `perf record` read passes */
-    uint64_t read_skew;    /* ns between reading consecutive rings within a pass */
+    uint64_t read_period; /* simulated ns between `perf record` read passes */
+    uint64_t read_skew;   /* ns between reading consecutive rings within a pass */
     uint64_t rec_seq;
     /* output */
     struct sim_writer *w;
@@ -343,11 +369,21 @@ struct sim_session {
     EK_VEC(sim_rec) exits;  /* EXIT records, for perf's timeless decode order */
     uint64_t expected_lines;
     uint64_t perf_lines;
+    uint64_t max_aux_time_written;
+    uint64_t touched_after_exit; /* events started or records written after the owner exited */
+    int no_output;               /* kernel-created events: no perf.data */
+    uint64_t mmap2_after_aux;    /* MMAP2 records written after an AUX record with a later time */
 };
 
 /* ------------------------------------------------------------------ the simulation */
 
 typedef struct sim_scenario sim_scenario;
+struct sim_scenario {
+    const char *name;
+    const char *desc;
+    int (*setup)(sim *S);
+    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+};
 
 struct sim {
     const sim_scenario *sc;
@@ -358,9 +394,9 @@ struct sim {
     int nimages;
     const sim_image *kernel;
     int ncpus;
-    uint64_t quantum;       /* ns per scheduling round of the CPU loop */
-    uint64_t tick;          /* timer interrupt period, ns */
-    uint64_t now;           /* global time: start of the current quantum */
+    uint64_t quantum; /* ns per scheduling round of the CPU loop */
+    uint64_t tick;    /* timer interrupt period, ns */
+    uint64_t now;     /* global time: start of the current quantum */
     sim_thread **threads;
     size_t nthreads, cap_threads;
     sim_process **procs;
@@ -377,18 +413,20 @@ struct sim {
         int need_resched;
         uint64_t next_tick;
         sim_etm etm;
-        sim_sink *sink;   /* shared sink this CPU's ETM reaches (NULL: TRBE) */
+        sim_sink *sink; /* shared sink this CPU's ETM reaches (NULL: TRBE) */
     } cpus[SIM_MAX_CPUS];
-    sim_sink sinks[2];
+    sim_sink sinks[SIM_MAX_CPUS];
     int nsinks;
     sim_sink trbe_sinks[SIM_MAX_CPUS];
     sim_sink *trbes[SIM_MAX_CPUS];
     sim_session sessions[SIM_MAX_SESSIONS];
     int nsessions;
-    int truth;              /* keep packet truth and compute expected output */
-    uint64_t work;          /* instructions of work per process (SIM_DEC_CONTINUE) */
-    int no_vmlinux;         /* do not put the kernel image into symfs */
-    uint64_t trace_budget;  /* stop once this many trace bytes were produced */
+    int truth;               /* keep packet truth and compute expected output */
+    uint64_t work;           /* instructions of work per process (SIM_DEC_CONTINUE) */
+    int no_vmlinux;          /* do not put the kernel image into symfs */
+    uint64_t stat_invariant; /* sink arbitration invariant violations (must stay 0) */
+    uint64_t stat_mixed, stat_refused, stat_touched;
+    uint64_t trace_budget; /* stop once this many trace bytes were produced */
     uint64_t trace_total;
     uint64_t insn_total, branch_total;
     int done;
@@ -398,6 +436,7 @@ struct sim {
     uint64_t branches_written, branches_limit;
     const sim_map *kmap;
     sim_map kernel_map;
+    uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
 };
@@ -419,25 +458,51 @@ void sim_etm_free(sim_etm *e);
 void sim_etm_configure(sim_etm *e, const sim_session *s);
 /* event start/stop on this CPU (the session's event became active / inactive) */
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts);
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts);
 void sim_etm_disable(sim_etm *e);
 void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
                     uint32_t target_map, int svc_before_target);
-void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts);
+void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret, uint64_t target,
+                       int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts);
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts);
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts);
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts);
 void sim_etm_switch_done(sim_etm *e, uint64_t ts);
 /* hand buffered bytes to the sink path */
 void sim_etm_drain(sim_etm *e);
 
+void sim_etm_maybe_resync(sim_etm *e);
+
+/* Hot path of sim_etm_branch for direct branches (no address packet, no truth). */
+static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
+                                  uint32_t map)
+{
+    if (!e->active) return;
+    if (e->truth || e->enc.natoms >= 31 || e->enc.cap - e->enc.len < EK_ETM4_ENC_MAX_CALL ||
+        (taken && cls == SIM_I_BL && e->enc.rs_trace)) {
+        sim_etm_branch(e, addr, cls, taken, target, map, 0);
+        return;
+    }
+    e->branch_count++;
+    e->atom_count++;
+    if (taken) e->enc.atom_bits |= 1ull << e->enc.natoms;
+    e->enc.natoms++;
+    e->pos = taken ? target : addr + 4;
+    e->pos_svc = 0;
+    if (e->enc.base + e->enc.len - e->since_sync >= e->sync_period) sim_etm_maybe_resync(e);
+}
+
 /* sink.c */
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff);
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer);
+/* complete the formatter frame in progress (padding with the null trace ID) */
+void sim_sink_flush(sim_sink *k);
 int sim_session_setup(sim *S, sim_session *s);
+/* check the sink arbitration invariants now (counts violations in S->stat_invariant) */
+void sim_sinks_check(sim *S);
 void sim_session_free(sim_session *s);
 /* a thread starts / stops running on a CPU: schedules the events of every session */
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time);
@@ -464,6 +529,10 @@ uint64_t sim_writer_pos(const sim_writer *w);
 
 /* snapshot.c */
 int sim_snapshot_write(sim *S, const char *dir);
+/* keep only the AUX data a halted system's buffers still hold (before the ground truth) */
+void sim_snapshot_prune(sim *S);
+/* mkdir -p */
+int sim_mkdirs(const char *path);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
@@ -471,20 +540,32 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
 int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
+static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64_t from,
+                                    uint64_t to, int cls, int taken)
+{
+    S->branch_total++;
+    if (S->branches_out) sim_branch_truth(S, t, cpu, from, to, cls, taken);
+}
 
 /* scenario.c */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* perf record types used */
 enum {
-    SIM_R_MMAP = 1, SIM_R_COMM = 3, SIM_R_EXIT = 4, SIM_R_FORK = 7, SIM_R_MMAP2 = 10,
-    SIM_R_AUX = 11, SIM_R_ITRACE_START = 12, SIM_R_SWITCH_CPU_WIDE = 15,
+    SIM_R_MMAP = 1,
+    SIM_R_COMM = 3,
+    SIM_R_EXIT = 4,
+    SIM_R_FORK = 7,
+    SIM_R_MMAP2 = 10,
+    SIM_R_AUX = 11,
+    SIM_R_ITRACE_START = 12,
+    SIM_R_SWITCH_CPU_WIDE = 15,
     SIM_R_AUX_OUTPUT_HW_ID = 21,
 };
 #define SIM_AUX_TRUNCATED 0x01ull
 #define SIM_AUX_OVERWRITE 0x02ull
-#define SIM_AUX_PARTIAL 0x04ull
+#define SIM_AUX_PARTIAL   0x04ull
 #define SIM_AUX_COLLISION 0x08ull
-#define SIM_AUX_RAW 0x100ull
+#define SIM_AUX_RAW       0x100ull
 
 #endif

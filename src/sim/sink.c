@@ -30,10 +30,11 @@ void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth)
     k->index = index;
     k->hw_size = size;
     k->hw = calloc(size, 1);
-    k->owner = -1;
+    k->owner = SIM_NO_OWNER;
     k->cur_id = -1;
     k->truth = truth;
     k->barrier = 1;
+    k->seg_prune_at = 4096;
 }
 
 void sim_sink_free(sim_sink *k)
@@ -60,30 +61,35 @@ static void frame_done(sim_sink *k)
     k->written += 16;
     k->fpos = 0;
     memset(k->frame, 0, sizeof(k->frame));
-    if (k->truth && k->segs.n > 4096) {
-        /* forget segments of frames that have been overwritten */
+    if (k->truth && k->segs.n >= k->seg_prune_at) {
+        /* forget segments of frames that have been overwritten (segments are in frame order) */
         uint64_t keep = k->frames > k->hw_size / 16 ? k->frames - k->hw_size / 16 : 0;
-        size_t i = 0;
-        while (i < k->segs.n && k->segs.v[i].frame < keep)
-            i++;
-        if (i > k->segs.n / 2) {
-            memmove(k->segs.v, k->segs.v + i, (k->segs.n - i) * sizeof(sim_fseg));
-            k->segs.n -= i;
+        size_t lo = 0, hi = k->segs.n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (k->segs.v[mid].frame < keep)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        if (lo) {
+            memmove(k->segs.v, k->segs.v + lo, (k->segs.n - lo) * sizeof(sim_fseg));
+            k->segs.n -= lo;
+        }
+        k->seg_prune_at = k->segs.n * 2 > 4096 ? k->segs.n * 2 : 4096;
     }
 }
 
 static void seg_note(sim_sink *k, int id, uint64_t xoff)
 {
-    if (!k->truth)
-        return;
+    if (!k->truth) return;
     sim_fseg *l = k->segs.n ? &k->segs.v[k->segs.n - 1] : NULL;
     if (l && l->frame == k->frames && l->id == id && l->xoff + l->count == xoff) {
         l->count++;
         return;
     }
-    sim_fseg s = {.frame = k->frames, .xoff = xoff, .id = (uint8_t)id, .pos = (uint8_t)k->fpos,
-                  .count = 1};
+    sim_fseg s = {
+        .frame = k->frames, .xoff = xoff, .id = (uint8_t)id, .pos = (uint8_t)k->fpos, .count = 1};
     ek_vec_push(&k->segs, s);
 }
 
@@ -93,8 +99,7 @@ static inline void put_data(sim_sink *k, uint8_t b)
         k->frame[k->fpos] = b;
     } else {
         k->frame[k->fpos] = b & 0xFE;
-        if (b & 1)
-            k->frame[15] |= (uint8_t)(1u << (k->fpos / 2));
+        if (b & 1) k->frame[15] |= (uint8_t)(1u << (k->fpos / 2));
     }
     k->fpos++;
 }
@@ -113,17 +118,15 @@ static void switch_id(sim_sink *k, int id)
         k->fpos++;
         if (k->truth && k->segs.n && k->segs.v[k->segs.n - 1].frame == k->frames) {
             sim_fseg *l = &k->segs.v[k->segs.n - 1];
-            if (l->pos == ev)
-                l->pos = (uint8_t)(ev + 1);
+            if (l->pos == ev) l->pos = (uint8_t)(ev + 1);
         }
     } else {
         k->frame[k->fpos] = (uint8_t)((id << 1) | 1);
-        k->frame[15] &= (uint8_t)~(1u << (k->fpos / 2));
+        k->frame[15] &= (uint8_t) ~(1u << (k->fpos / 2));
         k->fpos++;
     }
     k->cur_id = id;
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
 static void fmt_byte(sim_sink *k, int id, uint8_t b, uint64_t xoff)
@@ -142,64 +145,91 @@ static void fmt_byte(sim_sink *k, int id, uint8_t b, uint64_t xoff)
     }
     seg_note(k, id, xoff);
     put_data(k, b);
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
 /* Complete the frame in progress with the null trace ID. */
 static void fmt_flush(sim_sink *k)
 {
-    if (k->fpos == 0)
-        return;
+    if (k->fpos == 0) return;
     switch_id(k, 0);
     while (k->fpos != 0 && k->fpos < 15)
         put_data(k, 0);
-    if (k->fpos == 15)
-        frame_done(k);
+    if (k->fpos == 15) frame_done(k);
 }
 
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff)
+static void trbe_full(sim *S, sim_sink *k);
+
+void sim_sink_flush(sim_sink *k)
 {
-    (void)S;
+    if (k->kind != SIM_SINK_TRBE) fmt_flush(k);
+}
+
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer)
+{
+    if (writer != k->owner)
+        k->stat_mixed++; /* trace of a session that does not own the sink: must never happen */
     if (k->kind == SIM_SINK_TRBE) {
-        if (!k->written)
-            k->xbase = xoff;
-        for (size_t i = 0; i < n; i++)
-            k->hw[(k->written + i) % k->hw_size] = p[i];
-        k->written += n;
+        while (n) {
+            if (!k->written) k->xbase = xoff;
+            size_t chunk = k->hw_size - k->written < n ? k->hw_size - k->written : n;
+            memcpy(k->hw + k->written, p, chunk);
+            k->written += chunk;
+            p += chunk;
+            n -= chunk;
+            xoff += chunk;
+            if (k->written == k->hw_size)
+                trbe_full(S, k); /* buffer full: IRQ, AUX record, restart */
+        }
         return;
     }
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    while (i < n) {
+        if (k->fpos == 0 && n - i >= 14 && !k->truth) {
+            /* fast path: a whole frame of one trace ID */
+            uint8_t *f = k->frame, aux = 0;
+            f[0] = (uint8_t)((id << 1) | 1);
+            for (unsigned j = 1; j < 15; j += 2) {
+                f[j] = p[i++];
+                if (j + 1 < 15) {
+                    uint8_t b = p[i++];
+                    f[j + 1] = b & 0xFE;
+                    aux |= (uint8_t)((b & 1) << ((j + 1) / 2));
+                }
+            }
+            f[15] = aux;
+            k->cur_id = id;
+            frame_done(k);
+            continue;
+        }
         fmt_byte(k, id, p[i], xoff + i);
+        i++;
+    }
 }
 
 /* ------------------------------------------------------------------ rings and records */
 
 int sim_session_sees(const sim_session *s, const sim_process *p)
 {
-    if (!p)
-        return 0;
-    if (s->mode == SIM_MODE_SYSTEM)
-        return 1;
+    if (!p) return 0;
+    if (s->mode == SIM_MODE_SYSTEM) return 1;
     return (p->session_mask >> s->index) & 1;
 }
 
 static sim_event *thread_event(sim_session *s, const sim_thread *t)
 {
     for (int i = 0; i < s->nevents; i++)
-        if (s->events[i].tid == t->tid)
-            return &s->events[i];
+        if (s->events[i].tid == t->tid) return &s->events[i];
     return NULL;
 }
 
 void sim_session_record(sim *S, sim_session *s, int ring, const sim_rec *r)
 {
-    if (ring < 0 || ring >= s->nevents || !s->started || s->stopped)
-        return;
+    if (ring < 0 || ring >= s->nevents || !s->started || s->stopped) return;
     sim_rec c = *r;
     c.seq = s->rec_seq++;
-    if (ek_vec_push(&s->rings[ring].recs, c))
-        S->err = EK_ERR_NOMEM;
+    if (ek_vec_push(&s->rings[ring].recs, c)) S->err = EK_ERR_NOMEM;
 }
 
 static int ring_for(sim_session *s, const sim_thread *t, int cpu)
@@ -215,11 +245,9 @@ static void side(sim *S, const sim_thread *t, int cpu, sim_rec *r)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!sim_session_sees(s, t->proc))
-            continue;
+        if (!sim_session_sees(s, t->proc)) continue;
         int ring = ring_for(s, t, cpu);
-        if (ring < 0 || !s->started || s->stopped)
-            continue;
+        if (ring < 0 || !s->started || s->stopped) continue;
         r->id = s->events[ring].dummy_id;
         sim_session_record(S, s, ring, r);
         if (S->truth) {
@@ -300,8 +328,7 @@ static void ring_write(sim_event *ev, const uint8_t *p, uint64_t n)
     for (uint64_t i = 0; i < n;) {
         uint64_t at = (ev->head + i) & (ev->ring_size - 1);
         uint64_t chunk = ev->ring_size - at;
-        if (chunk > n - i)
-            chunk = n - i;
+        if (chunk > n - i) chunk = n - i;
         memcpy(ev->ring + at, p + i, chunk);
         i += chunk;
     }
@@ -322,8 +349,7 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
     a.tid = tid;
     a.queue = ev->idx;
     a.formatted = s->sink_kind != SIM_SINK_TRBE;
-    if (ops)
-        a.ops = *ops;
+    if (ops) a.ops = *ops;
     if (ek_vec_push(&s->auxrecs, a)) {
         S->err = EK_ERR_NOMEM;
         return;
@@ -346,10 +372,12 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
 
 /* Copy the sink's hardware buffer into the event's AUX ring (update_buffer at event stop). */
 static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, int cpu,
-                          const sim_thread *t, uint64_t time)
+                          const sim_thread *t, uint64_t time, uint64_t xflags)
 {
     int pid = t && t->proc ? t->proc->pid : 0, tid = t && !t->idle ? t->tid : 0;
-    uint64_t flags = s->snapshot ? SIM_AUX_OVERWRITE : 0;
+    if (s->stopped)
+        s->touched_after_exit++; /* the AUX ring of an ended session must not be written */
+    uint64_t flags = (s->snapshot ? SIM_AUX_OVERWRITE : 0) | xflags;
     if (k->kind == SIM_SINK_TRBE) {
         flags |= SIM_AUX_RAW;
         uint64_t size = k->written, lost = 0;
@@ -368,8 +396,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             S->err = EK_ERR_NOMEM;
             return;
         }
-        for (uint64_t i = 0; i < size; i++)
-            tmp[i] = k->hw[(start + i) % k->hw_size];
+        memcpy(tmp, k->hw + start, size); /* written never exceeds the buffer */
         sim_op_vec el = {0};
         if (S->truth && size)
             sim_truth_slice(S, k, S->cpus[cpu].etm.cfg.trace_id, k->xbase + start, size, 0, tmp,
@@ -377,9 +404,8 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         uint64_t off = ev->head;
         ring_write(ev, tmp, size);
         free(tmp);
-        if (lost && !s->snapshot)
-            flags |= SIM_AUX_TRUNCATED;
-        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW)))
+        if (lost && !s->snapshot) flags |= SIM_AUX_TRUNCATED;
+        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW | SIM_AUX_COLLISION)))
             aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time,
                        &el);
         else
@@ -399,8 +425,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         f0 = f1 - size / 16;
         lost = 1;
     }
-    if (lost)
-        k->stat_lost++;
+    if (lost) k->stat_lost++;
     uint8_t *tmp = malloc(size ? size : 1);
     if (!tmp) {
         S->err = EK_ERR_NOMEM;
@@ -417,19 +442,30 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             tmp[i + 3] = 0x7F;
         }
     sim_op_vec el = {0};
-    if (S->truth && size)
-        sim_truth_slice(S, k, -1, f0 * 16, size, barrier, tmp, &el);
+    if (S->truth && size) sim_truth_slice(S, k, -1, f0 * 16, size, barrier, tmp, &el);
     uint64_t off = ev->head;
     ring_write(ev, tmp, size);
     free(tmp);
-    if (lost && !s->snapshot)
-        flags |= SIM_AUX_TRUNCATED;
+    if (lost && !s->snapshot) flags |= SIM_AUX_TRUNCATED;
     if (size || (flags & ~SIM_AUX_OVERWRITE))
         aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time, &el);
     else
         ek_vec_free(&el);
     k->stat_copies++;
     sink_reset(k);
+}
+
+/* TRBE buffer full (trbe_handle_overflow): the data goes out with the COLLISION flag (trace
+ * may have been lost while the IRQ was pending) and collection restarts. */
+static void trbe_full(sim *S, sim_sink *k)
+{
+    sim_event *ev = k->ev;
+    if (!ev) {
+        k->written = 0;
+        return;
+    }
+    const sim_thread *t = S->cpus[k->cpu].cur;
+    sink_copy_out(S, ev->s, ev, k, k->cpu, t, S->cpus[k->cpu].time, SIM_AUX_COLLISION);
 }
 
 /* ------------------------------------------------------------------ events */
@@ -444,24 +480,29 @@ static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thr
                SIM_AUX_TRUNCATED | (s->snapshot ? SIM_AUX_OVERWRITE : 0), time, NULL);
 }
 
-static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t,
-                       uint64_t time)
+static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t, uint64_t time)
 {
+    if (s->stopped || (t && t->state == SIM_T_DEAD)) {
+        s->touched_after_exit++; /* nothing may start for an exited owner */
+        return -1;
+    }
     sim_etm *e = &S->cpus[cpu].etm;
     sim_sink *k = s->sink_kind == SIM_SINK_TRBE ? NULL : S->cpus[cpu].sink;
     if (s->sink_kind == SIM_SINK_TRBE) {
         sim_sink *tb = S->trbes[cpu];
-        if (!tb || tb->owner != -1) {
+        if (!tb || tb->owner != SIM_NO_OWNER) {
+            if (tb) tb->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
         }
         tb->owner = s->perf_pid;
         tb->refcnt = 1;
         tb->written = 0;
+        tb->ev = ev;
+        tb->cpu = cpu;
     } else {
-        if (!k)
-            return -1;
-        if (k->owner != -1 && k->owner != s->perf_pid) {
+        if (!k) return -1;
+        if (k->owner != SIM_NO_OWNER && k->owner != s->perf_pid) {
             k->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
@@ -475,11 +516,10 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         }
     }
     if (e->enabled) { /* the trace unit is in use by another event */
-        if (k && --k->refcnt == 0)
-            k->owner = -1;
+        if (k && --k->refcnt == 0) k->owner = SIM_NO_OWNER;
         if (!k && S->trbes[cpu]) {
             S->trbes[cpu]->refcnt = 0;
-            S->trbes[cpu]->owner = -1;
+            S->trbes[cpu]->owner = SIM_NO_OWNER;
         }
         refuse(S, s, ev, cpu, t, time);
         return -1;
@@ -487,8 +527,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     ev->stopped_err = 0;
     ev->running = 1;
     ev->run_cpu = cpu;
-    if (s->sink_kind == SIM_SINK_TRBE)
-        ev->trbe = S->trbes[cpu];
+    if (s->sink_kind == SIM_SINK_TRBE) ev->trbe = S->trbes[cpu];
     if (s->hw_id_records && !(ev->hwid_sent >> cpu & 1)) {
         ev->hwid_sent |= 1 << cpu;
         sim_rec r;
@@ -513,15 +552,13 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         r.time = time;
         r.id = ev->id;
         sim_session_record(S, s, ev->idx, &r);
-        if (S->truth)
-            ek_vec_push(&s->known_tids, r.tid);
+        if (S->truth) ek_vec_push(&s->known_tids, r.tid);
     }
-    ek_etm4_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
-                       .cid = t->idle ? 0u : (uint32_t)t->tid};
+    ek_etm4_enc_ctx ctx = {
+        .el = (uint8_t)t->el, .sf = 1, .ns = 1, .cid = t->idle ? 0u : (uint32_t)t->tid};
     uint32_t map = 0;
     const sim_map *m = t->el ? S->kmap : sim_map_lookup(t->proc, t->pc);
-    if (m)
-        map = m->serial;
+    if (m) map = m->serial;
     sim_etm_enable(e, s, ev, t->pc, t->el, &ctx, map, time);
     e->pos_svc = (uint8_t)((sim_word_at(S, t->proc, t->pc - 4) & 0xFFE0001Fu) == 0xD4000001u);
     return 0;
@@ -531,42 +568,34 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
                        uint64_t time)
 {
     sim_etm *e = &S->cpus[cpu].etm;
-    if (!ev->running)
-        return;
-    if (e->ev == ev)
-        sim_etm_disable(e);
+    if (!ev->running) return;
+    if (e->ev == ev) sim_etm_disable(e);
     ev->running = 0;
     if (s->sink_kind == SIM_SINK_TRBE) {
-        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time);
+        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time, 0);
         ev->trbe->refcnt = 0;
-        ev->trbe->owner = -1;
+        ev->trbe->owner = SIM_NO_OWNER;
+        ev->trbe->ev = NULL;
         ev->trbe = NULL;
         return;
     }
     sim_sink *k = S->cpus[cpu].sink;
-    if (k->refcnt == 1)
-        sink_copy_out(S, s, ev, k, cpu, t, time);
-    if (--k->refcnt == 0)
-        k->owner = -1;
+    if (k->refcnt == 1) sink_copy_out(S, s, ev, k, cpu, t, time, 0);
+    if (--k->refcnt == 0) k->owner = SIM_NO_OWNER;
 }
 
 static int event_wants(const sim_session *s, const sim_thread *t)
 {
-    if (!s->started || s->stopped)
-        return 0;
-    if (s->mode == SIM_MODE_SYSTEM)
-        return 1;
-    if (!t || t->idle || t->state == SIM_T_DEAD)
-        return 0;
-    if (s->mode == SIM_MODE_PER_THREAD)
-        return thread_event((sim_session *)s, t) != NULL;
+    if (!s->started || s->stopped) return 0;
+    if (s->mode == SIM_MODE_SYSTEM) return 1;
+    if (!t || t->idle || t->state == SIM_T_DEAD) return 0;
+    if (s->mode == SIM_MODE_PER_THREAD) return thread_event((sim_session *)s, t) != NULL;
     return sim_session_sees(s, t->proc);
 }
 
 static sim_event *event_for(sim_session *s, const sim_thread *t, int cpu)
 {
-    if (s->mode == SIM_MODE_PER_THREAD)
-        return thread_event(s, t);
+    if (s->mode == SIM_MODE_PER_THREAD) return thread_event(s, t);
     return &s->events[cpu];
 }
 
@@ -576,6 +605,48 @@ void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time)
     (void)cpu;
     (void)t;
     (void)time;
+}
+
+/* The arbitration invariants of seed 002, checked after every change: a sink's reference count
+ * is the number of running events using it, they all belong to the owning session, a free sink
+ * has no owner, a running event's ETM is enabled for it, and no ended session has one running. */
+void sim_sinks_check(sim *S)
+{
+    int users[SIM_MAX_CPUS * 2];
+    int owner[SIM_MAX_CPUS * 2];
+    int bad = 0;
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        users[i] = 0;
+        owner[i] = SIM_NO_OWNER;
+    }
+    for (int i = 0; i < S->nsessions; i++) {
+        const sim_session *s = &S->sessions[i];
+        for (int j = 0; j < s->nevents; j++) {
+            const sim_event *ev = &s->events[j];
+            if (!ev->running) continue;
+            const sim_etm *e = &S->cpus[ev->run_cpu].etm;
+            if (s->stopped || !e->enabled || e->ev != ev) bad++;
+            int slot;
+            if (s->sink_kind == SIM_SINK_TRBE) {
+                if (!ev->trbe) continue;
+                slot = SIM_MAX_CPUS + (int)(ev->trbe - S->trbe_sinks);
+            } else {
+                const sim_sink *k = S->cpus[ev->run_cpu].sink;
+                if (!k) continue;
+                slot = (int)(k - S->sinks);
+            }
+            if (users[slot]++ && owner[slot] != s->perf_pid) bad++; /* two sessions in one buffer */
+            owner[slot] = s->perf_pid;
+        }
+    }
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        const sim_sink *k =
+            i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL) : S->trbes[i - SIM_MAX_CPUS];
+        if (!k) continue;
+        if (k->refcnt != users[i] || (users[i] ? k->owner != owner[i] : k->owner != SIM_NO_OWNER))
+            bad++;
+    }
+    S->stat_invariant += (uint64_t)bad;
 }
 
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time)
@@ -592,13 +663,12 @@ void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t tim
     }
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!event_wants(s, t))
-            continue;
+        if (!event_wants(s, t)) continue;
         sim_event *ev = event_for(s, t, cpu);
-        if (!ev || ev->running)
-            continue;
+        if (!ev || ev->running) continue;
         event_start(S, s, ev, cpu, t, time);
     }
+    sim_sinks_check(S);
 }
 
 /* ------------------------------------------------------------------ sessions */
@@ -607,25 +677,21 @@ static uint64_t next_id = 1;
 
 int sim_session_setup(sim *S, sim_session *s)
 {
-    if (!s->ring_size)
-        s->ring_size = 1u << 20;
+    if (!s->ring_size) s->ring_size = 1u << 20;
     if (s->mode == SIM_MODE_PER_THREAD) {
-        if (!s->nevents)
-            s->nevents = 1;
+        if (!s->nevents) s->nevents = 1;
     } else {
         s->nevents = S->ncpus;
     }
     for (int i = 0; i < s->nevents; i++) {
         sim_event *ev = &s->events[i];
-        if (s->mode != SIM_MODE_PER_THREAD)
-            ev->tid = -1;
+        if (s->mode != SIM_MODE_PER_THREAD) ev->tid = -1;
         ev->s = s;
         ev->idx = i;
         ev->cpu = s->mode == SIM_MODE_PER_THREAD ? -1 : i;
         ev->ring_size = s->ring_size;
         ev->ring = calloc(s->ring_size, 1);
-        if (!ev->ring)
-            return EK_ERR_NOMEM;
+        if (!ev->ring) return EK_ERR_NOMEM;
         ev->id = 100 + (uint64_t)s->index * 64 + (uint64_t)i;
         ev->dummy_id = 1000 + (uint64_t)s->index * 64 + (uint64_t)i;
     }
@@ -660,11 +726,13 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             sim_rec *rec = &r->recs.v[r->head];
             if (rec->type == SIM_R_AUX && !s->snapshot) {
                 sim_auxrec *a = &s->auxrecs.v[rec->aux_index];
-                if (a->offset + a->size > aux_end)
-                    aux_end = a->offset + a->size;
+                if (a->offset + a->size > aux_end) aux_end = a->offset + a->size;
             }
-            if (s->w && sim_writer_record(s->w, rec))
-                S->err = EK_ERR_IO;
+            if (rec->type == SIM_R_AUX && rec->time > s->max_aux_time_written)
+                s->max_aux_time_written = rec->time;
+            if (rec->type == SIM_R_MMAP2 && rec->time < s->max_aux_time_written)
+                s->mmap2_after_aux++;
+            if (s->w && sim_writer_record(s->w, rec)) S->err = EK_ERR_IO;
             r->head++;
             wrote = 1;
         }
@@ -687,6 +755,16 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             if (s->w && sim_writer_auxtrace(s->w, st, ev->ring + at, n1, ev->ring, n - n1, ev->idx,
                                             ev->tid, ev->cpu))
                 S->err = EK_ERR_IO;
+            /* perf 6.1 queues an AUX record of an OVERWRITE ring only if its clamped range lies
+             * inside this buffer */
+            uint64_t size = (n + 7) & ~7ull;
+            for (size_t k = 0; k < s->auxrecs.n; k++) {
+                sim_auxrec *a = &s->auxrecs.v[k];
+                if (a->queue != ev->idx || !a->size) continue;
+                uint64_t sz = a->size < size ? a->size : size;
+                uint64_t off = a->offset - sz;
+                a->in_snapshot = off >= st && off + sz <= st + size && sz == a->size;
+            }
             ev->tail = ev->head;
             wrote = 1;
         }
@@ -695,42 +773,77 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             r->head = 0;
         }
     }
-    if (wrote && s->w && sim_writer_round(s->w))
-        S->err = EK_ERR_IO;
+    if (wrote && s->w && sim_writer_round(s->w)) S->err = EK_ERR_IO;
+}
+
+/* perf record synthesizes COMM and MMAP2 records for the tasks that exist when it starts. */
+static void synth_existing(sim *S, sim_session *s, uint64_t time)
+{
+    for (size_t i = 0; i < S->nthreads; i++) {
+        sim_thread *t = S->threads[i];
+        if (t->idle || t->state == SIM_T_DEAD || !sim_session_sees(s, t->proc)) continue;
+        int ring = ring_for(s, t, t->cpu);
+        if (ring < 0) continue;
+        sim_rec r;
+        memset(&r, 0, sizeof(r));
+        r.type = SIM_R_COMM;
+        r.pid = t->proc->pid;
+        r.tid = t->tid;
+        r.cpu = t->cpu;
+        r.time = time;
+        r.id = s->events[ring].dummy_id;
+        memcpy(r.comm, t->proc->comm, sizeof(r.comm) - 1);
+        sim_session_record(S, s, ring, &r);
+        if (S->truth) ek_vec_push(&s->known_tids, r.tid);
+        if (t->tid != t->proc->pid) continue;
+        for (int k = 0; k < t->proc->nmaps; k++) {
+            const sim_map *m = &t->proc->maps[k];
+            memset(&r, 0, sizeof(r));
+            r.type = SIM_R_MMAP2;
+            r.misc = 2;
+            r.pid = r.tid = t->proc->pid;
+            r.cpu = t->cpu;
+            r.time = time;
+            r.addr = m->start;
+            r.len = m->end - m->start;
+            r.pgoff = (m->img->seg_off & ~0xFFFull);
+            r.img = m->img;
+            r.id = s->events[ring].dummy_id;
+            sim_session_record(S, s, ring, &r);
+        }
+    }
 }
 
 static void session_start(sim *S, sim_session *s, uint64_t time)
 {
     s->started = 1;
+    synth_existing(S, s, time);
     for (int c = 0; c < S->ncpus; c++) {
         sim_thread *t = S->cpus[c].cur;
-        if (!event_wants(s, t))
-            continue;
+        if (!event_wants(s, t)) continue;
         sim_etm *e = &S->cpus[c].etm;
-        if (e->enabled)
-            continue;
+        if (e->enabled) continue;
         sim_event *ev = event_for(s, t, c);
-        if (ev && !ev->running)
-            event_start(S, s, ev, c, t, time);
+        if (ev && !ev->running) event_start(S, s, ev, c, t, time);
     }
+    sim_sinks_check(S);
 }
 
 static void session_stop(sim *S, sim_session *s, uint64_t time)
 {
     for (int c = 0; c < S->ncpus; c++) {
         sim_etm *e = &S->cpus[c].etm;
-        if (e->enabled && e->sess == s)
-            event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
+        if (e->enabled && e->sess == s) event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
     }
     s->stopped = 1;
+    sim_sinks_check(S);
 }
 
 void sim_sessions_poll(sim *S, uint64_t now)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!s->started && now >= s->start_time)
-            session_start(S, s, now);
+        if (!s->started && now >= s->start_time) session_start(S, s, now);
         if (s->started && !s->stopped && s->stop_time && now >= s->stop_time)
             session_stop(S, s, now);
         if (s->started && !s->snapshot && s->read_period && now >= s->next_read) {
@@ -744,10 +857,8 @@ int sim_sessions_finish(sim *S)
 {
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
-        if (!s->started)
-            continue;
-        if (!s->stopped)
-            session_stop(S, s, S->now);
+        if (!s->started) continue;
+        if (!s->stopped) session_stop(S, s, S->now);
         read_pass(S, s, S->now, 1);
     }
     return S->err;

@@ -13,8 +13,7 @@ static int parse_size(const char *s, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s)
-        return -1;
+    if (errno || end == s) return -1;
     uint64_t mul = 1;
     if (*end == 'k' || *end == 'K')
         mul = 1ull << 10;
@@ -24,16 +23,34 @@ static int parse_size(const char *s, uint64_t *out)
         mul = 1ull << 30;
     else if (*end)
         return -1;
-    if (mul > 1 && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
-        return -1;
+    if (mul > 1 && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B")) return -1;
+    if (v > UINT64_MAX / mul) return -1;
     *out = (uint64_t)v * mul;
     return 0;
 }
 
-static void gen_usage(FILE *f)
+static void gen_usage(FILE *f, int full)
 {
     fprintf(f, "usage: etmkit gen --scenario NAME [--seed N] [--trace-size SIZE] [--config FILE] "
                "-o OUT\n       etmkit gen --list\n");
+    if (!full) return;
+    fprintf(
+        f, "\nSimulate a CoreSight system (real AArch64 programs, ETMv4/ETE trace units, funnels,\n"
+           "sinks, perf record) and write under OUT: perf.data (or snapshot/ for snapshot\n"
+           "scenarios), the binaries under symfs/, the ground truth expected-branches.txt (what\n"
+           "perf script --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr should print),\n"
+           "perf-6.1-expected.txt (what perf 6.1 prints), truth.branches.tsv and truth.summary.\n"
+           "Same options and seed: identical output. See docs/SIMULATOR.md.\n"
+           "\noptions:\n"
+           "  --list              scenarios, one per line: name, description\n"
+           "  --scenario NAME     the scenario to run (-s NAME)\n"
+           "  --seed N            random seed (default 1)\n"
+           "  --trace-size SIZE   bytes of trace to produce (K, M, G suffixes; default: the\n"
+           "                      scenario's); the full ground truth up to 4 MiB, a summary above\n"
+           "  --config FILE       key = value overrides (truth, el, timestamps, contextid,\n"
+           "                      retstack, cycacc, header, hwid, ring_size, barrier, ...)\n"
+           "  -o OUT              output folder (created)\n"
+           "  -h, --help          this text\n");
 }
 
 int cmd_gen(int argc, char **argv)
@@ -49,7 +66,7 @@ int cmd_gen(int argc, char **argv)
         if (!strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            gen_usage(stdout);
+            gen_usage(stdout, 1);
             return CLI_OK;
         } else if ((!strcmp(a, "--scenario") || !strcmp(a, "-s")) && v) {
             o.scenario = v;
@@ -76,7 +93,7 @@ int cmd_gen(int argc, char **argv)
             i++;
         } else {
             cli_err("gen: unexpected argument '%s'", a);
-            gen_usage(stderr);
+            gen_usage(stderr, 0);
             return CLI_USAGE;
         }
     }
@@ -86,7 +103,7 @@ int cmd_gen(int argc, char **argv)
         return CLI_OK;
     }
     if (!o.scenario || !o.outdir) {
-        gen_usage(stderr);
+        gen_usage(stderr, 0);
         return CLI_USAGE;
     }
     ek_diag d = cli_diag_stderr();
