@@ -42,6 +42,8 @@ typedef struct ek_script_fields {
     uint32_t fields;    /* EK_SF_F_* */
     int user_set;       /* -F given: addr of branches is printed only when asked */
     int ns;             /* --ns: nanosecond times */
+    const char *names[2]; /* event names by ek_sample_kind (NULL: "branches", "instructions";
+                             perf adds the recorded event's modifiers: "branches:u") */
 } ek_script_fields;
 
 /* perf's default fields for the synthesised hardware events:

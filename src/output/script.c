@@ -464,7 +464,9 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         wputc(out, ' ');
     }
     if (F & EK_SF_F_EVENT) {
-        put_strw(out, ek_sample_kind_name(s->kind), evname_width);
+        const char *nm = s->kind < 2 && f->names[s->kind] ? f->names[s->kind]
+                                                           : ek_sample_kind_name(s->kind);
+        put_strw(out, nm, evname_width);
         wput(out, ": ", 2);
     }
     if (F & EK_SF_F_FLAGS) {

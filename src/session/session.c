@@ -725,10 +725,51 @@ static int put_text(void *ctx, const char *data, size_t len)
     return p->write(p->ctx, data, len) ? EK_ERR_IO : 0;
 }
 
-int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx)
+/* perf names its synthesised events after the hardware events they pose as, with the recorded
+ * event's exclude_* modifiers (evsel__add_modifiers): "branches:u". */
+static void event_names(const ek_session *s, char names[2][32])
 {
+    char mods[8] = "";
+    size_t n = 0;
+    const ek_perf_attr *a = s->cs->attr;
+    if (a) {
+        uint64_t fl = a->flags;
+        int xu = (fl >> 4) & 1, xk = (fl >> 5) & 1, xh = (fl >> 6) & 1;
+        int xhost = (fl >> 19) & 1, xguest = (fl >> 20) & 1, def = 0;
+        if (xk || xu || xh) {
+            if (!xk)
+                mods[n++] = 'k';
+            if (!xu)
+                mods[n++] = 'u';
+            if (!xh)
+                mods[n++] = 'h';
+            def = 1;
+        }
+        if (xhost || xguest == def) {
+            if (!xhost)
+                mods[n++] = 'H';
+            if (!xguest)
+                mods[n++] = 'G';
+        }
+    }
+    mods[n] = 0;
+    snprintf(names[0], 32, "branches%s%s", n ? ":" : "", mods);
+    snprintf(names[1], 32, "instructions%s%s", n ? ":" : "", mods);
+}
+
+int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn write, void *ctx)
+{
+    char names[2][32];
+    ek_script_fields fl = *f0;
+    const ek_script_fields *f = &fl;
+    event_names(s, names);
+    if (!fl.names[0])
+        fl.names[0] = names[0];
+    if (!fl.names[1])
+        fl.names[1] = names[1];
     /* perf's event-name column is as wide as the longest name among the session's events */
-    text_fmt t = {f, s->o.itrace.instructions ? 12 : 8};
+    int evw = (int)strlen(s->o.itrace.instructions ? names[1] : names[0]);
+    text_fmt t = {f, evw};
     s->no_insn = !(f->fields & (EK_SF_F_INSN | EK_SF_F_INSNLEN));
     qfmt fmt = {text_emit, &t};
     text_put p = {write, ctx};
