@@ -27,8 +27,7 @@ static double now(void)
 static uint8_t *load(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -75,8 +74,7 @@ static void bench_a64(const uint8_t *img, size_t len)
             }
         sink = acc;
         double t = now() - t0;
-        if (t < best)
-            best = t;
+        if (t < best) best = t;
     }
     char extra[128];
     snprintf(extra, sizeof extra, "  %.1f%% take the inline fast path",
@@ -89,16 +87,14 @@ static void bench_a64(const uint8_t *img, size_t len)
         uint64_t acc = 0;
         for (int r = 0; r < reps; r++)
             for (size_t i = 0; i < nw; i++) {
-                if (ek_isa_a64_is_plain(w[i]))
-                    continue;
+                if (ek_isa_a64_is_plain(w[i])) continue;
                 ek_insn in;
                 ek_isa_classify(w[i], EK_ISA_A64, 0x400000 + i * 4, &cfg, &in);
                 acc += in.type;
             }
         sink = acc;
         double t = now() - t0;
-        if (t < best)
-            best = t;
+        if (t < best) best = t;
     }
     report("fast", best, (uint64_t)reps * nw, "");
 
@@ -114,16 +110,14 @@ static void bench_a64(const uint8_t *img, size_t len)
                 int f = ek_isa_next_waypoint(img + off, nw * 4 - off, EK_ISA_A64, 0x400000 + off,
                                              &cfg, NULL, &sc);
                 n += sc.count;
-                if (f != 1)
-                    break;
+                if (f != 1) break;
                 waypoints++;
                 off += sc.offset + 4;
             }
         }
         sink = n;
         double t = now() - t0;
-        if (t < best)
-            best = t;
+        if (t < best) best = t;
     }
     snprintf(extra, sizeof extra, "  %.1f instructions per waypoint",
              (double)nw * reps / (double)waypoints);
@@ -146,19 +140,17 @@ static void bench_t32(const uint8_t *img, size_t len)
             ek_it_state it = {0, 0};
             while (off < len) {
                 ek_isa_scan sc;
-                int f = ek_isa_next_waypoint(img + off, len - off, EK_ISA_T32, 0x1e000 + off,
-                                             &cfg, &it, &sc);
+                int f = ek_isa_next_waypoint(img + off, len - off, EK_ISA_T32, 0x1e000 + off, &cfg,
+                                             &it, &sc);
                 n += sc.count;
-                if (f != 1)
-                    break;
+                if (f != 1) break;
                 off += sc.offset + sc.insn.size;
             }
         }
         sink = n;
         ninsn = n;
         double t = now() - t0;
-        if (t < best)
-            best = t;
+        if (t < best) best = t;
     }
     report("scan", best, ninsn, "");
 }
@@ -186,7 +178,8 @@ int main(int argc, char **argv)
     const char *shared = getenv("ETMKIT_SHARED");
     char a64p[4096], t32p[4096];
     int do_sweep = 0, npos = 0;
-    snprintf(a64p, sizeof a64p, "%s/testdata/opencsd/snapshots/bugfix-exact-match/cc1.text_dump.bin",
+    snprintf(a64p, sizeof a64p,
+             "%s/testdata/opencsd/snapshots/bugfix-exact-match/cc1.text_dump.bin",
              shared ? shared : "../shared");
     snprintf(t32p, sizeof t32p, "%s/testdata/opencsd/snapshots/armv8_1m_branches/range1.bin",
              shared ? shared : "../shared");
@@ -213,7 +206,6 @@ int main(int argc, char **argv)
         free(img);
     } else
         printf("T32 image %s not readable: skipped\n", t32p);
-    if (do_sweep)
-        sweep();
+    if (do_sweep) sweep();
     return 0;
 }

@@ -186,19 +186,23 @@ typedef enum ek_etm4_type {
  * endless continuation bits) are cut and reported as BAD_SEQUENCE. */
 #define EK_ETM4_MAX_PKT 32
 
-/* ek_etm4_packet.flags */
-#define EK_ETM4_PF_ERROR 0x01 /* type is one of the error types above */
-#define EK_ETM4_PF_NOTSYNC_MORE                                                                    \
-    0x02                            /* a NOTSYNC packet after the first of its run (OpenCSD        \
-                                       sends only the first to a packet sink, every one to a       \
-                                       raw monitor) */
-#define EK_ETM4_PF_CC          0x04 /* cycle_count is valid for this packet */
-#define EK_ETM4_PF_COMMIT      0x08 /* commit is valid for this packet */
-#define EK_ETM4_PF_INIT_TINFO  0x10 /* TRACE_INFO: first one since the parser synchronised */
-#define EK_ETM4_PF_SHORT_FIELD 0x20 /* BAD_SEQUENCE: a field ran past the end of the packet */
-#define EK_ETM4_PF_UNSYNCED                                                                        \
-    0x40 /* bytes skipped before synchronisation (type is NOTSYNC,                                 \
-            or ASYNC for zeros in excess of an A-Sync) */
+/* ek_etm4_packet.flags
+ *  ERROR         the type is one of the error types (NOTSYNC .. RESERVED_CFG)
+ *  NOTSYNC_MORE  an unsynchronised run after the first one: OpenCSD gives only the first to
+ *                a packet sink, every one to a raw packet monitor
+ *  CC            cycle_count is valid for this packet
+ *  COMMIT        commit is valid for this packet
+ *  INIT_TINFO    TRACE_INFO: the first one since the parser synchronised
+ *  SHORT_FIELD   BAD_SEQUENCE: a field ran past the end of the packet
+ *  UNSYNCED      bytes dropped before synchronisation (type NOTSYNC, or ASYNC for the zeros
+ *                in excess of an A-Sync) */
+#define EK_ETM4_PF_ERROR        0x01
+#define EK_ETM4_PF_NOTSYNC_MORE 0x02
+#define EK_ETM4_PF_CC           0x04
+#define EK_ETM4_PF_COMMIT       0x08
+#define EK_ETM4_PF_INIT_TINFO   0x10
+#define EK_ETM4_PF_SHORT_FIELD  0x20
+#define EK_ETM4_PF_UNSYNCED     0x40
 
 /* Address state: the current (most recent) instruction address. */
 typedef struct ek_etm4_addr {

@@ -30,14 +30,18 @@ extern "C" {
 
 #define EK_DFMT_FRAME_SIZE 16
 
-/* Configuration flags (ek_dfmt_init). */
-#define EK_DFMT_MEM_ALIGN 0x01 /* frames are 16-byte aligned in memory (ETB/ETF/ETR) */
-#define EK_DFMT_FSYNC     0x02 /* stream carries FSYNC patterns (TPIU, DSTREAM); sync on one */
-#define EK_DFMT_HSYNC     0x04 /* stream carries HSYNC patterns (TPIU with half-sync) */
-#define EK_DFMT_RESET_4XFSYNC                                                                      \
-    0x08                     /* MEM_ALIGN: runs of 4n FSYNCs between frames reset the              \
-                                decoders (perf pads AUX buffers with them) */
-#define EK_DFMT_OUT_RAW 0x10 /* also report the raw bytes of each frame (listings) */
+/* Configuration flags (ek_dfmt_init):
+ *  MEM_ALIGN      frames are 16-byte aligned in memory (ETB / ETF / ETR)
+ *  FSYNC          the stream carries FSYNC patterns (TPIU, DSTREAM): synchronise on one
+ *  HSYNC          the stream carries HSYNC patterns (TPIU with half-word sync)
+ *  RESET_4XFSYNC  MEM_ALIGN: runs of 4n FSYNCs between frames reset the decoders (perf pads
+ *                 AUX buffers with them)
+ *  OUT_RAW        also report the raw bytes of each frame (listings) */
+#define EK_DFMT_MEM_ALIGN     0x01
+#define EK_DFMT_FSYNC         0x02
+#define EK_DFMT_HSYNC         0x04
+#define EK_DFMT_RESET_4XFSYNC 0x08
+#define EK_DFMT_OUT_RAW       0x10
 
 /* Trace ID values. */
 #define EK_TRACE_ID_UNKNOWN 0xFF /* bytes before the first ID in the stream */

@@ -37,9 +37,9 @@ typedef enum ek_itype {
     EK_ITYPE_BR = 1,          /* direct branch: target in ek_insn.target */
     EK_ITYPE_BR_INDIRECT = 2, /* indirect branch: target comes from the trace */
     EK_ITYPE_ISB = 3,
-    EK_ITYPE_DSB_DMB = 4,     /* only with EK_ISA_OPT_DSB_DMB_WAYPOINT */
-    EK_ITYPE_WFI_WFE = 5,     /* only with EK_ISA_OPT_WFX_BRANCH (ETMv4.3+ TRCIDR2.WFXMODE, ETE) */
-    EK_ITYPE_TSTART = 6,      /* FEAT_TME TSTART */
+    EK_ITYPE_DSB_DMB = 4, /* only with EK_ISA_OPT_DSB_DMB_WAYPOINT */
+    EK_ITYPE_WFI_WFE = 5, /* only with EK_ISA_OPT_WFX_BRANCH (ETMv4.3+ TRCIDR2.WFXMODE, ETE) */
+    EK_ITYPE_TSTART = 6,  /* FEAT_TME TSTART */
 } ek_itype;
 
 /* Sub-type: same values and meaning as OpenCSD's ocsd_instr_subtype. */
@@ -64,7 +64,7 @@ typedef enum ek_isubtype {
 #define EK_IF_EXCGEN     0x0200u /* exception generating: SVC, HVC, SMC, BRK, BKPT, UDF... */
 #define EK_IF_BARRIER    0x0400u /* ISB, DSB, DMB, SB (whatever the type says) */
 #define EK_IF_WFX        0x0800u /* WFI, WFE, WFIT, WFET (whatever the type says) */
-#define EK_IF_IT         0x1000u /* T32 IT instruction: it_mask / it_count valid */
+#define EK_IF_IT         0x1000u /* T32 IT instruction: it_mask valid */
 #define EK_IF_TME        0x2000u /* TSTART, TCOMMIT, TCANCEL, TTEST */
 #define EK_IF_LOOP       0x4000u /* Armv8.1-M low-overhead loop / branch-future instruction */
 #define EK_IF_PAC        0x8000u /* pointer-authenticated branch or return */
@@ -82,39 +82,125 @@ typedef struct ek_insn {
     uint8_t type;     /* ek_itype */
     uint8_t subtype;  /* ek_isubtype */
     uint8_t next_isa; /* ek_isa after this instruction if it is a taken direct branch */
-    uint8_t cond;     /* condition code 0..15 (14 = always) of a conditional branch / A32 cond */
+    uint8_t cond;     /* condition code 0..15, EK_COND_AL or EK_COND_REG (see above) */
     uint8_t it_mask;  /* IT instruction: firstcond<<4 | mask (the ITSTATE it loads) */
 } ek_insn;
 
 /* What an instruction is. Names in ek_isa_kind_name(). */
 typedef enum ek_insn_kind {
-    EK_K_NONE = 0,    /* ordinary instruction (data processing, load/store, ...) */
-    EK_K_UNDEF,       /* unallocated / UNDEFINED encoding */
+    EK_K_NONE = 0, /* ordinary instruction (data processing, load/store, ...) */
+    EK_K_UNDEF,    /* unallocated / UNDEFINED encoding */
     /* A64 */
-    EK_K_A64_B, EK_K_A64_BL, EK_K_A64_B_COND, EK_K_A64_BC_COND, EK_K_A64_CBZ, EK_K_A64_TBZ,
-    EK_K_A64_CB_REG, EK_K_A64_CBB, EK_K_A64_CBH, EK_K_A64_CB_IMM,
-    EK_K_A64_BR, EK_K_A64_BLR, EK_K_A64_RET, EK_K_A64_BRA, EK_K_A64_BLRA, EK_K_A64_RETA,
-    EK_K_A64_RETASPPC, EK_K_A64_RETASPPCR, EK_K_A64_ERET, EK_K_A64_ERETA, EK_K_A64_DRPS,
+    EK_K_A64_B,
+    EK_K_A64_BL,
+    EK_K_A64_B_COND,
+    EK_K_A64_BC_COND,
+    EK_K_A64_CBZ,
+    EK_K_A64_TBZ,
+    EK_K_A64_CB_REG,
+    EK_K_A64_CBB,
+    EK_K_A64_CBH,
+    EK_K_A64_CB_IMM,
+    EK_K_A64_BR,
+    EK_K_A64_BLR,
+    EK_K_A64_RET,
+    EK_K_A64_BRA,
+    EK_K_A64_BLRA,
+    EK_K_A64_RETA,
+    EK_K_A64_RETASPPC,
+    EK_K_A64_RETASPPCR,
+    EK_K_A64_ERET,
+    EK_K_A64_ERETA,
+    EK_K_A64_DRPS,
     EK_K_A64_TEXIT,
-    EK_K_A64_SVC, EK_K_A64_HVC, EK_K_A64_SMC, EK_K_A64_BRK, EK_K_A64_HLT, EK_K_A64_UDF,
+    EK_K_A64_SVC,
+    EK_K_A64_HVC,
+    EK_K_A64_SMC,
+    EK_K_A64_BRK,
+    EK_K_A64_HLT,
+    EK_K_A64_UDF,
     EK_K_A64_TCANCEL,
-    EK_K_A64_ISB, EK_K_A64_DSB, EK_K_A64_DMB, EK_K_A64_SB, EK_K_A64_WFI, EK_K_A64_WFE,
-    EK_K_A64_WFIT, EK_K_A64_WFET, EK_K_A64_TSTART, EK_K_A64_TCOMMIT, EK_K_A64_TTEST,
+    EK_K_A64_ISB,
+    EK_K_A64_DSB,
+    EK_K_A64_DMB,
+    EK_K_A64_SB,
+    EK_K_A64_WFI,
+    EK_K_A64_WFE,
+    EK_K_A64_WFIT,
+    EK_K_A64_WFET,
+    EK_K_A64_TSTART,
+    EK_K_A64_TCOMMIT,
+    EK_K_A64_TTEST,
     /* T32 */
-    EK_K_T32_B_COND16, EK_K_T32_B16, EK_K_T32_B_COND, EK_K_T32_B, EK_K_T32_BL,
-    EK_K_T32_BLX_IMM, EK_K_T32_CBZ, EK_K_T32_LE, EK_K_T32_LE_NOLR, EK_K_T32_LETP,
-    EK_K_T32_WLS, EK_K_T32_WLSTP, EK_K_T32_DLS, EK_K_T32_BF,
-    EK_K_T32_BX, EK_K_T32_BLX_REG, EK_K_T32_BXNS, EK_K_T32_BLXNS, EK_K_T32_BXJ,
-    EK_K_T32_POP_PC16, EK_K_T32_MOV_PC, EK_K_T32_ADD_PC, EK_K_T32_TBB, EK_K_T32_RFE,
-    EK_K_T32_SUBS_PC_LR, EK_K_T32_ERET, EK_K_T32_LDR_PC, EK_K_T32_POP_PC, EK_K_T32_LDM_PC,
-    EK_K_T32_POPW_PC, EK_K_T32_IT, EK_K_T32_SVC, EK_K_T32_UDF, EK_K_T32_BKPT, EK_K_T32_HVC,
-    EK_K_T32_SMC, EK_K_T32_ISB, EK_K_T32_DSB, EK_K_T32_DMB, EK_K_T32_WFI, EK_K_T32_WFE,
+    EK_K_T32_B_COND16,
+    EK_K_T32_B16,
+    EK_K_T32_B_COND,
+    EK_K_T32_B,
+    EK_K_T32_BL,
+    EK_K_T32_BLX_IMM,
+    EK_K_T32_CBZ,
+    EK_K_T32_LE,
+    EK_K_T32_LE_NOLR,
+    EK_K_T32_LETP,
+    EK_K_T32_WLS,
+    EK_K_T32_WLSTP,
+    EK_K_T32_DLS,
+    EK_K_T32_BF,
+    EK_K_T32_BX,
+    EK_K_T32_BLX_REG,
+    EK_K_T32_BXNS,
+    EK_K_T32_BLXNS,
+    EK_K_T32_BXJ,
+    EK_K_T32_POP_PC16,
+    EK_K_T32_MOV_PC,
+    EK_K_T32_ADD_PC,
+    EK_K_T32_TBB,
+    EK_K_T32_RFE,
+    EK_K_T32_SUBS_PC_LR,
+    EK_K_T32_ERET,
+    EK_K_T32_LDR_PC,
+    EK_K_T32_POP_PC,
+    EK_K_T32_LDM_PC,
+    EK_K_T32_POPW_PC,
+    EK_K_T32_IT,
+    EK_K_T32_SVC,
+    EK_K_T32_UDF,
+    EK_K_T32_BKPT,
+    EK_K_T32_HVC,
+    EK_K_T32_SMC,
+    EK_K_T32_ISB,
+    EK_K_T32_DSB,
+    EK_K_T32_DMB,
+    EK_K_T32_WFI,
+    EK_K_T32_WFE,
     /* A32 */
-    EK_K_A32_B, EK_K_A32_BL, EK_K_A32_BLX_IMM, EK_K_A32_BX, EK_K_A32_BLX_REG, EK_K_A32_BXJ,
-    EK_K_A32_LDM_PC, EK_K_A32_POP_PC, EK_K_A32_LDM_PC_ERET, EK_K_A32_LDR_PC, EK_K_A32_POP1_PC,
-    EK_K_A32_MOV_PC, EK_K_A32_MOV_PC_LR, EK_K_A32_ALU_PC, EK_K_A32_ALU_PC_ERET, EK_K_A32_RFE,
-    EK_K_A32_ERET, EK_K_A32_SVC, EK_K_A32_HVC, EK_K_A32_SMC, EK_K_A32_BKPT, EK_K_A32_UDF,
-    EK_K_A32_ISB, EK_K_A32_DSB, EK_K_A32_DMB, EK_K_A32_WFI, EK_K_A32_WFE,
+    EK_K_A32_B,
+    EK_K_A32_BL,
+    EK_K_A32_BLX_IMM,
+    EK_K_A32_BX,
+    EK_K_A32_BLX_REG,
+    EK_K_A32_BXJ,
+    EK_K_A32_LDM_PC,
+    EK_K_A32_POP_PC,
+    EK_K_A32_LDM_PC_ERET,
+    EK_K_A32_LDR_PC,
+    EK_K_A32_POP1_PC,
+    EK_K_A32_MOV_PC,
+    EK_K_A32_MOV_PC_LR,
+    EK_K_A32_ALU_PC,
+    EK_K_A32_ALU_PC_ERET,
+    EK_K_A32_RFE,
+    EK_K_A32_ERET,
+    EK_K_A32_SVC,
+    EK_K_A32_HVC,
+    EK_K_A32_SMC,
+    EK_K_A32_BKPT,
+    EK_K_A32_UDF,
+    EK_K_A32_ISB,
+    EK_K_A32_DSB,
+    EK_K_A32_DMB,
+    EK_K_A32_WFI,
+    EK_K_A32_WFE,
     EK_K_COUNT
 } ek_insn_kind;
 
@@ -128,23 +214,27 @@ typedef enum ek_insn_kind {
 #define EK_ISA_FEAT_TEV      0x0040u /* FEAT_TEV: TEXIT */
 #define EK_ISA_FEAT_LOB      0x0080u /* Armv8.1-M low-overhead branches: LE, WLS, DLS, BF.. */
 #define EK_ISA_FEAT_CMSE     0x0100u /* Armv8-M Security Extension: BXNS, BLXNS */
-#define EK_ISA_FEAT_AR32     0x0200u /* A/R-profile AArch32: A32 state, BLX imm, RFE, ERET,
-                                        SUBS PC,LR, BXJ, HVC, SMC, CP15 barriers */
-#define EK_ISA_FEAT_ALL      0x03ffu
+#define EK_ISA_FEAT_AR32                                                                           \
+    0x0200u /* A/R-profile AArch32: A32 state, BLX imm, RFE, ERET,                                 \
+               SUBS PC,LR, BXJ, HVC, SMC, CP15 barriers */
+#define EK_ISA_FEAT_ALL 0x03ffu
 
 /* ek_isa_cfg.opts: how the trace protocol uses instructions. */
-#define EK_ISA_OPT_WFX_BRANCH     0x0001u /* WFI/WFE/WFIT/WFET are waypoints (EK_ITYPE_WFI_WFE) */
+#define EK_ISA_OPT_WFX_BRANCH       0x0001u /* WFI/WFE/WFIT/WFET are waypoints (EK_ITYPE_WFI_WFE) */
 #define EK_ISA_OPT_DSB_DMB_WAYPOINT 0x0002u /* DSB/DMB are waypoints (OpenCSD's ETMv4 never) */
 /* OpenCSD 1.8.0 compatibility: each reproduces one documented difference (docs/ISA.md). */
-#define EK_ISA_OCSD_COND    0x0100u /* is_conditional as OpenCSD: CB<cc>/CBB/CBH, LE, WLS(TP)
-                                       not conditional; every IT-block instruction conditional */
-#define EK_ISA_OCSD_ERET    0x0200u /* A32 ERET is not a branch; A32/T32 exception returns
-                                       (SUBS PC,LR, RFE, LDM ^, T32 ERET) have sub-type NONE */
+#define EK_ISA_OCSD_COND                                                                           \
+    0x0100u /* is_conditional as OpenCSD: CB<cc>/CBB/CBH, LE, WLS(TP)                              \
+               not conditional; every IT-block instruction conditional */
+#define EK_ISA_OCSD_ERET                                                                           \
+    0x0200u                          /* A32 ERET is not a branch; A32/T32 exception returns        \
+                                        (SUBS PC,LR, RFE, LDM ^, T32 ERET) have sub-type NONE */
 #define EK_ISA_OCSD_CMPBR_CC 0x0400u /* CB<cc>/CBB/CBH with reserved cc 100/101 are branches */
-#define EK_ISA_OCSD_BARRIER 0x0800u /* A64 DSB nXS is not a DSB */
-#define EK_ISA_OCSD_FETCH4  0x1000u /* next_waypoint: every instruction needs 4 readable bytes,
-                                       also a 16-bit T32 one (OpenCSD reads 4 and else NACCs) */
-#define EK_ISA_OCSD_ALL     0x1f00u
+#define EK_ISA_OCSD_BARRIER  0x0800u /* A64 DSB nXS is not a DSB */
+#define EK_ISA_OCSD_FETCH4                                                                         \
+    0x1000u /* next_waypoint: every instruction needs 4 readable bytes,                            \
+               also a 16-bit T32 one (OpenCSD reads 4 and else NACCs) */
+#define EK_ISA_OCSD_ALL 0x1f00u
 
 /* Classifier configuration. Build it with ek_isa_cfg_init() / ek_isa_cfg_ocsd(). */
 typedef struct ek_isa_cfg {
@@ -171,8 +261,7 @@ void ek_isa_cfg_ocsd(ek_isa_cfg *cfg, unsigned ocsd_arch, int m_profile, uint32_
  * at addr: for T32 the first halfword is in bits 15:0 and the second (if any) in 31:16; a 16-bit
  * T32 instruction ignores bits 31:16. Returns the size in bytes (2 or 4), or EK_ERR_ARG for an
  * unknown isa (out is then zeroed). Never fails otherwise: every word classifies. */
-int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *cfg,
-                    ek_insn *out);
+int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *cfg, ek_insn *out);
 
 /* Size of the T32 instruction whose first halfword is hw1 (2 or 4). */
 static inline unsigned ek_isa_t32_size(uint16_t hw1)

@@ -1223,6 +1223,16 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
                 const uint8_t h = p->blk[p->blk_pos];
                 p->handler = p->table[h];
                 p->pkt.type = p->ttype[h];
+                if (p->handler == H_ATOM) {
+                    /* fast path for the most frequent packets: one byte, no state */
+                    p->blk_pos++;
+                    p->buf[0] = h;
+                    p->nbuf = 1;
+                    h_atom(p, h);
+                    p->state = S_HDR;
+                    *out = emit(p);
+                    return 1;
+                }
             } else {
                 p->handler = H_NOTSYNC;
                 p->pkt.type = EK_ETM4_NOTSYNC;

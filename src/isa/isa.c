@@ -18,11 +18,20 @@
 
 enum tgt_fmt {
     TF_NONE = 0,
-    TF_A64_26, TF_A64_19, TF_A64_14, TF_A64_9,   /* imm26 / imm19 / imm14 / imm9, times 4 */
-    TF_T16_8, TF_T16_11, TF_T16_CBZ,             /* 16-bit T32 */
-    TF_T32_20, TF_T32_24, TF_T32_BLX,            /* B T3, B T4 / BL, BLX T2 */
-    TF_T32_LOB_BACK, TF_T32_LOB_FWD,             /* LE(TP): PC - imm, WLS(TP): PC + imm */
-    TF_A32_24, TF_A32_BLX,
+    TF_A64_26,
+    TF_A64_19,
+    TF_A64_14,
+    TF_A64_9, /* imm26 / imm19 / imm14 / imm9, times 4 */
+    TF_T16_8,
+    TF_T16_11,
+    TF_T16_CBZ, /* 16-bit T32 */
+    TF_T32_20,
+    TF_T32_24,
+    TF_T32_BLX, /* B T3, B T4 / BL, BLX T2 */
+    TF_T32_LOB_BACK,
+    TF_T32_LOB_FWD, /* LE(TP): PC - imm, WLS(TP): PC + imm */
+    TF_A32_24,
+    TF_A32_BLX,
 };
 
 /* internal attribute bits */
@@ -45,25 +54,25 @@ typedef struct kinfo {
     uint16_t alt;   /* kind of the encoding when a required feature is missing */
 } kinfo;
 
-#define BR   EK_ITYPE_BR
-#define BRI  EK_ITYPE_BR_INDIRECT
-#define OTH  EK_ITYPE_OTHER
-#define F_D  (EK_IF_BRANCH)
-#define F_I  (EK_IF_BRANCH | EK_IF_INDIRECT)
-#define F_C  EK_IF_COND
-#define F_L  EK_IF_LINK
-#define F_R  EK_IF_RETURN
-#define F_E  EK_IF_ERET
-#define F_X  EK_IF_EXCGEN
-#define F_W  EK_IF_INTERWORK
-#define S_L  EK_ISUB_BR_LINK
-#define S_R  EK_ISUB_V8_RET
-#define S_E  EK_ISUB_V8_ERET
-#define S_I  EK_ISUB_V7_IMPLIED_RET
-#define FT_PA   EK_ISA_FEAT_PAUTH
-#define FT_AR   EK_ISA_FEAT_AR32
-#define FT_LOB  EK_ISA_FEAT_LOB
-#define UND     EK_K_UNDEF
+#define BR     EK_ITYPE_BR
+#define BRI    EK_ITYPE_BR_INDIRECT
+#define OTH    EK_ITYPE_OTHER
+#define F_D    (EK_IF_BRANCH)
+#define F_I    (EK_IF_BRANCH | EK_IF_INDIRECT)
+#define F_C    EK_IF_COND
+#define F_L    EK_IF_LINK
+#define F_R    EK_IF_RETURN
+#define F_E    EK_IF_ERET
+#define F_X    EK_IF_EXCGEN
+#define F_W    EK_IF_INTERWORK
+#define S_L    EK_ISUB_BR_LINK
+#define S_R    EK_ISUB_V8_RET
+#define S_E    EK_ISUB_V8_ERET
+#define S_I    EK_ISUB_V7_IMPLIED_RET
+#define FT_PA  EK_ISA_FEAT_PAUTH
+#define FT_AR  EK_ISA_FEAT_AR32
+#define FT_LOB EK_ISA_FEAT_LOB
+#define UND    EK_K_UNDEF
 
 static const kinfo KI[EK_K_COUNT] = {
     [EK_K_NONE] = {"NONE", OTH, 0, 0, 0, 0, 0, 0},
@@ -72,16 +81,16 @@ static const kinfo KI[EK_K_COUNT] = {
     [EK_K_A64_B] = {"A64_B", BR, 0, TF_A64_26, 0, F_D, 0, 0},
     [EK_K_A64_BL] = {"A64_BL", BR, S_L, TF_A64_26, 0, F_D | F_L, 0, 0},
     [EK_K_A64_B_COND] = {"A64_B_COND", BR, 0, TF_A64_19, A_CC_FIELD, F_D | F_C, 0, 0},
-    [EK_K_A64_BC_COND] = {"A64_BC_COND", BR, 0, TF_A64_19, A_CC_FIELD, F_D | F_C,
-                          EK_ISA_FEAT_HBC, UND},
+    [EK_K_A64_BC_COND] = {"A64_BC_COND", BR, 0, TF_A64_19, A_CC_FIELD, F_D | F_C, EK_ISA_FEAT_HBC,
+                          UND},
     [EK_K_A64_CBZ] = {"A64_CBZ", BR, 0, TF_A64_19, 0, F_D | F_C, 0, 0},
     [EK_K_A64_TBZ] = {"A64_TBZ", BR, 0, TF_A64_14, 0, F_D | F_C, 0, 0},
     [EK_K_A64_CB_REG] = {"A64_CB_REG", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C,
                          EK_ISA_FEAT_CMPBR, UND},
-    [EK_K_A64_CBB] = {"A64_CBB", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C,
-                      EK_ISA_FEAT_CMPBR, UND},
-    [EK_K_A64_CBH] = {"A64_CBH", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C,
-                      EK_ISA_FEAT_CMPBR, UND},
+    [EK_K_A64_CBB] = {"A64_CBB", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C, EK_ISA_FEAT_CMPBR,
+                      UND},
+    [EK_K_A64_CBH] = {"A64_CBH", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C, EK_ISA_FEAT_CMPBR,
+                      UND},
     [EK_K_A64_CB_IMM] = {"A64_CB_IMM", BR, 0, TF_A64_9, A_COND_OCSD_OFF, F_D | F_C,
                          EK_ISA_FEAT_CMPBR, UND},
     /* A64 indirect */
@@ -115,10 +124,8 @@ static const kinfo KI[EK_K_COUNT] = {
     [EK_K_A64_SB] = {"A64_SB", OTH, 0, 0, 0, EK_IF_BARRIER, 0, 0},
     [EK_K_A64_WFI] = {"A64_WFI", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX, 0, 0},
     [EK_K_A64_WFE] = {"A64_WFE", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX, 0, 0},
-    [EK_K_A64_WFIT] = {"A64_WFIT", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX,
-                       EK_ISA_FEAT_WFXT, UND},
-    [EK_K_A64_WFET] = {"A64_WFET", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX,
-                       EK_ISA_FEAT_WFXT, UND},
+    [EK_K_A64_WFIT] = {"A64_WFIT", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX, EK_ISA_FEAT_WFXT, UND},
+    [EK_K_A64_WFET] = {"A64_WFET", EK_ITYPE_WFI_WFE, 0, 0, A_WFX, EK_IF_WFX, EK_ISA_FEAT_WFXT, UND},
     /* without FEAT_TME these are system register accesses / unallocated hints */
     [EK_K_A64_TSTART] = {"A64_TSTART", EK_ITYPE_TSTART, 0, 0, 0, EK_IF_TME, EK_ISA_FEAT_TME,
                          EK_K_NONE},
@@ -130,19 +137,18 @@ static const kinfo KI[EK_K_COUNT] = {
     [EK_K_T32_B_COND] = {"T32_B_COND", BR, 0, TF_T32_20, A_CC_FIELD, F_D | F_C, 0, 0},
     [EK_K_T32_B] = {"T32_B", BR, 0, TF_T32_24, 0, F_D, 0, 0},
     [EK_K_T32_BL] = {"T32_BL", BR, S_L, TF_T32_24, 0, F_D | F_L, 0, 0},
-    [EK_K_T32_BLX_IMM] = {"T32_BLX_IMM", BR, S_L, TF_T32_BLX, 0,
-                          F_D | F_L | EK_IF_ISA_SWITCH, FT_AR, UND},
+    [EK_K_T32_BLX_IMM] = {"T32_BLX_IMM", BR, S_L, TF_T32_BLX, 0, F_D | F_L | EK_IF_ISA_SWITCH,
+                          FT_AR, UND},
     [EK_K_T32_CBZ] = {"T32_CBZ", BR, 0, TF_T16_CBZ, 0, F_D | F_C, 0, 0},
-    [EK_K_T32_LE] = {"T32_LE", BR, 0, TF_T32_LOB_BACK, A_COND_OCSD_OFF,
-                     F_D | F_C | EK_IF_LOOP, FT_LOB, UND},
-    [EK_K_T32_LE_NOLR] = {"T32_LE_NOLR", BR, 0, TF_T32_LOB_BACK, 0, F_D | EK_IF_LOOP, FT_LOB,
-                          UND},
-    [EK_K_T32_LETP] = {"T32_LETP", BR, 0, TF_T32_LOB_BACK, A_COND_OCSD_OFF,
-                       F_D | F_C | EK_IF_LOOP, FT_LOB, UND},
-    [EK_K_T32_WLS] = {"T32_WLS", BR, 0, TF_T32_LOB_FWD, A_COND_OCSD_OFF,
-                      F_D | F_C | EK_IF_LOOP, FT_LOB, UND},
-    [EK_K_T32_WLSTP] = {"T32_WLSTP", BR, 0, TF_T32_LOB_FWD, A_COND_OCSD_OFF,
-                        F_D | F_C | EK_IF_LOOP, FT_LOB, UND},
+    [EK_K_T32_LE] = {"T32_LE", BR, 0, TF_T32_LOB_BACK, A_COND_OCSD_OFF, F_D | F_C | EK_IF_LOOP,
+                     FT_LOB, UND},
+    [EK_K_T32_LE_NOLR] = {"T32_LE_NOLR", BR, 0, TF_T32_LOB_BACK, 0, F_D | EK_IF_LOOP, FT_LOB, UND},
+    [EK_K_T32_LETP] = {"T32_LETP", BR, 0, TF_T32_LOB_BACK, A_COND_OCSD_OFF, F_D | F_C | EK_IF_LOOP,
+                       FT_LOB, UND},
+    [EK_K_T32_WLS] = {"T32_WLS", BR, 0, TF_T32_LOB_FWD, A_COND_OCSD_OFF, F_D | F_C | EK_IF_LOOP,
+                      FT_LOB, UND},
+    [EK_K_T32_WLSTP] = {"T32_WLSTP", BR, 0, TF_T32_LOB_FWD, A_COND_OCSD_OFF, F_D | F_C | EK_IF_LOOP,
+                        FT_LOB, UND},
     [EK_K_T32_DLS] = {"T32_DLS", OTH, 0, 0, 0, EK_IF_LOOP, FT_LOB, UND},
     [EK_K_T32_BF] = {"T32_BF", OTH, 0, 0, 0, EK_IF_LOOP, FT_LOB, UND},
     /* T32 indirect */
@@ -178,8 +184,8 @@ static const kinfo KI[EK_K_COUNT] = {
     /* A32 */
     [EK_K_A32_B] = {"A32_B", BR, 0, TF_A32_24, 0, F_D, 0, 0},
     [EK_K_A32_BL] = {"A32_BL", BR, S_L, TF_A32_24, 0, F_D | F_L, 0, 0},
-    [EK_K_A32_BLX_IMM] = {"A32_BLX_IMM", BR, S_L, TF_A32_BLX, 0, F_D | F_L | EK_IF_ISA_SWITCH,
-                          0, 0},
+    [EK_K_A32_BLX_IMM] = {"A32_BLX_IMM", BR, S_L, TF_A32_BLX, 0, F_D | F_L | EK_IF_ISA_SWITCH, 0,
+                          0},
     [EK_K_A32_BX] = {"A32_BX", BRI, 0, 0, A_RET_IF_LR, F_I | F_W, 0, 0},
     [EK_K_A32_BLX_REG] = {"A32_BLX_REG", BRI, S_L, 0, 0, F_I | F_L | F_W, 0, 0},
     [EK_K_A32_BXJ] = {"A32_BXJ", BRI, 0, 0, 0, F_I | F_W, 0, 0},
@@ -228,14 +234,14 @@ static const pat A64_BRREG[] = {
     {0xfffffc1f, 0xd65f0000, EK_K_A64_RET},
     {0xffffffff, 0xd69f03e0, EK_K_A64_ERET},
     {0xffffffff, 0xd6bf03e0, EK_K_A64_DRPS},
-    {0xfffffbff, 0xd65f0bff, EK_K_A64_RETA},       /* RETAA, RETAB */
-    {0xfffffbe0, 0xd65f0be0, EK_K_A64_RETASPPCR},  /* RETAASPPCR Xm, Xm != XZR */
-    {0xfffffbff, 0xd69f0bff, EK_K_A64_ERETA},      /* ERETAA, ERETAB */
-    {0xfffff81f, 0xd61f081f, EK_K_A64_BRA},        /* BRAAZ, BRABZ */
-    {0xfffff81f, 0xd63f081f, EK_K_A64_BLRA},       /* BLRAAZ, BLRABZ */
-    {0xfffff800, 0xd71f0800, EK_K_A64_BRA},        /* BRAA, BRAB */
-    {0xfffff800, 0xd73f0800, EK_K_A64_BLRA},       /* BLRAA, BLRAB */
-    {0xfffffbff, 0xd6ff03e0, EK_K_A64_TEXIT},      /* TEXIT, TEXIT NB */
+    {0xfffffbff, 0xd65f0bff, EK_K_A64_RETA},      /* RETAA, RETAB */
+    {0xfffffbe0, 0xd65f0be0, EK_K_A64_RETASPPCR}, /* RETAASPPCR Xm, Xm != XZR */
+    {0xfffffbff, 0xd69f0bff, EK_K_A64_ERETA},     /* ERETAA, ERETAB */
+    {0xfffff81f, 0xd61f081f, EK_K_A64_BRA},       /* BRAAZ, BRABZ */
+    {0xfffff81f, 0xd63f081f, EK_K_A64_BLRA},      /* BLRAAZ, BLRABZ */
+    {0xfffff800, 0xd71f0800, EK_K_A64_BRA},       /* BRAA, BRAB */
+    {0xfffff800, 0xd73f0800, EK_K_A64_BLRA},      /* BLRAA, BLRAB */
+    {0xfffffbff, 0xd6ff03e0, EK_K_A64_TEXIT},     /* TEXIT, TEXIT NB */
     {0, 0, EK_K_UNDEF},
 };
 
@@ -247,7 +253,7 @@ static const pat A64_EXC[] = {
     {0xffe0001f, 0xd4200000, EK_K_A64_BRK},
     {0xffe0001f, 0xd4400000, EK_K_A64_HLT},
     {0xffe0001f, 0xd4600000, EK_K_A64_TCANCEL},
-    {0xffe0001c, 0xd4a00000, EK_K_NONE},           /* DCPS1..3 (Debug state only) */
+    {0xffe0001c, 0xd4a00000, EK_K_NONE}, /* DCPS1..3 (Debug state only) */
     {0, 0, EK_K_UNDEF},
 };
 
@@ -261,7 +267,7 @@ static const pat A64_SYS[] = {
     {0xfffff0ff, 0xd50330df, EK_K_A64_ISB},
     {0xfffff0ff, 0xd503309f, EK_K_A64_DSB},
     {0xfffff0ff, 0xd50330bf, EK_K_A64_DMB},
-    {0xfffff3ff, 0xd503323f, EK_K_A64_DSB},         /* DSB nXS (FEAT_XS) */
+    {0xfffff3ff, 0xd503323f, EK_K_A64_DSB}, /* DSB nXS (FEAT_XS) */
     {0xffffffff, 0xd50330ff, EK_K_A64_SB},
     {0xffffffff, 0xd503307f, EK_K_A64_TCOMMIT},
     {0xffffffe0, 0xd5233060, EK_K_A64_TSTART},
@@ -273,18 +279,18 @@ static const pat A64_SYS[] = {
  * eight runs of four bytes (x00101xx .. x11101xx); everything else is an ordinary instruction
  * (the UDF range 0x0000xxxx is checked before). A64_MORE: decode further in a64_more(). */
 #define A64_MORE EK_K_COUNT
-#define R4(k) k, k, k, k
-#define Z8 R4(0), R4(0)
-#define Z20 Z8, Z8, R4(0)
+#define R4(k)    k, k, k, k
+#define Z8       R4(0), R4(0)
+#define Z20      Z8, Z8, R4(0)
 static const uint8_t A64_TOP[256] = {
-    /* 0x00 */ Z20, R4(EK_K_A64_B), Z8,
-    /* 0x20 */ Z20, EK_K_A64_CBZ, EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
-    /* 0x40 */ Z20, EK_K_A64_B_COND, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
-    /* 0x60 */ Z20, A64_MORE, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
+    /* 0x00 */ Z20, R4(EK_K_A64_B),  Z8,
+    /* 0x20 */ Z20, EK_K_A64_CBZ,    EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
+    /* 0x40 */ Z20, EK_K_A64_B_COND, A64_MORE,     EK_K_UNDEF,   EK_K_UNDEF,   Z8,
+    /* 0x60 */ Z20, A64_MORE,        A64_MORE,     EK_K_UNDEF,   EK_K_UNDEF,   Z8,
     /* 0x80 */ Z20, R4(EK_K_A64_BL), Z8,
-    /* 0xa0 */ Z20, EK_K_A64_CBZ, EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
-    /* 0xc0 */ Z20, R4(A64_MORE), Z8,
-    /* 0xe0 */ Z20, A64_MORE, A64_MORE, EK_K_UNDEF, EK_K_UNDEF, Z8,
+    /* 0xa0 */ Z20, EK_K_A64_CBZ,    EK_K_A64_CBZ, EK_K_A64_TBZ, EK_K_A64_TBZ, Z8,
+    /* 0xc0 */ Z20, R4(A64_MORE),    Z8,
+    /* 0xe0 */ Z20, A64_MORE,        A64_MORE,     EK_K_UNDEF,   EK_K_UNDEF,   Z8,
 };
 _Static_assert(EK_K_COUNT < 256, "kinds fit A64_TOP");
 _Static_assert(EK_K_A64_BC_COND == EK_K_A64_B_COND + 1, "BC.cond follows B.cond");
@@ -323,8 +329,7 @@ static unsigned a64_more(uint32_t w, uint32_t opts)
 static inline unsigned a64_kind(uint32_t w, uint32_t opts)
 {
     unsigned kind = A64_TOP[w >> 24];
-    if ((w >> 16) == 0)
-        return EK_K_A64_UDF; /* 0x0000xxxx: UDF #imm16 */
+    if ((w >> 16) == 0) return EK_K_A64_UDF; /* 0x0000xxxx: UDF #imm16 */
     if (kind == EK_K_A64_B_COND)
         kind += (w >> 4) & 1u; /* BC.cond */
     else if (kind == A64_MORE)
@@ -343,7 +348,7 @@ static const pat T32_16[] = {
     {0xff870000, 0x47800000, EK_K_T32_BLX_REG},
     {0xff870000, 0x47040000, EK_K_T32_BXNS},
     {0xff870000, 0x47840000, EK_K_T32_BLXNS},
-    {0xff800000, 0x47800000, EK_K_T32_BLX_REG},    /* SBZ bits 1:0 set: UNPREDICTABLE */
+    {0xff800000, 0x47800000, EK_K_T32_BLX_REG}, /* SBZ bits 1:0 set: UNPREDICTABLE */
     {0xff000000, 0x47000000, EK_K_T32_BX},
     {0xff000000, 0xbd000000, EK_K_T32_POP_PC16},
     {0xff870000, 0x46870000, EK_K_T32_MOV_PC},
@@ -365,12 +370,12 @@ static const pat T32_BRMISC[] = {
     {0xfffff001, 0xf01fc001, EK_K_T32_LETP},
     {0xfff0f001, 0xf040c001, EK_K_T32_WLS},
     {0xffc0f001, 0xf000c001, EK_K_T32_WLSTP},
-    {0xff80f001, 0xf000e001, EK_K_T32_DLS},        /* DLS, DLSTP, LCTP */
-    {0xf900d001, 0xf100c001, EK_K_T32_BF},         /* BF, BFX, BFL, BFLX, BFCSEL */
+    {0xff80f001, 0xf000e001, EK_K_T32_DLS}, /* DLS, DLSTP, LCTP */
+    {0xf900d001, 0xf100c001, EK_K_T32_BF},  /* BF, BFX, BFL, BFLX, BFCSEL */
     {0xf800c001, 0xf000c001, EK_K_UNDEF},
     /* hw2 = 10x0: B<c> T3 unless cond is 111x, then miscellaneous control */
     {0xfff0d000, 0xf3c08000, EK_K_T32_BXJ},
-    {0xffffffff, 0xf3de8f00, EK_K_T32_ERET},       /* SUBS PC, LR, #0 */
+    {0xffffffff, 0xf3de8f00, EK_K_T32_ERET}, /* SUBS PC, LR, #0 */
     {0xfff0d000, 0xf3d08000, EK_K_T32_SUBS_PC_LR},
     {0xfffffff0, 0xf3bf8f40, EK_K_T32_DSB},
     {0xfffffff0, 0xf3bf8f50, EK_K_T32_DMB},
@@ -380,28 +385,25 @@ static const pat T32_BRMISC[] = {
     {0xfff0f000, 0xf7f0a000, EK_K_T32_UDF},
     {0xfff0f000, 0xf7f08000, EK_K_T32_SMC},
     {0xfff0f000, 0xf7e08000, EK_K_T32_HVC},
-    {0xf380d000, 0xf3808000, EK_K_NONE},           /* rest of miscellaneous control */
+    {0xf380d000, 0xf3808000, EK_K_NONE}, /* rest of miscellaneous control */
     {0xf800d000, 0xf0008000, EK_K_T32_B_COND},
     {0, 0, EK_K_NONE},
 };
 
 /* hw1 0xe800..0xefff */
 static const pat T32_LDM[] = {
-    {0xffd00000, 0xe8100000, EK_K_T32_RFE},
-    {0xffd00000, 0xe9900000, EK_K_T32_RFE},
-    {0xffff8000, 0xe8bd8000, EK_K_T32_POPW_PC},
-    {0xfe508000, 0xe8108000, EK_K_T32_LDM_PC},
-    {0xfff0ffe0, 0xe8d0f000, EK_K_T32_TBB},
-    {0, 0, EK_K_NONE},
+    {0xffd00000, 0xe8100000, EK_K_T32_RFE},     {0xffd00000, 0xe9900000, EK_K_T32_RFE},
+    {0xffff8000, 0xe8bd8000, EK_K_T32_POPW_PC}, {0xfe508000, 0xe8108000, EK_K_T32_LDM_PC},
+    {0xfff0ffe0, 0xe8d0f000, EK_K_T32_TBB},     {0, 0, EK_K_NONE},
 };
 
 /* hw1 0xf800..0xffff */
 static const pat T32_LDR[] = {
-    {0xfff0f000, 0xf8d0f000, EK_K_T32_LDR_PC},     /* LDR PC, [Rn, #imm12] */
-    {0xff7ff000, 0xf85ff000, EK_K_T32_LDR_PC},     /* LDR PC, literal */
-    {0xffffff00, 0xf85dfb00, EK_K_T32_POP_PC},     /* LDR PC, [SP], #imm8 */
-    {0xfff0f800, 0xf850f800, EK_K_T32_LDR_PC},     /* LDR PC, [Rn, #+/-imm8]{!} */
-    {0xfff0ffc0, 0xf850f000, EK_K_T32_LDR_PC},     /* LDR PC, [Rn, Rm, LSL #n] */
+    {0xfff0f000, 0xf8d0f000, EK_K_T32_LDR_PC}, /* LDR PC, [Rn, #imm12] */
+    {0xff7ff000, 0xf85ff000, EK_K_T32_LDR_PC}, /* LDR PC, literal */
+    {0xffffff00, 0xf85dfb00, EK_K_T32_POP_PC}, /* LDR PC, [SP], #imm8 */
+    {0xfff0f800, 0xf850f800, EK_K_T32_LDR_PC}, /* LDR PC, [Rn, #+/-imm8]{!} */
+    {0xfff0ffc0, 0xf850f000, EK_K_T32_LDR_PC}, /* LDR PC, [Rn, Rm, LSL #n] */
     {0, 0, EK_K_NONE},
 };
 
@@ -409,12 +411,11 @@ static unsigned t32_kind(uint32_t op, unsigned size)
 {
     if (size == 2) {
         unsigned k = match(T32_16, op);
-        if (k == EK_K_NONE && (op >> 24) == 0xbfu && (op & 0x000f0000u))
-            k = EK_K_T32_IT;
+        if (k == EK_K_NONE && (op >> 24) == 0xbfu && (op & 0x000f0000u)) k = EK_K_T32_IT;
         return k;
     }
     switch (op >> 27) {
-    case 0x1d: /* 0xe800.. */
+    case 0x1d:                                   /* 0xe800.. */
         if ((op & 0xffff0f00u) == 0xee070f00u) { /* MCR p15, 0, Rt, c7, ... barriers */
             switch (op & 0xffu) {
             case 0x9a: return EK_K_T32_DSB;
@@ -424,10 +425,8 @@ static unsigned t32_kind(uint32_t op, unsigned size)
             return EK_K_NONE;
         }
         return match(T32_LDM, op);
-    case 0x1e: /* 0xf000.. */
-        return (op & 0x8000u) ? match(T32_BRMISC, op) : EK_K_NONE;
-    default: /* 0x1f: 0xf800.. */
-        return match(T32_LDR, op);
+    case 0x1e: /* 0xf000.. */ return (op & 0x8000u) ? match(T32_BRMISC, op) : EK_K_NONE;
+    default: /* 0x1f: 0xf800.. */ return match(T32_LDR, op);
     }
 }
 
@@ -438,36 +437,36 @@ static const pat A32_TAB[] = {
     {0xfff000f0, 0xf5700040, EK_K_A32_DSB},
     {0xfff000f0, 0xf5700050, EK_K_A32_DMB},
     {0xfff000f0, 0xf5700060, EK_K_A32_ISB},
-    {0x0fff0fff, 0x0e070f9a, EK_K_A32_DSB},        /* MCR p15,0,Rt,c7,c10,4 */
-    {0x0fff0fff, 0x0e070fba, EK_K_A32_DMB},        /* MCR p15,0,Rt,c7,c10,5 */
-    {0x0fff0fff, 0x0e070f95, EK_K_A32_ISB},        /* MCR p15,0,Rt,c7,c5,4 */
-    {0xf0000000, 0xf0000000, EK_K_NONE},           /* rest of the unconditional space */
+    {0x0fff0fff, 0x0e070f9a, EK_K_A32_DSB}, /* MCR p15,0,Rt,c7,c10,4 */
+    {0x0fff0fff, 0x0e070fba, EK_K_A32_DMB}, /* MCR p15,0,Rt,c7,c10,5 */
+    {0x0fff0fff, 0x0e070f95, EK_K_A32_ISB}, /* MCR p15,0,Rt,c7,c5,4 */
+    {0xf0000000, 0xf0000000, EK_K_NONE},    /* rest of the unconditional space */
     {0x0ff000f0, 0x01200010, EK_K_A32_BX},
     {0x0ff000f0, 0x01200030, EK_K_A32_BLX_REG},
     {0x0ff000f0, 0x01200020, EK_K_A32_BXJ},
-    {0x0fffa000, 0x08bd8000, EK_K_A32_POP_PC},     /* LDMIA SP!, {..,pc} without SP */
-    {0x0e508000, 0x08508000, EK_K_A32_LDM_PC_ERET},/* LDM Rn{!}, {..,pc}^ */
+    {0x0fffa000, 0x08bd8000, EK_K_A32_POP_PC},      /* LDMIA SP!, {..,pc} without SP */
+    {0x0e508000, 0x08508000, EK_K_A32_LDM_PC_ERET}, /* LDM Rn{!}, {..,pc}^ */
     {0x0e108000, 0x08108000, EK_K_A32_LDM_PC},
-    {0x0ffff000, 0x049df000, EK_K_A32_POP1_PC},    /* LDR PC, [SP], #+imm12 */
+    {0x0ffff000, 0x049df000, EK_K_A32_POP1_PC}, /* LDR PC, [SP], #+imm12 */
     {0x0e50f000, 0x0410f000, EK_K_A32_LDR_PC},
     {0x0e50f010, 0x0610f000, EK_K_A32_LDR_PC},
-    {0x0ff0ffff, 0x01a0f00e, EK_K_A32_MOV_PC_LR},  /* MOV PC, LR */
-    {0x0ff0f000, 0x01b0f000, EK_K_A32_ALU_PC_ERET},/* MOVS PC, ... */
+    {0x0ff0ffff, 0x01a0f00e, EK_K_A32_MOV_PC_LR},   /* MOV PC, LR */
+    {0x0ff0f000, 0x01b0f000, EK_K_A32_ALU_PC_ERET}, /* MOVS PC, ... */
     {0x0fe0f000, 0x01a0f000, EK_K_A32_MOV_PC},
     {0x0ff000ff, 0x0160006e, EK_K_A32_ERET},
     {0x0ff000f0, 0x01200070, EK_K_A32_BKPT},
     {0x0ff000f0, 0x01400070, EK_K_A32_HVC},
     {0x0ff000f0, 0x01600070, EK_K_A32_SMC},
-    {0x0f900080, 0x01000000, EK_K_NONE},           /* miscellaneous (MRS, MSR, CLZ, ...) */
-    {0x0f9000f0, 0x01800090, EK_K_NONE},           /* exclusive loads/stores */
-    {0x0ffffffe, 0x0320f002, EK_K_A32_WFE},        /* WFE, WFI: fixed below */
-    {0x0fb0f000, 0x0320f000, EK_K_NONE},           /* MSR (immediate), hints */
-    {0x0f90f000, 0x0310f000, EK_K_NONE},           /* TST/TEQ/CMP/CMN (immediate) */
-    {0x0e10f000, 0x0210f000, EK_K_A32_ALU_PC_ERET},/* <op>S PC, Rn, #imm */
+    {0x0f900080, 0x01000000, EK_K_NONE},            /* miscellaneous (MRS, MSR, CLZ, ...) */
+    {0x0f9000f0, 0x01800090, EK_K_NONE},            /* exclusive loads/stores */
+    {0x0ffffffe, 0x0320f002, EK_K_A32_WFE},         /* WFE, WFI: fixed below */
+    {0x0fb0f000, 0x0320f000, EK_K_NONE},            /* MSR (immediate), hints */
+    {0x0f90f000, 0x0310f000, EK_K_NONE},            /* TST/TEQ/CMP/CMN (immediate) */
+    {0x0e10f000, 0x0210f000, EK_K_A32_ALU_PC_ERET}, /* <op>S PC, Rn, #imm */
     {0x0e00f000, 0x0200f000, EK_K_A32_ALU_PC},
-    {0x0e10f090, 0x0010f090, EK_K_A32_ALU_PC},     /* multiply / extra load with PC: no S */
-    {0x0f90f000, 0x0110f000, EK_K_A32_ALU_PC},     /* TST/TEQ/CMP/CMN (register), Rd = 1111 */
-    {0x0e10f000, 0x0010f000, EK_K_A32_ALU_PC_ERET},/* <op>S PC, Rn, Rm{, shift} */
+    {0x0e10f090, 0x0010f090, EK_K_A32_ALU_PC},      /* multiply / extra load with PC: no S */
+    {0x0f90f000, 0x0110f000, EK_K_A32_ALU_PC},      /* TST/TEQ/CMP/CMN (register), Rd = 1111 */
+    {0x0e10f000, 0x0010f000, EK_K_A32_ALU_PC_ERET}, /* <op>S PC, Rn, Rm{, shift} */
     {0x0e00f000, 0x0000f000, EK_K_A32_ALU_PC},
     {0x0f000000, 0x0a000000, EK_K_A32_B},
     {0x0f000000, 0x0b000000, EK_K_A32_BL},
@@ -479,8 +478,7 @@ static const pat A32_TAB[] = {
 static unsigned a32_kind(uint32_t w)
 {
     unsigned k = match(A32_TAB, w);
-    if (k == EK_K_A32_WFE && (w & 1u))
-        return EK_K_A32_WFI;
+    if (k == EK_K_A32_WFE && (w & 1u)) return EK_K_A32_WFI;
     if (k == EK_K_A32_UDF && (w >> 28) != 0xeu)
         return EK_K_NONE; /* UDF is only allocated with cond = AL */
     return k;
@@ -516,8 +514,7 @@ static uint64_t target_of(unsigned fmt, uint32_t w, uint64_t addr, uint8_t *next
         uint32_t s = (hw1 >> 10) & 1u;
         uint32_t i1 = ~(((hw2 >> 13) & 1u) ^ s) & 1u, i2 = ~(((hw2 >> 11) & 1u) ^ s) & 1u;
         uint32_t v = s << 24 | i1 << 23 | i2 << 22 | (hw1 & 0x3ffu) << 12 | (hw2 & 0x7ffu) << 1;
-        if (fmt == TF_T32_24)
-            return (uint32_t)(a32 + 4 + (uint32_t)sext(v, 25));
+        if (fmt == TF_T32_24) return (uint32_t)(a32 + 4 + (uint32_t)sext(v, 25));
         *next_isa = EK_ISA_A32;
         return (uint32_t)(((a32 + 4) & ~3u) + (uint32_t)sext(v & ~3u, 25));
     }
@@ -529,8 +526,7 @@ static uint64_t target_of(unsigned fmt, uint32_t w, uint64_t addr, uint8_t *next
     case TF_A32_24: return (uint32_t)(a32 + 8 + (uint32_t)(sext(w & 0xffffffu, 24) * 4));
     case TF_A32_BLX:
         *next_isa = EK_ISA_T32;
-        return (uint32_t)(a32 + 8 + (uint32_t)(sext(w & 0xffffffu, 24) * 4) +
-                          ((w >> 23) & 2u));
+        return (uint32_t)(a32 + 8 + (uint32_t)(sext(w & 0xffffffu, 24) * 4) + ((w >> 23) & 2u));
     default: return 0;
     }
 }
@@ -557,14 +553,12 @@ static void fill(unsigned kind, uint32_t w, ek_isa isa, uint64_t addr, unsigned 
     out->cond = EK_COND_AL;
     out->it_mask = 0;
 
-    if (ki->flags & EK_IF_COND)
-        out->cond = EK_COND_REG;
-    if (ki->tgt)
-        out->target = target_of(ki->tgt, w, addr, &out->next_isa);
+    if (ki->flags & EK_IF_COND) out->cond = EK_COND_REG;
+    if (ki->tgt) out->target = target_of(ki->tgt, w, addr, &out->next_isa);
     if (ki->attr & A_CC_FIELD) {
         unsigned cc = isa == EK_ISA_A64 ? (w & 0xfu)
-                      : size == 2   ? ((w >> 24) & 0xfu)
-                                    : ((w >> 22) & 0xfu);
+                      : size == 2       ? ((w >> 24) & 0xfu)
+                                        : ((w >> 22) & 0xfu);
         out->cond = (uint8_t)cc;
         /* A64 B.AL / B.NV always branch; OpenCSD calls every B.cond conditional */
         if (cc >= 14 && !(opts & EK_ISA_OCSD_COND)) {
@@ -584,8 +578,7 @@ static void fill(unsigned kind, uint32_t w, ek_isa isa, uint64_t addr, unsigned 
                 out->flags &= ~(EK_IF_BRANCH | EK_IF_INDIRECT);
             }
         }
-        if ((ki->attr & A_WFX) && !(opts & EK_ISA_OPT_WFX_BRANCH))
-            out->type = EK_ITYPE_OTHER;
+        if ((ki->attr & A_WFX) && !(opts & EK_ISA_OPT_WFX_BRANCH)) out->type = EK_ITYPE_OTHER;
         if ((ki->attr & A_DSBDMB) && !(opts & EK_ISA_OPT_DSB_DMB_WAYPOINT))
             out->type = EK_ITYPE_OTHER;
         if (ki->attr & A_RET_IF_LR) {
@@ -596,8 +589,7 @@ static void fill(unsigned kind, uint32_t w, ek_isa isa, uint64_t addr, unsigned 
             }
         }
     }
-    if (kind == EK_K_T32_IT)
-        out->it_mask = (uint8_t)(w >> 16);
+    if (kind == EK_K_T32_IT) out->it_mask = (uint8_t)(w >> 16);
     if (kind == EK_K_A64_DSB && (w & 0xe0u) == 0x20u && (opts & EK_ISA_OCSD_BARRIER)) {
         out->type = EK_ITYPE_OTHER; /* DSB nXS: not a barrier for OpenCSD */
         out->flags &= ~EK_IF_BARRIER;
@@ -606,7 +598,7 @@ static void fill(unsigned kind, uint32_t w, ek_isa isa, uint64_t addr, unsigned 
 
 /* A64 fast fill: branch-free for every kind without special attributes (B, BL, B.cond, CBZ,
  * TBZ, BR, BLR, RET, ...), which is nearly every A64 waypoint in real code. */
-static const uint8_t A64_SL[5] = {0, 6, 8, 13, 18};  /* TF_NONE, TF_A64_26, _19, _14, _9 */
+static const uint8_t A64_SL[5] = {0, 6, 8, 13, 18}; /* TF_NONE, TF_A64_26, _19, _14, _9 */
 static const uint8_t A64_SR[5] = {0, 4, 11, 16, 21};
 
 static inline void fill_a64(unsigned kind, uint32_t w, uint64_t addr, const ek_isa_cfg *cfg,
@@ -638,8 +630,7 @@ static inline void fill_a64(unsigned kind, uint32_t w, uint64_t addr, const ek_i
     out->it_mask = 0;
 }
 
-int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *cfg,
-                    ek_insn *out)
+int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *cfg, ek_insn *out)
 {
     unsigned kind, size = 4;
     uint32_t w = word;
@@ -660,12 +651,8 @@ int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *
         w = size == 4 ? (word << 16 | word >> 16) : (word & 0xffffu) << 16;
         kind = t32_kind(w, size);
         break;
-    case EK_ISA_A32:
-        kind = a32_kind(word);
-        break;
-    default:
-        memset(out, 0, sizeof *out);
-        return EK_ERR_ARG;
+    case EK_ISA_A32: kind = a32_kind(word); break;
+    default: memset(out, 0, sizeof *out); return EK_ERR_ARG;
     }
     fill(kind, w, isa, addr, size, cfg, out);
     if (isa == EK_ISA_A32 && (word >> 28) < 14u) { /* every A32 instruction with cond != AL */
@@ -680,8 +667,8 @@ int ek_isa_classify(uint32_t word, ek_isa isa, uint64_t addr, const ek_isa_cfg *
 uint32_t ek_isa_arch_features(ek_arch arch, ek_arch_profile profile)
 {
     const uint32_t a_later = EK_ISA_FEAT_PAUTH | EK_ISA_FEAT_HBC | EK_ISA_FEAT_WFXT;
-    const uint32_t a_v9 = a_later | EK_ISA_FEAT_CMPBR | EK_ISA_FEAT_PAUTH_LR |
-                          EK_ISA_FEAT_TME | EK_ISA_FEAT_TEV;
+    const uint32_t a_v9 =
+        a_later | EK_ISA_FEAT_CMPBR | EK_ISA_FEAT_PAUTH_LR | EK_ISA_FEAT_TME | EK_ISA_FEAT_TEV;
     switch (arch) {
     case EK_ARCH_V7A:
     case EK_ARCH_V7R:
@@ -693,8 +680,7 @@ uint32_t ek_isa_arch_features(ek_arch arch, ek_arch_profile profile)
     case EK_ARCH_V8_1M: return EK_ISA_FEAT_CMSE | EK_ISA_FEAT_LOB;
     case EK_ARCH_V9A: return EK_ISA_FEAT_AR32 | a_v9;
     default:
-        if (profile == EK_PROFILE_M)
-            return EK_ISA_FEAT_CMSE | EK_ISA_FEAT_LOB;
+        if (profile == EK_PROFILE_M) return EK_ISA_FEAT_CMSE | EK_ISA_FEAT_LOB;
         return EK_ISA_FEAT_AR32 | a_v9;
     }
 }
@@ -711,10 +697,8 @@ void ek_isa_cfg_ocsd(ek_isa_cfg *cfg, unsigned ocsd_arch, int m_profile, uint32_
      * the pointer-authentication family (with RETA*SPPC and TEXIT) from ARCH_V8r3, WFIT/WFET
      * and TSTART from ARCH_AA64, and never looks at the profile. */
     uint32_t f = EK_ISA_FEAT_HBC | EK_ISA_FEAT_CMPBR | EK_ISA_FEAT_LOB | EK_ISA_FEAT_AR32;
-    if (ocsd_arch >= 0x0803)
-        f |= EK_ISA_FEAT_PAUTH | EK_ISA_FEAT_PAUTH_LR | EK_ISA_FEAT_TEV;
-    if (ocsd_arch >= 0x0864)
-        f |= EK_ISA_FEAT_WFXT | EK_ISA_FEAT_TME;
+    if (ocsd_arch >= 0x0803) f |= EK_ISA_FEAT_PAUTH | EK_ISA_FEAT_PAUTH_LR | EK_ISA_FEAT_TEV;
+    if (ocsd_arch >= 0x0864) f |= EK_ISA_FEAT_WFXT | EK_ISA_FEAT_TME;
     if (m_profile && ocsd_arch >= 0x0800)
         f |= EK_ISA_FEAT_CMSE; /* only changes the kind name of BXNS/BLXNS */
     cfg->features = f;
@@ -736,8 +720,7 @@ void ek_isa_it_step(ek_it_state *st, ek_insn *insn, const ek_isa_cfg *cfg)
     unsigned cond = st->itstate >> 4;
     if (cfg->opts & EK_ISA_OCSD_COND) {
         insn->flags |= EK_IF_COND; /* OpenCSD: the whole block, even IT AL */
-        if (cond < 14)
-            insn->cond = (uint8_t)cond;
+        if (cond < 14) insn->cond = (uint8_t)cond;
     } else if (cond < 14) {
         insn->flags |= EK_IF_COND;
         insn->cond = (uint8_t)cond;
@@ -763,8 +746,7 @@ int ek_isa_next_waypoint(const uint8_t *buf, size_t len, ek_isa isa, uint64_t ad
     uint64_t n = 0;
 
     memset(out, 0, sizeof *out);
-    if (!buf && len)
-        return EK_ERR_ARG;
+    if (!buf && len) return EK_ERR_ARG;
     if (isa == EK_ISA_A64) {
         /* A plain loop: waypoints are a few instructions apart in real code, so a wider
          * branch-free pre-scan loses more than the one mispredicted exit it saves. */
@@ -772,8 +754,7 @@ int ek_isa_next_waypoint(const uint8_t *buf, size_t len, ek_isa isa, uint64_t ad
         const uint32_t opts = cfg->opts;
         for (size_t i = 0; i < nw; i++) {
             uint32_t w = rd32(buf + i * 4);
-            if (ek_isa_a64_is_plain(w))
-                continue;
+            if (ek_isa_a64_is_plain(w)) continue;
             fill_a64(a64_kind(w, opts), w, addr + i * 4, cfg, &out->insn);
             if (out->insn.type != EK_ITYPE_OTHER) {
                 out->offset = i * 4;
@@ -802,20 +783,16 @@ int ek_isa_next_waypoint(const uint8_t *buf, size_t len, ek_isa isa, uint64_t ad
         out->count = n;
         return 0;
     }
-    if (isa != EK_ISA_T32)
-        return EK_ERR_ARG;
+    if (isa != EK_ISA_T32) return EK_ERR_ARG;
     { /* T32 */
         const int fetch4 = (cfg->opts & EK_ISA_OCSD_FETCH4) != 0;
         while (len - off >= 2) {
             uint32_t hw1 = (uint32_t)buf[off] | (uint32_t)buf[off + 1] << 8, w = hw1;
             unsigned size = ek_isa_t32_size((uint16_t)hw1);
-            if (len - off < size || (fetch4 && len - off < 4))
-                break;
-            if (size == 4)
-                w |= ((uint32_t)buf[off + 2] | (uint32_t)buf[off + 3] << 8) << 16;
+            if (len - off < size || (fetch4 && len - off < 4)) break;
+            if (size == 4) w |= ((uint32_t)buf[off + 2] | (uint32_t)buf[off + 3] << 8) << 16;
             ek_isa_classify(w, EK_ISA_T32, addr + off, cfg, &out->insn);
-            if (it)
-                ek_isa_it_step(it, &out->insn, cfg);
+            if (it) ek_isa_it_step(it, &out->insn, cfg);
             n++;
             if (out->insn.type != EK_ITYPE_OTHER) {
                 out->offset = off;
@@ -840,7 +817,7 @@ const char *ek_isa_kind_name(unsigned kind)
 
 const char *ek_isa_type_name(unsigned type)
 {
-    static const char *const n[] = {"OTHER", "BR", "BR_INDIRECT", "ISB",
+    static const char *const n[] = {"OTHER",   "BR",      "BR_INDIRECT", "ISB",
                                     "DSB_DMB", "WFI_WFE", "TSTART"};
     return type < sizeof n / sizeof n[0] ? n[type] : "?";
 }

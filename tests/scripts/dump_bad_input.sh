@@ -110,7 +110,24 @@ HEX
 if "$ETMKIT_BIN" dump "$tmp/ptm" >"$tmp/out" 2>"$tmp/err"; then fail "ptm: exit 0"; fi
 [ "$(grep -c 'is not decoded' "$tmp/err")" -eq 1 ] || fail "ptm: message: $(cat "$tmp/err")"
 
-# 7. not a snapshot, unknown option
+# 7. random bytes in every framing: listed or rejected, never a crash (run under ASan too)
+make_snapshot "$tmp/rnd" coresight ETM4 </dev/null
+make_snapshot "$tmp/rndraw" source_data ETE </dev/null
+for seed in 1 2 3; do
+    python3 -c "import random, sys; r = random.Random($seed); sys.stdout.buffer.write(bytes(r.choice((0, 0x7f, 0xff, r.randrange(256))) for _ in range(40000)))" >"$tmp/rnd/trace.bin"
+    cp "$tmp/rnd/trace.bin" "$tmp/rndraw/trace.bin"
+    for opts in "" "--pkt-mon --raw-packed --raw-unpacked" "--tpiu" "--tpiu-hsync --decode" "--dstream --tpiu" "--multi-session --format=json"; do
+        # shellcheck disable=SC2086
+        "$ETMKIT_BIN" dump --format=ocsd $opts "$tmp/rnd" >/dev/null 2>&1
+        rc=$?
+        [ $rc -le 1 ] || fail "random input (seed $seed, $opts): exit $rc"
+    done
+    "$ETMKIT_BIN" dump --format=text "$tmp/rndraw" >/dev/null 2>&1
+    rc=$?
+    [ $rc -le 1 ] || fail "random raw input (seed $seed): exit $rc"
+done
+
+# 8. not a snapshot, unknown option
 if "$ETMKIT_BIN" dump "$tmp" >/dev/null 2>&1; then fail "no snapshot.ini: exit 0"; fi
 "$ETMKIT_BIN" dump --no-such-option "$tmp/raw" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown option: exit status"

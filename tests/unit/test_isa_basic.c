@@ -11,7 +11,8 @@
 
 static void put32(uint8_t *p, uint32_t w)
 {
-    p[0] = (uint8_t)w, p[1] = (uint8_t)(w >> 8), p[2] = (uint8_t)(w >> 16), p[3] = (uint8_t)(w >> 24);
+    p[0] = (uint8_t)w, p[1] = (uint8_t)(w >> 8), p[2] = (uint8_t)(w >> 16),
+    p[3] = (uint8_t)(w >> 24);
 }
 
 static void put16(uint8_t *p, uint16_t h)
@@ -124,9 +125,9 @@ static void test_scan_a64(void **state)
     uint8_t b[64];
     for (int i = 0; i < 16; i++)
         put32(b + 4 * i, 0xd503201f); /* nop */
-    put32(b + 20, 0xd503207f);         /* wfi: not a waypoint without the option */
-    put32(b + 28, 0x94000010);         /* bl +0x40 */
-    put32(b + 40, 0xd65f03c0);         /* ret */
+    put32(b + 20, 0xd503207f);        /* wfi: not a waypoint without the option */
+    put32(b + 28, 0x94000010);        /* bl +0x40 */
+    put32(b + 40, 0xd65f03c0);        /* ret */
     ek_isa_scan sc;
     assert_int_equal(ek_isa_next_waypoint(b, sizeof b, EK_ISA_A64, 0x1000, &c, NULL, &sc), 1);
     assert_int_equal(sc.offset, 28);
@@ -165,8 +166,7 @@ static void test_scan_a64(void **state)
             ek_isa_classify(w, EK_ISA_A64, 0x8000 + off + i, &c, &in);
             assert_int_equal(in.type, EK_ITYPE_OTHER);
         }
-        if (r != 1)
-            break;
+        if (r != 1) break;
         found++;
         off += sc.offset + 4;
     }
@@ -179,8 +179,8 @@ static void test_scan_t32(void **state)
     ek_isa_cfg c;
     ek_isa_cfg_init(&c, EK_ARCH_V7A, EK_PROFILE_A, 0);
     uint8_t b[32];
-    put16(b + 0, 0x4608);  /* mov r0, r1 */
-    put16(b + 2, 0xf8d1);  /* ldr.w r0, [r1] */
+    put16(b + 0, 0x4608); /* mov r0, r1 */
+    put16(b + 2, 0xf8d1); /* ldr.w r0, [r1] */
     put16(b + 4, 0x0000);
     put16(b + 6, 0xbf08);  /* it eq */
     put16(b + 8, 0x4770);  /* bxeq lr */

@@ -45,7 +45,11 @@ static char *trim(char *s)
  * patterns (see docs/ISA.md). */
 static void core_arch(const char *type, unsigned *arch, int *m)
 {
-    static const struct { const char *n; unsigned a; int m; } t[] = {
+    static const struct {
+        const char *n;
+        unsigned a;
+        int m;
+    } t[] = {
         {"Cortex-A77", 0x0803, 0}, {"Cortex-A76", 0x0803, 0}, {"Cortex-A75", 0x0803, 0},
         {"Cortex-A73", 0x0800, 0}, {"Cortex-A72", 0x0800, 0}, {"Cortex-A65", 0x0803, 0},
         {"Cortex-A57", 0x0800, 0}, {"Cortex-A55", 0x0803, 0}, {"Cortex-A53", 0x0800, 0},
@@ -80,8 +84,7 @@ static void load_device(snap *s, const char *dir, const char *file)
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[1024], sect[128] = "", cls[64] = "", type[128] = "";
     char dfile[1024] = "";
     uint64_t daddr = 0, dlen = 0, doff = 0, idr1 = 0, idr2 = 0, devarch = 0;
@@ -111,21 +114,18 @@ static void load_device(snap *s, const char *dir, const char *file)
                     fclose(df);
                 }
             }
-            if (!got)
-                break;
+            if (!got) break;
             snprintf(sect, sizeof sect, "%s", l);
             in_dump = !strncmp(sect, "[dump", 5);
             dfile[0] = 0, daddr = dlen = doff = 0;
             continue;
         }
         char *eq = strchr(l, '=');
-        if (!eq || l[0] == ';')
-            continue;
+        if (!eq || l[0] == ';') continue;
         *eq = 0;
         char *k = trim(l), *v = trim(eq + 1);
         char *paren = strchr(k, '(');
-        if (paren)
-            *paren = 0;
+        if (paren) *paren = 0;
         if (!strcmp(k, "class"))
             snprintf(cls, sizeof cls, "%s", v);
         else if (!strcmp(k, "type"))
@@ -146,14 +146,12 @@ static void load_device(snap *s, const char *dir, const char *file)
             devarch = strtoull(v, NULL, 0);
     }
     fclose(f);
-    if (!strcmp(cls, "core") && !s->ocsd_arch)
-        core_arch(type, &s->ocsd_arch, &s->m_profile);
+    if (!strcmp(cls, "core") && !s->ocsd_arch) core_arch(type, &s->ocsd_arch, &s->m_profile);
     if (!strcmp(cls, "trace_source")) {
         unsigned ver = !strcmp(type, "ETE")
                            ? (unsigned)((devarch >> 12 & 0xf) << 4 | (devarch >> 16 & 0xf))
                            : (unsigned)((idr1 >> 8 & 0xf) << 4 | (idr1 >> 4 & 0xf));
-        if ((idr2 & 0x80000000u) && ver >= 0x43)
-            s->wfx = 1;
+        if ((idr2 & 0x80000000u) && ver >= 0x43) s->wfx = 1;
     }
 }
 
@@ -162,8 +160,7 @@ static int load_snapshot(snap *s, const char *dir)
     char path[8192], line[1024];
     snprintf(path, sizeof path, "%s/snapshot.ini", dir);
     FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     int in_list = 0;
     while (fgets(line, sizeof line, f)) {
         char *l = trim(line);
@@ -172,8 +169,7 @@ static int load_snapshot(snap *s, const char *dir)
             continue;
         }
         char *eq = strchr(l, '=');
-        if (in_list && eq)
-            load_device(s, dir, trim(eq + 1));
+        if (in_list && eq) load_device(s, dir, trim(eq + 1));
     }
     fclose(f);
     return 0;
@@ -203,25 +199,28 @@ static void check_range(const snap *s, const ek_isa_cfg *cfg, const char *line, 
     unsigned ni, lsz;
     char isa_s[8];
     const char *p = strstr(line, "exec range=");
-    if (!p || sscanf(p, "exec range=0x%llx:[0x%llx] num_i(%u) last_sz(%u) (ISA=%7[^)])", &sa,
-                     &ea, &ni, &lsz, isa_s) != 5)
+    if (!p || sscanf(p, "exec range=0x%llx:[0x%llx] num_i(%u) last_sz(%u) (ISA=%7[^)])", &sa, &ea,
+                     &ni, &lsz, isa_s) != 5)
         return;
     st->ranges++;
-    ek_isa isa = !strcmp(isa_s, "A64") ? EK_ISA_A64 : !strcmp(isa_s, "T32") ? EK_ISA_T32
-               : !strcmp(isa_s, "A32") ? EK_ISA_A32 : EK_ISA_UNKNOWN;
-    if (isa == EK_ISA_UNKNOWN)
-        return;
+    ek_isa isa = !strcmp(isa_s, "A64")   ? EK_ISA_A64
+                 : !strcmp(isa_s, "T32") ? EK_ISA_T32
+                 : !strcmp(isa_s, "A32") ? EK_ISA_A32
+                                         : EK_ISA_UNKNOWN;
+    if (isa == EK_ISA_UNKNOWN) return;
     const char *t = strchr(strstr(p, "(ISA="), ')') + 4; /* after "(ISA=..) E " */
-    int want_type = !strncmp(t, "BR ", 3) ? EK_ITYPE_BR
-                    : !strncmp(t, "iBR", 3) ? EK_ITYPE_BR_INDIRECT
-                    : !strncmp(t, "ISB", 3) ? EK_ITYPE_ISB
-                    : !strncmp(t, "DSB", 3) ? EK_ITYPE_DSB_DMB
-                    : !strncmp(t, "WFI", 3) ? EK_ITYPE_WFI_WFE
-                    : !strncmp(t, "TSTART", 6) ? EK_ITYPE_TSTART : EK_ITYPE_OTHER;
-    int want_sub = strstr(t, "b+link") ? EK_ISUB_BR_LINK
-                   : strstr(t, "A64:eret") ? EK_ISUB_V8_ERET
-                   : strstr(t, "A64:ret") ? EK_ISUB_V8_RET
-                   : strstr(t, "V7:impl ret") ? EK_ISUB_V7_IMPLIED_RET : EK_ISUB_NONE;
+    int want_type = !strncmp(t, "BR ", 3)      ? EK_ITYPE_BR
+                    : !strncmp(t, "iBR", 3)    ? EK_ITYPE_BR_INDIRECT
+                    : !strncmp(t, "ISB", 3)    ? EK_ITYPE_ISB
+                    : !strncmp(t, "DSB", 3)    ? EK_ITYPE_DSB_DMB
+                    : !strncmp(t, "WFI", 3)    ? EK_ITYPE_WFI_WFE
+                    : !strncmp(t, "TSTART", 6) ? EK_ITYPE_TSTART
+                                               : EK_ITYPE_OTHER;
+    int want_sub = strstr(t, "b+link")        ? EK_ISUB_BR_LINK
+                   : strstr(t, "A64:eret")    ? EK_ISUB_V8_ERET
+                   : strstr(t, "A64:ret")     ? EK_ISUB_V8_RET
+                   : strstr(t, "V7:impl ret") ? EK_ISUB_V7_IMPLIED_RET
+                                              : EK_ISUB_NONE;
     int want_cond = strstr(t, "<cond>") != NULL;
 
     ek_it_state it = {0, 0};
@@ -237,8 +236,7 @@ static void check_range(const snap *s, const ek_isa_cfg *cfg, const char *line, 
             return;
         }
         ek_isa_classify(w, isa, a, cfg, &in);
-        if (isa == EK_ISA_T32)
-            ek_isa_it_step(&it, &in, cfg);
+        if (isa == EK_ISA_T32) ek_isa_it_step(&it, &in, cfg);
         n++;
         a += in.size;
         /* A waypoint inside a range is possible only where OpenCSD did not trace to a
@@ -251,18 +249,12 @@ static void check_range(const snap *s, const ek_isa_cfg *cfg, const char *line, 
         }
     }
     st->checked++;
-    if (!why && a != ea)
-        why = "range end";
-    if (!why && n != ni)
-        why = "instruction count";
-    if (!why && in.size != lsz)
-        why = "last size";
-    if (!why && in.type != want_type)
-        why = "type";
-    if (!why && in.subtype != want_sub)
-        why = "sub-type";
-    if (!why && !!(in.flags & EK_IF_COND) != want_cond)
-        why = "cond";
+    if (!why && a != ea) why = "range end";
+    if (!why && n != ni) why = "instruction count";
+    if (!why && in.size != lsz) why = "last size";
+    if (!why && in.type != want_type) why = "type";
+    if (!why && in.subtype != want_sub) why = "sub-type";
+    if (!why && !!(in.flags & EK_IF_COND) != want_cond) why = "cond";
     if (why && ++st->bad <= 10)
         fprintf(stderr, "%s: %s at %#llx (%s %s/%s cond=%d n=%u): %s\n", cs, why,
                 (unsigned long long)(a - in.size), ek_isa_kind_name(in.kind),
@@ -274,10 +266,8 @@ static void test_ranges(void **state)
 {
     (void)state;
     char *cases = tu_shared_path("opencsd/cases.tsv");
-    if (!cases)
-        tu_skip_all("no $ETMKIT_SHARED/testdata/opencsd/cases.tsv");
-    if (system("xz --version >/dev/null 2>&1") != 0)
-        tu_skip_all("xz not installed");
+    if (!cases) tu_skip_all("no $ETMKIT_SHARED/testdata/opencsd/cases.tsv");
+    if (system("xz --version >/dev/null 2>&1") != 0) tu_skip_all("xz not installed");
     FILE *cf = fopen(cases, "r");
     assert_non_null(cf);
     const char *san = getenv("ETMKIT_SANITIZE");
@@ -286,11 +276,9 @@ static void test_ranges(void **state)
     stats total = {0, 0, 0, 0};
     int ncases = 0;
     while (fgets(line, sizeof line, cf)) {
-        if (line[0] == '#')
-            continue;
+        if (line[0] == '#') continue;
         char cs[256], sn[256], proto[64];
-        if (sscanf(line, "%255[^\t]\t%255[^\t]\t%63[^\t]", cs, sn, proto) != 3)
-            continue;
+        if (sscanf(line, "%255[^\t]\t%255[^\t]\t%63[^\t]", cs, sn, proto) != 3) continue;
         if (strcmp(proto, "ETMv4") && strcmp(proto, "ETE") && strcmp(proto, "ETMv4-M") &&
             strcmp(proto, "PTM"))
             continue;
@@ -307,8 +295,7 @@ static void test_ranges(void **state)
         snap s;
         memset(&s, 0, sizeof s);
         assert_int_equal(load_snapshot(&s, dir), 0);
-        if (!strcmp(proto, "ETE") && !s.ocsd_arch)
-            s.ocsd_arch = 0x0864;
+        if (!strcmp(proto, "ETE") && !s.ocsd_arch) s.ocsd_arch = 0x0864;
         ek_isa_cfg cfg;
         ek_isa_cfg_ocsd(&cfg, s.ocsd_arch, s.m_profile, s.wfx ? EK_ISA_OPT_WFX_BRANCH : 0);
         char cmd[8300];

@@ -19,8 +19,7 @@
 static int full_sweep(void)
 {
     const char *m = getenv("ETMKIT_ISA_SWEEP");
-    if (m)
-        return !strcmp(m, "full");
+    if (m) return !strcmp(m, "full");
     const char *san = getenv("ETMKIT_SANITIZE");
     return !(san && !strcmp(san, "1"));
 }
@@ -32,20 +31,20 @@ static uint32_t rnd32(void)
     return (uint32_t)(rng_state >> 32);
 }
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            if (++*bad < 10) {                                                               \
-                fprintf(stderr, "%s %08x: ", what, w);                                       \
-                fprintf(stderr, __VA_ARGS__);                                                \
-                fprintf(stderr, "\n");                                                       \
-            }                                                                                \
-            return;                                                                          \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (++*bad < 10) {                                                                     \
+                fprintf(stderr, "%s %08x: ", what, w);                                             \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fprintf(stderr, "\n");                                                             \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
     } while (0)
 
-static void invariants(const char *what, uint32_t w, ek_isa isa, uint64_t addr,
-                       const ek_insn *in, int sz, unsigned want_size, uint64_t *bad)
+static void invariants(const char *what, uint32_t w, ek_isa isa, uint64_t addr, const ek_insn *in,
+                       int sz, unsigned want_size, uint64_t *bad)
 {
     int br = in->type == EK_ITYPE_BR || in->type == EK_ITYPE_BR_INDIRECT;
     CHECK(sz == (int)want_size && in->size == want_size, "size %d", sz);
@@ -77,8 +76,7 @@ static void check_a64(uint32_t w, const ek_isa_cfg *all, const ek_isa_cfg *v8,
     int sz = ek_isa_classify(w, EK_ISA_A64, addr, all, &in);
     invariants("A64", w, EK_ISA_A64, addr, &in, sz, 4, bad);
     count[in.kind]++;
-    if (!cross)
-        return;
+    if (!cross) return;
     /* fewer features only take encodings away; OpenCSD's view differs only where
      * docs/ISA.md says so (reserved CB<cc> conditions; conditionality is not compared) */
     ek_insn a, o;
@@ -95,8 +93,8 @@ static void check_a64(uint32_t w, const ek_isa_cfg *all, const ek_isa_cfg *v8,
         !(cb && in.kind == EK_K_UNDEF)) {
         if (++*bad < 10)
             fprintf(stderr, "A64 %08x: OpenCSD view %s/%s, ours %s/%s\n", w,
-                    ek_isa_kind_name(o.kind), ek_isa_type_name(o.type),
-                    ek_isa_kind_name(in.kind), ek_isa_type_name(in.type));
+                    ek_isa_kind_name(o.kind), ek_isa_type_name(o.type), ek_isa_kind_name(in.kind),
+                    ek_isa_type_name(in.type));
     }
 }
 
@@ -119,9 +117,8 @@ static void test_a64(void **state)
             uint32_t w = hi << 16 | (k == 0 ? 0 : k == 1 ? 0xffff : rnd32() & 0xffff);
             ek_insn in;
             int sz = ek_isa_classify(w, EK_ISA_A64, 0x1000, &all, &in);
-            int plain_ok = (sz == 4) & (in.kind == EK_K_NONE) & (in.type == 0) &
-                           (in.flags == 0) & (in.target == 0) & (in.cond == EK_COND_AL) &
-                           (in.next_isa == EK_ISA_A64);
+            int plain_ok = (sz == 4) & (in.kind == EK_K_NONE) & (in.type == 0) & (in.flags == 0) &
+                           (in.target == 0) & (in.cond == EK_COND_AL) & (in.next_isa == EK_ISA_A64);
             if (ek_isa_a64_is_plain(w) ? !plain_ok : in.kind == EK_K_NONE && w >> 29 != 6) {
                 if (++bad < 10)
                     fprintf(stderr, "A64 %08x: fast path %d, classified as %s\n", w,
@@ -142,28 +139,30 @@ static void test_a64(void **state)
     printf("A64: %llu words (%s), %llu problems\n", (unsigned long long)n,
            full ? "full sweep" : "sampled", (unsigned long long)bad);
     assert_int_equal(bad, 0);
-    if (!full)
-        return;
+    if (!full) return;
     /* Encodings per kind, from the Arm ARM encoding diagrams. */
-    static const struct { unsigned kind; uint64_t n; } want[] = {
-        {EK_K_A64_B, 1u << 26},          /* imm26 */
+    static const struct {
+        unsigned kind;
+        uint64_t n;
+    } want[] = {
+        {EK_K_A64_B, 1u << 26}, /* imm26 */
         {EK_K_A64_BL, 1u << 26},
-        {EK_K_A64_B_COND, 1u << 23},     /* imm19, cond */
+        {EK_K_A64_B_COND, 1u << 23}, /* imm19, cond */
         {EK_K_A64_BC_COND, 1u << 23},
-        {EK_K_A64_CBZ, 1u << 26},        /* sf, op, imm19, Rt */
-        {EK_K_A64_TBZ, 1u << 26},        /* b5, op, b40, imm14, Rt */
-        {EK_K_A64_CB_REG, 2 * 6 << 19},  /* sf, 6 of 8 cc, Rm, imm9, Rt */
+        {EK_K_A64_CBZ, 1u << 26},       /* sf, op, imm19, Rt */
+        {EK_K_A64_TBZ, 1u << 26},       /* b5, op, b40, imm14, Rt */
+        {EK_K_A64_CB_REG, 2 * 6 << 19}, /* sf, 6 of 8 cc, Rm, imm9, Rt */
         {EK_K_A64_CBB, 6 << 19},
         {EK_K_A64_CBH, 6 << 19},
-        {EK_K_A64_CB_IMM, 2 * 6 << 20},  /* sf, cc, imm6, imm9, Rt */
-        {EK_K_A64_BR, 32},               /* Rn */
+        {EK_K_A64_CB_IMM, 2 * 6 << 20}, /* sf, cc, imm6, imm9, Rt */
+        {EK_K_A64_BR, 32},              /* Rn */
         {EK_K_A64_BLR, 32},
         {EK_K_A64_RET, 32},
-        {EK_K_A64_BRA, 2 * 32 + 2 * 32 * 32},  /* BRAAZ/BRABZ Rn; BRAA/BRAB Rn, Rm */
+        {EK_K_A64_BRA, 2 * 32 + 2 * 32 * 32}, /* BRAAZ/BRABZ Rn; BRAA/BRAB Rn, Rm */
         {EK_K_A64_BLRA, 2 * 32 + 2 * 32 * 32},
         {EK_K_A64_RETA, 2},
-        {EK_K_A64_RETASPPC, 2u << 16},   /* key, imm16 */
-        {EK_K_A64_RETASPPCR, 2 * 31},    /* key, Rm != 31 */
+        {EK_K_A64_RETASPPC, 2u << 16}, /* key, imm16 */
+        {EK_K_A64_RETASPPCR, 2 * 31},  /* key, Rm != 31 */
         {EK_K_A64_ERET, 1},
         {EK_K_A64_ERETA, 2},
         {EK_K_A64_DRPS, 1},
@@ -175,8 +174,8 @@ static void test_a64(void **state)
         {EK_K_A64_BRK, 1u << 16},
         {EK_K_A64_HLT, 1u << 16},
         {EK_K_A64_TCANCEL, 1u << 16},
-        {EK_K_A64_ISB, 16},              /* CRm */
-        {EK_K_A64_DSB, 16 + 4},          /* CRm; nXS: CRm = xx10 */
+        {EK_K_A64_ISB, 16},     /* CRm */
+        {EK_K_A64_DSB, 16 + 4}, /* CRm; nXS: CRm = xx10 */
         {EK_K_A64_DMB, 16},
         {EK_K_A64_SB, 1},
         {EK_K_A64_WFI, 1},
@@ -246,12 +245,11 @@ static void test_t32(void **state)
     assert_int_equal(count[EK_K_T32_CBZ], 4 * 256);       /* op, i, imm5, Rn */
     assert_int_equal(count[EK_K_T32_POP_PC16], 256);      /* register list */
     assert_int_equal(count[EK_K_T32_UDF] >= 256, 1);
-    if (!full)
-        return;
-    assert_int_equal(count[EK_K_T32_B], 2048ull * 8192);      /* S imm10 | J1 J2 imm11 */
+    if (!full) return;
+    assert_int_equal(count[EK_K_T32_B], 2048ull * 8192); /* S imm10 | J1 J2 imm11 */
     assert_int_equal(count[EK_K_T32_BL], 2048ull * 8192);
-    assert_int_equal(count[EK_K_T32_B_COND], 1792ull * 8192); /* 14 conds x S imm6 | ... */
-    assert_int_equal(count[EK_K_T32_BLX_IMM], 2048ull * 4096);/* H = 0 */
+    assert_int_equal(count[EK_K_T32_B_COND], 1792ull * 8192);  /* 14 conds x S imm6 | ... */
+    assert_int_equal(count[EK_K_T32_BLX_IMM], 2048ull * 4096); /* H = 0 */
     assert_int_equal(count_m[EK_K_T32_BLX_IMM], 0);            /* no A32 state in M */
     assert_int_equal(count_m[EK_K_T32_LE], 2048);              /* imm10, imm1 */
     assert_int_equal(count_m[EK_K_T32_WLS], 16 * 2048);        /* Rn, imm10, imm1 */
@@ -285,8 +283,8 @@ static void test_a32(void **state)
             assert_int_equal(in.type, EK_ITYPE_BR);
             assert_int_equal(!!(in.flags & EK_IF_LINK), op || c == 15);
         }
-    printf("A32: %llu sampled words, %llu branches, %llu problems\n",
-           (unsigned long long)total, (unsigned long long)branches, (unsigned long long)bad);
+    printf("A32: %llu sampled words, %llu branches, %llu problems\n", (unsigned long long)total,
+           (unsigned long long)branches, (unsigned long long)bad);
     assert_int_equal(bad, 0);
 }
 

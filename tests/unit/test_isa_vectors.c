@@ -23,11 +23,15 @@ typedef struct vctx {
 
 static ek_arch arch_of(const char *s, ek_arch_profile *prof)
 {
-    static const struct { const char *n; ek_arch a; ek_arch_profile p; } t[] = {
-        {"v7a", EK_ARCH_V7A, EK_PROFILE_A},   {"v7r", EK_ARCH_V7R, EK_PROFILE_R},
-        {"v7m", EK_ARCH_V7M, EK_PROFILE_M},   {"v8a", EK_ARCH_V8A, EK_PROFILE_A},
+    static const struct {
+        const char *n;
+        ek_arch a;
+        ek_arch_profile p;
+    } t[] = {
+        {"v7a", EK_ARCH_V7A, EK_PROFILE_A},    {"v7r", EK_ARCH_V7R, EK_PROFILE_R},
+        {"v7m", EK_ARCH_V7M, EK_PROFILE_M},    {"v8a", EK_ARCH_V8A, EK_PROFILE_A},
         {"v83a", EK_ARCH_V8_3A, EK_PROFILE_A}, {"v8r", EK_ARCH_V8R, EK_PROFILE_R},
-        {"v8m", EK_ARCH_V8M, EK_PROFILE_M},   {"v81m", EK_ARCH_V8_1M, EK_PROFILE_M},
+        {"v8m", EK_ARCH_V8M, EK_PROFILE_M},    {"v81m", EK_ARCH_V8_1M, EK_PROFILE_M},
         {"v9a", EK_ARCH_V9A, EK_PROFILE_A},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
@@ -56,10 +60,8 @@ static void parse_cfg(vctx *c, char *args)
         else if (!strcmp(tok, "m"))
             m = 1;
         else if (!strncmp(tok, "opts=", 5)) {
-            if (strstr(tok, "wfx"))
-                opts |= EK_ISA_OPT_WFX_BRANCH;
-            if (strstr(tok, "dsb"))
-                opts |= EK_ISA_OPT_DSB_DMB_WAYPOINT;
+            if (strstr(tok, "wfx")) opts |= EK_ISA_OPT_WFX_BRANCH;
+            if (strstr(tok, "dsb")) opts |= EK_ISA_OPT_DSB_DMB_WAYPOINT;
         } else
             fail_msg("%s:%d: bad @cfg token %s", c->file, c->line, tok);
     }
@@ -70,21 +72,31 @@ static void parse_cfg(vctx *c, char *args)
     memset(&c->it, 0, sizeof c->it);
 }
 
-static const struct { const char *n; uint32_t f; } FLAGS[] = {
-    {"RETURN", EK_IF_RETURN}, {"ERET", EK_IF_ERET},         {"PAC", EK_IF_PAC},
-    {"INTERWORK", EK_IF_INTERWORK}, {"ISA_SWITCH", EK_IF_ISA_SWITCH},
-    {"EXCGEN", EK_IF_EXCGEN}, {"BARRIER", EK_IF_BARRIER},   {"WFX", EK_IF_WFX},
-    {"IT", EK_IF_IT},         {"TME", EK_IF_TME},           {"LOOP", EK_IF_LOOP},
+static const struct {
+    const char *n;
+    uint32_t f;
+} FLAGS[] = {
+    {"RETURN", EK_IF_RETURN},
+    {"ERET", EK_IF_ERET},
+    {"PAC", EK_IF_PAC},
+    {"INTERWORK", EK_IF_INTERWORK},
+    {"ISA_SWITCH", EK_IF_ISA_SWITCH},
+    {"EXCGEN", EK_IF_EXCGEN},
+    {"BARRIER", EK_IF_BARRIER},
+    {"WFX", EK_IF_WFX},
+    {"IT", EK_IF_IT},
+    {"TME", EK_IF_TME},
+    {"LOOP", EK_IF_LOOP},
     {"LINK", EK_IF_LINK},
 };
 
-#define VFAIL(...)                                                                           \
-    do {                                                                                     \
-        fprintf(stderr, "%s:%d: ", c->file, c->line);                                       \
-        fprintf(stderr, __VA_ARGS__);                                                        \
-        fprintf(stderr, "  [%s]\n", text);                                                   \
-        c->failures++;                                                                       \
-        return;                                                                              \
+#define VFAIL(...)                                                                                 \
+    do {                                                                                           \
+        fprintf(stderr, "%s:%d: ", c->file, c->line);                                              \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "  [%s]\n", text);                                                         \
+        c->failures++;                                                                             \
+        return;                                                                                    \
     } while (0)
 
 static void check_vector(vctx *c, char *line)
@@ -92,16 +104,13 @@ static void check_vector(vctx *c, char *line)
     char text[1024];
     snprintf(text, sizeof text, "%.1000s", line);
     char *bar = strchr(text, '|');
-    if (bar)
-        bar[-1] = 0;
+    if (bar) bar[-1] = 0;
     char *arrow = strstr(line, "=>");
-    if (!arrow)
-        VFAIL("no =>");
+    if (!arrow) VFAIL("no =>");
     *arrow = 0;
     char *exp = arrow + 2;
     char *src = strchr(exp, '|');
-    if (src)
-        *src = 0;
+    if (src) *src = 0;
 
     /* encoding */
     uint32_t word = 0;
@@ -112,12 +121,10 @@ static void check_vector(vctx *c, char *line)
         while (*p && n < 2) {
             while (*p == ' ')
                 p++;
-            if (!*p)
-                break;
+            if (!*p) break;
             char *end;
             unsigned long v = strtoul(p, &end, 16);
-            if (end == p)
-                break;
+            if (end == p) break;
             if (c->isa == EK_ISA_T32)
                 hw[n++] = (unsigned)v, enc_size += 2;
             else
@@ -138,10 +145,8 @@ static void check_vector(vctx *c, char *line)
         static const char *const types[] = {"OTHER", "BR", "BRI", "ISB", "DSB", "WFX", "TSTART"};
         int done = 0;
         for (int i = 0; i < 7; i++)
-            if (!strcmp(tok, types[i]))
-                want_type = i, done = 1;
-        if (done)
-            continue;
+            if (!strcmp(tok, types[i])) want_type = i, done = 1;
+        if (done) continue;
         if (!strcmp(tok, "link"))
             want_sub = EK_ISUB_BR_LINK;
         else if (!strcmp(tok, "ret"))
@@ -160,36 +165,30 @@ static void check_vector(vctx *c, char *line)
             have_t = 1;
             int neg = tok[2] == '-';
             want_t = (int64_t)strtoull(tok + 3, NULL, 16);
-            if (neg)
-                want_t = -want_t;
+            if (neg) want_t = -want_t;
         } else if (!strncmp(tok, "isa=", 4))
-            want_isa = !strcmp(tok + 4, "A32") ? EK_ISA_A32
-                       : !strcmp(tok + 4, "T32") ? EK_ISA_T32 : EK_ISA_A64;
+            want_isa = !strcmp(tok + 4, "A32")   ? EK_ISA_A32
+                       : !strcmp(tok + 4, "T32") ? EK_ISA_T32
+                                                 : EK_ISA_A64;
         else if (!strncmp(tok, "k=", 2))
             want_kind = tok + 2;
         else if (tok[0] == '+') {
             size_t i;
             for (i = 0; i < sizeof FLAGS / sizeof FLAGS[0]; i++)
-                if (!strcmp(tok + 1, FLAGS[i].n))
-                    break;
-            if (i == sizeof FLAGS / sizeof FLAGS[0])
-                VFAIL("unknown flag %s", tok);
+                if (!strcmp(tok + 1, FLAGS[i].n)) break;
+            if (i == sizeof FLAGS / sizeof FLAGS[0]) VFAIL("unknown flag %s", tok);
             want_flags |= FLAGS[i].f;
         } else
             VFAIL("bad token %s", tok);
     }
-    if (want_type < 0)
-        VFAIL("no type in expectation");
-    if ((want_type == EK_ITYPE_BR) != have_t)
-        VFAIL("a direct branch, and only that, needs T=");
+    if (want_type < 0) VFAIL("no type in expectation");
+    if ((want_type == EK_ITYPE_BR) != have_t) VFAIL("a direct branch, and only that, needs T=");
 
     ek_insn in;
     int sz = ek_isa_classify(word, c->isa, c->addr, &c->cfg, &in);
-    if (c->isa == EK_ISA_T32)
-        ek_isa_it_step(&c->it, &in, &c->cfg);
+    if (c->isa == EK_ISA_T32) ek_isa_it_step(&c->it, &in, &c->cfg);
     c->count++;
-    if (sz != (int)enc_size || in.size != enc_size)
-        VFAIL("size %d, want %u", sz, enc_size);
+    if (sz != (int)enc_size || in.size != enc_size) VFAIL("size %d, want %u", sz, enc_size);
     if (in.type != want_type)
         VFAIL("type %s, want %s", ek_isa_type_name(in.type), ek_isa_type_name((unsigned)want_type));
     if (in.subtype != want_sub)
@@ -199,8 +198,7 @@ static void check_vector(vctx *c, char *line)
         VFAIL("cond flag %d, want %d", !!(in.flags & EK_IF_COND), want_cond);
     if (!!(in.flags & EK_IF_UNDEF) != want_undef)
         VFAIL("undef flag %d, want %d", !!(in.flags & EK_IF_UNDEF), want_undef);
-    if (want_cc >= 0 && in.cond != want_cc)
-        VFAIL("cond code %u, want %d", in.cond, want_cc);
+    if (want_cc >= 0 && in.cond != want_cc) VFAIL("cond code %u, want %d", in.cond, want_cc);
     uint64_t rel = in.target - c->addr;
     if (c->isa != EK_ISA_A64) /* A32/T32 addresses are 32-bit and wrap */
         rel = (uint64_t)(int64_t)(int32_t)(uint32_t)rel;
@@ -218,8 +216,7 @@ static void check_vector(vctx *c, char *line)
         VFAIL("EK_IF_BRANCH disagrees with the type");
     if (!!(in.flags & EK_IF_INDIRECT) != (in.type == EK_ITYPE_BR_INDIRECT))
         VFAIL("EK_IF_INDIRECT disagrees with the type");
-    if (in.type != EK_ITYPE_BR && in.target)
-        VFAIL("target set on a non-direct instruction");
+    if (in.type != EK_ITYPE_BR && in.target) VFAIL("target set on a non-direct instruction");
 
     /* the scanner agrees (outside IT blocks, where it would need the state) */
     if (c->it.left == 0 && in.kind != EK_K_T32_IT &&
@@ -248,11 +245,11 @@ static void run_file(const char *path, int *files, int *total)
     while (fgets(line, sizeof line, f)) {
         c.line++;
         line[strcspn(line, "\r\n")] = 0;
-        if (!line[0] || line[0] == '#')
-            continue;
+        if (!line[0] || line[0] == '#') continue;
         if (!strncmp(line, "@isa ", 5))
-            c.isa = !strcmp(line + 5, "a64") ? EK_ISA_A64
-                    : !strcmp(line + 5, "t32") ? EK_ISA_T32 : EK_ISA_A32;
+            c.isa = !strcmp(line + 5, "a64")   ? EK_ISA_A64
+                    : !strcmp(line + 5, "t32") ? EK_ISA_T32
+                                               : EK_ISA_A32;
         else if (!strncmp(line, "@addr ", 6)) {
             c.addr = strtoull(line + 6, NULL, 0);
             memset(&c.it, 0, sizeof c.it);

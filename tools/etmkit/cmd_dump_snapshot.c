@@ -557,7 +557,6 @@ int cmd_dump_snapshot(int argc, char **argv)
     int status = CLI_FAIL;
     rc = ek_snapshot_open(c->o.dir, &c->diag, &c->ss);
     if (rc || !c->ss) {
-        cli_print_diag_summary(c->diags, 1);
         cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
         goto out;
     }
