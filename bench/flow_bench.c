@@ -56,8 +56,7 @@ static void drain(src_t *s)
         if (do_format) {
             for (size_t i = 0; i < n; i++)
                 ek_elem_format_ocsd_line(&text, &e[i]);
-            if (text.len > (1u << 16))
-                ek_sbuf_reset(&text);
+            if (text.len > (1u << 16)) ek_sbuf_reset(&text);
         }
         ek_flow_elems_clear(s->flow);
     }
@@ -88,11 +87,9 @@ int main(int argc, char **argv)
         return 1;
     }
     ek_image *img;
-    if (ek_image_new(NULL, &img))
-        return 1;
+    if (ek_image_new(NULL, &img)) return 1;
     for (size_t d = ss->ndevices; d-- > 0;)
-        if (ss->devices[d].ndumps)
-            ek_image_add_snapshot_core(img, ss, d);
+        if (ss->devices[d].ndumps) ek_image_add_snapshot_core(img, ss, d);
     const size_t b = ss->buffer_order ? ss->buffer_order[0] : 0;
     const ek_snap_buffer *buf = &ss->buffers[b];
     ek_mapped m;
@@ -112,8 +109,7 @@ int main(int argc, char **argv)
         int nall = 0;
         for (size_t i = 0; i < ss->nsources && nall < 128; i++) {
             const ek_snap_source *so = &ss->sources[i];
-            if (so->buffer != (long)b)
-                continue;
+            if (so->buffer != (long)b) continue;
             if (so->cfg.protocol != EK_PROTO_ETMV4 && so->cfg.protocol != EK_PROTO_ETMV4M &&
                 so->cfg.protocol != EK_PROTO_ETE)
                 continue;
@@ -125,13 +121,10 @@ int main(int argc, char **argv)
             fc.source = &so->cfg;
             fc.mem = ek_flow_mem_image(img);
             fc.flags = flags;
-            if (ek_flow_new(&fc, &s->flow))
-                return 1;
+            if (ek_flow_new(&fc, &s->flow)) return 1;
             all[nall++] = s;
-            if (formatted && !by_id[so->cfg.trace_id & 0x7f])
-                by_id[so->cfg.trace_id & 0x7f] = s;
-            if (!single)
-                single = s;
+            if (formatted && !by_id[so->cfg.trace_id & 0x7f]) by_id[so->cfg.trace_id & 0x7f] = s;
+            if (!single) single = s;
         }
         double c0 = cpu_seconds(), w0 = wall_seconds();
         if (formatted) {
@@ -140,8 +133,7 @@ int main(int argc, char **argv)
             ek_dfmt_feed(&d, m.data, m.size, 0);
             ek_dfmt_item it;
             while (ek_dfmt_next(&d, &it) > 0) {
-                if (it.kind != EK_DFMT_DATA || it.id >= 128 || !by_id[it.id] || !it.len)
-                    continue;
+                if (it.kind != EK_DFMT_DATA || it.id >= 128 || !by_id[it.id] || !it.len) continue;
                 ek_etm4_feed(&by_id[it.id]->parser, it.data, it.len, it.index);
                 drain(by_id[it.id]);
             }
@@ -156,10 +148,8 @@ int main(int argc, char **argv)
             ek_flow_elems_clear(all[i]->flow);
         }
         double c1 = cpu_seconds(), w1 = wall_seconds();
-        if (c1 - c0 < best_cpu)
-            best_cpu = c1 - c0;
-        if (w1 - w0 < best_wall)
-            best_wall = w1 - w0;
+        if (c1 - c0 < best_cpu) best_cpu = c1 - c0;
+        if (w1 - w0 < best_wall) best_wall = w1 - w0;
         memset(&total, 0, sizeof total);
         for (int i = 0; i < nall; i++) {
             ek_flow_stats st;
@@ -173,13 +163,14 @@ int main(int argc, char **argv)
         }
     }
     const double mb = (double)m.size / 1e6;
-    printf("flow_bench: %s: %.2f MB trace, %llu packets, %llu elements, %llu instructions%s\n",
-           dir, mb, (unsigned long long)total.packets, (unsigned long long)n_elems / repeat,
+    printf("flow_bench: %s: %.2f MB trace, %llu packets, %llu elements, %llu instructions%s\n", dir,
+           mb, (unsigned long long)total.packets, (unsigned long long)n_elems / repeat,
            (unsigned long long)total.instructions, do_format ? " (elements formatted)" : "");
     printf("flow_bench: best of %d: %.3f s CPU (%.3f s wall): %.1f MB/s, %.1f M instructions/s; "
            "block cache %.1f%% hits\n",
            repeat, best_cpu, best_wall, mb / best_cpu, total.instructions / best_cpu / 1e6,
-           100.0 * total.blocks_cached / (double)(total.blocks_cached + total.blocks_walked + 1e-9));
+           100.0 * total.blocks_cached /
+               (double)(total.blocks_cached + total.blocks_walked + 1e-9));
     ek_unmap_file(&m);
     ek_image_free(img);
     ek_snapshot_free(ss);

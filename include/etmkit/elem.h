@@ -115,28 +115,28 @@ typedef enum ek_event_type {
 typedef struct ek_pe_context {
     uint32_t context_id;
     uint32_t vmid;
-    int8_t el;            /* exception level 0..3, -1 unknown */
-    uint8_t security;     /* ek_security */
-    uint8_t bits64;       /* 1: AArch64 */
+    int8_t el;        /* exception level 0..3, -1 unknown */
+    uint8_t security; /* ek_security */
+    uint8_t bits64;   /* 1: AArch64 */
     uint8_t ctxt_id_valid;
     uint8_t vmid_valid;
     uint8_t el_valid;
 } ek_pe_context;
 
 typedef struct ek_elem {
-    uint64_t index;      /* byte index of the packet the element belongs to */
-    uint64_t st_addr;    /* range start, NACC address */
-    uint64_t en_addr;    /* range end (exclusive), exception preferred return address */
-    uint64_t timestamp;  /* TIMESTAMP value */
-    uint32_t cycle_count;/* with EK_ELEMF_HAS_CC */
-    uint32_t num_instr;  /* INSTR_RANGE, I_RANGE_NOPATH */
-    uint8_t type;        /* ek_elem_type */
-    uint8_t trace_id;    /* CoreSight trace ID */
-    uint8_t isa;         /* ek_iset: INSTR_RANGE, I_RANGE_NOPATH, PE_CONTEXT */
-    uint8_t last_i_type; /* ek_itype (INSTR_RANGE) */
-    uint8_t last_i_sub;  /* ek_isubtype (INSTR_RANGE) */
-    uint8_t last_i_size; /* bytes (INSTR_RANGE) */
-    uint16_t flags;      /* EK_ELEMF_* */
+    uint64_t index;       /* byte index of the packet the element belongs to */
+    uint64_t st_addr;     /* range start, NACC address */
+    uint64_t en_addr;     /* range end (exclusive), exception preferred return address */
+    uint64_t timestamp;   /* TIMESTAMP value */
+    uint32_t cycle_count; /* with EK_ELEMF_HAS_CC */
+    uint32_t num_instr;   /* INSTR_RANGE, I_RANGE_NOPATH */
+    uint8_t type;         /* ek_elem_type */
+    uint8_t trace_id;     /* CoreSight trace ID */
+    uint8_t isa;          /* ek_iset: INSTR_RANGE, I_RANGE_NOPATH, PE_CONTEXT */
+    uint8_t last_i_type;  /* ek_itype (INSTR_RANGE) */
+    uint8_t last_i_sub;   /* ek_isubtype (INSTR_RANGE) */
+    uint8_t last_i_size;  /* bytes (INSTR_RANGE) */
+    uint16_t flags;       /* EK_ELEMF_* */
     union {
         uint32_t exception_number; /* EXCEPTION */
         uint32_t mem_space;        /* ADDR_NACC: ek_mem_space of the failed access */
@@ -144,25 +144,25 @@ typedef struct ek_elem {
         uint32_t unsync_reason;    /* NO_SYNC, EO_TRACE: ek_unsync_reason */
         uint32_t memtrans;         /* MEMTRANS: ek_memtrans */
         struct {
-            uint16_t type;         /* ek_event_type */
+            uint16_t type; /* ek_event_type */
             uint16_t number;
-        } event;                   /* EVENT */
+        } event; /* EVENT */
         struct {
-            uint32_t type;         /* ek_marker_type */
+            uint32_t type; /* ek_marker_type */
             uint32_t value;
-        } marker;                  /* SYNC_MARKER */
+        } marker; /* SYNC_MARKER */
         struct {
             uint64_t value;
             uint8_t el;
-        } ite;                     /* INSTRUMENTATION */
+        } ite; /* INSTRUMENTATION */
     } u;
-    ek_pe_context context;         /* PE_CONTEXT */
+    ek_pe_context context; /* PE_CONTEXT */
 } ek_elem;
 
 /* Names. */
-const char *ek_elem_type_name(int type);   /* "INSTR_RANGE", ... ("UNKNOWN" if out of range) */
-const char *ek_iset_name(int isa);          /* "A64", "T32", "A32", ... as OpenCSD prints them */
-const char *ek_unsync_reason_name(int r);   /* "init-decoder", "overflow", ... */
+const char *ek_elem_type_name(int type);  /* "INSTR_RANGE", ... ("UNKNOWN" if out of range) */
+const char *ek_iset_name(int isa);        /* "A64", "T32", "A32", ... as OpenCSD prints them */
+const char *ek_unsync_reason_name(int r); /* "init-decoder", "overflow", ... */
 
 /* OpenCSD 1.8.0 text of an element: "OCSD_GEN_TRC_ELEM_<TYPE>(<payload>)" (no newline). */
 void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e);
@@ -170,8 +170,8 @@ void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e);
 void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e);
 
 /* etmkit's own formats, one element per line (with newline):
- *  text: "<idx> <id> <KIND> <details>", e.g.
- *        "384 12 INSTR_RANGE 0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E"
+ *  text: "<idx> <id> > <KIND> <details>" in the columns of the packet text listing, e.g.
+ *        "       384  12  > INSTR_RANGE        0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E"
  *  json: one JSON object per line with named fields. */
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e);
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e);

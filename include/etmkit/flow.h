@@ -33,13 +33,19 @@
  * element's index is that of the packet that produced it, which may precede the packet that
  * released it.
  *
+ * Ordering of output and errors: the diag sink is called while a packet is decoded, after
+ * the elements produced so far by completed steps and with those of the failing step already
+ * removed. The sink may therefore drain the element queue (ek_flow_elems + ek_flow_elems_clear,
+ * or ek_flow_next) before it reports the error; that prints elements and errors in the order
+ * OpenCSD sends and logs them.
+ *
  * Bad input never stops the decoder: trace that contradicts itself or the image gives a
  * diagnostic (ek_diag, kinds listed below) and a NO_SYNC element, and decoding resumes at the
  * next synchronisation point; code that is not in the image gives ADDR_NACC elements and
  * decoding continues at the next address packet.
  *
- * Diagnostics (all severity WARN, with trace ID and packet index -- offset -1 when no packet
- * is concerned); the message is the reason text OpenCSD logs for the same condition:
+ * Diagnostics (severity WARN unless noted, with trace ID and packet index -- offset -1 when no
+ * packet is concerned); the message is the reason text OpenCSD logs for the same condition:
  *   flow.bad-packet      reserved / malformed / unknown packet: resync
  *   flow.unsupported     data-trace or conditional-trace packet: resync
  *   flow.bad-sequence    exception or Q element without its address: resync
@@ -48,6 +54,7 @@
  *   flow.bad-image       trace contradicts the code image (EK_FLOW_CHK_* checks): resync
  *   flow.config          configuration the decoder does not support (data / cond. trace)
  *   flow.limit           too many undecided packets pending (damaged trace): resync
+ *   flow.no-context      (NOTE) atoms before any context packet: not decodable, skipped
  * ek_flow_diag_ocsd() renders them as OpenCSD's log lines.
  */
 #ifndef ETMKIT_FLOW_H
@@ -70,8 +77,8 @@ struct ek_etm4_packet;
 
 /* A contiguous run of readable code bytes. */
 typedef struct ek_mem_span {
-    uint64_t start;      /* address of data[0] */
-    uint64_t size;       /* bytes readable from data */
+    uint64_t start; /* address of data[0] */
+    uint64_t size;  /* bytes readable from data */
     const uint8_t *data;
 } ek_mem_span;
 
@@ -98,24 +105,28 @@ ek_flow_mem ek_flow_mem_image(struct ek_image *img);
 /* ---- configuration ---------------------------------------------------------------------- */
 
 /* ek_flow_config.flags (the OpenCSD decoder's run-time options of the same meaning) */
-#define EK_FLOW_SRC_ADDR_N_ATOMS 0x0001u /* ETE source-address packets: split ranges on not-taken
-                                            branches (trc_pkt_lister -src_addr_n) */
-#define EK_FLOW_CHK_N_UNCOND_DIR_BR 0x0002u /* N atom on an unconditional direct branch whose
-                                               target is not the next instruction = bad image */
-#define EK_FLOW_CHK_STRICT_N_UNCOND 0x0004u /* any N atom on an unconditional branch = bad image */
-#define EK_FLOW_CHK_RANGE_CONTINUE  0x0008u /* ranges after an N atom must be contiguous */
-#define EK_FLOW_CHK_NO_THUMB        0x0010u /* skip the N-atom checks in T32 code */
-#define EK_FLOW_NO_BLOCK_CACHE      0x0100u /* classify every instruction (for testing) */
+#define EK_FLOW_SRC_ADDR_N_ATOMS                                                                   \
+    0x0001u /* ETE source-address packets: split ranges on not-taken                               \
+               branches (trc_pkt_lister -src_addr_n) */
+#define EK_FLOW_CHK_N_UNCOND_DIR_BR                                                                \
+    0x0002u /* N atom on an unconditional direct branch whose                                      \
+               target is not the next instruction = bad image */
+#define EK_FLOW_CHK_STRICT_N_UNCOND                                                                \
+    0x0004u                                /* any N atom on an unconditional branch = bad image    \
+                                            */
+#define EK_FLOW_CHK_RANGE_CONTINUE 0x0008u /* ranges after an N atom must be contiguous */
+#define EK_FLOW_CHK_NO_THUMB       0x0010u /* skip the N-atom checks in T32 code */
+#define EK_FLOW_NO_BLOCK_CACHE     0x0100u /* classify every instruction (for testing) */
 
 typedef struct ek_flow_config {
-    uint32_t size;                 /* sizeof(ek_flow_config), set by ek_flow_config_init */
-    const ek_source_config *source;/* protocol (ETMV4, ETMV4M, ETE), trace ID, registers,
-                                      architecture and profile of the traced core */
-    ek_flow_mem mem;               /* code access; find == NULL: no code (everything NACC) */
-    uint32_t flags;                /* EK_FLOW_* */
-    const ek_diag *diag;           /* may be NULL */
-    const char *file;              /* named in diagnostics, may be NULL */
-    uint32_t max_pending;          /* limit on queued undecided packets (0: default 65536) */
+    uint32_t size;                  /* sizeof(ek_flow_config), set by ek_flow_config_init */
+    const ek_source_config *source; /* protocol (ETMV4, ETMV4M, ETE), trace ID, registers,
+                                       architecture and profile of the traced core */
+    ek_flow_mem mem;                /* code access; find == NULL: no code (everything NACC) */
+    uint32_t flags;                 /* EK_FLOW_* */
+    const ek_diag *diag;            /* may be NULL */
+    const char *file;               /* named in diagnostics, may be NULL */
+    uint32_t max_pending;           /* limit on queued undecided packets (0: default 65536) */
 } ek_flow_config;
 
 void ek_flow_config_init(ek_flow_config *cfg);
@@ -152,21 +163,24 @@ int ek_flow_next(ek_flow *f, ek_elem *out);
 
 /* Counters since creation. */
 typedef struct ek_flow_stats {
-    uint64_t packets;            /* packets given to ek_flow_packet */
+    uint64_t packets;               /* packets given to ek_flow_packet */
     uint64_t elems[EK_ELEM_NTYPES]; /* elements produced, by type */
-    uint64_t instructions;       /* instructions in INSTR_RANGE / I_RANGE_NOPATH elements */
-    uint64_t errors;             /* diagnostics of severity WARN or above */
-    uint64_t resyncs;            /* times the decoder lost synchronisation after sync */
-    uint64_t blocks_walked;      /* waypoint searches that classified instructions */
-    uint64_t blocks_cached;      /* waypoint searches answered by the block cache */
+    uint64_t instructions;          /* instructions in INSTR_RANGE / I_RANGE_NOPATH elements */
+    uint64_t errors;                /* diagnostics of severity WARN or above */
+    uint64_t resyncs;               /* times the decoder lost synchronisation after sync */
+    uint64_t blocks_walked;         /* waypoint searches that classified instructions */
+    uint64_t blocks_cached;         /* waypoint searches answered by the block cache */
+    uint64_t atoms_skipped;         /* atoms committed while no address or context was known */
 } ek_flow_stats;
 
 void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
 
 /* If ev is one of the decoder's diagnostics, append the line OpenCSD 1.8.0 logs for the same
- * error -- "DCD_ETMV4_<id> : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
- * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. */
-int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev);
+ * error -- "DCD_ETMV4[_<id>] : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
+ * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. with_instance:
+ * the decoder name carries the trace ID ("DCD_ETMV4_0016"), as the lister's decoders of a
+ * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4". */
+int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
 
 #ifdef __cplusplus
 }

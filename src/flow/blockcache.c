@@ -10,11 +10,9 @@
 
 int fl_bcache_init(fl_bcache *bc, uint32_t bits)
 {
-    if (bits < 4 || bits > 24)
-        return EK_ERR_ARG;
+    if (bits < 4 || bits > 24) return EK_ERR_ARG;
     bc->tab = calloc((size_t)1 << bits, sizeof(fl_block));
-    if (!bc->tab)
-        return EK_ERR_NOMEM;
+    if (!bc->tab) return EK_ERR_NOMEM;
     bc->bits = bits;
     bc->epoch = 1;
     return EK_OK;
@@ -29,8 +27,7 @@ void fl_bcache_free(fl_bcache *bc)
 
 void fl_bcache_clear(fl_bcache *bc)
 {
-    if (!bc->tab)
-        return;
+    if (!bc->tab) return;
     if (++bc->epoch == 0) { /* wrapped: really clear (epoch 0 is never valid) */
         memset(bc->tab, 0, sizeof(fl_block) << bc->bits);
         bc->epoch = 1;
@@ -47,8 +44,7 @@ static inline size_t slot(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8
 const fl_block *fl_bcache_get(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space)
 {
     const fl_block *b = &bc->tab[slot(bc, addr, isa, space)];
-    if (b->epoch == bc->epoch && b->addr == addr && b->isa == isa && b->space == space)
-        return b;
+    if (b->epoch == bc->epoch && b->addr == addr && b->isa == isa && b->space == space) return b;
     return NULL;
 }
 

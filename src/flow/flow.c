@@ -28,14 +28,14 @@ enum fl_state {
 enum { WP_NOT_FOUND = 0, WP_FOUND, WP_NACC };
 
 /* OpenCSD's architecture versions (the classifier's and the decoder's gating). */
-#define OCSD_ARCH_V7 0x0700u
-#define OCSD_ARCH_V8 0x0800u
+#define OCSD_ARCH_V7   0x0700u
+#define OCSD_ARCH_V8   0x0800u
 #define OCSD_ARCH_V8R3 0x0803u
 #define OCSD_ARCH_AA64 0x0864u
 
 #define M_CLASS_TAIL_ADDR 0xFFFFFFFEull
-#define CHECKPOINT_BYTES 1024u /* block-cache checkpoints inside long straight-line runs */
-#define MAX_CHECKPOINTS 64
+#define CHECKPOINT_BYTES  1024u /* block-cache checkpoints inside long straight-line runs */
+#define MAX_CHECKPOINTS   64
 
 typedef struct fl_range {
     uint64_t st, en;
@@ -80,6 +80,7 @@ struct ek_flow {
     uint32_t cc_threshold;
     int64_t spec;
     uint8_t need_ctxt, need_addr, elem_pending_addr, prev_overflow, ete_first_ts_marker;
+    uint8_t noted_no_ctxt; /* flow.no-context reported since the last sync */
     uint8_t next_range_valid;
     uint64_t next_range_addr;
     struct {
@@ -94,6 +95,7 @@ struct ek_flow {
     /* output queue */
     ek_elem *out;
     size_t out_n, out_cap, out_take;
+    size_t batch_mark; /* start of the elements of the resolution step under way */
 
     /* memory */
     ek_mem_span span;
@@ -120,8 +122,7 @@ static inline void clear_elem_res(ek_flow *f)
 
 static inline uint8_t calc_isa(int sf, int is)
 {
-    if (sf)
-        return EK_ISA_A64;
+    if (sf) return EK_ISA_A64;
     return is ? EK_ISA_T32 : EK_ISA_A32;
 }
 
@@ -130,10 +131,9 @@ static inline uint8_t calc_isa(int sf, int is)
 static void diag(ek_flow *f, ek_severity sev, const char *kind, int status, uint64_t index,
                  const char *msg)
 {
-    if (sev >= EK_SEV_WARN)
-        f->st.errors++;
-    ek_diag_emit(f->diag, sev, kind, status, f->file, -1,
-                 index == NO_INDEX ? -1 : (int64_t)index, f->trace_id, "%s", msg);
+    if (sev >= EK_SEV_WARN) f->st.errors++;
+    ek_diag_emit(f->diag, sev, kind, status, f->file, -1, index == NO_INDEX ? -1 : (int64_t)index,
+                 f->trace_id, "%s", msg);
 }
 
 /* Memory space of the current context (OpenCSD's getCurrMemSpace). */
@@ -142,8 +142,7 @@ static uint8_t cur_space(const ek_flow *f)
     static const uint8_t s_space[4] = {EK_MS_EL1S, EK_MS_EL1S, EK_MS_EL2S, EK_MS_EL3};
     static const uint8_t n_space[4] = {EK_MS_EL1N, EK_MS_EL1N, EK_MS_EL2, EK_MS_EL3};
     static const uint8_t r_space[4] = {EK_MS_EL1R, EK_MS_EL1R, EK_MS_EL2R, EK_MS_ROOT};
-    if (!f->octx.el_valid)
-        return f->is_secure ? EK_MS_S : EK_MS_N;
+    if (!f->octx.el_valid) return f->is_secure ? EK_MS_S : EK_MS_N;
     int el = f->octx.el & 3;
     switch (f->octx.security) {
     case EK_SEC_ROOT: return EK_MS_ROOT;
@@ -174,12 +173,10 @@ static inline fl_pend *dq_newest(fl_deque *d)
 static int dq_grow(ek_flow *f)
 {
     fl_deque *d = &f->q;
-    if (d->n >= f->max_pending)
-        return EK_ERR_LIMIT;
+    if (d->n >= f->max_pending) return EK_ERR_LIMIT;
     uint32_t ncap = d->cap ? d->cap * 2 : 64;
     fl_pend *nb = malloc((size_t)ncap * sizeof(fl_pend));
-    if (!nb)
-        return EK_ERR_NOMEM;
+    if (!nb) return EK_ERR_NOMEM;
     for (uint32_t i = 0; i < d->n; i++)
         nb[i] = *dq_at(d, i);
     free(d->buf);
@@ -193,8 +190,7 @@ static int dq_grow(ek_flow *f)
 static fl_pend *dq_push_new(ek_flow *f)
 {
     fl_deque *d = &f->q;
-    if (d->n == d->cap && dq_grow(f))
-        return NULL;
+    if (d->n == d->cap && dq_grow(f)) return NULL;
     fl_pend *p = dq_at(d, d->n);
     d->n++;
     return p;
@@ -210,8 +206,7 @@ static inline void dq_pop_old(fl_deque *d)
 
 static inline void dq_pop_new(fl_deque *d)
 {
-    if (d->n)
-        d->n--;
+    if (d->n) d->n--;
 }
 
 static void dq_erase(fl_deque *d, uint32_t i)
@@ -228,8 +223,7 @@ static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
     if (f->out_n == f->out_cap) {
         size_t ncap = f->out_cap ? f->out_cap * 2 : 256;
         ek_elem *no = realloc(f->out, ncap * sizeof(ek_elem));
-        if (!no)
-            return NULL;
+        if (!no) return NULL;
         f->out = no;
         f->out_cap = ncap;
     }
@@ -245,6 +239,7 @@ static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
 /* Drop elements queued since 'mark' (a decoder reset loses what it had not yet sent). */
 static void out_truncate(ek_flow *f, size_t mark)
 {
+    if (mark < f->out_take) mark = f->out_take; /* (what was taken is gone) */
     while (f->out_n > mark) {
         ek_elem *e = &f->out[--f->out_n];
         f->st.elems[e->type]--;
@@ -257,8 +252,7 @@ static int out_range(ek_flow *f, uint64_t index, const fl_range *r, int executed
                      const fl_instr *ins)
 {
     ek_elem *e = out_new(f, index, EK_ELEM_INSTR_RANGE);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->st_addr = r->st;
     e->en_addr = r->en;
     e->num_instr = r->n;
@@ -266,7 +260,8 @@ static int out_range(ek_flow *f, uint64_t index, const fl_range *r, int executed
     e->last_i_type = ins->type;
     e->last_i_sub = ins->sub;
     e->last_i_size = ins->size;
-    e->flags = (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) | (ins->cond ? EK_ELEMF_LAST_COND : 0));
+    e->flags =
+        (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) | (ins->cond ? EK_ELEMF_LAST_COND : 0));
     f->st.instructions += r->n;
     return EK_OK;
 }
@@ -276,16 +271,14 @@ static int out_range(ek_flow *f, uint64_t index, const fl_range *r, int executed
 static int out_range_cur(ek_flow *f, uint64_t index, const fl_range *r, int executed)
 {
     int err = out_range(f, index, r, executed, &f->in);
-    if (executed)
-        f->in.isa = f->in.next_isa;
+    if (executed) f->in.isa = f->in.next_isa;
     return err;
 }
 
 static int out_nacc(ek_flow *f, uint64_t index, uint64_t addr)
 {
     ek_elem *e = out_new(f, index, EK_ELEM_ADDR_NACC);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->st_addr = addr;
     e->u.mem_space = cur_space(f);
     return EK_OK;
@@ -299,8 +292,7 @@ static void rs_push(fl_rstack *rs, uint64_t addr, uint8_t isa)
         rs->head = (rs->head + 1) & 15;
         rs->addr[rs->head] = addr;
         rs->isa[rs->head] = isa;
-        if (++rs->n > 16)
-            rs->n = 16;
+        if (++rs->n > 16) rs->n = 16;
         rs->pop_pending = 0;
     }
 }
@@ -353,12 +345,16 @@ static void reset_decoder(ek_flow *f)
 /* Trace error: report, forget the decode state, resynchronise. `kind` is one of the
  * flow.* kinds of etmkit/flow.h; reason texts are OpenCSD's (so that ocsd-format listings can
  * show its log lines). */
-static int trace_error(ek_flow *f, int status, const char *kind, uint64_t index,
-                       const char *reason, uint32_t unsync)
+static int trace_error(ek_flow *f, int status, const char *kind, uint64_t index, const char *reason,
+                       uint32_t unsync)
 {
+    /* The elements of the step that failed are dropped (OpenCSD resets its output stack
+     * before sending them) -- before the diagnostic goes out, so that a sink that drains the
+     * queue (to print elements and errors in the order the reference decoder does) never
+     * sees them. */
+    out_truncate(f, f->batch_mark);
     diag(f, EK_SEV_WARN, kind, status, index, reason);
-    if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC)
-        f->st.resyncs++;
+    if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC) f->st.resyncs++;
     reset_decoder(f);
     f->state = FS_NO_SYNC;
     f->unsync = unsync;
@@ -391,8 +387,7 @@ static int span_lookup(ek_flow *f, uint64_t addr, uint8_t space)
         addr - f->span.start < f->span.size)
         return 1;
     f->span_valid = 0;
-    if (!f->mem.find)
-        return 0;
+    if (!f->mem.find) return 0;
     ek_mem_span s;
     if (!f->mem.find(f->mem.ctx, addr, space, f->trace_id, &s) || !s.data || s.size == 0 ||
         addr < s.start || addr - s.start >= s.size)
@@ -407,11 +402,9 @@ static int span_lookup(ek_flow *f, uint64_t addr, uint8_t space)
  * for every instruction, also 16-bit T32 ones, and treats a short read as inaccessible). */
 static int read4(ek_flow *f, uint64_t addr, uint8_t space, uint32_t *word)
 {
-    if (!span_lookup(f, addr, space))
-        return 0;
+    if (!span_lookup(f, addr, space)) return 0;
     uint64_t off = addr - f->span.start;
-    if (f->span.size - off < 4)
-        return 0;
+    if (f->span.size - off < 4) return 0;
     const uint8_t *p = f->span.data + off;
     *word = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     return 1;
@@ -444,8 +437,7 @@ static inline void set_last(fl_instr *in, const ek_insn *x)
 static int decode_one(ek_flow *f, fl_instr *in, uint8_t space)
 {
     uint32_t w;
-    if (!read4(f, in->addr, space, &w))
-        return 0;
+    if (!read4(f, in->addr, space, &w)) return 0;
     ek_insn x;
     ek_isa_classify(w, (ek_isa)in->isa, in->addr, &f->icfg, &x);
     if (in->isa == EK_ISA_T32)
@@ -461,12 +453,10 @@ static int walk_slow(ek_flow *f, fl_range *r, uint8_t space)
 {
     fl_instr *in = &f->in;
     for (;;) {
-        if (!decode_one(f, in, space))
-            return WP_NACC;
+        if (!decode_one(f, in, space)) return WP_NACC;
         in->addr += in->size;
         r->n++;
-        if (in->type != EK_ITYPE_OTHER)
-            return WP_FOUND;
+        if (in->type != EK_ITYPE_OTHER) return WP_FOUND;
     }
 }
 
@@ -542,8 +532,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
     uint64_t cp_count[MAX_CHECKPOINTS];
     unsigned ncp = 0, cp_next = 0;
     ek_it_state *it = isa == EK_ISA_T32 ? &in->it : NULL;
-    if (!it)
-        in->it.itstate = in->it.left = 0;
+    if (!it) in->it.itstate = in->it.left = 0;
     const fl_block *joined = NULL;
 
     while (res == WP_NOT_FOUND) {
@@ -554,11 +543,10 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
         uint64_t avail = f->span.size - (a - f->span.start);
         uint64_t boundary = (a | (CHECKPOINT_BYTES - 1)) + 1;
         uint64_t len = avail;
-        if (boundary > a && boundary - a + 3 < len)
-            len = boundary - a + 3;
+        if (boundary > a && boundary - a + 3 < len) len = boundary - a + 3;
         ek_isa_scan sc;
-        int rc = ek_isa_next_waypoint(f->span.data + (a - f->span.start), (size_t)len,
-                                      (ek_isa)isa, a, &f->icfg, it, &sc);
+        int rc = ek_isa_next_waypoint(f->span.data + (a - f->span.start), (size_t)len, (ek_isa)isa,
+                                      a, &f->icfg, it, &sc);
         if (rc < 0) {
             res = WP_NACC; /* unknown ISA: nothing decodable */
             break;
@@ -584,8 +572,7 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             cp_addr[cp_next] = a;
             cp_count[cp_next] = count;
             cp_next = (cp_next + 1) % MAX_CHECKPOINTS;
-            if (ncp < MAX_CHECKPOINTS)
-                ncp++;
+            if (ncp < MAX_CHECKPOINTS) ncp++;
         }
     }
 
@@ -691,8 +678,7 @@ static int update_context(ek_flow *f, const fl_pend *p, uint64_t index)
 {
     const fl_ctxt *c = &p->u.ctxt;
     ek_elem *e = out_new(f, index, EK_ELEM_PE_CONTEXT);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     f->is_64bit = c->sf ? 1 : 0;
     f->octx.bits64 = f->is_64bit;
     f->is_secure = c->ns ? 0 : 1;
@@ -719,8 +705,7 @@ static int update_context(ek_flow *f, const fl_pend *p, uint64_t index)
 
 static int return_stack_pop(ek_flow *f)
 {
-    if (!f->rs.pop_pending)
-        return EK_OK;
+    if (!f->rs.pop_pending) return EK_OK;
     uint8_t isa = f->in.isa;
     uint64_t addr = rs_pop(&f->rs, &isa);
     if (f->rs.n < 0)
@@ -744,37 +729,35 @@ static int process_atom(ek_flow *f, int taken, uint64_t index)
         if (in->type == EK_ITYPE_BR) {
             if (taken) {
                 in->addr = in->target;
-                if (in->link)
-                    rs_push(&f->rs, next, in->isa);
+                if (in->link) rs_push(&f->rs, next, in->isa);
                 in->it.itstate = in->it.left = 0;
             } else if (f->flags & (EK_FLOW_CHK_N_UNCOND_DIR_BR | EK_FLOW_CHK_STRICT_N_UNCOND)) {
                 int skip = in->isa == EK_ISA_T32 && (f->flags & EK_FLOW_CHK_NO_THUMB);
                 if (!in->cond && !skip &&
                     ((in->target != next && (f->flags & EK_FLOW_CHK_N_UNCOND_DIR_BR)) ||
                      (f->flags & EK_FLOW_CHK_STRICT_N_UNCOND)))
-                    return image_error(f, index, "Bad program image - N Atom on unconditional direct BR.\n");
+                    return image_error(f, index,
+                                       "Bad program image - N Atom on unconditional direct BR.\n");
             }
         } else if (in->type == EK_ITYPE_BR_INDIRECT) {
             if (taken) {
                 f->need_addr = 1;
-                if (in->link)
-                    rs_push(&f->rs, next, in->isa);
+                if (in->link) rs_push(&f->rs, next, in->isa);
                 in->it.itstate = in->it.left = 0;
-                if (f->rs.active)
-                    f->rs.pop_pending = 1;
-                if (f->is_ete && in->sub == EK_ISUB_V8_ERET)
-                    eret = 1;
+                if (f->rs.active) f->rs.pop_pending = 1;
+                if (f->is_ete && in->sub == EK_ISUB_V8_ERET) eret = 1;
             } else if (f->flags & EK_FLOW_CHK_STRICT_N_UNCOND) {
                 int skip = in->isa == EK_ISA_T32 && (f->flags & EK_FLOW_CHK_NO_THUMB);
                 if (!in->cond && !skip)
-                    return image_error(f, index, "Bad program image - N Atom on unconditional indirect BR.\n");
+                    return image_error(
+                        f, index, "Bad program image - N Atom on unconditional indirect BR.\n");
             }
         }
-        if ((err = out_range_cur(f, index, &r, taken)))
-            return err;
+        if ((err = out_range_cur(f, index, &r, taken))) return err;
         if (f->flags & EK_FLOW_CHK_RANGE_CONTINUE) {
             if (f->next_range_valid && f->next_range_addr != r.st)
-                return image_error(f, index, "Discontinuous ranges - Inconsistent program image for decode\n");
+                return image_error(
+                    f, index, "Discontinuous ranges - Inconsistent program image for decode\n");
             if (!taken) {
                 f->next_range_valid = 1;
                 f->next_range_addr = next;
@@ -782,16 +765,13 @@ static int process_atom(ek_flow *f, int taken, uint64_t index)
                 f->next_range_valid = 0;
             }
         }
-        if (eret && !out_new(f, index, EK_ELEM_EXCEPTION_RET))
-            return EK_ERR_NOMEM;
+        if (eret && !out_new(f, index, EK_ELEM_EXCEPTION_RET)) return EK_ERR_NOMEM;
     } else {
         /* code not accessible: what ran before it, then NACC; wait for an address */
         f->need_addr = 1;
         f->next_range_valid = 0;
-        if (r.st != r.en && (err = out_range_cur(f, index, &r, 1)))
-            return err;
-        if (res == WP_NACC && (err = out_nacc(f, index, in->addr)))
-            return err;
+        if (r.st != r.en && (err = out_range_cur(f, index, &r, 1))) return err;
+        if (res == WP_NACC && (err = out_nacc(f, index, in->addr))) return err;
     }
     return EK_OK;
 }
@@ -822,15 +802,13 @@ static int process_exception(ek_flow *f)
         /* the return address was also the target of the previous branch: execution is
          * already there, nothing ran in between */
         int b64 = f->in.isa == EK_ISA_A64;
-        if (have_ctx)
-            b64 = ctx.u.ctxt.sf;
+        if (have_ctx) b64 = ctx.u.ctxt.sf;
         f->in.addr = ret_addr;
         f->in.isa = p->u.addr.is == 0 ? (b64 ? EK_ISA_A64 : EK_ISA_A32) : EK_ISA_T32;
         f->need_addr = 0;
     }
     uint64_t index = exc.index;
-    if (have_ctx && (err = update_context(f, &ctx, index)))
-        return err;
+    if (have_ctx && (err = update_context(f, &ctx, index))) return err;
 
     int m_tail = f->m_profile && ret_addr == M_CLASS_TAIL_ADDR;
     int res = WP_NOT_FOUND;
@@ -838,24 +816,19 @@ static int process_exception(ek_flow *f)
         fl_range r;
         res = walk_to_addr(f, &r, ret_addr);
         if (res == WP_FOUND) {
-            if ((err = out_range_cur(f, index, &r, 1)))
-                return err;
+            if ((err = out_range_cur(f, index, &r, 1))) return err;
         } else {
             f->need_addr = 1;
-            if (r.st != r.en && (err = out_range_cur(f, index, &r, 1)))
-                return err;
+            if (r.st != r.en && (err = out_range_cur(f, index, &r, 1))) return err;
         }
     }
-    if (res == WP_NACC && (err = out_nacc(f, index, f->in.addr)))
-        return err;
+    if (res == WP_NACC && (err = out_nacc(f, index, f->in.addr))) return err;
 
     ek_elem *e = out_new(f, index, EK_ELEM_EXCEPTION);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->en_addr = ret_addr;
     e->flags = m_tail ? EK_ELEMF_EXCEP_M_TAIL : EK_ELEMF_EXCEP_RET_ADDR;
-    if (branch_target)
-        e->flags |= EK_ELEMF_EXCEP_BR_TGT;
+    if (branch_target) e->flags |= EK_ELEMF_EXCEP_BR_TGT;
     e->u.exception_number = exc.u.exc.num;
     f->in.it.itstate = f->in.it.left = 0;
     return EK_OK;
@@ -890,8 +863,7 @@ static int process_q(ek_flow *f)
             /* The context goes back for later processing -- OpenCSD re-queues it at the
              * newest end with the instruction-set bit set to 1; so do we. */
             fl_pend *n = dq_push_new(f);
-            if (!n)
-                return EK_ERR_NOMEM;
+            if (!n) return EK_ERR_NOMEM;
             *n = ctx;
             n->u.ctxt.is = 1;
         }
@@ -906,23 +878,19 @@ static int process_q(ek_flow *f)
     fl_range r = {in->addr, in->addr, 0};
     int is_branch = 0;
     for (uint32_t i = 0; i < count; i++) {
-        if (!decode_one(f, in, space))
-            break;
+        if (!decode_one(f, in, space)) break;
         in->addr += in->size;
         r.n++;
         is_branch = in->type == EK_ITYPE_BR || in->type == EK_ITYPE_BR_INDIRECT;
-        if (is_branch)
-            break;
+        if (is_branch) break;
     }
     int err;
     if (count && r.n == count && (in->addr == qaddr || is_branch)) {
         r.en = in->addr;
-        if ((err = out_range_cur(f, q.index, &r, 1)))
-            return err;
+        if ((err = out_range_cur(f, q.index, &r, 1))) return err;
     } else {
         ek_elem *e = out_new(f, q.index, EK_ELEM_I_RANGE_NOPATH);
-        if (!e)
-            return EK_ERR_NOMEM;
+        if (!e) return EK_ERR_NOMEM;
         e->st_addr = r.st;
         e->en_addr = qaddr;
         e->num_instr = count;
@@ -949,8 +917,7 @@ static int process_src_addr(ek_flow *f)
     int err;
 
     uint32_t w;
-    if (!read4(f, src, space, &w))
-        return out_nacc(f, index, src);
+    if (!read4(f, src, space, &w)) return out_nacc(f, index, src);
     in->addr = src;
     decode_one(f, in, space);
     in->addr += in->size;
@@ -978,8 +945,7 @@ static int process_src_addr(ek_flow *f)
                 if (!decode_one(f, &t, space)) {
                     /* something unreadable between the two: a NACC, and the range shrinks
                      * to the source instruction */
-                    if ((err = out_nacc(f, index, src)))
-                        return err;
+                    if ((err = out_nacc(f, index, src))) return err;
                     r.n = 1;
                     r.st = src;
                     r.en = in->addr;
@@ -989,8 +955,7 @@ static int process_src_addr(ek_flow *f)
                 r.n++;
                 if (split_n && t.addr < r.en && t.type != EK_ITYPE_OTHER) {
                     fl_range mid = {r.st, t.addr, r.n};
-                    if ((err = out_range(f, index, &mid, 0, &t)))
-                        return err;
+                    if ((err = out_range(f, index, &mid, 0, &t))) return err;
                     r.st = mid.en;
                     r.n = 0;
                 }
@@ -999,15 +964,12 @@ static int process_src_addr(ek_flow *f)
     }
 
     if (in->type == EK_ITYPE_BR) {
-        if (in->link)
-            rs_push(&f->rs, in->addr, in->isa);
+        if (in->link) rs_push(&f->rs, in->addr, in->isa);
         in->addr = in->target;
     } else if (in->type == EK_ITYPE_BR_INDIRECT) {
         f->need_addr = 1;
-        if (in->link)
-            rs_push(&f->rs, in->addr, in->isa);
-        if (f->rs.active)
-            f->rs.pop_pending = 1;
+        if (in->link) rs_push(&f->rs, in->addr, in->isa);
+        if (f->rs.active) f->rs.pop_pending = 1;
     }
     /* the instruction-set change is applied before the range is reported (as OpenCSD) */
     in->isa = in->next_isa;
@@ -1020,17 +982,14 @@ static int process_ts_cc_event(ek_flow *f, const fl_pend *p)
     ek_elem *e;
     switch (p->kind) {
     case FL_EVENT:
-        if (!(e = out_new(f, p->index, EK_ELEM_EVENT)))
-            return EK_ERR_NOMEM;
+        if (!(e = out_new(f, p->index, EK_ELEM_EVENT))) return EK_ERR_NOMEM;
         e->u.event.type = EK_EVENT_NUMBERED;
         e->u.event.number = (uint16_t)p->u.param[0];
         break;
     case FL_TS:
     case FL_TS_CC:
-        if (!permit_ts)
-            break;
-        if (!(e = out_new(f, p->index, EK_ELEM_TIMESTAMP)))
-            return EK_ERR_NOMEM;
+        if (!permit_ts) break;
+        if (!(e = out_new(f, p->index, EK_ELEM_TIMESTAMP))) return EK_ERR_NOMEM;
         e->timestamp = (uint64_t)p->u.param[0] | ((uint64_t)p->u.param[1] << 32);
         if (p->kind == FL_TS_CC) {
             e->cycle_count = p->u.param[2];
@@ -1038,24 +997,20 @@ static int process_ts_cc_event(ek_flow *f, const fl_pend *p)
         }
         break;
     case FL_CC:
-        if (!(e = out_new(f, p->index, EK_ELEM_CYCLE_COUNT)))
-            return EK_ERR_NOMEM;
+        if (!(e = out_new(f, p->index, EK_ELEM_CYCLE_COUNT))) return EK_ERR_NOMEM;
         e->cycle_count = p->u.param[0];
         e->flags |= EK_ELEMF_HAS_CC;
         break;
-    default:
-        break;
+    default: break;
     }
     return EK_OK;
 }
 
 static int process_marker(ek_flow *f, const fl_pend *p)
 {
-    if (f->ete_ts_marker && p->u.param[0] == EK_MARKER_TS)
-        f->ete_first_ts_marker = 1;
+    if (f->ete_ts_marker && p->u.param[0] == EK_MARKER_TS) f->ete_first_ts_marker = 1;
     ek_elem *e = out_new(f, p->index, EK_ELEM_SYNC_MARKER);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->u.marker.type = p->u.param[0];
     e->u.marker.value = p->u.param[1];
     return EK_OK;
@@ -1064,8 +1019,7 @@ static int process_marker(ek_flow *f, const fl_pend *p)
 static int process_trans(ek_flow *f, const fl_pend *p)
 {
     ek_elem *e = out_new(f, p->index, EK_ELEM_MEMTRANS);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->u.memtrans = (uint32_t)(EK_MEMTRANS_TRACE_INIT + (p->kind - FL_TRANS_TRACE_INIT));
     return EK_OK;
 }
@@ -1073,8 +1027,7 @@ static int process_trans(ek_flow *f, const fl_pend *p)
 static int process_ite(ek_flow *f, const fl_pend *p)
 {
     ek_elem *e = out_new(f, p->index, EK_ELEM_INSTRUMENTATION);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->u.ite.el = p->u.ite.el;
     e->u.ite.value = p->u.ite.value;
     return EK_OK;
@@ -1090,7 +1043,7 @@ static int commit_elements(ek_flow *f)
     int64_t requested = f->res.commit;
     int context_flush = 0;
     uint64_t err_idx = 0;
-    size_t mark = f->out_n;
+    f->batch_mark = f->out_n;
 
     while (f->res.commit && !err && !context_flush) {
         fl_pend *p = dq_oldest(&f->q);
@@ -1104,8 +1057,7 @@ static int commit_elements(ek_flow *f)
         case FL_TRC_ON: {
             f->next_range_valid = 0;
             ek_elem *e = out_new(f, p->index, EK_ELEM_TRACE_ON);
-            if (!e)
-                return EK_ERR_NOMEM;
+            if (!e) return EK_ERR_NOMEM;
             e->u.trace_on_reason = f->prev_overflow ? EK_TRACE_ON_OVERFLOW : EK_TRACE_ON_NORMAL;
             f->prev_overflow = 0;
             rs_flush(&f->rs);
@@ -1120,8 +1072,7 @@ static int commit_elements(ek_flow *f)
             break;
         case FL_CTXT:
             if (p->u.ctxt.updated) {
-                if ((err = update_context(f, p, p->index)))
-                    return err;
+                if ((err = update_context(f, p, p->index))) return err;
                 context_flush = 1;
                 f->span_valid = 0; /* re-ask the memory model under the new context */
             }
@@ -1129,49 +1080,44 @@ static int commit_elements(ek_flow *f)
         case FL_EVENT:
         case FL_TS:
         case FL_CC:
-        case FL_TS_CC:
-            err = process_ts_cc_event(f, p);
-            break;
-        case FL_MARKER:
-            err = process_marker(f, p);
-            break;
+        case FL_TS_CC: err = process_ts_cc_event(f, p); break;
+        case FL_MARKER: err = process_marker(f, p); break;
         case FL_ATOM:
             while (p->u.atom.num && f->res.commit && !err) {
                 int taken = p->u.atom.bits & 1;
                 p->u.atom.bits >>= 1;
                 p->u.atom.num--;
-                if ((err = return_stack_pop(f)))
-                    break;
+                if ((err = return_stack_pop(f))) break;
                 if (!f->need_ctxt && !f->need_addr) {
                     uint64_t idx = p->index;
-                    if ((err = process_atom(f, taken, idx)))
-                        break;
+                    if ((err = process_atom(f, taken, idx))) break;
+                } else {
+                    /* no address or context to follow code from (as OpenCSD: no element) */
+                    f->st.atoms_skipped++;
+                    if (f->need_ctxt && !f->noted_no_ctxt) {
+                        f->noted_no_ctxt = 1;
+                        diag(f, EK_SEV_NOTE, "flow.no-context", 0, p->index,
+                             "atoms before the first context packet cannot be decoded");
+                    }
                 }
-                if (f->res.commit)
-                    f->res.commit--;
+                if (f->res.commit) f->res.commit--;
             }
-            if (err)
-                break;
-            if (p->u.atom.num)
-                pop = 0;
+            if (err) break;
+            if (p->u.atom.num) pop = 0;
             break;
         case FL_EXCEP:
-            if ((err = return_stack_pop(f)))
-                break;
+            if ((err = return_stack_pop(f))) break;
             f->next_range_valid = 0;
             err = process_exception(f);
             f->res.commit--;
             break;
         case FL_EXCEP_RET:
             f->next_range_valid = 0;
-            if (!out_new(f, p->index, EK_ELEM_EXCEPTION_RET))
-                return EK_ERR_NOMEM;
-            if (p->is_p0)
-                f->res.commit--;
+            if (!out_new(f, p->index, EK_ELEM_EXCEPTION_RET)) return EK_ERR_NOMEM;
+            if (p->is_p0) f->res.commit--;
             break;
         case FL_FUNC_RET:
-            if (p->is_p0)
-                f->res.commit--;
+            if (p->is_p0) f->res.commit--;
             break;
         case FL_SRC_ADDR:
             f->next_range_valid = 0;
@@ -1187,8 +1133,7 @@ static int commit_elements(ek_flow *f)
              * output is the same. */
             break;
         case FL_TRANS_START:
-            if (f->comm_trans_p0)
-                f->res.commit--;
+            if (f->comm_trans_p0) f->res.commit--;
             /* fall through */
         case FL_TRANS_COMMIT:
         case FL_TRANS_FAIL:
@@ -1196,32 +1141,24 @@ static int commit_elements(ek_flow *f)
             f->next_range_valid = 0;
             err = process_trans(f, p);
             break;
-        case FL_ITE:
-            err = process_ite(f, p);
-            break;
+        case FL_ITE: err = process_ite(f, p); break;
         case FL_UNSEEN: {
             /* (counted: commit as many as asked at once) */
             int64_t k = f->res.commit < p->u.unseen ? f->res.commit : p->u.unseen;
             f->res.commit -= k;
             p->u.unseen -= (uint32_t)k;
-            if (p->u.unseen)
-                pop = 0;
+            if (p->u.unseen) pop = 0;
             break;
         }
         case FL_TINFO:
             f->rs.tinfo_wait = 1;
             rs_flush(&f->rs);
             break;
-        default:
-            break;
+        default: break;
         }
-        if (err == EK_ERR_NOMEM)
-            return err;
-        if (pop)
-            dq_pop_old(&f->q);
+        if (err == EK_ERR_NOMEM) return err;
+        if (pop) dq_pop_old(&f->q);
     }
-    if (err && f->state == FS_NO_SYNC)
-        out_truncate(f, mark);
     f->spec -= requested - f->res.commit;
     return err;
 }
@@ -1246,14 +1183,12 @@ static int cancel_elements(ek_flow *f)
                 int64_t rm = f->res.cancel <= p->u.atom.num ? f->res.cancel : p->u.atom.num;
                 p->u.atom.num -= (uint32_t)rm;
                 f->res.cancel -= rm;
-                if (!p->u.atom.num)
-                    dq_pop_new(&f->q);
+                if (!p->u.atom.num) dq_pop_new(&f->q);
             } else if (p->kind == FL_UNSEEN) {
                 int64_t k = f->res.cancel < p->u.unseen ? f->res.cancel : p->u.unseen;
                 f->res.cancel -= k;
                 p->u.unseen -= (uint32_t)k;
-                if (p->u.unseen == 0)
-                    dq_pop_new(&f->q);
+                if (p->u.unseen == 0) dq_pop_new(&f->q);
             } else {
                 f->res.cancel--;
                 dq_pop_new(&f->q);
@@ -1271,22 +1206,18 @@ static int cancel_elements(ek_flow *f)
                     size_t ncap = kcap * 2;
                     fl_pend *nk = malloc(ncap * sizeof(fl_pend));
                     if (!nk) {
-                        if (kept != keep)
-                            free(kept);
+                        if (kept != keep) free(kept);
                         return EK_ERR_NOMEM;
                     }
                     memcpy(nk, kept, nkept * sizeof(fl_pend));
-                    if (kept != keep)
-                        free(kept);
+                    if (kept != keep) free(kept);
                     kept = nk;
                     kcap = ncap;
                 }
                 kept[nkept++] = *p;
                 dq_pop_new(&f->q);
                 break;
-            default:
-                dq_pop_new(&f->q);
-                break;
+            default: dq_pop_new(&f->q); break;
             }
         }
     }
@@ -1294,12 +1225,10 @@ static int cancel_elements(ek_flow *f)
      * sequence error, as OpenCSD) */
     while (nkept) {
         fl_pend *n = dq_push_new(f);
-        if (!n)
-            break;
+        if (!n) break;
         *n = kept[--nkept];
     }
-    if (kept != keep)
-        free(kept);
+    if (kept != keep) free(kept);
     f->spec -= requested - f->res.cancel;
     return err;
 }
@@ -1312,8 +1241,7 @@ static int mispredict_atom(ek_flow *f)
     while (i > 0) {
         fl_pend *p = dq_at(d, i - 1);
         if (p->kind == FL_ATOM) {
-            if (p->u.atom.num)
-                p->u.atom.bits ^= 1u << (p->u.atom.num - 1);
+            if (p->u.atom.num) p->u.atom.bits ^= 1u << (p->u.atom.num - 1);
             found = 1;
             break;
         } else if (p->kind == FL_ADDR) {
@@ -1326,8 +1254,7 @@ static int mispredict_atom(ek_flow *f)
         i--;
     }
     int err = EK_OK;
-    if (!found)
-        err = seq_error(f, "flow.commit-overrun", f->index, "Not found mispredict atom");
+    if (!found) err = seq_error(f, "flow.commit-overrun", f->index, "Not found mispredict atom");
     f->res.mispredict = 0;
     return err;
 }
@@ -1345,8 +1272,7 @@ static int discard_elements(ek_flow *f)
     }
     clear_elem_res(f);
     f->spec = 0;
-    if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC)
-        f->st.resyncs++;
+    if (f->state != FS_NO_SYNC && f->state != FS_WAIT_SYNC) f->st.resyncs++;
     f->state = FS_NO_SYNC;
     f->unsync = f->prev_overflow ? EK_UNSYNC_OVERFLOW : EK_UNSYNC_DISCARD;
     f->need_ctxt = 1;
@@ -1359,26 +1285,23 @@ static int resolve_elements(ek_flow *f)
 {
     while (is_elem_for_res(f)) {
         int err = EK_OK;
-        if (f->res.commit)
-            err = commit_elements(f);
+        if (f->res.commit) err = commit_elements(f);
         if (!f->res.commit) {
-            if (!err && f->res.cancel)
-                err = cancel_elements(f);
-            if (!err && f->res.mispredict)
-                err = mispredict_atom(f);
-            if (!err && f->res.discard)
-                err = discard_elements(f);
+            f->batch_mark = f->out_n; /* each step's output is its own batch */
+            if (!err && f->res.cancel) err = cancel_elements(f);
+            f->batch_mark = f->out_n;
+            if (!err && f->res.mispredict) err = mispredict_atom(f);
+            f->batch_mark = f->out_n;
+            if (!err && f->res.discard) err = discard_elements(f);
         }
-        if (err == EK_ERR_NOMEM)
-            return err;
+        if (err == EK_ERR_NOMEM) return err;
         if (err && f->state != FS_NO_SYNC) {
             /* cannot happen with the errors above (they all resynchronise); be safe */
             reset_decoder(f);
             f->unsync = EK_UNSYNC_BAD_PACKET;
         }
     }
-    if (f->state == FS_RESOLVE)
-        f->state = FS_DECODE;
+    if (f->state == FS_RESOLVE) f->state = FS_DECODE;
     return EK_OK;
 }
 
@@ -1387,8 +1310,7 @@ static int resolve_elements(ek_flow *f)
 static fl_pend *push(ek_flow *f, int kind, int is_p0, const ek_etm4_packet *pkt)
 {
     fl_pend *p = dq_push_new(f);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     memset(p, 0, sizeof *p);
     p->kind = (uint8_t)kind;
     p->is_p0 = (uint8_t)is_p0;
@@ -1432,17 +1354,14 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
 
     switch (pkt->type) {
     case EK_ETM4_ASYNC:
-    case EK_ETM4_IGNORE:
-        break;
+    case EK_ETM4_IGNORE: break;
 
     case EK_ETM4_TRACE_INFO:
-        if (!push(f, FL_TINFO, 0, pkt))
-            return push_failed(f, pkt);
+        if (!push(f, FL_TINFO, 0, pkt)) return push_failed(f, pkt);
         break;
 
     case EK_ETM4_TRACE_ON:
-        if (!push(f, FL_TRC_ON, 0, pkt))
-            return push_failed(f, pkt);
+        if (!push(f, FL_TRC_ON, 0, pkt)) return push_failed(f, pkt);
         break;
 
     case EK_ETM4_ATOM_F1:
@@ -1451,16 +1370,14 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_ATOM_F4:
     case EK_ETM4_ATOM_F5:
     case EK_ETM4_ATOM_F6:
-        if (!(p = push(f, FL_ATOM, 1, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_ATOM, 1, pkt))) return push_failed(f, pkt);
         p->u.atom.bits = pkt->atom_bits;
-        p->u.atom.num = pkt->atom_num;
-        f->spec += pkt->atom_num;
+        p->u.atom.num = pkt->atom_num > 32 ? 32 : pkt->atom_num; /* (32 bits of atoms at most) */
+        f->spec += p->u.atom.num;
         break;
 
     case EK_ETM4_CTXT:
-        if (!(p = push(f, FL_CTXT, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_CTXT, 0, pkt))) return push_failed(f, pkt);
         ctxt_from_pkt(&p->u.ctxt, pkt, f->last_is);
         break;
 
@@ -1469,8 +1386,7 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_ADDR_CTXT_L_64IS0:
     case EK_ETM4_ADDR_CTXT_L_64IS1:
         f->last_is = pkt->addr.is;
-        if (!(p = push(f, FL_CTXT, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_CTXT, 0, pkt))) return push_failed(f, pkt);
         ctxt_from_pkt(&p->u.ctxt, pkt, f->last_is);
         /* and the address: */
         /* fall through */
@@ -1482,8 +1398,7 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_ADDR_L_64IS0:
     case EK_ETM4_ADDR_L_64IS1:
         f->last_is = pkt->addr.is;
-        if (!(p = push(f, FL_ADDR, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_ADDR, 0, pkt))) return push_failed(f, pkt);
         p->u.addr.val = pkt->addr.val;
         p->u.addr.is = pkt->addr.is;
         is_addr = 1;
@@ -1497,16 +1412,14 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_SRC_ADDR_L_64IS0:
     case EK_ETM4_SRC_ADDR_L_64IS1:
         /* counted for speculation, though not cancellable as a P0 element (as OpenCSD) */
-        if (!(p = push(f, FL_SRC_ADDR, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_SRC_ADDR, 0, pkt))) return push_failed(f, pkt);
         p->u.addr.val = pkt->addr.val;
         p->u.addr.is = pkt->addr.is;
         f->spec++;
         break;
 
     case EK_ETM4_EXCEPT:
-        if (!(p = push(f, FL_EXCEP, 1, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_EXCEP, 1, pkt))) return push_failed(f, pkt);
         p->u.exc.num = pkt->exc.type;
         p->u.exc.prev_same = pkt->exc.addr_interp == 2;
         f->elem_pending_addr = 1; /* committed once its address has been seen */
@@ -1514,49 +1427,42 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
 
     case EK_ETM4_EXCEPT_RTN: {
         int v7m = f->v7m_eret_p0;
-        if (!push(f, FL_EXCEP_RET, v7m, pkt))
-            return push_failed(f, pkt);
-        if (v7m)
-            f->spec++;
+        if (!push(f, FL_EXCEP_RET, v7m, pkt)) return push_failed(f, pkt);
+        if (v7m) f->spec++;
         break;
     }
 
     case EK_ETM4_FUNC_RET:
         if (f->v8m_func_ret) {
-            if (!push(f, FL_FUNC_RET, 1, pkt))
-                return push_failed(f, pkt);
+            if (!push(f, FL_FUNC_RET, 1, pkt)) return push_failed(f, pkt);
             f->spec++;
         }
         break;
 
     case EK_ETM4_EVENT:
-        if (!(p = push(f, FL_EVENT, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_EVENT, 0, pkt))) return push_failed(f, pkt);
         p->u.param[0] = pkt->event;
         break;
 
     case EK_ETM4_CCNT_F1:
     case EK_ETM4_CCNT_F2:
     case EK_ETM4_CCNT_F3:
-        if (!(p = push(f, FL_CC, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_CC, 0, pkt))) return push_failed(f, pkt);
         p->u.param[0] = (pkt->flags & EK_ETM4_PF_CC) ? pkt->cycle_count : 0;
         /* with TRCIDR0.COMMOPT = 1 cycle-count packets carry no commit field */
-        f->res.commit = ((pkt->flags & EK_ETM4_PF_COMMIT) && !f->ecfg.commit_opt1) ? pkt->commit : 0;
+        f->res.commit =
+            ((pkt->flags & EK_ETM4_PF_COMMIT) && !f->ecfg.commit_opt1) ? pkt->commit : 0;
         break;
 
     case EK_ETM4_TIMESTAMP:
-        if (!(p = push(f, f->ts_with_cc ? FL_TS_CC : FL_TS, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, f->ts_with_cc ? FL_TS_CC : FL_TS, 0, pkt))) return push_failed(f, pkt);
         p->u.param[0] = (uint32_t)pkt->timestamp;
         p->u.param[1] = (uint32_t)(pkt->timestamp >> 32);
-        if (f->ts_with_cc)
-            p->u.param[2] = (pkt->flags & EK_ETM4_PF_CC) ? pkt->cycle_count : 0;
+        if (f->ts_with_cc) p->u.param[2] = (pkt->flags & EK_ETM4_PF_CC) ? pkt->cycle_count : 0;
         break;
 
     case EK_ETM4_TS_MARKER:
-        if (!(p = push(f, FL_MARKER, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_MARKER, 0, pkt))) return push_failed(f, pkt);
         p->u.param[0] = EK_MARKER_TS;
         p->u.param[1] = 0;
         break;
@@ -1569,9 +1475,7 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
         err = bad_packet(f, pkt->index, "Invalid packet type for trace mode.");
         break;
 
-    case EK_ETM4_RESERVED:
-        err = bad_packet(f, pkt->index, "Reserved packet header");
-        break;
+    case EK_ETM4_RESERVED: err = bad_packet(f, pkt->index, "Reserved packet header"); break;
 
     case EK_ETM4_MISPREDICT:
     case EK_ETM4_CANCEL_F1_MISPRED:
@@ -1579,20 +1483,16 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     case EK_ETM4_CANCEL_F3:
         f->res.mispredict = 1;
         if (pkt->atom_num) {
-            if (!(p = push(f, FL_ATOM, 1, pkt)))
-                return push_failed(f, pkt);
+            if (!(p = push(f, FL_ATOM, 1, pkt))) return push_failed(f, pkt);
             p->u.atom.bits = pkt->atom_bits;
-            p->u.atom.num = pkt->atom_num;
-            f->spec += pkt->atom_num;
+            p->u.atom.num =
+                pkt->atom_num > 32 ? 32 : pkt->atom_num; /* (32 bits of atoms at most) */
+            f->spec += p->u.atom.num;
         }
         /* fall through */
-    case EK_ETM4_CANCEL_F1:
-        f->res.cancel = pkt->cancel;
-        break;
+    case EK_ETM4_CANCEL_F1: f->res.cancel = pkt->cancel; break;
 
-    case EK_ETM4_COMMIT:
-        f->res.commit = (pkt->flags & EK_ETM4_PF_COMMIT) ? pkt->commit : 0;
-        break;
+    case EK_ETM4_COMMIT: f->res.commit = (pkt->flags & EK_ETM4_PF_COMMIT) ? pkt->commit : 0; break;
 
     case EK_ETM4_OVERFLOW:
         f->prev_overflow = 1;
@@ -1603,8 +1503,7 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
         break;
 
     case EK_ETM4_Q:
-        if (!(p = push(f, FL_Q, 1, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_Q, 1, pkt))) return push_failed(f, pkt);
         p->u.q.count = pkt->q.count;
         if (pkt->q.addr_present) {
             p->u.q.has_addr = 1;
@@ -1617,25 +1516,20 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
         break;
 
     case EK_ETM4_TRANS_ST:
-        if (!push(f, FL_TRANS_START, f->comm_trans_p0, pkt))
-            return push_failed(f, pkt);
-        if (f->comm_trans_p0)
-            f->spec++;
+        if (!push(f, FL_TRANS_START, f->comm_trans_p0, pkt)) return push_failed(f, pkt);
+        if (f->comm_trans_p0) f->spec++;
         break;
 
     case EK_ETM4_TRANS_COMMIT:
-        if (!push(f, FL_TRANS_COMMIT, 0, pkt))
-            return push_failed(f, pkt);
+        if (!push(f, FL_TRANS_COMMIT, 0, pkt)) return push_failed(f, pkt);
         break;
 
     case EK_ETM4_TRANS_FAIL:
-        if (!push(f, FL_TRANS_FAIL, 0, pkt))
-            return push_failed(f, pkt);
+        if (!push(f, FL_TRANS_FAIL, 0, pkt)) return push_failed(f, pkt);
         break;
 
     case EK_ETM4_ITE:
-        if (!(p = push(f, FL_ITE, 0, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_ITE, 0, pkt))) return push_failed(f, pkt);
         p->u.ite.el = pkt->ite.el;
         p->u.ite.value = pkt->ite.value;
         break;
@@ -1667,26 +1561,23 @@ static int decode_packet(ek_flow *f, const ek_etm4_packet *pkt)
     }
     if (f->spec > (int64_t)f->max_spec)
         f->res.commit = f->spec - (int64_t)f->max_spec; /* beyond MAXSPEC: implicit commit */
-    if (!err && is_elem_for_res(f))
-        f->state = FS_RESOLVE;
+    if (!err && is_elem_for_res(f)) f->state = FS_RESOLVE;
     return err;
 }
 
 static int do_trace_info(ek_flow *f, const ek_etm4_packet *pkt)
 {
+    f->noted_no_ctxt = 0;
     f->cc_threshold = pkt->tinfo.cc_threshold;
     f->spec = pkt->tinfo.spec;
     fl_pend *p;
     if (f->spec > 0) {
-        if (!(p = push(f, FL_UNSEEN, 1, pkt)))
-            return push_failed(f, pkt);
+        if (!(p = push(f, FL_UNSEEN, 1, pkt))) return push_failed(f, pkt);
         p->u.unseen = (uint32_t)f->spec;
     }
-    if (!push(f, FL_TINFO, 0, pkt))
-        return push_failed(f, pkt);
+    if (!push(f, FL_TINFO, 0, pkt)) return push_failed(f, pkt);
     if (pkt->tinfo.info & 0x40) /* started inside a transaction */
-        if (!push(f, FL_TRANS_TRACE_INIT, 0, pkt))
-            return push_failed(f, pkt);
+        if (!push(f, FL_TRANS_TRACE_INIT, 0, pkt)) return push_failed(f, pkt);
     return EK_OK;
 }
 
@@ -1697,51 +1588,42 @@ static int process_packet(ek_flow *f, const ek_etm4_packet *pkt)
         switch (f->state) {
         case FS_NO_SYNC: {
             ek_elem *e = out_new(f, f->index, EK_ELEM_NO_SYNC);
-            if (!e)
-                return EK_ERR_NOMEM;
+            if (!e) return EK_ERR_NOMEM;
             e->u.unsync_reason = f->unsync;
             f->state = FS_WAIT_SYNC;
             break; /* and look at this packet again */
         }
         case FS_WAIT_SYNC:
-            if (pkt->type == EK_ETM4_ASYNC)
-                f->state = FS_WAIT_TINFO;
+            if (pkt->type == EK_ETM4_ASYNC) f->state = FS_WAIT_TINFO;
             return EK_OK;
 
         case FS_WAIT_TINFO:
             f->need_ctxt = 1;
             f->need_addr = 1;
             if (pkt->type == EK_ETM4_TRACE_INFO) {
-                if ((err = do_trace_info(f, pkt)) == EK_ERR_NOMEM)
-                    return err;
+                if ((err = do_trace_info(f, pkt)) == EK_ERR_NOMEM) return err;
                 if (!err) {
                     f->state = FS_DECODE;
                     rs_flush(&f->rs);
                 }
             } else if (f->is_ete && pkt->type == EK_ETM4_EVENT) {
                 /* ETE allows events before the first TRACE_INFO */
-                if ((err = decode_packet(f, pkt)) == EK_ERR_NOMEM)
-                    return err;
+                if ((err = decode_packet(f, pkt)) == EK_ERR_NOMEM) return err;
             }
             return EK_OK;
 
         case FS_DECODE:
             err = decode_packet(f, pkt);
-            if (err == EK_ERR_NOMEM)
-                return err;
-            if (err || f->state != FS_RESOLVE)
-                return EK_OK;
+            if (err == EK_ERR_NOMEM) return err;
+            if (err || f->state != FS_RESOLVE) return EK_OK;
             break;
 
         case FS_RESOLVE:
-            if ((err = resolve_elements(f)))
-                return err;
-            if (f->state == FS_DECODE)
-                return EK_OK;
+            if ((err = resolve_elements(f))) return err;
+            if (f->state == FS_DECODE) return EK_OK;
             break; /* lost sync while resolving: report it now */
 
-        default:
-            return EK_OK;
+        default: return EK_OK;
         }
     }
 }
@@ -1761,40 +1643,27 @@ static int commit_on_eot(ek_flow *f)
         case FL_EXCEP_RET:
         case FL_OVERFLOW:
         case FL_Q:
-        case FL_UNSEEN:
-            f->q.n = 0;
-            break;
+        case FL_UNSEEN: f->q.n = 0; break;
         case FL_TRANS_START:
-            if (f->comm_trans_p0)
-                f->q.n = 0;
+            if (f->comm_trans_p0) f->q.n = 0;
             break;
         case FL_TRANS_FAIL:
         case FL_TRANS_COMMIT:
-            if (f->max_spec == 0 || f->spec == 0)
-                err = process_trans(f, p);
+            if (f->max_spec == 0 || f->spec == 0) err = process_trans(f, p);
             break;
         case FL_EVENT:
         case FL_TS:
         case FL_CC:
-        case FL_TS_CC:
-            err = process_ts_cc_event(f, p);
-            break;
-        case FL_MARKER:
-            err = process_marker(f, p);
-            break;
-        case FL_ITE:
-            err = process_ite(f, p);
-            break;
-        default: /* addresses, contexts, source addresses, function returns, TINFO ... */
-            break;
+        case FL_TS_CC: err = process_ts_cc_event(f, p); break;
+        case FL_MARKER: err = process_marker(f, p); break;
+        case FL_ITE: err = process_ite(f, p); break;
+        default: /* addresses, contexts, source addresses, function returns, TINFO ... */ break;
         }
         dq_pop_old(&f->q);
     }
-    if (err)
-        return err;
+    if (err) return err;
     ek_elem *e = out_new(f, f->index, EK_ELEM_EO_TRACE);
-    if (!e)
-        return EK_ERR_NOMEM;
+    if (!e) return EK_ERR_NOMEM;
     e->u.unsync_reason = f->prev_overflow ? EK_UNSYNC_OVERFLOW : EK_UNSYNC_EOT;
     return EK_OK;
 }
@@ -1812,30 +1681,23 @@ static unsigned ocsd_arch_of(ek_arch arch, int is_ete)
     switch (arch) {
     case EK_ARCH_V7A:
     case EK_ARCH_V7R:
-    case EK_ARCH_V7M:
-        return OCSD_ARCH_V7;
+    case EK_ARCH_V7M: return OCSD_ARCH_V7;
     case EK_ARCH_V8A:
     case EK_ARCH_V8R:
     case EK_ARCH_V8M:
-    case EK_ARCH_V8_1M:
-        return OCSD_ARCH_V8;
-    case EK_ARCH_V8_3A:
-        return OCSD_ARCH_V8R3;
-    case EK_ARCH_V9A:
-        return OCSD_ARCH_AA64;
-    default:
-        return is_ete ? OCSD_ARCH_AA64 : OCSD_ARCH_V8;
+    case EK_ARCH_V8_1M: return OCSD_ARCH_V8;
+    case EK_ARCH_V8_3A: return OCSD_ARCH_V8R3;
+    case EK_ARCH_V9A: return OCSD_ARCH_AA64;
+    default: return is_ete ? OCSD_ARCH_AA64 : OCSD_ARCH_V8;
     }
 }
 
 int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
 {
     *out = NULL;
-    if (!cfg || cfg->size < sizeof(ek_flow_config) || !cfg->source)
-        return EK_ERR_ARG;
+    if (!cfg || cfg->size < sizeof(ek_flow_config) || !cfg->source) return EK_ERR_ARG;
     ek_flow *f = calloc(1, sizeof *f);
-    if (!f)
-        return EK_ERR_NOMEM;
+    if (!f) return EK_ERR_NOMEM;
     if (ek_etm4_config_from_source(&f->ecfg, cfg->source)) {
         free(f);
         return EK_ERR_ARG;
@@ -1856,7 +1718,8 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
     f->ete_ts_marker = f->ecfg.version >= 0x51 && (idr0 & 0x800000u);
     f->comm_trans_p0 = (idr0 & 0x40000000u) == 0;
     f->v7m_eret_p0 = f->ocsd_arch == OCSD_ARCH_V7 && f->m_profile;
-    f->v8m_func_ret = f->ocsd_arch >= OCSD_ARCH_V8 && f->ocsd_arch <= OCSD_ARCH_AA64 && f->m_profile;
+    f->v8m_func_ret =
+        f->ocsd_arch >= OCSD_ARCH_V8 && f->ocsd_arch <= OCSD_ARCH_AA64 && f->m_profile;
     int wfx = (idr2 & 0x80000000u) && f->ecfg.version >= 0x43;
     ek_isa_cfg_ocsd(&f->icfg, f->ocsd_arch, f->m_profile, wfx ? EK_ISA_OPT_WFX_BRANCH : 0);
     f->rs.active = f->ecfg.rs_enabled;
@@ -1883,8 +1746,7 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
             return err;
         }
     }
-    if (f->mem.generation)
-        f->mem_gen = f->mem.generation(f->mem.ctx);
+    if (f->mem.generation) f->mem_gen = f->mem.generation(f->mem.ctx);
     f->unsync = EK_UNSYNC_INIT_DECODER;
     reset_decoder(f);
     f->in.isa = EK_ISA_A64;
@@ -1894,8 +1756,7 @@ int ek_flow_new(const ek_flow_config *cfg, ek_flow **out)
 
 void ek_flow_free(ek_flow *f)
 {
-    if (!f)
-        return;
+    if (!f) return;
     fl_bcache_free(&f->bc);
     free(f->q.buf);
     free(f->out);
@@ -1913,18 +1774,18 @@ int ek_flow_packet(ek_flow *f, const ek_etm4_packet *pkt)
         }
     }
     /* OpenCSD hands only the first NOTSYNC packet of a run to its decoder */
-    if (pkt->type == EK_ETM4_NOTSYNC && (pkt->flags & EK_ETM4_PF_NOTSYNC_MORE))
-        return EK_OK;
+    if (pkt->type == EK_ETM4_NOTSYNC && (pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) return EK_OK;
     f->st.packets++;
     f->index = pkt->index;
+    f->batch_mark = f->out_n;
     int err = process_packet(f, pkt);
-    if (err == EK_ERR_LIMIT)
-        err = EK_OK;
+    if (err == EK_ERR_LIMIT) err = EK_OK;
     return err;
 }
 
 int ek_flow_end(ek_flow *f)
 {
+    f->batch_mark = f->out_n;
     return commit_on_eot(f);
 }
 
@@ -1944,12 +1805,14 @@ void ek_flow_elems_clear(ek_flow *f)
 {
     f->out_n = 0;
     f->out_take = 0;
+    f->batch_mark = 0;
 }
 
 int ek_flow_next(ek_flow *f, ek_elem *out)
 {
     if (f->out_take >= f->out_n) {
         f->out_n = f->out_take = 0;
+        f->batch_mark = 0;
         return 0;
     }
     *out = f->out[f->out_take++];

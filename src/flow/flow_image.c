@@ -7,8 +7,7 @@ static int image_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id
     (void)trace_id;
     const uint8_t *p = NULL;
     size_t n = ek_image_map((ek_image *)ctx, (ek_mem_space)space, addr, &p);
-    if (!n || !p)
-        return 0;
+    if (!n || !p) return 0;
     out->start = addr;
     out->size = n;
     out->data = p;

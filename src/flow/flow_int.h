@@ -35,7 +35,7 @@ enum fl_kind {
     FL_TRANS_COMMIT,
     FL_TRANS_FAIL,
     FL_ITE,
-    FL_UNSEEN,   /* speculative elements from before the TRACE_INFO we synchronised on (counted) */
+    FL_UNSEEN, /* speculative elements from before the TRACE_INFO we synchronised on (counted) */
     FL_TINFO,
 };
 
@@ -47,10 +47,10 @@ typedef struct fl_ctxt {
 } fl_ctxt;
 
 typedef struct fl_pend {
-    uint64_t index;  /* packet index */
-    uint8_t kind;    /* fl_kind */
-    uint8_t is_p0;   /* counts for commit / cancel */
-    uint8_t root;    /* ek_etm4_type of the packet */
+    uint64_t index; /* packet index */
+    uint8_t kind;   /* fl_kind */
+    uint8_t is_p0;  /* counts for commit / cancel */
+    uint8_t root;   /* ek_etm4_type of the packet */
     union {
         struct {
             uint32_t bits; /* oldest in bit 0, 1 = E */
@@ -59,7 +59,7 @@ typedef struct fl_pend {
         struct {
             uint64_t val;
             uint8_t is;
-        } addr;            /* FL_ADDR, FL_SRC_ADDR */
+        } addr; /* FL_ADDR, FL_SRC_ADDR */
         fl_ctxt ctxt;
         struct {
             uint16_t num;
@@ -72,7 +72,7 @@ typedef struct fl_pend {
             uint8_t has_addr;
             uint8_t is;
         } q;
-        uint32_t unseen;   /* FL_UNSEEN: how many */
+        uint32_t unseen; /* FL_UNSEEN: how many */
         struct {
             uint64_t value;
             uint8_t el;
@@ -93,24 +93,24 @@ typedef struct fl_deque {
 
 /* The instruction being followed: where the next one is, and what the last one was. */
 typedef struct fl_instr {
-    uint64_t addr;        /* next instruction to decode */
-    uint64_t target;      /* last: direct branch target */
-    uint8_t isa;          /* ek_isa of the next instruction */
-    uint8_t type;         /* last: ek_itype */
-    uint8_t sub;          /* last: ek_isubtype */
-    uint8_t size;         /* last: bytes */
-    uint8_t cond;         /* last: conditional */
-    uint8_t link;         /* last: branch with link */
-    uint8_t next_isa;     /* last: ISA after it when executed */
-    ek_it_state it;       /* T32 IT-block state */
+    uint64_t addr;    /* next instruction to decode */
+    uint64_t target;  /* last: direct branch target */
+    uint8_t isa;      /* ek_isa of the next instruction */
+    uint8_t type;     /* last: ek_itype */
+    uint8_t sub;      /* last: ek_isubtype */
+    uint8_t size;     /* last: bytes */
+    uint8_t cond;     /* last: conditional */
+    uint8_t link;     /* last: branch with link */
+    uint8_t next_isa; /* last: ISA after it when executed */
+    ek_it_state it;   /* T32 IT-block state */
 } fl_instr;
 
 /* One remembered walk (32 bytes): from (addr, isa, space) with no IT block pending, `count`
  * instructions to addr + len (the address after the last one decoded); FL_BF_FOUND = the last
  * one is a waypoint described by the other fields, else the code there is not readable. */
 #define FL_BF_FOUND 0x01
-#define FL_BF_COND 0x02
-#define FL_BF_LINK 0x04
+#define FL_BF_COND  0x02
+#define FL_BF_LINK  0x04
 typedef struct fl_block {
     uint64_t addr;
     uint64_t target;
@@ -122,9 +122,9 @@ typedef struct fl_block {
 } fl_block;
 
 typedef struct fl_bcache {
-    fl_block *tab;        /* 1 << bits entries, direct mapped; NULL until first use */
+    fl_block *tab; /* 1 << bits entries, direct mapped; NULL until first use */
     uint32_t bits;
-    uint8_t epoch;        /* entries of another epoch are empty */
+    uint8_t epoch; /* entries of another epoch are empty */
 } fl_bcache;
 
 int fl_bcache_init(fl_bcache *bc, uint32_t bits);

@@ -17,7 +17,10 @@ typedef struct ef_name {
     char s[EF_NAME_MAX];
     uint8_t n;
 } ef_name;
-#define EF_NAME(lit) {lit, sizeof(lit) - 1}
+#define EF_NAME(lit)                                                                               \
+    {                                                                                              \
+        lit, sizeof(lit) - 1                                                                       \
+    }
 
 static inline char *ef_name_put(char *p, const ef_name *nm)
 {
@@ -37,8 +40,7 @@ static inline char *ef_hex(char *p, uint64_t v, unsigned width)
 {
     static const char digits[] = "0123456789abcdef";
     unsigned n = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-    if (n < width)
-        n = width;
+    if (n < width) n = width;
     char *e = p + n;
     for (char *q = e; q > p;) {
         *--q = digits[v & 15];
@@ -49,9 +51,10 @@ static inline char *ef_hex(char *p, uint64_t v, unsigned width)
 
 static inline char *ef_dec(char *p, uint64_t v)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                "8081828384858687888990919293949596979899";
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
     char tmp[32]; /* digits end at tmp + 20; the rest is slack for the constant-size copy */
     char *const end = tmp + 20;
     char *q = end;

@@ -5,10 +5,10 @@
 #include "output/elem_fmt.h"
 
 static const char *const type_names[EK_ELEM_NTYPES] = {
-    "UNKNOWN",      "NO_SYNC",        "TRACE_ON",       "EO_TRACE",      "PE_CONTEXT",
-    "INSTR_RANGE",  "I_RANGE_NOPATH", "ADDR_NACC",      "ADDR_UNKNOWN",  "EXCEPTION",
-    "EXCEPTION_RET", "TIMESTAMP",     "CYCLE_COUNT",    "EVENT",         "SWTRACE",
-    "SYNC_MARKER",  "MEMTRANS",       "INSTRUMENTATION", "ITMTRACE",     "CUSTOM",
+    "UNKNOWN",       "NO_SYNC",        "TRACE_ON",        "EO_TRACE",     "PE_CONTEXT",
+    "INSTR_RANGE",   "I_RANGE_NOPATH", "ADDR_NACC",       "ADDR_UNKNOWN", "EXCEPTION",
+    "EXCEPTION_RET", "TIMESTAMP",      "CYCLE_COUNT",     "EVENT",        "SWTRACE",
+    "SYNC_MARKER",   "MEMTRANS",       "INSTRUMENTATION", "ITMTRACE",     "CUSTOM",
 };
 
 static const char *const iset_names[] = {"A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk"};
@@ -19,11 +19,11 @@ static const struct {
     char s[40];
     uint8_t n;
 } heads[EK_ELEM_NTYPES] = {
-    HEAD("UNKNOWN"),       HEAD("NO_SYNC"),        HEAD("TRACE_ON"),        HEAD("EO_TRACE"),
-    HEAD("PE_CONTEXT"),    HEAD("INSTR_RANGE"),    HEAD("I_RANGE_NOPATH"),  HEAD("ADDR_NACC"),
-    HEAD("ADDR_UNKNOWN"),  HEAD("EXCEPTION"),      HEAD("EXCEPTION_RET"),   HEAD("TIMESTAMP"),
-    HEAD("CYCLE_COUNT"),   HEAD("EVENT"),          HEAD("SWTRACE"),         HEAD("SYNC_MARKER"),
-    HEAD("MEMTRANS"),      HEAD("INSTRUMENTATION"), HEAD("ITMTRACE"),       HEAD("CUSTOM"),
+    HEAD("UNKNOWN"),      HEAD("NO_SYNC"),         HEAD("TRACE_ON"),       HEAD("EO_TRACE"),
+    HEAD("PE_CONTEXT"),   HEAD("INSTR_RANGE"),     HEAD("I_RANGE_NOPATH"), HEAD("ADDR_NACC"),
+    HEAD("ADDR_UNKNOWN"), HEAD("EXCEPTION"),       HEAD("EXCEPTION_RET"),  HEAD("TIMESTAMP"),
+    HEAD("CYCLE_COUNT"),  HEAD("EVENT"),           HEAD("SWTRACE"),        HEAD("SYNC_MARKER"),
+    HEAD("MEMTRANS"),     HEAD("INSTRUMENTATION"), HEAD("ITMTRACE"),       HEAD("CUSTOM"),
 };
 
 /* "(ISA=<isa>) " */
@@ -33,38 +33,35 @@ static const ef_name isa_part[] = {
 };
 
 /* Last-instruction class and subclass texts (trailing spaces are part of the format). */
-static const ef_name itype_text[] = {EF_NAME("--- "),    EF_NAME("BR  "),    EF_NAME("iBR "),
-                                     EF_NAME("ISB "),    EF_NAME("DSB.DMB"), EF_NAME("WFI.WFE"),
+static const ef_name itype_text[] = {EF_NAME("--- "),  EF_NAME("BR  "),    EF_NAME("iBR "),
+                                     EF_NAME("ISB "),  EF_NAME("DSB.DMB"), EF_NAME("WFI.WFE"),
                                      EF_NAME("TSTART")};
 static const ef_name isub_text[] = {EF_NAME("--- "), EF_NAME("b+link "), EF_NAME("A64:ret "),
                                     EF_NAME("A64:eret "), EF_NAME("V7:impl ret")};
 
 static const char *const trace_on_text[] = {"begin or filter", "overflow", "debug restart"};
 
-static const char *const unsync_text[] = {"undefined", "init-decoder", "reset-decoder",
-                                          "overflow", "discard", "bad-packet",
+static const char *const unsync_text[] = {"undefined",         "init-decoder", "reset-decoder",
+                                          "overflow",          "discard",      "bad-packet",
                                           "bad-program-image", "end-of-trace"};
 
 static const char *const memtrans_text[] = {"Init", "Start", "Commit", "Fail"};
 
 const char *ek_elem_type_name(int type)
 {
-    if (type < 0 || type >= EK_ELEM_NTYPES)
-        return "UNKNOWN";
+    if (type < 0 || type >= EK_ELEM_NTYPES) return "UNKNOWN";
     return type_names[type];
 }
 
 const char *ek_iset_name(int isa)
 {
-    if (isa < 0 || isa > EK_ISET_UNKNOWN)
-        isa = EK_ISET_UNKNOWN;
+    if (isa < 0 || isa > EK_ISET_UNKNOWN) isa = EK_ISET_UNKNOWN;
     return iset_names[isa];
 }
 
 const char *ek_unsync_reason_name(int r)
 {
-    if (r < 0 || r > EK_UNSYNC_EOT)
-        return "undefined";
+    if (r < 0 || r > EK_UNSYNC_EOT) return "undefined";
     return unsync_text[r];
 }
 
@@ -125,8 +122,7 @@ static char *format_body(char *p, const ek_elem *e)
             p = ef_name_put(p, &itype_text[e->last_i_type]);
         if (e->last_i_sub != 0 && e->last_i_sub < sizeof(isub_text) / sizeof(isub_text[0]))
             p = ef_name_put(p, &isub_text[e->last_i_sub]);
-        if (e->flags & EK_ELEMF_LAST_COND)
-            EF_PUTS(p, " <cond>");
+        if (e->flags & EK_ELEMF_LAST_COND) EF_PUTS(p, " <cond>");
         break;
 
     case EK_ELEM_ADDR_NACC:
@@ -153,8 +149,7 @@ static char *format_body(char *p, const ek_elem *e)
         if (e->flags & EK_ELEMF_EXCEP_RET_ADDR) {
             EF_PUTS(p, "pref ret addr:0x");
             p = ef_hex(p, e->en_addr, 0);
-            if (e->flags & EK_ELEMF_EXCEP_BR_TGT)
-                EF_PUTS(p, " [addr also prev br tgt]");
+            if (e->flags & EK_ELEMF_EXCEP_BR_TGT) EF_PUTS(p, " [addr also prev br tgt]");
             EF_PUTS(p, "; ");
         }
         EF_PUTS(p, "excep num (0x");
@@ -196,7 +191,8 @@ static char *format_body(char *p, const ek_elem *e)
     case EK_ELEM_TRACE_ON:
         EF_PUTS(p, " [");
         p = ef_str(p, e->u.trace_on_reason <= EK_TRACE_ON_EX_DEBUG
-                          ? trace_on_text[e->u.trace_on_reason] : "");
+                          ? trace_on_text[e->u.trace_on_reason]
+                          : "");
         *p++ = ']';
         break;
 
@@ -227,16 +223,14 @@ static char *format_body(char *p, const ek_elem *e)
 
     case EK_ELEM_SYNC_MARKER:
         EF_PUTS(p, " [");
-        if (e->u.marker.type == EK_MARKER_TS)
-            EF_PUTS(p, "Timestamp marker");
+        if (e->u.marker.type == EK_MARKER_TS) EF_PUTS(p, "Timestamp marker");
         EF_PUTS(p, "(0x");
         p = ef_hex(p, e->u.marker.value, 8);
         EF_PUTS(p, ")]");
         break;
 
     case EK_ELEM_MEMTRANS:
-        if (e->u.memtrans <= EK_MEMTRANS_FAIL)
-            p = ef_str(p, memtrans_text[e->u.memtrans]);
+        if (e->u.memtrans <= EK_MEMTRANS_FAIL) p = ef_str(p, memtrans_text[e->u.memtrans]);
         break;
 
     case EK_ELEM_INSTRUMENTATION:
@@ -246,8 +240,7 @@ static char *format_body(char *p, const ek_elem *e)
         p = ef_hex(p, e->u.ite.value, 16);
         break;
 
-    default:
-        break;
+    default: break;
     }
     if (e->flags & EK_ELEMF_HAS_CC) {
         EF_PUTS(p, " [CC=");
@@ -262,8 +255,7 @@ static char *format_body(char *p, const ek_elem *e)
 
 void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN))
-        return;
+    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     p = format_body(p, e);
     *p = '\0';
@@ -272,8 +264,7 @@ void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e)
 
 void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN))
-        return;
+    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     EF_PUTS(p, "Idx:");
     p = ef_dec(p, e->index);

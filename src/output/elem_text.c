@@ -3,14 +3,34 @@
 #include "etmkit/elem.h"
 #include "output/elem_fmt.h"
 
+#include <string.h>
+
 #define LINE_MAX_LEN 448
 
-static const char *const itype_short[] = {"other", "br", "ibr", "isb", "dsb_dmb", "wfi_wfe",
-                                          "tstart"};
+static const char *const itype_short[] = {"other",   "br",      "ibr",   "isb",
+                                          "dsb_dmb", "wfi_wfe", "tstart"};
 static const char *const isub_short[] = {"", "link", "ret", "eret", "impl_ret"};
 static const char *const sec_short[] = {"S", "NS", "Root", "Realm"};
 static const char *const memtrans_short[] = {"init", "start", "commit", "fail"};
 static const char *const trace_on_short[] = {"normal", "overflow", "debug"};
+
+static const char *mem_space_name(uint32_t s)
+{
+    switch (s) {
+    case EK_MS_EL1S: return "EL1S";
+    case EK_MS_EL1N: return "EL1N";
+    case EK_MS_EL2: return "EL2N";
+    case EK_MS_EL3: return "EL3";
+    case EK_MS_EL2S: return "EL2S";
+    case EK_MS_EL1R: return "EL1R";
+    case EK_MS_EL2R: return "EL2R";
+    case EK_MS_ROOT: return "Root";
+    case EK_MS_S: return "S";
+    case EK_MS_N: return "NS";
+    case EK_MS_R: return "R";
+    default: return "any";
+    }
+}
 
 static const char *itype_name(unsigned t)
 {
@@ -33,14 +53,24 @@ static char *put_lower(char *p, const char *s)
 
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN))
-        return;
+    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
-    p = ef_dec(p, e->index);
-    *p++ = ' ';
+    /* columns of the packet text listing (index, ID, name), elements marked with '>' */
+    char num[24];
+    char *q = ef_dec(num, e->index);
+    size_t nd = (size_t)(q - num);
+    for (size_t i = nd; i < 10; i++)
+        *p++ = ' ';
+    memcpy(p, num, nd);
+    p += nd;
+    EF_PUTS(p, "  ");
     p = ef_hex(p, e->trace_id, 2);
-    *p++ = ' ';
-    p = ef_str(p, ek_elem_type_name(e->type));
+    EF_PUTS(p, "  > ");
+    const char *nm = ek_elem_type_name(e->type);
+    char *name_start = p;
+    p = ef_str(p, nm);
+    while (p - name_start < 18)
+        *p++ = ' ';
     switch (e->type) {
     case EK_ELEM_INSTR_RANGE:
     case EK_ELEM_I_RANGE_NOPATH:
@@ -63,8 +93,7 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
             p = ef_dec(p, e->last_i_size);
             *p++ = ' ';
             *p++ = (e->flags & EK_ELEMF_LAST_EXEC) ? 'E' : 'N';
-            if (e->flags & EK_ELEMF_LAST_COND)
-                EF_PUTS(p, " cond");
+            if (e->flags & EK_ELEMF_LAST_COND) EF_PUTS(p, " cond");
         }
         break;
     case EK_ELEM_ADDR_NACC:
@@ -72,8 +101,8 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         EF_PUTS(p, " 0x");
         p = ef_hex(p, e->st_addr, 0);
         if (e->type == EK_ELEM_ADDR_NACC) {
-            EF_PUTS(p, " space=0x");
-            p = ef_hex(p, e->u.mem_space, 0);
+            EF_PUTS(p, " space=");
+            p = ef_str(p, mem_space_name(e->u.mem_space));
         }
         break;
     case EK_ELEM_EXCEPTION:
@@ -82,11 +111,9 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         if (e->flags & EK_ELEMF_EXCEP_RET_ADDR) {
             EF_PUTS(p, " ret=0x");
             p = ef_hex(p, e->en_addr, 0);
-            if (e->flags & EK_ELEMF_EXCEP_BR_TGT)
-                EF_PUTS(p, " br_tgt");
+            if (e->flags & EK_ELEMF_EXCEP_BR_TGT) EF_PUTS(p, " br_tgt");
         }
-        if (e->flags & EK_ELEMF_EXCEP_M_TAIL)
-            EF_PUTS(p, " tail_chain");
+        if (e->flags & EK_ELEMF_EXCEP_M_TAIL) EF_PUTS(p, " tail_chain");
         break;
     case EK_ELEM_PE_CONTEXT: {
         const ek_pe_context *c = &e->context;
@@ -144,8 +171,7 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         EF_PUTS(p, " value=0x");
         p = ef_hex(p, e->u.ite.value, 0);
         break;
-    default:
-        break;
+    default: break;
     }
     if (e->flags & EK_ELEMF_HAS_CC) {
         EF_PUTS(p, " cc=");
@@ -200,8 +226,7 @@ static char *jbool(char *p, const char *k, int v)
 
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN))
-        return;
+    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     EF_PUTS(p, "{\"idx\":");
     p = ef_dec(p, e->index);
@@ -219,8 +244,7 @@ void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
         p = jstr(p, "isa", ek_iset_name(e->isa));
         if (e->type == EK_ELEM_INSTR_RANGE) {
             p = jstr(p, "last", itype_name(e->last_i_type));
-            if (e->last_i_sub)
-                p = jstr(p, "last_sub", isub_name(e->last_i_sub));
+            if (e->last_i_sub) p = jstr(p, "last_sub", isub_name(e->last_i_sub));
             p = jdec(p, "last_size", e->last_i_size);
             p = jbool(p, "executed", e->flags & EK_ELEMF_LAST_EXEC);
             p = jbool(p, "cond", e->flags & EK_ELEMF_LAST_COND);
@@ -229,41 +253,33 @@ void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
     case EK_ELEM_ADDR_NACC:
     case EK_ELEM_ADDR_UNKNOWN:
         p = jhex(p, "addr", e->st_addr);
-        if (e->type == EK_ELEM_ADDR_NACC)
-            p = jhex(p, "mem_space", e->u.mem_space);
+        if (e->type == EK_ELEM_ADDR_NACC) p = jhex(p, "mem_space", e->u.mem_space);
         break;
     case EK_ELEM_EXCEPTION:
         p = jhex(p, "number", e->u.exception_number);
-        if (e->flags & EK_ELEMF_EXCEP_RET_ADDR)
-            p = jhex(p, "ret_addr", e->en_addr);
-        if (e->flags & EK_ELEMF_EXCEP_BR_TGT)
-            p = jbool(p, "ret_addr_br_tgt", 1);
-        if (e->flags & EK_ELEMF_EXCEP_M_TAIL)
-            p = jbool(p, "tail_chain", 1);
+        if (e->flags & EK_ELEMF_EXCEP_RET_ADDR) p = jhex(p, "ret_addr", e->en_addr);
+        if (e->flags & EK_ELEMF_EXCEP_BR_TGT) p = jbool(p, "ret_addr_br_tgt", 1);
+        if (e->flags & EK_ELEMF_EXCEP_M_TAIL) p = jbool(p, "tail_chain", 1);
         break;
     case EK_ELEM_PE_CONTEXT: {
         const ek_pe_context *c = &e->context;
         p = jstr(p, "isa", ek_iset_name(e->isa));
-        if (c->el_valid && c->el >= 0)
-            p = jdec(p, "el", (uint64_t)c->el);
+        if (c->el_valid && c->el >= 0) p = jdec(p, "el", (uint64_t)c->el);
         p = jstr(p, "security", c->security < 4 ? sec_short[c->security] : "?");
         p = jbool(p, "aarch64", c->bits64);
-        if (c->vmid_valid)
-            p = jhex(p, "vmid", c->vmid);
-        if (c->ctxt_id_valid)
-            p = jhex(p, "context_id", c->context_id);
+        if (c->vmid_valid) p = jhex(p, "vmid", c->vmid);
+        if (c->ctxt_id_valid) p = jhex(p, "context_id", c->context_id);
         break;
     }
     case EK_ELEM_TRACE_ON:
-        p = jstr(p, "reason", e->u.trace_on_reason < 3 ? trace_on_short[e->u.trace_on_reason] : "?");
+        p = jstr(p, "reason",
+                 e->u.trace_on_reason < 3 ? trace_on_short[e->u.trace_on_reason] : "?");
         break;
     case EK_ELEM_NO_SYNC:
     case EK_ELEM_EO_TRACE:
         p = jstr(p, "reason", ek_unsync_reason_name((int)e->u.unsync_reason));
         break;
-    case EK_ELEM_TIMESTAMP:
-        p = jdec(p, "timestamp", e->timestamp);
-        break;
+    case EK_ELEM_TIMESTAMP: p = jdec(p, "timestamp", e->timestamp); break;
     case EK_ELEM_EVENT:
         if (e->u.event.type == EK_EVENT_TRIGGER)
             p = jbool(p, "trigger", 1);
@@ -281,11 +297,9 @@ void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
         p = jdec(p, "el", e->u.ite.el);
         p = jhex(p, "value", e->u.ite.value);
         break;
-    default:
-        break;
+    default: break;
     }
-    if (e->flags & EK_ELEMF_HAS_CC)
-        p = jdec(p, "cycles", e->cycle_count);
+    if (e->flags & EK_ELEMF_HAS_CC) p = jdec(p, "cycles", e->cycle_count);
     *p++ = '}';
     *p++ = '\n';
     *p = '\0';

@@ -65,16 +65,20 @@ static void test_ocsd_ranges(void **state)
     n.st_addr = 0x6951c;
     n.en_addr = 0x63830;
     n.num_instr = 4;
-    check_ocsd(&n, "Idx:395; ID:1; OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH(first 0x6951c:[next 0x63830] num_i(4) )\n");
+    check_ocsd(&n, "Idx:395; ID:1; OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH(first 0x6951c:[next 0x63830] "
+                   "num_i(4) )\n");
 
     ek_elem a = mk(EK_ELEM_ADDR_NACC, 1703, 0x10);
     a.st_addr = 0xffffffc000594ac0;
     a.u.mem_space = EK_MS_EL1N;
-    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace [0x2:EL1N] )\n");
+    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace "
+                   "[0x2:EL1N] )\n");
     a.u.mem_space = EK_MS_S;
-    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace [0x19:Any S] )\n");
+    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace "
+                   "[0x19:Any S] )\n");
     a.u.mem_space = EK_MS_EL1N | EK_MS_EL3;
-    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace [0xa:EL1N,EL3,] )\n");
+    check_ocsd(&a, "Idx:1703; ID:10; OCSD_GEN_TRC_ELEM_ADDR_NACC( 0xffffffc000594ac0; Memspace "
+                   "[0xa:EL1N,EL3,] )\n");
 }
 
 static void test_ocsd_context_and_exceptions(void **state)
@@ -88,7 +92,8 @@ static void test_ocsd_context_and_exceptions(void **state)
     c.context.vmid_valid = 1;
     c.context.ctxt_id_valid = 1;
     c.context.context_id = 0x4300;
-    check_ocsd(&c, "Idx:1676; ID:10; OCSD_GEN_TRC_ELEM_PE_CONTEXT((ISA=A64) EL1N; 64-bit; VMID=0x0; CTXTID=0x4300; )\n");
+    check_ocsd(&c, "Idx:1676; ID:10; OCSD_GEN_TRC_ELEM_PE_CONTEXT((ISA=A64) EL1N; 64-bit; "
+                   "VMID=0x0; CTXTID=0x4300; )\n");
     c.context.vmid_valid = c.context.ctxt_id_valid = 0;
     c.context.security = EK_SEC_REALM;
     c.context.el = 2;
@@ -103,7 +108,8 @@ static void test_ocsd_context_and_exceptions(void **state)
     x.en_addr = 0x5910e8;
     x.flags = EK_ELEMF_EXCEP_RET_ADDR | EK_ELEMF_EXCEP_BR_TGT;
     x.u.exception_number = 0xe;
-    check_ocsd(&x, "Idx:271975; ID:12; OCSD_GEN_TRC_ELEM_EXCEPTION(pref ret addr:0x5910e8 [addr also prev br tgt]; excep num (0x0e) )\n");
+    check_ocsd(&x, "Idx:271975; ID:12; OCSD_GEN_TRC_ELEM_EXCEPTION(pref ret addr:0x5910e8 [addr "
+                   "also prev br tgt]; excep num (0x0e) )\n");
     x.flags = 0;
     x.u.exception_number = 0x123;
     check_ocsd(&x, "Idx:271975; ID:12; OCSD_GEN_TRC_ELEM_EXCEPTION(excep num (0x123) )\n");
@@ -134,7 +140,8 @@ static void test_ocsd_misc(void **state)
     ts.timestamp = 0xfffffffff0006592ull;
     ts.flags = EK_ELEMF_HAS_CC;
     ts.cycle_count = 12;
-    check_ocsd(&ts, "Idx:59; ID:10; OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0xfffffffff0006592];  [CC=12]; )\n");
+    check_ocsd(
+        &ts, "Idx:59; ID:10; OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0xfffffffff0006592];  [CC=12]; )\n");
 
     ek_elem cc = mk(EK_ELEM_CYCLE_COUNT, 60, 2);
     cc.flags = EK_ELEMF_HAS_CC;
@@ -142,7 +149,8 @@ static void test_ocsd_misc(void **state)
     check_ocsd(&cc, "Idx:60; ID:2; OCSD_GEN_TRC_ELEM_CYCLE_COUNT( [CC=26]; )\n");
 
     ek_elem m = mk(EK_ELEM_SYNC_MARKER, 21, 1);
-    check_ocsd(&m, "Idx:21; ID:1; OCSD_GEN_TRC_ELEM_SYNC_MARKER( [Timestamp marker(0x00000000)])\n");
+    check_ocsd(&m,
+               "Idx:21; ID:1; OCSD_GEN_TRC_ELEM_SYNC_MARKER( [Timestamp marker(0x00000000)])\n");
 
     ek_elem tr = mk(EK_ELEM_MEMTRANS, 221, 2);
     tr.u.memtrans = EK_MEMTRANS_START;
@@ -175,12 +183,14 @@ static void test_text_and_json(void **state)
     e.last_i_sub = IS_V8_RET;
     ek_sbuf s = EK_SBUF_INIT;
     ek_elem_format_text(&s, &e);
-    assert_string_equal(s.p, "384 12 INSTR_RANGE 0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E\n");
+    assert_string_equal(
+        s.p, "       384  12  > INSTR_RANGE        0x4d2488-0x4d2494 n=3 A64 last=ibr:ret/4 E\n");
     ek_sbuf_reset(&s);
     ek_elem_format_json(&s, &e);
-    assert_string_equal(s.p, "{\"idx\":384,\"id\":18,\"type\":\"instr_range\",\"start\":\"0x4d2488\","
-                             "\"end\":\"0x4d2494\",\"n\":3,\"isa\":\"A64\",\"last\":\"ibr\","
-                             "\"last_sub\":\"ret\",\"last_size\":4,\"executed\":true,\"cond\":false}\n");
+    assert_string_equal(s.p,
+                        "{\"idx\":384,\"id\":18,\"type\":\"instr_range\",\"start\":\"0x4d2488\","
+                        "\"end\":\"0x4d2494\",\"n\":3,\"isa\":\"A64\",\"last\":\"ibr\","
+                        "\"last_sub\":\"ret\",\"last_size\":4,\"executed\":true,\"cond\":false}\n");
     /* every type formats without overrunning its bound */
     for (int t = 0; t < EK_ELEM_NTYPES + 2; t++) {
         ek_elem z;

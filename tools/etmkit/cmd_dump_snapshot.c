@@ -2,7 +2,8 @@
  *
  * Per trace buffer the pipeline is
  *     buffer file -> [frame deformatter] -> per-trace-ID byte runs -> ETMv4/ETE packet parser
- *                 -> [instruction-flow decoder, not yet] -> listing (ocsd | text | json)
+ *                 -> instruction-flow decoder (--decode) -> listing (ocsd | text | json)
+ * The flow decoders read code from one memory image made of every core's memory dumps.
  * Data is delivered the way OpenCSD's trc_pkt_lister delivers it (1024-byte reads, or 504
  * bytes + an 8-byte footer skipped with --dstream) so that listings line up with it. */
 #include <stdio.h>
@@ -11,8 +12,11 @@
 
 #include "cli.h"
 #include "core/mapfile.h"
+#include "etmkit/elem.h"
 #include "etmkit/etm4.h"
+#include "etmkit/flow.h"
 #include "etmkit/frame.h"
+#include "etmkit/image.h"
 #include "etmkit/listing.h"
 #include "etmkit/snapshot.h"
 
@@ -38,9 +42,8 @@ typedef struct id_pipe {
     const char *name; /* source device name */
     ek_etm4_config cfg;
     ek_etm4_parser parser;
-    ek_ocsd_dcd_model dcd; /* --format=ocsd --decode: the lister's decoder sync state */
-    /* The instruction-flow decoder will sit here: it takes every packet after it is listed
-     * (see on_packet) and produces element lines. */
+    ek_ocsd_dcd_model dcd; /* --format=ocsd without the flow decoder: the lister's sync state */
+    ek_flow *flow;         /* --decode: the instruction-flow decoder */
     uint64_t bytes, packets, errors;
 } id_pipe;
 
@@ -58,6 +61,8 @@ typedef struct dump_ctx {
     ek_deformatter dfmt;
     const char *cur_file;
     uint64_t frame_errors, unrouted_bytes;
+    ek_image *img;     /* code for the flow decoders */
+    ek_diag flow_diag; /* the flow decoders' sink: inline OpenCSD log lines, then 'diag' */
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
@@ -77,15 +82,16 @@ static void usage(FILE *f)
           "  --format=text      etmkit's readable listing (default)\n"
           "  --format=ocsd      lines as OpenCSD's trc_pkt_lister prints them\n"
           "  --format=json      one JSON object per packet\n"
-          "  --stats            per-source byte / packet / error counts at the end\n"
+          "  --stats            per-source byte / packet / error counts at the end (with\n"
+          "                     --decode also elements by kind, instructions, decode errors)\n"
           "  --verbose          every diagnostic on stderr as it happens, notes included\n"
           "\n"
           "what to list (trc_pkt_lister equivalents in brackets):\n"
           "  --pkt-mon          packets with their raw bytes, as a packet monitor sees them\n"
           "                     [-pkt_mon]; without it or --decode, packets are listed as a\n"
           "                     packet sink sees them (no raw bytes, one I_NOT_SYNC)\n"
-          "  --decode           packets with raw bytes, plus instruction-flow elements when the\n"
-          "                     flow decoder is available [-decode]\n"
+          "  --decode           packets with raw bytes, plus the instruction-flow elements\n"
+          "                     decoded with the snapshot's memory dumps [-decode]\n"
           "  --decode-only      elements only, no packets [-decode_only]\n"
           "  --src-addr-n       ETE: split source address ranges on N atoms [-src_addr_n]\n"
           "  --multi-session    decode every buffer in turn, decoders reset in between\n"
@@ -186,11 +192,53 @@ static void flush_out(dump_ctx *c)
     cli_maybe_flush(&c->out, stdout);
 }
 
+static void drain_elems(dump_ctx *c, id_pipe *pp);
+
+/* Flow-decoder diagnostics: in OpenCSD's format they are also printed where trc_pkt_lister
+ * logs them, inline and without a newline (so the next line follows on the same line), after
+ * the elements the decoder had already sent. */
+static void flow_diag(void *ctx, const ek_diag_event *ev)
+{
+    dump_ctx *c = ctx;
+    if (c->o.format == FMT_OCSD) {
+        id_pipe *pp =
+            c->formatted
+                ? (ev->trace_id >= 0 && ev->trace_id < NUM_IDS ? c->pipes[ev->trace_id] : NULL)
+                : c->single;
+        if (pp && pp->flow) drain_elems(c, pp);
+        ek_flow_diag_ocsd(&c->out, ev, c->formatted);
+    }
+    ek_diag_event e = *ev;
+    e.file = c->cur_file;
+    c->diag.fn(c->diag.ctx, &e);
+}
+
+/* Elements the flow decoder has ready: print and forget them. */
+static void drain_elems(dump_ctx *c, id_pipe *pp)
+{
+    size_t n;
+    const ek_elem *e = ek_flow_elems(pp->flow, &n);
+    switch (c->o.format) {
+    case FMT_OCSD:
+        for (size_t i = 0; i < n; i++)
+            ek_elem_format_ocsd_line(&c->out, &e[i]);
+        break;
+    case FMT_TEXT:
+        for (size_t i = 0; i < n; i++)
+            ek_elem_format_text(&c->out, &e[i]);
+        break;
+    case FMT_JSON:
+        for (size_t i = 0; i < n; i++)
+            ek_elem_format_json(&c->out, &e[i]);
+        break;
+    }
+    ek_flow_elems_clear(pp->flow);
+}
+
 /* Byte offset in the buffer file of trace index 'index' (DSTREAM footers are not indexed). */
 static int64_t file_off(const dump_ctx *c, uint64_t index)
 {
-    if (c->o.dstream)
-        return (int64_t)(index + index / DSTREAM_BLOCK * DSTREAM_FOOTER);
+    if (c->o.dstream) return (int64_t)(index + index / DSTREAM_BLOCK * DSTREAM_FOOTER);
     return (int64_t)index;
 }
 
@@ -223,8 +271,9 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
                 ek_list_etm4_ocsd_pre(&c->out, pkt, &pp->cfg);
                 ek_list_etm4_ocsd(&c->out, pkt, pp->print_id, monitor, &pp->cfg);
             }
-            /* with -decode the packet then goes to the lister's decoder, which may log */
-            if (c->o.decode && (!(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)))
+            /* with -decode the packet then goes to the lister's decoder, which may log (the
+             * flow decoder below does that itself) */
+            if (c->o.decode && !pp->flow && (!(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)))
                 ek_list_etm4_ocsd_post(&c->out, &pp->dcd, pkt, &pp->cfg);
             break;
         case FMT_TEXT: /* etmkit's own formats name the source's real trace ID */
@@ -233,7 +282,12 @@ static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
         case FMT_JSON: ek_list_etm4_json(&c->out, pkt, pp->cfg.trace_id, &pp->cfg); break;
         }
     }
-    /* flow decoder: elements for this packet go here (--decode / --decode-only). */
+    if (pp->flow) {
+        if (ek_flow_packet(pp->flow, pkt) == EK_ERR_NOMEM)
+            ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.nomem", EK_ERR_NOMEM, c->cur_file, -1,
+                         file_off(c, pkt->index), pp->cfg.trace_id, "out of memory decoding");
+        drain_elems(c, pp);
+    }
     flush_out(c);
 }
 
@@ -255,6 +309,10 @@ static void end_of_trace(dump_ctx *c, id_pipe *pp)
 {
     ek_etm4_eot(&pp->parser);
     drain(c, pp);
+    if (pp->flow) {
+        ek_flow_end(pp->flow);
+        drain_elems(c, pp);
+    }
     if (c->o.format == FMT_OCSD) {
         ek_sbuf_printf(&c->out, "ID:%x\tEND OF TRACE DATA\n", pp->print_id);
         flush_out(c);
@@ -265,6 +323,7 @@ static void reset_pipe(dump_ctx *c, id_pipe *pp)
 {
     ek_etm4_parser_reset(&pp->parser);
     ek_ocsd_dcd_model_reset(&pp->dcd);
+    if (pp->flow) ek_flow_reset(pp->flow);
     if (c->o.format == FMT_OCSD) {
         ek_sbuf_printf(&c->out, "ID:%x\tRESET operation on trace decode path\n", pp->print_id);
         flush_out(c);
@@ -309,6 +368,18 @@ static id_pipe *new_pipe(dump_ctx *c, const ek_snap_source *s, unsigned id, unsi
     ek_etm4_config_from_source(&pp->cfg, &s->cfg);
     ek_etm4_parser_init(&pp->parser, &pp->cfg);
     ek_ocsd_dcd_model_reset(&pp->dcd);
+    if (c->o.decode) {
+        ek_flow_config fc;
+        ek_flow_config_init(&fc);
+        fc.source = &s->cfg;
+        fc.mem = ek_flow_mem_image(c->img);
+        fc.flags = c->o.src_addr_n ? EK_FLOW_SRC_ADDR_N_ATOMS : 0;
+        fc.diag = &c->flow_diag;
+        if (ek_flow_new(&fc, &pp->flow)) {
+            free(pp);
+            return NULL;
+        }
+    }
     return pp;
 }
 
@@ -380,14 +451,104 @@ static int build_pipes(dump_ctx *c, size_t b)
     return made;
 }
 
+static void free_pipe(id_pipe *pp)
+{
+    if (pp) ek_flow_free(pp->flow);
+    free(pp);
+}
+
 static void free_pipes(dump_ctx *c)
 {
     for (unsigned i = 0; i < NUM_IDS; i++) {
-        free(c->pipes[i]);
+        free_pipe(c->pipes[i]);
         c->pipes[i] = NULL;
     }
-    free(c->single);
+    free_pipe(c->single);
     c->single = NULL;
+}
+
+/* The code the flow decoders read, mapped as the reference lister maps it: the memory dumps of
+ * the cores of buffer b's trace sources (sources in name order, each core's dumps in their
+ * order). Like OpenCSD's memory-accessor map, a dump whose first or last byte falls inside an
+ * earlier accepted dump of an overlapping memory space is rejected whole (a note says so), and
+ * where accepted dumps overlap the earlier one is read. */
+typedef struct dump_ref {
+    const ek_snap_dump *d;
+    uint64_t len;
+} dump_ref;
+
+static int dump_rejected(const dump_ref *acc, size_t nacc, const ek_snap_dump *d, uint64_t len)
+{
+    const uint64_t first = d->address, last = d->address + len - 1;
+    for (size_t i = 0; i < nacc; i++) {
+        const uint64_t a0 = acc[i].d->address, a1 = a0 + acc[i].len - 1;
+        const unsigned sa = acc[i].d->space ? acc[i].d->space : EK_MS_ANY;
+        const unsigned sd = d->space ? d->space : EK_MS_ANY;
+        if (((first >= a0 && first <= a1) || (last >= a0 && last <= a1)) && (sa & sd)) return 1;
+    }
+    return 0;
+}
+
+static int build_image(dump_ctx *c, size_t b)
+{
+    const ek_snapshot *ss = c->ss;
+    int rc = ek_image_new(&c->diag, &c->img);
+    if (rc) return rc;
+    size_t ndumps = 0;
+    for (size_t i = 0; i < ss->ndevices; i++)
+        ndumps += ss->devices[i].ndumps;
+    const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
+    long *cores = calloc(ss->nsources + 1, sizeof *cores);
+    dump_ref *acc = calloc(ndumps + 1, sizeof *acc);
+    size_t n = 0, ncores = 0, nacc = 0;
+    if (!list || !cores || !acc) {
+        rc = EK_ERR_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < ss->nsources; i++)
+        if (ss->sources[i].buffer == (long)b) list[n++] = &ss->sources[i];
+    qsort_r(list, n, sizeof *list, cmp_source_name, c);
+    for (size_t i = 0; i < n; i++) /* every core once (its dumps again would all overlap) */
+    {
+        long core = list[i]->core;
+        int seen = core < 0 || (size_t)core >= ss->ndevices;
+        for (size_t k = 0; k < ncores && !seen; k++)
+            seen = cores[k] == core;
+        if (!seen) cores[ncores++] = core;
+    }
+    for (size_t k = 0; k < ncores; k++) {
+        const ek_snap_device *dev = &ss->devices[cores[k]];
+        for (size_t j = 0; j < dev->ndumps; j++) {
+            const ek_snap_dump *d = &dev->dumps[j];
+            if (!d->present) continue;
+            uint64_t len = d->has_length              ? d->length
+                           : d->file_size > d->offset ? d->file_size - d->offset
+                                                      : 0;
+            if (len == 0) continue;
+            if (dump_rejected(acc, nacc, d, len)) {
+                ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.overlapping-image", 0, dev->ini_path, -1,
+                             -1, -1, "memory dump %s at 0x%llx overlaps an earlier one: not used",
+                             d->section ? d->section : d->path, (unsigned long long)d->address);
+                continue;
+            }
+            acc[nacc].d = d;
+            acc[nacc].len = len;
+            nacc++;
+        }
+    }
+    /* the image lets later regions win: add the accepted dumps last to first */
+    for (size_t k = nacc; k-- > 0;) {
+        const ek_snap_dump *d = acc[k].d;
+        rc = ek_image_add_file(c->img, d->path, d->offset, d->has_length ? d->length : 0,
+                               d->address, d->space);
+        if (rc == EK_ERR_NOMEM) goto done;
+    }
+    rc = 0;
+done:
+    free(list);
+    free(cores);
+    free(acc);
+    return rc;
 }
 
 /* ---- feeding one buffer ------------------------------------------------------------------- */
@@ -526,6 +687,28 @@ static void print_stats(dump_ctx *c)
                        pp->print_id, pp->name, ek_protocol_name(pp->cfg.protocol),
                        (unsigned long long)pp->bytes, (unsigned long long)pp->packets,
                        (unsigned long long)pp->errors);
+        if (pp->flow) {
+            ek_flow_stats st;
+            ek_flow_get_stats(pp->flow, &st);
+            uint64_t total = 0;
+            for (int t = 0; t < EK_ELEM_NTYPES; t++)
+                total += st.elems[t];
+            ek_sbuf_printf(o,
+                           "    decode: %llu elements, %llu instructions, %llu decode errors, "
+                           "%llu resyncs, %llu atoms without an address; block cache %llu hits / "
+                           "%llu walks\n",
+                           (unsigned long long)total, (unsigned long long)st.instructions,
+                           (unsigned long long)st.errors, (unsigned long long)st.resyncs,
+                           (unsigned long long)st.atoms_skipped,
+                           (unsigned long long)st.blocks_cached,
+                           (unsigned long long)st.blocks_walked);
+            ek_sbuf_puts(o, "     ");
+            for (int t = 0; t < EK_ELEM_NTYPES; t++)
+                if (st.elems[t])
+                    ek_sbuf_printf(o, " %s=%llu", ek_elem_type_name(t),
+                                   (unsigned long long)st.elems[t]);
+            ek_sbuf_puts(o, "\n");
+        }
     }
     if (c->formatted)
         ek_sbuf_printf(o, "  frames: %llu bytes for IDs without a decoder, %llu sync errors\n",
@@ -549,6 +732,8 @@ int cmd_dump_snapshot(int argc, char **argv)
     c->all = ek_diag_collector_sink(c->diags);
     c->diag.fn = diag_filter;
     c->diag.ctx = c;
+    c->flow_diag.fn = flow_diag;
+    c->flow_diag.ctx = c;
     if (c->o.verbose) {
         ek_diag err = cli_diag_stderr();
         ek_diag_collector_forward(c->diags, &err);
@@ -566,6 +751,10 @@ int cmd_dump_snapshot(int argc, char **argv)
     }
 
     const size_t first = c->ss->buffer_order ? c->ss->buffer_order[0] : 0;
+    if (c->o.decode && build_image(c, first)) {
+        cli_err("out of memory");
+        goto out;
+    }
     if (c->o.format == FMT_OCSD)
         ek_sbuf_printf(&c->out,
                        "Trace Packet Lister : reading snapshot from path %s\nUsing %s as "
@@ -614,6 +803,7 @@ out:
         cli_print_diag_summary(c->diags, 0);
     ek_sbuf_free(&c->out);
     free_pipes(c);
+    ek_image_free(c->img);
     ek_snapshot_free(c->ss);
     ek_diag_collector_free(c->diags);
     return status;
