@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 60
 
 # Debian packages the build and the tests need (checked one by one, installed when missing).
 BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev clang lld llvm
-TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf
+TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin
 BENCH_DEPS := libopencsd-bin linux-perf time
 
 .PHONY: all build asan deps test-deps bench-deps demo test bench fuzz clean format

@@ -40,6 +40,11 @@ typedef struct ek_sim_result {
     uint64_t branches;
     uint64_t expected_lines; /* lines written to expected-branches.txt */
     int truth_complete;      /* 0: ground truth was summarised (very large runs) */
+    /* sink arbitration (seed 002): all three must be 0 in every run */
+    uint64_t sink_mixed;         /* trace written into a sink owned by another session */
+    uint64_t sink_invariant;     /* refcount/owner/running-event mismatches, leaks at the end */
+    uint64_t touched_after_exit; /* starts, trace or AUX data for a session that had ended */
+    uint64_t sink_refused;       /* event starts refused because another session owned a sink */
 } ek_sim_result;
 
 size_t ek_sim_scenario_count(void);

@@ -63,6 +63,7 @@ int ek_etm4_enc_init(ek_etm4_enc *e, const ek_source_config *cfg)
     if (e->vmid_trace && !e->vmid_bytes)
         e->vmid_trace = 0;
     e->cc_threshold = 0x100;
+    e->cc_bits = 12 + ((r->idr[2] >> 25) & 0xF);
     return 0;
 }
 
@@ -203,7 +204,7 @@ static void hist_push(ek_etm4_enc *e, uint64_t a)
         e->hist_n++;
 }
 
-static int ctx_differs(const ek_etm4_enc *e, const ek_etm4_ctx *c)
+static int ctx_differs(const ek_etm4_enc *e, const ek_etm4_enc_ctx *c)
 {
     if (!e->ctx_valid)
         return 1;
@@ -216,7 +217,7 @@ static int ctx_differs(const ek_etm4_enc *e, const ek_etm4_ctx *c)
     return 0;
 }
 
-static void put_ctx_info(ek_etm4_enc *e, const ek_etm4_ctx *c)
+static void put_ctx_info(ek_etm4_enc *e, const ek_etm4_enc_ctx *c)
 {
     uint8_t info = (uint8_t)((c->el & 3) | (c->sf ? 0x10 : 0) | (c->ns ? 0x20 : 0) |
                              (e->vmid_trace ? 0x40 : 0) | (e->cid_trace ? 0x80 : 0));
@@ -242,7 +243,7 @@ static void put_long(ek_etm4_enc *e, uint64_t a, int is64)
             put(e, (uint8_t)(a >> (8 * i)));
 }
 
-void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
+void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_enc_ctx *ctx)
 {
     ek_etm4_enc_flush(e);
     size_t st = e->len;
@@ -251,7 +252,7 @@ void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
     int upper_same = e->hist_n > 0 && ((a ^ e->hist[0]) >> 32) == 0;
     if (need_ctx || e->hist_n == 0) {
         /* address with context: long format only */
-        const ek_etm4_ctx *c = ctx ? ctx : &e->ctx;
+        const ek_etm4_enc_ctx *c = ctx ? ctx : &e->ctx;
         put(e, upper_same ? 0x82 : 0x85);
         put_long(e, a, !upper_same);
         put_ctx_info(e, c);
@@ -305,7 +306,7 @@ void ek_etm4_enc_push_return(ek_etm4_enc *e, uint64_t ret_addr)
     e->rs[e->rs_n++] = ret_addr;
 }
 
-int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *ctx)
+int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_enc_ctx *ctx)
 {
     if (e->rs_trace && e->rs_n && e->rs[e->rs_n - 1] == a && !(ctx && ctx_differs(e, ctx))) {
         e->rs_n--;
@@ -315,7 +316,7 @@ int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t a, const ek_etm4_ctx *c
     return 0;
 }
 
-void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_ctx *ctx)
+void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_enc_ctx *ctx)
 {
     ek_etm4_enc_flush(e);
     size_t st = e->len;
@@ -344,6 +345,10 @@ void ek_etm4_enc_exception(ek_etm4_enc *e, unsigned type, uint64_t ret_addr)
 
 void ek_etm4_enc_exception_return(ek_etm4_enc *e)
 {
+    /* ETE has no Exception Return packet (0x07 is a reserved header there): an ERET is traced
+     * as the indirect branch it is */
+    if (e->ete)
+        return;
     ek_etm4_enc_flush(e);
     simple(e, EK_ENC_EXCEPT_RTN, 0x07);
 }
@@ -372,8 +377,10 @@ void ek_etm4_enc_timestamp(ek_etm4_enc *e, uint64_t ts, uint32_t cc)
             b |= 0x80;
         put(e, b);
     }
-    if (e->cc_trace)
+    if (e->cc_trace) {
+        cc &= (1u << e->cc_bits) - 1;
         put_cont(e, cc, 3);
+    }
     e->ts = ts;
     e->ts_valid = 1;
     ek_etm4_enc_pkt p = {.kind = EK_ENC_TIMESTAMP, .ts = ts, .cc = cc};

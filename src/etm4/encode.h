@@ -59,13 +59,13 @@ enum {
 };
 
 /* PE context as carried by context packets. */
-typedef struct ek_etm4_ctx {
+typedef struct ek_etm4_enc_ctx {
     uint8_t el;   /* exception level 0..3 */
     uint8_t sf;   /* 1: AArch64 */
     uint8_t ns;   /* 1: non-secure */
     uint32_t cid; /* CONTEXTIDR value */
     uint32_t vmid;
-} ek_etm4_ctx;
+} ek_etm4_enc_ctx;
 
 /* Description of one packet written, for callers that keep a packet-level truth. */
 typedef struct ek_etm4_enc_pkt {
@@ -77,7 +77,7 @@ typedef struct ek_etm4_enc_pkt {
     uint64_t addr;      /* ADDR*, EXCEPT: address value after the packet */
     int exact_idx;      /* ADDR: address history entry used, or -1 */
     int addr_bits;      /* ADDR: 9, 17, 32, 64 (0 for exact match) */
-    ek_etm4_ctx ctx;    /* ADDR_CTXT, CTXT */
+    ek_etm4_enc_ctx ctx;    /* ADDR_CTXT, CTXT */
     uint32_t exc_type;  /* EXCEPT */
     uint64_t ts;        /* TIMESTAMP */
     uint32_t cc;        /* CYCLE_COUNT, TIMESTAMP with cycle count */
@@ -91,6 +91,7 @@ typedef struct ek_etm4_enc {
     int cid_trace, vmid_trace, ts_trace, cc_trace, rs_trace;
     unsigned cid_bytes, vmid_bytes;
     uint32_t cc_threshold;
+    unsigned cc_bits; /* cycle counter width (TRCIDR2.CCSIZE) */
     /* output: bytes are written at out[len]; base is the stream offset of out[0] */
     uint8_t *out;
     size_t len, cap;
@@ -104,7 +105,7 @@ typedef struct ek_etm4_enc {
     uint64_t hist[3];
     unsigned hist_n;
     /* context last broadcast; valid after the first address-with-context packet */
-    ek_etm4_ctx ctx;
+    ek_etm4_enc_ctx ctx;
     int ctx_valid;
     /* timestamp last broadcast */
     uint64_t ts;
@@ -127,17 +128,19 @@ void ek_etm4_enc_atom(ek_etm4_enc *e, int taken);
 /* Target address of the last taken indirect branch, a trace restart point or an exception
  * target. With ctx != NULL an address-with-context packet is used when the context differs
  * from the one last broadcast (or after a sync). */
-void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t addr, const ek_etm4_ctx *ctx);
+void ek_etm4_enc_address(ek_etm4_enc *e, uint64_t addr, const ek_etm4_enc_ctx *ctx);
 /* Indirect-branch target with the return stack: returns 1 if the target matched the top of
  * the return stack (nothing written), 0 if an address packet was written. */
-int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t addr, const ek_etm4_ctx *ctx);
+int ek_etm4_enc_indirect_target(ek_etm4_enc *e, uint64_t addr, const ek_etm4_enc_ctx *ctx);
 /* A taken branch with link: pushes the return address when the return stack is enabled. */
 void ek_etm4_enc_push_return(ek_etm4_enc *e, uint64_t ret_addr);
 /* Exception: header + preferred return address. */
 void ek_etm4_enc_exception(ek_etm4_enc *e, unsigned type, uint64_t ret_addr);
+/* Exception return (ETMv4 A-profile trace units that trace ERET this way); nothing for ETE. */
 void ek_etm4_enc_exception_return(ek_etm4_enc *e);
-void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_ctx *ctx);
-/* Timestamp (with the cycle count when cycle counting is enabled). */
+void ek_etm4_enc_context(ek_etm4_enc *e, const ek_etm4_enc_ctx *ctx);
+/* Timestamp (with the cycle count, truncated to the counter width, when cycle counting is
+ * enabled). */
 void ek_etm4_enc_timestamp(ek_etm4_enc *e, uint64_t ts, uint32_t cc);
 void ek_etm4_enc_cycle_count(ek_etm4_enc *e, uint32_t cc);
 void ek_etm4_enc_overflow(ek_etm4_enc *e);

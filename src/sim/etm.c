@@ -94,10 +94,13 @@ void sim_etm_drain(sim_etm *e)
         memcpy(e->bytes.v + e->bytes.n, e->buf, n);
         e->bytes.n += n;
     }
+    int writer = e->sess ? e->sess->perf_pid : SIM_NO_OWNER;
+    if (e->sess && e->sess->stopped)
+        e->sess->touched_after_exit++;
     if (e->ev && e->ev->trbe)
-        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, e->ev->trbe, e->cfg.trace_id, e->buf, n, xoff, writer);
     else if (S->cpus[e->cpu].sink)
-        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff);
+        sim_sink_write(S, S->cpus[e->cpu].sink, e->cfg.trace_id, e->buf, n, xoff, writer);
     e->enc.base += n;
     e->enc.len = 0;
     e->produced = e->enc.base;
@@ -120,7 +123,7 @@ static void resync(sim_etm *e, uint64_t ts)
     e->since_sync = e->enc.base + e->enc.len;
 }
 
-static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_ctx *ctx, uint64_t ts)
+static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     room(e);
     ek_etm4_enc_trace_on(&e->enc);
@@ -140,7 +143,7 @@ static int traced(const sim_etm *e, int el)
 }
 
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts)
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts)
 {
     if (e->enabled)
         sim_etm_disable(e);
@@ -202,6 +205,11 @@ static void maybe_resync(sim_etm *e, uint64_t ts)
     ek_etm4_enc_address(&e->enc, e->pos, &e->ctx);
 }
 
+void sim_etm_maybe_resync(sim_etm *e)
+{
+    maybe_resync(e, e->S->cpus[e->cpu].time);
+}
+
 static void add_atom(sim_etm *e, uint64_t end, int cls)
 {
     if (!e->truth)
@@ -240,7 +248,7 @@ void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t targ
 }
 
 void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts)
+                       uint64_t target, int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         if (e->truth) {
@@ -274,7 +282,7 @@ void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_r
 }
 
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts)
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts)
 {
     if (e->active) {
         e->branch_count++;
@@ -304,7 +312,7 @@ void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_ma
     }
 }
 
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts)
 {
     (void)ts;

@@ -6,7 +6,7 @@
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 
-#define SIM_DEC_MAX 8
+#define SIM_DEC_MAX 9
 
 void sim_a64_decode(uint32_t op, sim_insn *o)
 {
@@ -182,6 +182,16 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
     }
     if (rc)
         return rc;
+    img->cb = calloc(img->nsyms + 1, sizeof(uint64_t));
+    img->api = calloc(img->nsyms + 1, sizeof(uint64_t));
+    if (!img->cb || !img->api)
+        return EK_ERR_NOMEM;
+    for (size_t i = 0; i < img->nsyms; i++) {
+        if (!strncmp(img->syms[i].name, "cb_", 3))
+            img->cb[img->ncb++] = img->syms[i].addr;
+        else if (!strncmp(img->syms[i].name, "api_", 4) && img->syms[i].global)
+            img->api[img->napi++] = img->syms[i].addr;
+    }
     /* the code segment may not contain instructions the trace model does not handle */
     uint32_t next = img->ninsn;
     img->next_stop[img->ninsn] = img->ninsn;
@@ -190,14 +200,25 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
             next = i;
         img->next_stop[i] = next;
     }
+    img->stop = calloc(img->ninsn + 1, sizeof(*img->stop));
+    if (!img->stop)
+        return EK_ERR_NOMEM;
+    for (uint32_t i = 0; i <= img->ninsn; i++) {
+        img->stop[i].idx = img->next_stop[i];
+        if (img->next_stop[i] < img->ninsn)
+            img->stop[i].insn = img->insn[img->next_stop[i]];
+    }
     return 0;
 }
 
 void sim_image_free(sim_image *img)
 {
     free(img->syms);
+    free(img->cb);
+    free(img->api);
     free(img->insn);
     free(img->next_stop);
+    free(img->stop);
     memset(img, 0, sizeof(*img));
 }
 

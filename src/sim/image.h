@@ -58,9 +58,15 @@ typedef struct sim_image {
     unsigned build_id_len;
     sim_sym *syms; /* FUNC symbols, sorted by address */
     size_t nsyms;
+    uint64_t *cb, *api; /* link-time addresses of cb_* and global api_* functions */
+    unsigned ncb, napi;
     uint32_t ninsn;
     sim_insn *insn;
     uint32_t *next_stop; /* index of the first slot at or after i that is not plain OTHER */
+    struct sim_stop {
+        uint32_t idx;    /* next_stop[i] */
+        sim_insn insn;   /* insn[next_stop[i]]: one load per basic block in the interpreter */
+    } *stop;
 } sim_image;
 
 /* Parse an embedded image; returns 0 or a negative ek_status. */

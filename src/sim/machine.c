@@ -43,6 +43,16 @@ static const char *syscall_name(int nr)
     }
 }
 
+static uint64_t syscall_target(sim *S, int nr)
+{
+    static const int nrs[] = {NR_WRITE, NR_EXIT, NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE, NR_MMAP};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        if (nrs[i] == nr)
+            return S->k_syscall[i];
+    return S->k_syscall[9]; /* sys_ni_syscall */
+}
+
 static const char *action_sym[SIM_ACT__COUNT] = {
     "act_none", "act_getpid", "act_write", "act_yield", "act_sleep",
     "act_dlopen", "act_dlclose", "act_clone", "act_exec",
@@ -64,6 +74,8 @@ static void fail(sim *S, const char *fmt, const char *a, uint64_t v)
                      a, (unsigned long long)v);
     }
 }
+
+/* kernel addresses the machine needs at run time, looked up once */
 
 static uint64_t ksym(sim *S, const char *name)
 {
@@ -167,7 +179,7 @@ static int least_loaded_cpu(sim *S)
 static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
 {
     t->depth = 0;
-    if (push(S, t, entry, 1, 0) || push(S, t, ksym(S, "ret_from_fork"), 0, 1))
+    if (push(S, t, entry, 1, 0) || push(S, t, S->k_ret_from_fork, 0, 1))
         return -1;
     t->el = 1;
     t->state = SIM_T_NEW;
@@ -212,7 +224,7 @@ static int is_svc(uint32_t w)
 
 static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
 {
-    return is_svc(sim_word_at(S, p, addr - 4));
+    return S->truth && is_svc(sim_word_at(S, p, addr - 4)); /* only the truth needs it */
 }
 
 static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
@@ -298,11 +310,17 @@ int sim_machine_init(sim *S)
     S->kernel_map.serial = 0;
     S->kmap = &S->kernel_map;
     uint64_t idle_pc = ksym(S, "cpu_idle_loop");
+    S->k_vectors = ksym(S, "vectors");
+    S->k_ret_from_fork = ksym(S, "ret_from_fork");
+    static const int nrs[] = {NR_WRITE, NR_EXIT, NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
+                              NR_MUNMAP, NR_CLONE, NR_EXECVE, NR_MMAP, 0};
+    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+        S->k_syscall[i] = ksym(S, syscall_name(nrs[i]));
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
-        c->time = 0;
-        c->next_tick = S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
+        c->time = S->now;
+        c->next_tick = S->now + S->tick + (uint64_t)i * (S->tick / (uint64_t)(S->ncpus + 1));
         sim_thread *t = new_thread(S, NULL, 0);
         if (!t)
             return EK_ERR_NOMEM;
@@ -334,9 +352,9 @@ void sim_machine_free(sim *S)
     }
 }
 
-static ek_etm4_ctx ctx_of(const sim_thread *t)
+static ek_etm4_enc_ctx ctx_of(const sim_thread *t)
 {
-    ek_etm4_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
+    ek_etm4_enc_ctx c = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
                      .cid = t->idle ? 0u : (uint32_t)t->tid, .vmid = 0};
     return c;
 }
@@ -376,7 +394,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         }
         uint64_t target = t->stack[--t->depth].addr;
         sim_etm_branch(&c->etm, iaddr, SIM_I_RET, 1, target, 0, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+        sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
         t->pc = target;
         c->need_resched = 0;
         return;
@@ -388,13 +406,13 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
     if (t->state == SIM_T_RUNNING)
         t->state = SIM_T_RUNNABLE;
     uint64_t target = next->stack[--next->depth].addr;
-    sim_branch_truth(S, t, c->id, iaddr, target, SIM_I_RET, 1);
+    sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
     next->state = SIM_T_RUNNING;
     next->cpu = c->id;
     next->el = 1;
     next->pc = target;
     next->mcache = NULL;
-    ek_etm4_ctx nctx = ctx_of(next);
+    ek_etm4_enc_ctx nctx = ctx_of(next);
     /* the ret executes on the outgoing thread's trace; the sessions decide what runs next */
     sim_etm_switch(&c->etm, iaddr, target, &nctx, c->time);
     sim_sched_out(S, c->id, t, c->time);
@@ -545,36 +563,39 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
 {
     /* cb_* functions of the calling image, api_* functions of the other mapped libraries */
-    uint64_t cand[64];
-    unsigned n = 0;
     const sim_process *p = t->proc;
-    for (size_t i = 0; i < m->img->nsyms && n < 64; i++)
-        if (!strncmp(m->img->syms[i].name, "cb_", 3))
-            cand[n++] = m->img->syms[i].addr + m->bias;
+    unsigned n = m->img->ncb;
     if (p)
-        for (int k = 0; k < p->nmaps; k++) {
-            const sim_map *o = &p->maps[k];
-            if (o == m || !o->img->is_shared)
-                continue;
-            for (size_t i = 0; i < o->img->nsyms && n < 64; i++)
-                if (!strncmp(o->img->syms[i].name, "api_", 4) && o->img->syms[i].global)
-                    cand[n++] = o->img->syms[i].addr + o->bias;
-        }
+        for (int k = 0; k < p->nmaps; k++)
+            if (&p->maps[k] != m && p->maps[k].img->is_shared)
+                n += p->maps[k].img->napi;
     if (!n) {
         fail(S, "no indirect-call target in %s (%llx)", m->img->blob->name, t->pc);
         return 0;
     }
-    return cand[sim_rng_below(&S->rng, n)];
+    unsigned r = sim_rng_below(&S->rng, n);
+    if (r < m->img->ncb)
+        return m->img->cb[r] + m->bias;
+    r -= m->img->ncb;
+    for (int k = 0; p && k < p->nmaps; k++) {
+        const sim_map *o = &p->maps[k];
+        if (o == m || !o->img->is_shared)
+            continue;
+        if (r < o->img->napi)
+            return o->img->api[r] + o->bias;
+        r -= o->img->napi;
+    }
+    return 0;
 }
 
 static sim_action next_action(sim *S, sim_thread *t)
 {
     sim_process *p = t->proc;
-    if (t->tid != p->pid) /* threads only do harmless things */
-        return sim_rng_chance(&S->rng, 32) ? SIM_ACT_GETPID : SIM_ACT_NONE;
-    uint32_t step = p->steps++;
-    if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
-        return p->script[p->script_pos++].action;
+    if (t->tid == p->pid) { /* the script runs on the main thread */
+        uint32_t step = p->steps++;
+        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
+            return p->script[p->script_pos++].action;
+    }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
                                           SIM_ACT_SLEEP};
@@ -588,7 +609,7 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
 {
     (void)c;
     if (in->dec == SIM_DEC_SYSCALL)
-        return ksym(S, syscall_name(t->sc_nr));
+        return syscall_target(S, t->sc_nr);
     if (in->dec == SIM_DEC_SCRIPT) {
         sim_action a = next_action(S, t);
         const sim_sym *s = sim_image_symbol(m->img, action_sym[a]);
@@ -612,12 +633,12 @@ static void take_exception(sim *S, struct sim_cpu *c, sim_thread *t, unsigned ty
 {
     if (push(S, t, ret, 1, t->el))
         return;
-    uint64_t target = ksym(S, "vectors") + vector_off;
+    uint64_t target = S->k_vectors + vector_off;
     int svc = type == EK_ETM4_EXC_CALL;
     t->el = 1;
-    ek_etm4_ctx nctx = ctx_of(t);
+    ek_etm4_enc_ctx nctx = ctx_of(t);
     sim_etm_exception(&c->etm, type, ret, svc, target, 1, &nctx, c->time);
-    sim_branch_truth(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
+    sim_count_branch(S, t, c->id, svc ? ret - 4 : ret, target, svc ? SIM_I_SVC : -1, 1);
     t->pc = target;
 }
 
@@ -671,7 +692,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         taken = decide(S, c, t, in);
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+        sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
         t->pc = taken ? target : ia + 4;
         return;
     case SIM_I_B:
@@ -680,8 +701,14 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             fail(S, "endless loop reached in %s at %llx", m->img->blob->name, ia);
             return;
         }
+        if (in->dec == SIM_DEC_IDLE && !others_runnable(c) && !c->need_resched) {
+            /* nothing to run: the core waits for the next event (no trace meanwhile) */
+            uint64_t until = (c->time / S->quantum + 1) * S->quantum;
+            if (until > c->time)
+                c->time = until;
+        }
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BL:
@@ -689,7 +716,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             return;
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BLR:
@@ -706,7 +733,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             return;
         }
         sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         t->mcache = tm;
         return;
@@ -730,7 +757,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             sim_etm_branch(e, ia, in->cls, 1, target, tm->serial, svc_before(S, t->proc, target));
             t->mcache = tm;
         }
-        sim_branch_truth(S, t, c->id, ia, target, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_ERET: {
@@ -745,9 +772,9 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             fail(S, "eret to unmapped address (%s %llx)", t->proc ? t->proc->comm : "?", f.addr);
             return;
         }
-        ek_etm4_ctx nctx = ctx_of(t);
+        ek_etm4_enc_ctx nctx = ctx_of(t);
         sim_etm_eret(e, ia, f.addr, tm->serial, svc_before(S, t->proc, f.addr), &nctx, c->time);
-        sim_branch_truth(S, t, c->id, ia, f.addr, in->cls, 1);
+        sim_count_branch(S, t, c->id, ia, f.addr, in->cls, 1);
         t->pc = f.addr;
         t->mcache = tm;
         return;
@@ -778,7 +805,8 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
         }
         const sim_image *img = m->img;
         uint32_t i = (uint32_t)((t->pc - m->bias - img->seg_vaddr) >> 2);
-        uint32_t s = img->next_stop[i];
+        const struct sim_stop *st = &img->stop[i];
+        uint32_t s = st->idx;
         if (s >= img->ninsn) {
             fail(S, "ran off the end of %s at %llx", img->blob->name, t->pc);
             return;
@@ -805,8 +833,25 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget = 0;
         }
         uint64_t ia = t->pc + 4 * (uint64_t)(s - i);
+        const sim_insn *in = &st->insn;
+        if (!in->dec && (in->cls == SIM_I_BCOND || in->cls == SIM_I_B ||
+                         (in->cls == SIM_I_BL && t->depth < t->cap)) && in->imm) {
+            /* hot path: direct branches */
+            int taken = in->cls != SIM_I_BCOND || sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
+            uint64_t target = ia + (int64_t)in->imm;
+            if (in->cls == SIM_I_BL) {
+                t->stack[t->depth].addr = ia + 4;
+                t->stack[t->depth].exc = 0;
+                t->stack[t->depth].el = (uint8_t)t->el;
+                t->depth++;
+            }
+            sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
+            sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
+            t->pc = taken ? target : ia + 4;
+            continue;
+        }
         t->pc = ia;
-        exec_stop(S, c, t, m, &img->insn[s], ia);
+        exec_stop(S, c, t, m, in, ia);
     }
 }
 
@@ -833,8 +878,8 @@ int sim_run(sim *S, uint64_t until_ns)
             S->done = 1;
         if (S->now >= until_ns)
             S->done = 1;
-        if (S->done && all_exited(S))
-            break;
+        if (all_exited(S))
+            break; /* done, or every process ended before the trace budget was reached */
         if (S->now >= until_ns + 1000000000ull) {
             ek_diag_emit(S->diag, EK_SEV_WARN, "sim.timeout", 0, NULL, -1, -1, -1,
                          "processes still running 1 s after the end of the scenario");

@@ -35,7 +35,7 @@ struct sim_writer {
     uint64_t sample_type;
     EK_VEC(uint64_t) index; /* file offsets of AUXTRACE records */
     int err;
-    uint8_t buf[512];
+    uint8_t buf[4096]; /* largest record: AUXTRACE_INFO of 8 ETE CPUs (616 bytes) */
 };
 
 static void wr(sim_writer *w, const void *p, size_t n)

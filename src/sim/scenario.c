@@ -12,12 +12,6 @@ typedef struct sim_opts_in {
     uint64_t trace_size;
 } sim_opts_in;
 
-struct sim_scenario {
-    const char *name;
-    const char *desc;
-    int (*setup)(sim *S);
-    int snapshot_folder; /* output is a snapshot folder (no perf session) */
-};
 
 void sim_note(sim *S, const char *fmt, ...)
 {
@@ -63,6 +57,27 @@ static void add_etr(sim *S, uint32_t size)
         S->cpus[c].sink = k;
 }
 
+/* one ETF per CPU: every CPU's ETM has its own sink */
+static void add_etf_per_cpu(sim *S, uint32_t size)
+{
+    for (int c = 0; c < S->ncpus; c++) {
+        sim_sink *k = &S->sinks[S->nsinks];
+        sim_sink_init(k, SIM_SINK_ETF, S->nsinks, size, S->truth);
+        S->nsinks++;
+        S->cpus[c].sink = k;
+    }
+}
+
+/* per-CPU raw sinks (TRBE): unformatted ETE trace straight into the AUX ring */
+static void add_trbe(sim *S, uint32_t size)
+{
+    for (int c = 0; c < S->ncpus; c++) {
+        sim_sink_init(&S->trbe_sinks[c], SIM_SINK_TRBE, c, size, S->truth);
+        S->trbes[c] = &S->trbe_sinks[c];
+        S->cpus[c].sink = NULL;
+    }
+}
+
 static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
 {
     const sim_image *img = sim_find_image(S, exe);
@@ -71,7 +86,7 @@ static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, uns
     return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
 }
 
-__attribute__((unused)) /* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
+/* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
  * records of its CPU-wide events carry the workload's pid as tid. */
 static void set_target(sim_session *s, int pid)
 {
@@ -96,12 +111,12 @@ static int sc_basic(sim *S)
 {
     S->ncpus = 1;
     add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_basic_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -113,12 +128,12 @@ static int sc_per_thread(sim *S)
 {
     S->ncpus = 2;
     add_session(S, SIM_MODE_PER_THREAD, 1);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_per_thread_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -131,12 +146,12 @@ static int sc_kernel(sim *S)
 {
     S->ncpus = 2;
     add_session(S, SIM_MODE_PER_CPU, 3);
+    add_etr(S, 1u << 20);
     return 0;
 }
 
 static int sc_kernel_run(sim *S)
 {
-    add_etr(S, 1u << 20);
     set_target(&S->sessions[0], S->next_pid);
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p)
@@ -150,6 +165,388 @@ static int sc_kernel_novmlinux(sim *S)
 {
     S->no_vmlinux = 1;
     return sc_kernel(S);
+}
+
+static int add_lib(sim *S, sim_process *p, const char *name)
+{
+    const sim_image *img = sim_find_image(S, name);
+    if (!img || p->nlibs >= 4)
+        return EK_ERR_NOT_FOUND;
+    p->libs[p->nlibs++] = img;
+    return 0;
+}
+
+/* dlopen, dlclose, dlopen of another library at the same address */
+static int sc_dlopen(sim *S)
+{
+    S->ncpus = 1;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
+    return 0;
+}
+
+static int sc_dlopen_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    int err = add_lib(S, p, "libsima.so");
+    if (!err)
+        err = add_lib(S, p, "libsimb.so");
+    script(p, 3, SIM_ACT_DLOPEN);
+    script(p, 40, SIM_ACT_DLCLOSE);
+    script(p, 42, SIM_ACT_DLOPEN);
+    return err;
+}
+
+/* the MMAP2 of a library lands in the file after AUX records of trace that ran its code */
+static int sc_mmap2_after_aux(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    /* perf record reads ring 0 a full read period before ring 1 */
+    s->read_period = 300000;
+    s->read_skew = 300000;
+    add_etf_per_cpu(S, 64u << 10);
+    return 0;
+}
+
+static int sc_mmap2_after_aux_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 32;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 6, SIM_ACT_DLOPEN);
+    return add_lib(S, p, "libsima.so");
+}
+
+/* one perf record read covers many AUX records */
+static int sc_multi_aux(sim *S)
+{
+    S->ncpus = 1;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->read_period = 1000000000ull; /* perf record wakes up rarely */
+    add_etr(S, 256u << 10);
+    return 0;
+}
+
+static int sc_multi_aux_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 48; /* sleeps: the event stops and the sink is copied out each time */
+    return 0;
+}
+
+/* four CPUs share one ETR: frames interleave the trace IDs of all CPUs */
+static int sc_shared_sink(sim *S)
+{
+    S->ncpus = 4;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 4u << 20);
+    return 0;
+}
+
+static int sc_shared_sink_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 20;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 2, SIM_ACT_CLONE);
+    script(p, 3, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* two perf sessions, one ETR: the second is refused (EBUSY) while the first owns the sink */
+static int sc_arbitration(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
+    return 0;
+}
+
+static int sc_arbitration_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *a = spawn(S, "simloop", 0, S->work, 1u << 0);
+    set_target(&S->sessions[1], S->next_pid);
+    sim_process *b = spawn(S, "simchild", 1, S->work, 1u << 1);
+    if (!a || !b)
+        return EK_ERR_NOMEM;
+    a->random_actions = 40; /* sleeps release the sink now and then */
+    b->random_actions = 40;
+    return 0;
+}
+
+/* ETE with per-CPU TRBE sinks: unformatted trace, one decoder per queue */
+static int sc_trbe(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    add_trbe(S, 64u << 10);
+    return 0;
+}
+
+static int sc_trbe_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* perf record -S: the AUX ring is overwritten; one snapshot at the end */
+static int sc_snapshot(sim *S)
+{
+    S->ncpus = 1;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->snapshot = 1;
+    s->ring_size = 128u << 10;
+    add_etr(S, 32u << 10);
+    return 0;
+}
+
+static int sc_snapshot_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    return 0;
+}
+
+/* A debugger snapshot: the system runs with its trace units on and is halted; the buffers and
+ * the memory are saved into a snapshot folder. System-wide events keep the sink in use until
+ * the end, so the ETR wraps in place (no driver barrier) and is saved once. */
+static int sc_snap_etr(sim *S)
+{
+    S->ncpus = 3;
+    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
+    s->ring_size = 1u << 20;
+    s->attr_config &= ~(1u << 28); /* ground truth: each buffer decoded whole, in buffer order */
+    add_etr(S, 64u << 10);
+    S->sinks[0].barrier = 0;
+    return 0;
+}
+
+static int sc_snap_run(sim *S)
+{
+    sim_process *p = spawn(S, "simloop", 0, S->work, 0);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
+static int sc_snap_trbe(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->ring_size = 1u << 20;
+    s->attr_config &= ~(1u << 28);
+    add_trbe(S, 256u << 10);
+    return 0;
+}
+
+/* an incomplete ETM flush leaves a partial packet at the end of each hardware buffer */
+static int sc_partial(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->read_period = 1000000000ull; /* several AUX records per AUXTRACE buffer */
+    return 0;
+}
+
+static int sc_partial_run_common(sim *S, uint32_t etr, int barrier)
+{
+    add_etr(S, etr);
+    S->sinks[0].partial_flush = 1;
+    S->sinks[0].barrier = barrier;
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 40;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
+static int sc_partial_run(sim *S)
+{
+    return sc_partial_run_common(S, 1u << 20, 1);
+}
+
+static int sc_partial_wrap_run(sim *S)
+{
+    /* the hardware buffer wraps between copies: the driver puts a barrier in front */
+    return sc_partial_run_common(S, 2u << 10, 1);
+}
+
+static int sc_partial_nobarrier_run(sim *S)
+{
+    return sc_partial_run_common(S, 2u << 10, 0);
+}
+
+static int sc_header(sim *S, int version, int hwid)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->header_version = version;
+    s->hw_id_records = hwid;
+    return 0;
+}
+
+static int sc_header_v0(sim *S)
+{
+    return sc_header(S, 0, 0);
+}
+
+static int sc_header_v2(sim *S)
+{
+    return sc_header(S, 2, 1);
+}
+
+/* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
+ * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
+ * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
+ * perf record drains every millisecond, so --trace-size can go to gigabytes. */
+static int sc_workload(sim *S)
+{
+    S->ncpus = 4;
+    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->ring_size = 4u << 20;
+    s->read_period = 1000000;
+    add_trbe(S, 1u << 20);
+    return 0;
+}
+
+static int sc_workload_run(sim *S)
+{
+    sim_process *a = spawn(S, "simloop", 0, S->work, 0);
+    sim_process *b = spawn(S, "simloop", 1, S->work, 0);
+    sim_process *c = spawn(S, "simloop", 2, S->work, 0);
+    if (!a || !b || !c)
+        return EK_ERR_NOMEM;
+    a->random_actions = 16;
+    b->random_actions = 24;
+    c->random_actions = 8;
+    int err = add_lib(S, a, "libsima.so");
+    if (!err)
+        err = add_lib(S, a, "libsimb.so");
+    script(a, 1, SIM_ACT_CLONE);
+    script(a, 4, SIM_ACT_DLOPEN);
+    script(a, 300, SIM_ACT_DLCLOSE);
+    script(a, 302, SIM_ACT_DLOPEN);
+    script(b, 1, SIM_ACT_CLONE);
+    script(b, 2, SIM_ACT_CLONE);
+    b->next_exe = sim_find_image(S, "simchild");
+    script(b, 500, SIM_ACT_EXEC);
+    return err;
+}
+
+/* Randomized schedule of the sink rules: 2-8 CPUs, one topology (a shared ETR, an ETF per CPU
+ * or per-CPU TRBEs), 2-4 perf sessions of random modes that start and stop at random times,
+ * sometimes a kernel-created session (no owner task: perf_pid -1, no perf.data), and processes
+ * that sleep, yield, clone and exit. The invariants (truth.summary "invariants" line) must hold
+ * for every seed: no buffer ever holds two sessions' trace, references return to zero, nothing
+ * is touched after its session ended. */
+static int sc_stress(sim *S)
+{
+    S->ncpus = 2 + (int)sim_rng_below(&S->rng, SIM_MAX_CPUS - 1);
+    int topo = (int)sim_rng_below(&S->rng, 3);
+    int nsess = 2 + (int)sim_rng_below(&S->rng, 3);
+    int kernel = sim_rng_chance(&S->rng, 128);
+    for (int i = 0; i < nsess + kernel; i++) {
+        int mode = (int)sim_rng_below(&S->rng, 3);
+        int k = i == nsess; /* the kernel-created session */
+        sim_session *s = add_session(S, k ? SIM_MODE_SYSTEM
+                                          : mode == 0 ? SIM_MODE_PER_CPU
+                                          : mode == 1 ? SIM_MODE_SYSTEM
+                                                      : SIM_MODE_PER_THREAD,
+                                     k ? 2 : 1 + sim_rng_below(&S->rng, 3));
+        if (s->mode == SIM_MODE_PER_THREAD)
+            s->el_mask &= 1u; /* per-thread sessions trace user space */
+        if (!s->el_mask)
+            s->el_mask = 1;
+        s->ring_size = 64u << 10;
+        s->read_period = 200000 + sim_rng_below(&S->rng, 2000000);
+        s->start_time = SIM_BOOT_NS + sim_rng_below(&S->rng, 1500000);
+        if (k || sim_rng_chance(&S->rng, 160))
+            s->stop_time = s->start_time + 100000 + sim_rng_below(&S->rng, 3000000);
+        if (topo == 2) {
+            s->ete = 1;
+            s->sink_kind = SIM_SINK_TRBE;
+        }
+        if (k) {
+            s->perf_pid = -1;
+            s->no_output = 1;
+        }
+    }
+    if (topo == 0)
+        add_etr(S, 16u << 10 << sim_rng_below(&S->rng, 4));
+    else if (topo == 1)
+        add_etf_per_cpu(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+    else
+        add_trbe(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+    return 0;
+}
+
+static int sc_stress_run(sim *S)
+{
+    int nproc = 2 + (int)sim_rng_below(&S->rng, 4);
+    for (int i = 0; i < nproc; i++) {
+        unsigned mask = 0;
+        for (int k = 0; k < S->nsessions; k++)
+            if (k % nproc == i)
+                mask |= 1u << k;
+        for (int k = 0; k < S->nsessions; k++)
+            if ((mask >> k & 1) && S->sessions[k].mode != SIM_MODE_SYSTEM)
+                set_target(&S->sessions[k], S->next_pid);
+        uint64_t budget = 30000 + sim_rng_below(&S->rng, 1500000);
+        sim_process *p = spawn(S, sim_rng_chance(&S->rng, 128) ? "simloop" : "simchild",
+                               (int)sim_rng_below(&S->rng, (uint32_t)S->ncpus), budget, mask);
+        if (!p)
+            return EK_ERR_NOMEM;
+        p->random_actions = 8 + sim_rng_below(&S->rng, 48);
+        for (uint32_t n = sim_rng_below(&S->rng, 3), at = 1; n; n--, at += 1 + sim_rng_below(&S->rng, 8))
+            script(p, at, SIM_ACT_CLONE);
+    }
+    return 0;
+}
+
+static int sc_two_threads_run(sim *S)
+{
+    add_etr(S, 1u << 20);
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p)
+        return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
 }
 
 static const struct {
@@ -173,6 +570,72 @@ static const struct {
       "read kernel code and silently drops kernel samples",
       sc_kernel_novmlinux, 0},
      sc_kernel_run, 96 << 10},
+    {{"dlopen-reuse", "a library is loaded, called, unloaded and another one is loaded at the "
+                      "same address (perf 6.1 decodes all trace with the last one)",
+      sc_dlopen, 0},
+     sc_dlopen_run, 96 << 10},
+    {{"mmap2-after-aux", "2 CPUs with an ETF each; perf record reads one ring late, so the "
+                         "MMAP2 of a library lands after AUX records of trace that ran it",
+      sc_mmap2_after_aux, 0},
+     sc_mmap2_after_aux_run, 128 << 10},
+    {{"multi-aux-per-auxtrace", "the sink is copied out at every sleep; perf record reads once, "
+                                "so one AUXTRACE buffer holds many AUX records",
+      sc_multi_aux, 0},
+     sc_multi_aux_run, 96 << 10},
+    {{"shared-sink-multi-cpu", "4 CPUs and a 4-thread process share one ETR: frames "
+                               "interleave 4 trace IDs, timestamps order the decode",
+      sc_shared_sink, 0},
+     sc_shared_sink_run, 192 << 10},
+    {{"session-arbitration", "two perf sessions trace two processes through one ETR; the sink "
+                             "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
+                             "until its owner's last event stops",
+      sc_arbitration, 0},
+     sc_arbitration_run, 128 << 10},
+    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs",
+      sc_trbe, 0},
+     sc_trbe_run, 96 << 10},
+    {{"snapshot-wrap", "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
+                       "barrier packets, one snapshot at the end",
+      sc_snapshot, 0},
+     sc_snapshot_run, 512 << 10},
+    {{"snapshot-etr", "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
+                      "in place; kernel and user code as memory dumps",
+      sc_snap_etr, 1},
+     sc_snap_run, 256 << 10},
+    {{"snapshot-ete-trbe", "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
+                           "TRBE buffer per CPU",
+      sc_snap_trbe, 1},
+     sc_snap_run, 128 << 10},
+    {{"flush-partial-packet", "incomplete ETM flushes leave a partial packet at the end of each "
+                              "hardware buffer; several AUX records per AUXTRACE buffer",
+      sc_partial, 0},
+     sc_partial_run, 128 << 10},
+    {{"flush-partial-packet-wrap", "the same with a 2 KiB ETR that wraps between copies: "
+                                   "barrier packets after each wrap (TRUNCATED AUX records)",
+      sc_partial, 0},
+     sc_partial_wrap_run, 128 << 10},
+    {{"flush-partial-packet-nobarrier", "wrapping 2 KiB ETR and partial packets, without the "
+                                        "driver's barrier packets",
+      sc_partial, 0},
+     sc_partial_nobarrier_run, 128 << 10},
+    {{"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
+      sc_header_v0, 0},
+     sc_two_threads_run, 64 << 10},
+    {{"header-v2", "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
+                   "(perf 6.4+); perf 6.1 refuses the file",
+      sc_header_v2, 0},
+     sc_two_threads_run, 64 << 10},
+    {{"arbitration-stress",
+      "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
+      "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
+      "and exit; truth.summary reports the invariants",
+      sc_stress, 0},
+     sc_stress_run, 512 << 10},
+    {{"workload", "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
+                  "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
+                  "--trace-size to gigabytes (ground truth summarised above 16 MiB)",
+      sc_workload, 0},
+     sc_workload_run, 256 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -194,7 +657,7 @@ const char *ek_sim_scenario_desc(size_t i)
 
 /* ------------------------------------------------------------------ output helpers */
 
-static int mkdirs(const char *path)
+int sim_mkdirs(const char *path)
 {
     char buf[4096];
     size_t n = strlen(path);
@@ -250,7 +713,7 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
             return EK_ERR_NOMEM;
         char *slash = strrchr(path, '/');
         *slash = 0;
-        err = mkdirs(path);
+        err = sim_mkdirs(path);
         *slash = '/';
         if (!err)
             err = write_file(path, img->data, img->size);
@@ -289,8 +752,11 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
             S->ncpus);
     fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
             (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
-            (unsigned long long)S->trace_total, (unsigned long long)S->now);
+            (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
     fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
+    fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
+            (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
+            (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
     for (int c = 0; c < S->ncpus; c++) {
         const sim_etm *e = &S->cpus[c].etm;
         fprintf(f, "etm\tcpu=%d\ttrace_id=0x%02x\tbytes=%llu\tatoms=%llu\n", c, e->cfg.trace_id,
@@ -305,14 +771,15 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     }
     for (int i = 0; i < S->nsessions; i++) {
         const sim_session *s = &S->sessions[i];
-        fprintf(f, "session\t%d\tperf_pid=%d\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
-                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu\n",
-                i, s->perf_pid,
-                s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
+        fprintf(f, "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records=%zu\taux_bytes=%llu"
+                   "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
+                   "\tmmap2_after_aux=%llu\n",
+                i, s->perf_pid, (unsigned long long)s->start_time,
+                (unsigned long long)s->stop_time, s->mode == SIM_MODE_PER_CPU ? "per-cpu" : s->mode == SIM_MODE_SYSTEM ? "system"
                                                                                       : "per-thread",
                 s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
                 (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
-                (unsigned long long)s->perf_lines);
+                (unsigned long long)s->perf_lines, (unsigned long long)s->mmap2_after_aux);
         for (size_t k = 0; k < s->auxrecs.n; k++) {
             const sim_auxrec *a = &s->auxrecs.v[k];
             fprintf(f, "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
@@ -326,6 +793,133 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
         fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
                 S->procs[i]->steps);
     return fclose(f) ? EK_ERR_IO : 0;
+}
+
+/* ------------------------------------------------------------------ --config overrides */
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 0);
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1ull << 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1ull << 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1ull << 30, end++;
+    if (end == v || *end)
+        return -1;
+    *out = (uint64_t)x * mul;
+    return 0;
+}
+
+/* Apply "key = value" lines to the scenario (first session, all sinks). Unknown keys and bad
+ * values are reported with file and line; the run stops with EK_ERR_FORMAT. */
+static int apply_config(sim *S, const char *path, int phase)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_IO, path, -1, -1, -1,
+                     "cannot open the configuration file");
+        return EK_ERR_IO;
+    }
+    char line[512];
+    int lineno = 0, err = 0;
+    sim_session *s = S->nsessions ? &S->sessions[0] : NULL;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == ';' || *p == '\n' || !*p)
+            continue;
+        char *eq = strchr(p, '=');
+        if (!eq) {
+            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
+                         "expected key = value");
+            err = EK_ERR_FORMAT;
+            continue;
+        }
+        char *ke = eq;
+        while (ke > p && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        *ke = 0;
+        char *v = eq + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        char *ve = v + strlen(v);
+        while (ve > v && (ve[-1] == '\n' || ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+            ve--;
+        *ve = 0;
+        uint64_t n = 0;
+        int isnum = !parse_u64(v, &n), ok = 1;
+        if (phase == 0) { /* before the machine exists */
+            if (!strcmp(p, "truth") && !strcmp(v, "on"))
+                S->truth = 1;
+            else if (!strcmp(p, "truth") && !strcmp(v, "off")) {
+                S->truth = 0;
+                if (S->branches_limit > 100000)
+                    S->branches_limit = 100000;
+            }
+            else if (!strcmp(p, "tick_ns") && isnum && n)
+                S->tick = n;
+            else if (!strcmp(p, "quantum_ns") && isnum && n)
+                S->quantum = n;
+            else if (!strcmp(p, "branches_limit") && isnum)
+                S->branches_limit = n;
+            continue;
+        }
+        if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
+            !strcmp(p, "branches_limit"))
+            continue;
+        if (!s) {
+            ok = 0;
+        } else if (!strcmp(p, "el")) {
+            s->el_mask = !strcmp(v, "u") ? 1 : !strcmp(v, "k") ? 2 : !strcmp(v, "uk") ? 3 : 0;
+            ok = s->el_mask != 0;
+        } else if (!strcmp(p, "timestamps") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_TS : s->configr & ~EK_TRCCONFIGR_TS;
+            s->attr_config = n ? s->attr_config | (1u << 28) : s->attr_config & ~(1u << 28);
+        } else if (!strcmp(p, "contextid") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_CID : s->configr & ~EK_TRCCONFIGR_CID;
+            s->attr_config = n ? s->attr_config | (1u << 14) : s->attr_config & ~(1u << 14);
+        } else if (!strcmp(p, "retstack") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_RS : s->configr & ~EK_TRCCONFIGR_RS;
+            s->attr_config = n ? s->attr_config | (1u << 29) : s->attr_config & ~(1u << 29);
+        } else if (!strcmp(p, "cycacc") && isnum) {
+            s->configr = n ? s->configr | EK_TRCCONFIGR_CCI : s->configr & ~EK_TRCCONFIGR_CCI;
+            s->attr_config = n ? s->attr_config | (1u << 12) : s->attr_config & ~(1u << 12);
+        } else if (!strcmp(p, "header") && isnum && n <= 2) {
+            s->header_version = (int)n;
+        } else if (!strcmp(p, "hwid") && isnum) {
+            s->hw_id_records = n != 0;
+        } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
+            s->ring_size = (uint32_t)n;
+        } else if (!strcmp(p, "read_period_ns") && isnum) {
+            s->read_period = n;
+        } else if (!strcmp(p, "read_skew_ns") && isnum) {
+            s->read_skew = n;
+        } else if (!strcmp(p, "barrier") && isnum) {
+            for (int i = 0; i < S->nsinks; i++)
+                S->sinks[i].barrier = n != 0;
+        } else if (!strcmp(p, "partial_flush") && isnum) {
+            for (int i = 0; i < S->nsinks; i++)
+                S->sinks[i].partial_flush = n != 0;
+        } else if (!strcmp(p, "sync_period") && isnum && n >= 64) {
+            for (int c = 0; c < S->ncpus; c++)
+                S->cpus[c].etm.sync_period = (uint32_t)n;
+        } else {
+            ok = 0;
+        }
+        if (!ok) {
+            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
+                         "unknown key or bad value: %s = %s", p, v);
+            err = EK_ERR_FORMAT;
+        }
+    }
+    fclose(f);
+    return err;
 }
 
 /* ------------------------------------------------------------------ the run */
@@ -347,19 +941,24 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     S->diag = (ek_diag *)o->diag;
     S->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
     S->next_pid = 1000;
+    S->now = SIM_BOOT_NS;
     S->quantum = 10000;
     S->tick = 50000;
     S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
-    S->truth = S->trace_budget <= (64ull << 20);
+    S->truth = S->trace_budget <= (16ull << 20);
     S->work = ~0ull >> 2;
-    S->branches_limit = 2000000;
-    int err = mkdirs(o->outdir);
+    S->branches_limit = S->truth ? 2000000 : 100000;
+    int err = sim_mkdirs(o->outdir);
     for (size_t i = 0; i < sim_blob_count() && !err; i++)
         err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
+    if (!err && o->config_file)
+        err = apply_config(S, o->config_file, 0);
     if (!err)
         err = S->sc->setup(S);
     if (!err)
         err = sim_machine_init(S);
+    if (!err && o->config_file)
+        err = apply_config(S, o->config_file, 1);
     char *branches = join(o->outdir, "truth.branches.tsv");
     if (!err && branches) {
         S->branches_out = fopen(branches, "w");
@@ -377,17 +976,45 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         s->dir = join(o->outdir, name);
         if (!s->dir)
             err = EK_ERR_NOMEM;
-        else if (!S->sc->snapshot_folder && !(s->w = sim_writer_open(S, s, s->dir)))
+        else if (!S->sc->snapshot_folder && !s->no_output &&
+                 !(s->w = sim_writer_open(S, s, s->dir)))
             err = EK_ERR_IO;
     }
     if (!err) {
-        sim_sessions_poll(S, 0);
+        for (int i = 0; i < S->nsessions; i++) {
+            sim_session *s = &S->sessions[i];
+            if (s->start_time < SIM_BOOT_NS)
+                s->start_time = SIM_BOOT_NS;
+            s->next_read = s->start_time;
+        }
+        sim_sessions_poll(S, S->now);
         err = scenarios[si].run(S);
     }
     if (!err)
-        err = sim_run(S, 20000000000ull);
+        err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
     if (!err)
         err = sim_sessions_finish(S);
+    /* at the end every sink is free and every trace unit is off */
+    sim_sinks_check(S);
+    uint64_t mixed = 0, refused = 0, touched = 0;
+    for (int c = 0; c < S->ncpus; c++)
+        if (S->cpus[c].etm.enabled)
+            S->stat_invariant++;
+    for (int i = 0; i < 2 * SIM_MAX_CPUS; i++) {
+        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
+                                             : S->trbes[i - SIM_MAX_CPUS];
+        if (!k)
+            continue;
+        if (k->refcnt || k->owner != SIM_NO_OWNER)
+            S->stat_invariant++;
+        mixed += k->stat_mixed;
+        refused += k->stat_refused;
+    }
+    for (int i = 0; i < S->nsessions; i++)
+        touched += S->sessions[i].touched_after_exit;
+    S->stat_mixed = mixed;
+    S->stat_refused = refused;
+    S->stat_touched = touched;
     for (int i = 0; i < S->nsessions; i++) {
         sim_session *s = &S->sessions[i];
         if (s->w) {
@@ -405,10 +1032,19 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err)
         err = write_kallsyms(S, o->outdir);
-    if (!err && S->truth && S->nsessions) {
-        char *p = join(o->outdir, "expected-branches.txt");
-        char *q = join(o->outdir, "perf-6.1-expected.txt");
-        err = p && q ? sim_truth_write(S, &S->sessions[0], p, q) : EK_ERR_NOMEM;
+    if (!err && S->sc->snapshot_folder)
+        sim_snapshot_prune(S);
+    for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
+        if (S->sessions[i].no_output)
+            continue;
+        char a[64], b[64];
+        snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
+        snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
+        char *p = join(o->outdir, a);
+        char *q = join(o->outdir, b);
+        err = p && q ? sim_truth_write(S, &S->sessions[i], p,
+                                       S->sc->snapshot_folder ? NULL : q)
+                     : EK_ERR_NOMEM;
         free(p);
         free(q);
     }
@@ -425,6 +1061,10 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
             res->aux_bytes += S->sessions[i].aux_bytes;
         res->expected_lines = S->nsessions ? S->sessions[0].expected_lines : 0;
         res->truth_complete = S->truth;
+        res->sink_mixed = S->stat_mixed;
+        res->sink_invariant = S->stat_invariant;
+        res->touched_after_exit = S->stat_touched;
+        res->sink_refused = S->stat_refused;
     }
     for (int i = 0; i < S->nsessions; i++)
         sim_session_free(&S->sessions[i]);

@@ -27,9 +27,12 @@
 #include "sim/rng.h"
 
 #define SIM_MAX_CPUS 8
-#define SIM_MAX_SESSIONS 4
+#define SIM_MAX_SESSIONS 6
+#define SIM_NO_OWNER (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
 #define SIM_MAX_MAPS 8
 #define SIM_MAX_SCRIPT 32
+/* simulated time starts one second after boot: trace timestamps are never zero */
+#define SIM_BOOT_NS 1000000000ull
 
 typedef struct sim sim;
 typedef struct sim_thread sim_thread;
@@ -212,7 +215,7 @@ typedef struct sim_etm {
     uint8_t pos_svc;        /* the word before pos is an SVC */
     int switch_pending;     /* a context-switch return waits for its target address */
     uint64_t switch_target;
-    ek_etm4_ctx ctx;        /* current PE context */
+    ek_etm4_enc_ctx ctx;        /* current PE context */
     uint64_t since_sync;
     uint32_t sync_period;
     int truth;              /* keep packet-level truth */
@@ -249,14 +252,17 @@ struct sim_sink {
     int cur_id;
     uint64_t frames;    /* frames completed since enable */
     EK_VEC(sim_fseg) segs; /* truth: segments of frames still in the buffer */
+    size_t seg_prune_at;
     int truth;
     uint64_t xbase;     /* raw sinks: stream offset of the first byte since reset */
+    sim_event *ev;      /* raw sinks: the event collecting into it */
+    int cpu;
     /* arbitration */
     int owner;          /* owning session's perf pid, -1 free */
     int refcnt;
     int barrier;        /* insert a 4 x FSYNC barrier frame after a wrap */
     int partial_flush;  /* fault: an incomplete flush drops the tail of the last packet */
-    uint64_t stat_refused, stat_copies, stat_lost;
+    uint64_t stat_refused, stat_copies, stat_lost, stat_mixed;
 };
 
 /* A perf AUX record with what it covers. */
@@ -343,11 +349,21 @@ struct sim_session {
     EK_VEC(sim_rec) exits;  /* EXIT records, for perf's timeless decode order */
     uint64_t expected_lines;
     uint64_t perf_lines;
+    uint64_t max_aux_time_written;
+    uint64_t touched_after_exit; /* events started or records written after the owner exited */
+    int no_output;               /* kernel-created events: no perf.data */
+    uint64_t mmap2_after_aux; /* MMAP2 records written after an AUX record with a later time */
 };
 
 /* ------------------------------------------------------------------ the simulation */
 
 typedef struct sim_scenario sim_scenario;
+struct sim_scenario {
+    const char *name;
+    const char *desc;
+    int (*setup)(sim *S);
+    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+};
 
 struct sim {
     const sim_scenario *sc;
@@ -379,7 +395,7 @@ struct sim {
         sim_etm etm;
         sim_sink *sink;   /* shared sink this CPU's ETM reaches (NULL: TRBE) */
     } cpus[SIM_MAX_CPUS];
-    sim_sink sinks[2];
+    sim_sink sinks[SIM_MAX_CPUS];
     int nsinks;
     sim_sink trbe_sinks[SIM_MAX_CPUS];
     sim_sink *trbes[SIM_MAX_CPUS];
@@ -388,6 +404,8 @@ struct sim {
     int truth;              /* keep packet truth and compute expected output */
     uint64_t work;          /* instructions of work per process (SIM_DEC_CONTINUE) */
     int no_vmlinux;         /* do not put the kernel image into symfs */
+    uint64_t stat_invariant; /* sink arbitration invariant violations (must stay 0) */
+    uint64_t stat_mixed, stat_refused, stat_touched;
     uint64_t trace_budget;  /* stop once this many trace bytes were produced */
     uint64_t trace_total;
     uint64_t insn_total, branch_total;
@@ -398,6 +416,7 @@ struct sim {
     uint64_t branches_written, branches_limit;
     const sim_map *kmap;
     sim_map kernel_map;
+    uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
 };
@@ -419,25 +438,54 @@ void sim_etm_free(sim_etm *e);
 void sim_etm_configure(sim_etm *e, const sim_session *s);
 /* event start/stop on this CPU (the session's event became active / inactive) */
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
-                    const ek_etm4_ctx *ctx, uint32_t map, uint64_t ts);
+                    const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts);
 void sim_etm_disable(sim_etm *e);
 void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
                     uint32_t target_map, int svc_before_target);
 void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_ret,
-                       uint64_t target, int new_el, const ek_etm4_ctx *ctx, uint64_t ts);
+                       uint64_t target, int new_el, const ek_etm4_enc_ctx *ctx, uint64_t ts);
 void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_map,
-                  int svc_before_target, const ek_etm4_ctx *ctx, uint64_t ts);
-void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_ctx *ctx,
+                  int svc_before_target, const ek_etm4_enc_ctx *ctx, uint64_t ts);
+void sim_etm_switch(sim_etm *e, uint64_t addr, uint64_t target, const ek_etm4_enc_ctx *ctx,
                     uint64_t ts);
 void sim_etm_switch_done(sim_etm *e, uint64_t ts);
 /* hand buffered bytes to the sink path */
 void sim_etm_drain(sim_etm *e);
 
+void sim_etm_maybe_resync(sim_etm *e);
+
+/* Hot path of sim_etm_branch for direct branches (no address packet, no truth). */
+static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t target,
+                                  uint32_t map)
+{
+    if (!e->active)
+        return;
+    if (e->truth || e->enc.natoms >= 31 || e->enc.cap - e->enc.len < EK_ETM4_ENC_MAX_CALL ||
+        (taken && cls == SIM_I_BL && e->enc.rs_trace)) {
+        sim_etm_branch(e, addr, cls, taken, target, map, 0);
+        return;
+    }
+    e->branch_count++;
+    e->atom_count++;
+    if (taken)
+        e->enc.atom_bits |= 1ull << e->enc.natoms;
+    e->enc.natoms++;
+    e->pos = taken ? target : addr + 4;
+    e->pos_svc = 0;
+    if (e->enc.base + e->enc.len - e->since_sync >= e->sync_period)
+        sim_etm_maybe_resync(e);
+}
+
 /* sink.c */
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff);
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer);
+/* complete the formatter frame in progress (padding with the null trace ID) */
+void sim_sink_flush(sim_sink *k);
 int sim_session_setup(sim *S, sim_session *s);
+/* check the sink arbitration invariants now (counts violations in S->stat_invariant) */
+void sim_sinks_check(sim *S);
 void sim_session_free(sim_session *s);
 /* a thread starts / stops running on a CPU: schedules the events of every session */
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time);
@@ -464,6 +512,10 @@ uint64_t sim_writer_pos(const sim_writer *w);
 
 /* snapshot.c */
 int sim_snapshot_write(sim *S, const char *dir);
+/* keep only the AUX data a halted system's buffers still hold (before the ground truth) */
+void sim_snapshot_prune(sim *S);
+/* mkdir -p */
+int sim_mkdirs(const char *path);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
@@ -471,6 +523,13 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
 int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
+static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64_t from,
+                                    uint64_t to, int cls, int taken)
+{
+    S->branch_total++;
+    if (S->branches_out)
+        sim_branch_truth(S, t, cpu, from, to, cls, taken);
+}
 
 /* scenario.c */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

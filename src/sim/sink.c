@@ -30,10 +30,11 @@ void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth)
     k->index = index;
     k->hw_size = size;
     k->hw = calloc(size, 1);
-    k->owner = -1;
+    k->owner = SIM_NO_OWNER;
     k->cur_id = -1;
     k->truth = truth;
     k->barrier = 1;
+    k->seg_prune_at = 4096;
 }
 
 void sim_sink_free(sim_sink *k)
@@ -60,16 +61,22 @@ static void frame_done(sim_sink *k)
     k->written += 16;
     k->fpos = 0;
     memset(k->frame, 0, sizeof(k->frame));
-    if (k->truth && k->segs.n > 4096) {
-        /* forget segments of frames that have been overwritten */
+    if (k->truth && k->segs.n >= k->seg_prune_at) {
+        /* forget segments of frames that have been overwritten (segments are in frame order) */
         uint64_t keep = k->frames > k->hw_size / 16 ? k->frames - k->hw_size / 16 : 0;
-        size_t i = 0;
-        while (i < k->segs.n && k->segs.v[i].frame < keep)
-            i++;
-        if (i > k->segs.n / 2) {
-            memmove(k->segs.v, k->segs.v + i, (k->segs.n - i) * sizeof(sim_fseg));
-            k->segs.n -= i;
+        size_t lo = 0, hi = k->segs.n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (k->segs.v[mid].frame < keep)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        if (lo) {
+            memmove(k->segs.v, k->segs.v + lo, (k->segs.n - lo) * sizeof(sim_fseg));
+            k->segs.n -= lo;
+        }
+        k->seg_prune_at = k->segs.n * 2 > 4096 ? k->segs.n * 2 : 4096;
     }
 }
 
@@ -158,19 +165,56 @@ static void fmt_flush(sim_sink *k)
         frame_done(k);
 }
 
-void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff)
+static void trbe_full(sim *S, sim_sink *k);
+
+void sim_sink_flush(sim_sink *k)
 {
-    (void)S;
+    if (k->kind != SIM_SINK_TRBE)
+        fmt_flush(k);
+}
+
+void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,
+                    int writer)
+{
+    if (writer != k->owner)
+        k->stat_mixed++; /* trace of a session that does not own the sink: must never happen */
     if (k->kind == SIM_SINK_TRBE) {
-        if (!k->written)
-            k->xbase = xoff;
-        for (size_t i = 0; i < n; i++)
-            k->hw[(k->written + i) % k->hw_size] = p[i];
-        k->written += n;
+        while (n) {
+            if (!k->written)
+                k->xbase = xoff;
+            size_t chunk = k->hw_size - k->written < n ? k->hw_size - k->written : n;
+            memcpy(k->hw + k->written, p, chunk);
+            k->written += chunk;
+            p += chunk;
+            n -= chunk;
+            xoff += chunk;
+            if (k->written == k->hw_size)
+                trbe_full(S, k); /* buffer full: IRQ, AUX record, restart */
+        }
         return;
     }
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    while (i < n) {
+        if (k->fpos == 0 && n - i >= 14 && !k->truth) {
+            /* fast path: a whole frame of one trace ID */
+            uint8_t *f = k->frame, aux = 0;
+            f[0] = (uint8_t)((id << 1) | 1);
+            for (unsigned j = 1; j < 15; j += 2) {
+                f[j] = p[i++];
+                if (j + 1 < 15) {
+                    uint8_t b = p[i++];
+                    f[j + 1] = b & 0xFE;
+                    aux |= (uint8_t)((b & 1) << ((j + 1) / 2));
+                }
+            }
+            f[15] = aux;
+            k->cur_id = id;
+            frame_done(k);
+            continue;
+        }
         fmt_byte(k, id, p[i], xoff + i);
+        i++;
+    }
 }
 
 /* ------------------------------------------------------------------ rings and records */
@@ -346,10 +390,12 @@ static void aux_record(sim *S, sim_session *s, sim_event *ev, int cpu, int tid, 
 
 /* Copy the sink's hardware buffer into the event's AUX ring (update_buffer at event stop). */
 static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, int cpu,
-                          const sim_thread *t, uint64_t time)
+                          const sim_thread *t, uint64_t time, uint64_t xflags)
 {
     int pid = t && t->proc ? t->proc->pid : 0, tid = t && !t->idle ? t->tid : 0;
-    uint64_t flags = s->snapshot ? SIM_AUX_OVERWRITE : 0;
+    if (s->stopped)
+        s->touched_after_exit++; /* the AUX ring of an ended session must not be written */
+    uint64_t flags = (s->snapshot ? SIM_AUX_OVERWRITE : 0) | xflags;
     if (k->kind == SIM_SINK_TRBE) {
         flags |= SIM_AUX_RAW;
         uint64_t size = k->written, lost = 0;
@@ -368,8 +414,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
             S->err = EK_ERR_NOMEM;
             return;
         }
-        for (uint64_t i = 0; i < size; i++)
-            tmp[i] = k->hw[(start + i) % k->hw_size];
+        memcpy(tmp, k->hw + start, size); /* written never exceeds the buffer */
         sim_op_vec el = {0};
         if (S->truth && size)
             sim_truth_slice(S, k, S->cpus[cpu].etm.cfg.trace_id, k->xbase + start, size, 0, tmp,
@@ -379,7 +424,7 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
         free(tmp);
         if (lost && !s->snapshot)
             flags |= SIM_AUX_TRUNCATED;
-        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW)))
+        if (size || (flags & ~(SIM_AUX_OVERWRITE | SIM_AUX_RAW | SIM_AUX_COLLISION)))
             aux_record(S, s, ev, cpu, tid, pid, s->snapshot ? ev->head : off, size, flags, time,
                        &el);
         else
@@ -432,6 +477,19 @@ static void sink_copy_out(sim *S, sim_session *s, sim_event *ev, sim_sink *k, in
     sink_reset(k);
 }
 
+/* TRBE buffer full (trbe_handle_overflow): the data goes out with the COLLISION flag (trace
+ * may have been lost while the IRQ was pending) and collection restarts. */
+static void trbe_full(sim *S, sim_sink *k)
+{
+    sim_event *ev = k->ev;
+    if (!ev) {
+        k->written = 0;
+        return;
+    }
+    const sim_thread *t = S->cpus[k->cpu].cur;
+    sink_copy_out(S, ev->s, ev, k, k->cpu, t, S->cpus[k->cpu].time, SIM_AUX_COLLISION);
+}
+
 /* ------------------------------------------------------------------ events */
 
 static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thread *t,
@@ -447,21 +505,29 @@ static void refuse(sim *S, sim_session *s, sim_event *ev, int cpu, const sim_thr
 static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_thread *t,
                        uint64_t time)
 {
+    if (s->stopped || (t && t->state == SIM_T_DEAD)) {
+        s->touched_after_exit++; /* nothing may start for an exited owner */
+        return -1;
+    }
     sim_etm *e = &S->cpus[cpu].etm;
     sim_sink *k = s->sink_kind == SIM_SINK_TRBE ? NULL : S->cpus[cpu].sink;
     if (s->sink_kind == SIM_SINK_TRBE) {
         sim_sink *tb = S->trbes[cpu];
-        if (!tb || tb->owner != -1) {
+        if (!tb || tb->owner != SIM_NO_OWNER) {
+            if (tb)
+                tb->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
         }
         tb->owner = s->perf_pid;
         tb->refcnt = 1;
         tb->written = 0;
+        tb->ev = ev;
+        tb->cpu = cpu;
     } else {
         if (!k)
             return -1;
-        if (k->owner != -1 && k->owner != s->perf_pid) {
+        if (k->owner != SIM_NO_OWNER && k->owner != s->perf_pid) {
             k->stat_refused++;
             refuse(S, s, ev, cpu, t, time);
             return -1;
@@ -476,10 +542,10 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
     }
     if (e->enabled) { /* the trace unit is in use by another event */
         if (k && --k->refcnt == 0)
-            k->owner = -1;
+            k->owner = SIM_NO_OWNER;
         if (!k && S->trbes[cpu]) {
             S->trbes[cpu]->refcnt = 0;
-            S->trbes[cpu]->owner = -1;
+            S->trbes[cpu]->owner = SIM_NO_OWNER;
         }
         refuse(S, s, ev, cpu, t, time);
         return -1;
@@ -516,7 +582,7 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         if (S->truth)
             ek_vec_push(&s->known_tids, r.tid);
     }
-    ek_etm4_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
+    ek_etm4_enc_ctx ctx = {.el = (uint8_t)t->el, .sf = 1, .ns = 1,
                        .cid = t->idle ? 0u : (uint32_t)t->tid};
     uint32_t map = 0;
     const sim_map *m = t->el ? S->kmap : sim_map_lookup(t->proc, t->pc);
@@ -537,17 +603,18 @@ static void event_stop(sim *S, sim_session *s, sim_event *ev, int cpu, const sim
         sim_etm_disable(e);
     ev->running = 0;
     if (s->sink_kind == SIM_SINK_TRBE) {
-        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time);
+        sink_copy_out(S, s, ev, ev->trbe, cpu, t, time, 0);
         ev->trbe->refcnt = 0;
-        ev->trbe->owner = -1;
+        ev->trbe->owner = SIM_NO_OWNER;
+        ev->trbe->ev = NULL;
         ev->trbe = NULL;
         return;
     }
     sim_sink *k = S->cpus[cpu].sink;
     if (k->refcnt == 1)
-        sink_copy_out(S, s, ev, k, cpu, t, time);
+        sink_copy_out(S, s, ev, k, cpu, t, time, 0);
     if (--k->refcnt == 0)
-        k->owner = -1;
+        k->owner = SIM_NO_OWNER;
 }
 
 static int event_wants(const sim_session *s, const sim_thread *t)
@@ -578,6 +645,54 @@ void sim_sched_out(sim *S, int cpu, sim_thread *t, uint64_t time)
     (void)time;
 }
 
+/* The arbitration invariants of seed 002, checked after every change: a sink's reference count
+ * is the number of running events using it, they all belong to the owning session, a free sink
+ * has no owner, a running event's ETM is enabled for it, and no ended session has one running. */
+void sim_sinks_check(sim *S)
+{
+    int users[SIM_MAX_CPUS * 2];
+    int owner[SIM_MAX_CPUS * 2];
+    int bad = 0;
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        users[i] = 0;
+        owner[i] = SIM_NO_OWNER;
+    }
+    for (int i = 0; i < S->nsessions; i++) {
+        const sim_session *s = &S->sessions[i];
+        for (int j = 0; j < s->nevents; j++) {
+            const sim_event *ev = &s->events[j];
+            if (!ev->running)
+                continue;
+            const sim_etm *e = &S->cpus[ev->run_cpu].etm;
+            if (s->stopped || !e->enabled || e->ev != ev)
+                bad++;
+            int slot;
+            if (s->sink_kind == SIM_SINK_TRBE) {
+                if (!ev->trbe)
+                    continue;
+                slot = SIM_MAX_CPUS + (int)(ev->trbe - S->trbe_sinks);
+            } else {
+                const sim_sink *k = S->cpus[ev->run_cpu].sink;
+                if (!k)
+                    continue;
+                slot = (int)(k - S->sinks);
+            }
+            if (users[slot]++ && owner[slot] != s->perf_pid)
+                bad++; /* two sessions in one buffer */
+            owner[slot] = s->perf_pid;
+        }
+    }
+    for (int i = 0; i < SIM_MAX_CPUS * 2; i++) {
+        const sim_sink *k = i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL)
+                                             : S->trbes[i - SIM_MAX_CPUS];
+        if (!k)
+            continue;
+        if (k->refcnt != users[i] || (users[i] ? k->owner != owner[i] : k->owner != SIM_NO_OWNER))
+            bad++;
+    }
+    S->stat_invariant += (uint64_t)bad;
+}
+
 void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t time)
 {
     sim_etm *e = &S->cpus[cpu].etm;
@@ -599,6 +714,7 @@ void sim_sched_in(sim *S, int cpu, sim_thread *prev, sim_thread *t, uint64_t tim
             continue;
         event_start(S, s, ev, cpu, t, time);
     }
+    sim_sinks_check(S);
 }
 
 /* ------------------------------------------------------------------ sessions */
@@ -663,6 +779,10 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
                 if (a->offset + a->size > aux_end)
                     aux_end = a->offset + a->size;
             }
+            if (rec->type == SIM_R_AUX && rec->time > s->max_aux_time_written)
+                s->max_aux_time_written = rec->time;
+            if (rec->type == SIM_R_MMAP2 && rec->time < s->max_aux_time_written)
+                s->mmap2_after_aux++;
             if (s->w && sim_writer_record(s->w, rec))
                 S->err = EK_ERR_IO;
             r->head++;
@@ -687,6 +807,17 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
             if (s->w && sim_writer_auxtrace(s->w, st, ev->ring + at, n1, ev->ring, n - n1, ev->idx,
                                             ev->tid, ev->cpu))
                 S->err = EK_ERR_IO;
+            /* perf 6.1 queues an AUX record of an OVERWRITE ring only if its clamped range lies
+             * inside this buffer */
+            uint64_t size = (n + 7) & ~7ull;
+            for (size_t k = 0; k < s->auxrecs.n; k++) {
+                sim_auxrec *a = &s->auxrecs.v[k];
+                if (a->queue != ev->idx || !a->size)
+                    continue;
+                uint64_t sz = a->size < size ? a->size : size;
+                uint64_t off = a->offset - sz;
+                a->in_snapshot = off >= st && off + sz <= st + size && sz == a->size;
+            }
             ev->tail = ev->head;
             wrote = 1;
         }
@@ -699,9 +830,52 @@ static void read_pass(sim *S, sim_session *s, uint64_t now, int final)
         S->err = EK_ERR_IO;
 }
 
+/* perf record synthesizes COMM and MMAP2 records for the tasks that exist when it starts. */
+static void synth_existing(sim *S, sim_session *s, uint64_t time)
+{
+    for (size_t i = 0; i < S->nthreads; i++) {
+        sim_thread *t = S->threads[i];
+        if (t->idle || t->state == SIM_T_DEAD || !sim_session_sees(s, t->proc))
+            continue;
+        int ring = ring_for(s, t, t->cpu);
+        if (ring < 0)
+            continue;
+        sim_rec r;
+        memset(&r, 0, sizeof(r));
+        r.type = SIM_R_COMM;
+        r.pid = t->proc->pid;
+        r.tid = t->tid;
+        r.cpu = t->cpu;
+        r.time = time;
+        r.id = s->events[ring].dummy_id;
+        memcpy(r.comm, t->proc->comm, sizeof(r.comm) - 1);
+        sim_session_record(S, s, ring, &r);
+        if (S->truth)
+            ek_vec_push(&s->known_tids, r.tid);
+        if (t->tid != t->proc->pid)
+            continue;
+        for (int k = 0; k < t->proc->nmaps; k++) {
+            const sim_map *m = &t->proc->maps[k];
+            memset(&r, 0, sizeof(r));
+            r.type = SIM_R_MMAP2;
+            r.misc = 2;
+            r.pid = r.tid = t->proc->pid;
+            r.cpu = t->cpu;
+            r.time = time;
+            r.addr = m->start;
+            r.len = m->end - m->start;
+            r.pgoff = (m->img->seg_off & ~0xFFFull);
+            r.img = m->img;
+            r.id = s->events[ring].dummy_id;
+            sim_session_record(S, s, ring, &r);
+        }
+    }
+}
+
 static void session_start(sim *S, sim_session *s, uint64_t time)
 {
     s->started = 1;
+    synth_existing(S, s, time);
     for (int c = 0; c < S->ncpus; c++) {
         sim_thread *t = S->cpus[c].cur;
         if (!event_wants(s, t))
@@ -713,6 +887,7 @@ static void session_start(sim *S, sim_session *s, uint64_t time)
         if (ev && !ev->running)
             event_start(S, s, ev, c, t, time);
     }
+    sim_sinks_check(S);
 }
 
 static void session_stop(sim *S, sim_session *s, uint64_t time)
@@ -723,6 +898,7 @@ static void session_stop(sim *S, sim_session *s, uint64_t time)
             event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
     }
     s->stopped = 1;
+    sim_sinks_check(S);
 }
 
 void sim_sessions_poll(sim *S, uint64_t now)

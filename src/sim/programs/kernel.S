@@ -398,7 +398,7 @@ FUNC(cpu_idle_loop)
     mov x2, #64
 2:  subs x2, x2, #1
     b.ne 2b
-    b cpu_idle_loop
+    SIMDEC(SIM_DEC_IDLE) b cpu_idle_loop
 1:  bl schedule
     b cpu_idle_loop
 ENDF(cpu_idle_loop)

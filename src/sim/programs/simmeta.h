@@ -14,6 +14,7 @@
 #define SIM_DEC_CONTINUE  6 /* conditional branch: taken while the thread has work left */
 #define SIM_DEC_SCRIPT    7 /* blr: target is the next scripted action of the process */
 #define SIM_DEC_NOTTAKEN  8 /* conditional branch the modelled machine state never takes */
+#define SIM_DEC_IDLE      9 /* branch of the idle loop: the core sleeps until the next event */
 
 #define SIMDEC(kind)                                                                       \
     .pushsection .simmeta, "", %progbits;                                                 \
