@@ -71,6 +71,11 @@ typedef struct idst {
     size_t qhead;
     uint64_t cs_ts, next_cs_ts, instr_count;
     size_t npk;                 /* perf packets in q (what fills perf's packet queue) */
+    /* perf time from CoreSight time stamps (where they fit the slice): for code reads as the
+     * decoder goes, and for the samples as they are made */
+    int mem_has_t, out_has_t;
+    uint64_t mem_t, out_t;
+    int time_matters;           /* a code read in this slice depended on the time */
 } idst;
 
 struct qjob {
@@ -309,12 +314,22 @@ static int is_kernel_addr(uint64_t addr)
 }
 
 /* The map and DSO bytes for addr as thread pid saw it during (t_lo, t_hi]. */
-static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, qresult *res, int32_t pid,
-                   uint64_t addr, ek_mem_span *out, int *kind, as_dso **dso_out)
+static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, int has_t, uint64_t t,
+                   qresult *res, int32_t pid, uint64_t addr, ek_mem_span *out, int *kind,
+                   as_dso **dso_out, int *ambiguous)
 {
     int how = 0;
     int kernel = is_kernel_addr(addr);
-    const as_map *m = as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how);
+    const as_map *m = as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, has_t, t,
+                              &how);
+    if (ambiguous && !*ambiguous) {
+        /* does the choice depend on the time? then time stamps must refresh the decoder */
+        int how2 = how;
+        if (how == AS_HIT_EXACT)
+            as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how2);
+        if (how2 == AS_HIT_AMBIGUOUS)
+            *ambiguous = 1;
+    }
     *dso_out = NULL;
     dso_span sp;
     if (!m) {
@@ -413,7 +428,8 @@ static int mem_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, 
     qjob *j = d->j;
     int kind = 0;
     as_dso *dso = NULL;
-    if (code_at(j->s, j->t_lo, j->t_hi, j->res, d->mem_pid, addr, out, &kind, &dso))
+    if (code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, j->res, d->mem_pid, addr, out,
+                &kind, &dso, &d->time_matters))
         return 1;
     d->miss_kind = kind;
     d->miss_pid = is_kernel_addr(addr) ? AS_KERNEL_PID : d->mem_pid;
@@ -436,7 +452,8 @@ static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
     ek_mem_span sp;
     int kind;
     as_dso *dso;
-    if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->pid, addr, &sp, &kind, &dso))
+    if (!code_at(j->s, j->t_lo, j->t_hi, d->out_has_t, d->out_t, NULL, d->pid, addr, &sp, &kind,
+                 &dso, NULL))
         return 0;
     uint64_t o = addr - sp.start;
     if (o >= sp.size)
@@ -466,7 +483,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
         m = rc->map;
     } else {
         int how;
-        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, 0, 0, &how);
+        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, c->has_t, c->t, &how);
         /* only a map that is the only choice during the window can be remembered */
         if (rc && m && (how == AS_HIT_WINDOW)) {
             rc->map = m;
@@ -531,7 +548,7 @@ static int on_sample(void *ctx, const ek_sample *smp)
         j->res->instrs_samples++;
     if (!j->fmt || !j->fmt->emit)
         return 0;
-    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache};
+    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache, d->out_has_t, d->out_t};
     ek_script_resolver r = qdecode_resolver(&c);
     j->fmt->emit(j->fmt->ctx, &j->out->cur, smp, &r, j->t_lo, j->t_hi);
     if (j->out->cur.len >= (256u << 10))
@@ -581,7 +598,10 @@ static idst *id_get(qjob *j, uint8_t id)
         return d;
     ek_etm4_parser_init(&d->parser, &ec);
     ek_source_config src = d->etm->cfg;
+    /* the ID this source has in this slice (AUX_OUTPUT_HW_ID or metadata): the decoder takes
+     * it from TRCTRACEIDR */
     src.trace_id = id;
+    src.regs.etm4.traceidr = (src.regs.etm4.traceidr & ~0x7fu) | id;
     ek_flow_config fc;
     ek_flow_config_init(&fc);
     fc.source = &src;
@@ -660,8 +680,8 @@ static void account(idst *d, const ek_elem *e)
             ek_mem_span sp;
             d->miss_kind = MISS_OUTSIDE;
             d->miss_dso = NULL;
-            if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->mem_pid, e->st_addr, &sp, &d->miss_kind,
-                         &d->miss_dso))
+            if (!code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, NULL, d->mem_pid,
+                         e->st_addr, &sp, &d->miss_kind, &d->miss_dso, NULL))
                 d->miss_pid = is_kernel_addr(e->st_addr) ? AS_KERNEL_PID : d->mem_pid;
             d->miss_addr = e->st_addr;
         }
@@ -728,6 +748,15 @@ static int parse_one(idst *d, int *got)
             j->res->misses.v[d->gap_miss].bytes += p->size;
         else
             j->res->decoded_bytes += p->size;
+    }
+    if (p->type == EK_ETM4_TIMESTAMP) {
+        uint64_t t;
+        if (session_ts_time(j->s, p->timestamp, j->t_lo, j->t_hi, &t)) {
+            d->mem_t = t;
+            d->mem_has_t = 1;
+            if (d->time_matters)
+                d->gen++; /* the map a code read picks may change with the time */
+        }
     }
     if (p->ctx.updated) {
         /* the decoder reads the new thread's code from here on */
@@ -890,6 +919,8 @@ static int load_block(qjob *j)
             if (j->ids[id]) {
                 j->ids[id]->started = 0;
                 j->ids[id]->gen++;
+                j->ids[id]->mem_has_t = j->ids[id]->out_has_t = 0;
+                j->ids[id]->time_matters = 0;
             }
         j->block_ended = 0;
         j->parsing = NULL;
@@ -927,7 +958,12 @@ static int process_elem(idst *d, const ek_elem *e)
         }
         return 0;
     }
-    case EK_ELEM_TIMESTAMP:
+    case EK_ELEM_TIMESTAMP: {
+        uint64_t t;
+        if (session_ts_time(j->s, e->timestamp, j->t_lo, j->t_hi, &t)) {
+            d->out_t = t;
+            d->out_has_t = 1;
+        }
         if (j->s->ts_convert && j->s->tc) {
             ek_synth_set_time(d->synth, ek_perf_counter_to_time(j->s->tc, e->timestamp));
         } else if (!j->timeless && j->s->has_time) {
@@ -935,6 +971,7 @@ static int process_elem(idst *d, const ek_elem *e)
             ek_synth_set_time(d->synth, j->t_hi);
         }
         return 0;
+    }
     default:
         return ek_synth_elem(d->synth, e);
     }

@@ -350,8 +350,29 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
     s->timeless = !s->cs->present || s->cs->timeless || s->o.itrace.timeless;
     s->tc = ek_perf_time_conv_get(s->pf);
     s->ts_convert = !s->timeless && s->cs->all_ts_virtual && s->tc;
+    /* TS_SOURCE unknown (perf before 6.3): CoreSight time stamps usually come from the same
+     * counter as perf time; each one is used only where it fits its slice's time window */
+    s->ts_try = s->tc && !s->ts_convert && s->has_time;
+    for (size_t i = 0; s->ts_try && i < s->cs->ncpus; i++)
+        if (s->cs->cpus[i].ts_source == 0)
+            s->ts_try = 0;
     *out = s;
     return 0;
+}
+
+int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64_t t_hi,
+                    uint64_t *t)
+{
+    if (!s->tc || !(s->ts_convert || s->ts_try) || !counter)
+        return 0;
+    uint64_t v = ek_perf_counter_to_time(s->tc, counter);
+    /* trace of a slice ran after the previous AUX record of its queue and before its own;
+     * allow a millisecond of skew between the clocks */
+    const uint64_t slack = 1000000;
+    if (v > t_hi + slack || (t_lo > slack && v < t_lo - slack))
+        return 0;
+    *t = v;
+    return 1;
 }
 
 void ek_session_free(ek_session *s)
@@ -782,6 +803,8 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
 typedef struct srec {
     ek_sample smp;
     uint64_t t_lo, t_hi;
+    int has_t;
+    uint64_t t;
 } srec;
 
 static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_script_resolver *r,
@@ -795,6 +818,11 @@ static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_scr
     h.smp.branches = NULL;
     h.t_lo = t_lo;
     h.t_hi = t_hi;
+    if (r && r->ctx) {
+        const rctx *c = r->ctx;
+        h.has_t = c->has_t;
+        h.t = c->t;
+    }
     ek_sbuf_put(out, (const char *)&h, sizeof h);
     if (smp->nbranches)
         ek_sbuf_put(out, (const char *)smp->branches, smp->nbranches * sizeof(ek_branch));
@@ -826,7 +854,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
         }
         off += nb;
         h.smp.branches = br;
-        rctx c = {p->s, h.t_lo, h.t_hi, NULL};
+        rctx c = {p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t};
         ek_script_resolver r = qdecode_resolver(&c);
         int rc = p->fn(p->ctx, &h.smp, &r);
         free(br);
