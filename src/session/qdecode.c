@@ -76,6 +76,11 @@ typedef struct idst {
     int mem_has_t, out_has_t;
     uint64_t mem_t, out_t;
     int time_matters;           /* a code read in this slice depended on the time */
+    /* between time stamps, perf's own estimate: one time unit per instruction since the last
+     * one (cs_etm's soft time stamps); used only to pick between maps that replaced each other
+     * within a slice */
+    uint64_t mem_base_t, out_base_t, mem_instr, out_instr;
+    uint64_t next_change;       /* the map the decoder reads from changes at this time */
 } idst;
 
 struct qjob {
@@ -316,7 +321,7 @@ static int is_kernel_addr(uint64_t addr)
 /* The map and DSO bytes for addr as thread pid saw it during (t_lo, t_hi]. */
 static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, int has_t, uint64_t t,
                    qresult *res, int32_t pid, uint64_t addr, ek_mem_span *out, int *kind,
-                   as_dso **dso_out, int *ambiguous)
+                   as_dso **dso_out, int *ambiguous, uint64_t *valid_to)
 {
     int how = 0;
     int kernel = is_kernel_addr(addr);
@@ -325,11 +330,15 @@ static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, int has_t, uint6
     if (ambiguous && !*ambiguous) {
         /* does the choice depend on the time? then time stamps must refresh the decoder */
         int how2 = how;
-        if (how == AS_HIT_EXACT)
+        if (how == AS_HIT_EXACT || how == AS_HIT_NEAREST)
             as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how2);
         if (how2 == AS_HIT_AMBIGUOUS)
             *ambiguous = 1;
     }
+    if (valid_to && m && how == AS_HIT_EXACT && m->t_to < *valid_to)
+        *valid_to = m->t_to;
+    if (valid_to && m && how == AS_HIT_NEAREST && m->t_from > t && m->t_from < *valid_to)
+        *valid_to = m->t_from; /* from then on it is the one valid at the time */
     *dso_out = NULL;
     dso_span sp;
     if (!m) {
@@ -429,7 +438,7 @@ static int mem_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, 
     int kind = 0;
     as_dso *dso = NULL;
     if (code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, j->res, d->mem_pid, addr, out,
-                &kind, &dso, &d->time_matters))
+                &kind, &dso, &d->time_matters, &d->next_change))
         return 1;
     d->miss_kind = kind;
     d->miss_pid = is_kernel_addr(addr) ? AS_KERNEL_PID : d->mem_pid;
@@ -453,7 +462,7 @@ static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
     int kind;
     as_dso *dso;
     if (!code_at(j->s, j->t_lo, j->t_hi, d->out_has_t, d->out_t, NULL, d->pid, addr, &sp, &kind,
-                 &dso, NULL))
+                 &dso, NULL, NULL))
         return 0;
     uint64_t o = addr - sp.start;
     if (o >= sp.size)
@@ -578,6 +587,7 @@ static idst *id_get(qjob *j, uint8_t id)
     d->id = id;
     d->pid = d->tid = d->mem_pid = d->dec_tid = -1;
     d->cpu = -1;
+    d->next_change = UINT64_MAX;
     const ek_perf_cs_etm *cs = j->s->cs;
     if (j->sl && j->sl->formatted) {
         const ek_perf_idmap *im = j->sl->idmap;
@@ -681,7 +691,7 @@ static void account(idst *d, const ek_elem *e)
             d->miss_kind = MISS_OUTSIDE;
             d->miss_dso = NULL;
             if (!code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, NULL, d->mem_pid,
-                         e->st_addr, &sp, &d->miss_kind, &d->miss_dso, NULL))
+                         e->st_addr, &sp, &d->miss_kind, &d->miss_dso, NULL, NULL))
                 d->miss_pid = is_kernel_addr(e->st_addr) ? AS_KERNEL_PID : d->mem_pid;
             d->miss_addr = e->st_addr;
         }
@@ -713,6 +723,14 @@ static int collect(idst *d)
     const ek_elem *e = ek_flow_elems(d->flow, &n);
     for (size_t i = 0; i < n; i++) {
         account(d, &e[i]);
+        if (e[i].type == EK_ELEM_INSTR_RANGE && d->mem_has_t) {
+            d->mem_instr += e[i].num_instr;
+            d->mem_t = d->mem_base_t + d->mem_instr;
+            if (d->mem_t >= d->next_change) {
+                d->next_change = UINT64_MAX;
+                d->gen++; /* the map the decoder reads from was replaced by now */
+            }
+        }
         if (ek_vec_push(&j->pend, e[i])) {
             ek_flow_elems_clear(d->flow);
             return EK_ERR_NOMEM;
@@ -752,7 +770,8 @@ static int parse_one(idst *d, int *got)
     if (p->type == EK_ETM4_TIMESTAMP) {
         uint64_t t;
         if (session_ts_time(j->s, p->timestamp, j->t_lo, j->t_hi, &t)) {
-            d->mem_t = t;
+            d->mem_t = d->mem_base_t = t;
+            d->mem_instr = 0;
             d->mem_has_t = 1;
             if (d->time_matters)
                 d->gen++; /* the map a code read picks may change with the time */
@@ -921,6 +940,7 @@ static int load_block(qjob *j)
                 j->ids[id]->gen++;
                 j->ids[id]->mem_has_t = j->ids[id]->out_has_t = 0;
                 j->ids[id]->time_matters = 0;
+                j->ids[id]->next_change = UINT64_MAX;
             }
         j->block_ended = 0;
         j->parsing = NULL;
@@ -961,7 +981,8 @@ static int process_elem(idst *d, const ek_elem *e)
     case EK_ELEM_TIMESTAMP: {
         uint64_t t;
         if (session_ts_time(j->s, e->timestamp, j->t_lo, j->t_hi, &t)) {
-            d->out_t = t;
+            d->out_t = d->out_base_t = t;
+            d->out_instr = 0;
             d->out_has_t = 1;
         }
         if (j->s->ts_convert && j->s->tc) {
@@ -972,6 +993,12 @@ static int process_elem(idst *d, const ek_elem *e)
         }
         return 0;
     }
+    case EK_ELEM_INSTR_RANGE:
+        if (d->out_has_t) {
+            d->out_instr += e->num_instr;
+            d->out_t = d->out_base_t + d->out_instr;
+        }
+        return ek_synth_elem(d->synth, e);
     default:
         return ek_synth_elem(d->synth, e);
     }
