@@ -59,6 +59,7 @@ typedef struct ek_addr_loc {
     const char *dso;  /* DSO name, NULL when no map covers the address ("[unknown]") */
     const char *sym;  /* symbol name, NULL when none ("[unknown]") */
     uint64_t symoff;  /* offset printed after "sym+" */
+    uint32_t dso_len, sym_len; /* their lengths when known (0: measured) */
 } ek_addr_loc;
 
 typedef struct ek_script_resolver {

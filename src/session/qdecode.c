@@ -15,6 +15,7 @@
  * read (DSO symbol tables lock themselves). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "etmkit/etm4.h"
 #include "etmkit/etmkit.h"
@@ -29,14 +30,19 @@ typedef struct qjob qjob;
 /* A decoder thread's last answers: consecutive samples are mostly in the same map and often
  * in the same function. */
 #define RC_SYMS 8
+#define RC_MAPS 4
 struct rcache {
-    const as_map *map;
-    int32_t pid;
-    uint64_t t_lo, t_hi;
+    struct {
+        const as_map *map;
+        int32_t pid;
+        uint64_t t_lo, t_hi;
+    } m[RC_MAPS];
+    unsigned mnext;
     struct {
         const as_dso *dso;      /* recent symbols: [lo, hi) in the DSO's key space */
         uint64_t lo, hi, start;
         const char *name;
+        uint32_t len;
     } sym[RC_SYMS];
     unsigned next, hit;
 };
@@ -111,6 +117,8 @@ struct qjob {
     int block_ended;            /* the block's bytes are used up (parsers flushed) */
     uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
     int pre_epoch;              /* output so far belongs to the elements before any time stamp */
+    const uint8_t *rel_data;    /* the current block's bytes (released when it is done) */
+    size_t rel_len;
     rcache rcache;
     int err;
 };
@@ -486,25 +494,33 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
      * claim user addresses and 0). */
     int kernel = is_kernel_addr(addr);
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
-    const as_map *m;
-    if (rc && rc->map && rc->pid == pid && rc->t_lo == c->t_lo && rc->t_hi == c->t_hi &&
-        addr >= rc->map->start && addr < rc->map->end) {
-        m = rc->map;
-    } else {
+    const as_map *m = NULL;
+    if (rc)
+        for (unsigned i = 0; i < RC_MAPS; i++) {
+            const as_map *x = rc->m[i].map;
+            if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
+                rc->m[i].t_lo == c->t_lo && rc->m[i].t_hi == c->t_hi) {
+                m = x;
+                break;
+            }
+        }
+    if (!m) {
         int how;
         m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, c->has_t, c->t, &how);
         /* only a map that is the only choice during the window can be remembered */
         if (rc && m && (how == AS_HIT_WINDOW)) {
-            rc->map = m;
-            rc->pid = pid;
-            rc->t_lo = c->t_lo;
-            rc->t_hi = c->t_hi;
+            unsigned k = rc->mnext++ % RC_MAPS;
+            rc->m[k].map = m;
+            rc->m[k].pid = pid;
+            rc->m[k].t_lo = c->t_lo;
+            rc->m[k].t_hi = c->t_hi;
         }
     }
     if (!m || !m->dso)
         return;
     as_dso *d = m->dso;
     out->dso = d->print_name;
+    out->dso_len = d->print_len;
     uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
                    : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
                                                    : m->pgoff + (addr - m->start);
@@ -515,6 +531,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
             if (rc->sym[i].dso == d && key >= rc->sym[i].lo && key < rc->sym[i].hi) {
                 rc->hit = i;
                 out->sym = rc->sym[i].name;
+                out->sym_len = rc->sym[i].len;
                 out->symoff = key - rc->sym[i].start;
                 return;
             }
@@ -530,6 +547,8 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
         rc->sym[k].hi = hi;
         rc->sym[k].start = start;
         rc->sym[k].name = name;
+        rc->sym[k].len = (uint32_t)strlen(name);
+        out->sym_len = rc->sym[k].len;
     }
 }
 
@@ -919,9 +938,27 @@ static int refill(qjob *j)
     return 0;
 }
 
+/* The trace bytes of a decoded block are not needed again: let the kernel drop their pages
+ * from our mapping of the file (they are read back if anything touches them again), so that
+ * a large recording does not stay resident. */
+static void block_release(qjob *j)
+{
+    if (!j->rel_data || !j->rel_len)
+        return;
+    uintptr_t a = (uintptr_t)j->rel_data, e = a + j->rel_len;
+    uintptr_t pg = 4096;
+    a = (a + pg - 1) & ~(pg - 1);
+    e &= ~(pg - 1);
+    if (e > a)
+        madvise((void *)a, e - a, MADV_DONTNEED);
+    j->rel_data = NULL;
+    j->rel_len = 0;
+}
+
 /* Load the next slice as the current block; 0 when there is none. */
 static int load_block(qjob *j)
 {
+    block_release(j);
     while (j->slice < j->q->nslices) {
         const ek_perf_slice *sl = &j->q->slices[j->slice++];
         j->sl = sl;
@@ -934,6 +971,8 @@ static int load_block(qjob *j)
         if (!data || !len)
             continue;
         j->res->trace_bytes += len;
+        j->rel_data = data;
+        j->rel_len = len;
         for (int id = 0; id < 128; id++)
             if (j->ids[id]) {
                 j->ids[id]->started = 0;
