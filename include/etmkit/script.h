@@ -42,6 +42,8 @@ typedef struct ek_script_fields {
     uint32_t fields;    /* EK_SF_F_* */
     int user_set;       /* -F given: addr of branches is printed only when asked */
     int ns;             /* --ns: nanosecond times */
+    const char *names[2]; /* event names by ek_sample_kind (NULL: "branches", "instructions";
+                             perf adds the recorded event's modifiers: "branches:u") */
 } ek_script_fields;
 
 /* perf's default fields for the synthesised hardware events:
@@ -57,6 +59,7 @@ typedef struct ek_addr_loc {
     const char *dso;  /* DSO name, NULL when no map covers the address ("[unknown]") */
     const char *sym;  /* symbol name, NULL when none ("[unknown]") */
     uint64_t symoff;  /* offset printed after "sym+" */
+    uint32_t dso_len, sym_len; /* their lengths when known (0: measured) */
 } ek_addr_loc;
 
 typedef struct ek_script_resolver {

@@ -290,10 +290,10 @@ static void put_strw(ek_sbuf *out, const char *str, int width)
 static void put_symname(ek_sbuf *out, const ek_addr_loc *l, int offs)
 {
     if (!l->sym) {
-        wputs(out, "[unknown]");
+        wput(out, "[unknown]", 9);
         return;
     }
-    wputs(out, l->sym);
+    wput(out, l->sym, l->sym_len ? l->sym_len : strlen(l->sym));
     if (offs) {
         wput(out, "+0x", 3);
         put_hexw(out, l->symoff, 0);
@@ -322,8 +322,11 @@ static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_sc
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
     if (F & EK_SF_F_DSO) {
-        wputs(out, " (");
-        wputs(out, l.dso ? l.dso : "[unknown]");
+        wput(out, " (", 2);
+        if (l.dso)
+            wput(out, l.dso, l.dso_len ? l.dso_len : strlen(l.dso));
+        else
+            wput(out, "[unknown]", 9);
         wputc(out, ')');
     }
 }
@@ -343,8 +346,11 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
     if (F & EK_SF_F_DSO) {
-        wputs(out, " (");
-        wputs(out, l.dso ? l.dso : "[unknown]");
+        wput(out, " (", 2);
+        if (l.dso)
+            wput(out, l.dso, l.dso_len ? l.dso_len : strlen(l.dso));
+        else
+            wput(out, "[unknown]", 9);
         wputc(out, ')');
     }
 }
@@ -424,7 +430,7 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
                 ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
         }
         /* predicted, no tx, no abort, 0 cycles, no branch type */
-        wputs(out, "/P/-/-/0/ ");
+        wput(out, "/P/-/-/0/ ", 10);
     }
 }
 
@@ -433,7 +439,7 @@ static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
     if (F & EK_SF_F_INSNLEN)
         ek_sbuf_printf(out, " ilen: %d", s->insn_len);
     if ((F & EK_SF_F_INSN) && s->insn_len) {
-        wputs(out, " insn:");
+        wput(out, " insn:", 6);
         for (unsigned i = 0; i < s->insn_len && i < sizeof s->insn; i++)
             ek_sbuf_printf(out, " %02x", s->insn[i]);
     }
@@ -464,7 +470,9 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         wputc(out, ' ');
     }
     if (F & EK_SF_F_EVENT) {
-        put_strw(out, ek_sample_kind_name(s->kind), evname_width);
+        const char *nm = s->kind < 2 && f->names[s->kind] ? f->names[s->kind]
+                                                           : ek_sample_kind_name(s->kind);
+        put_strw(out, nm, evname_width);
         wput(out, ": ", 2);
     }
     if (F & EK_SF_F_FLAGS) {
@@ -482,7 +490,7 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
             put_ip_sym(out, F, s, r);
         }
         if ((F & EK_SF_F_ADDR) || !f->user_set) {
-            wputs(out, " => ");
+            wput(out, " => ", 4);
             put_addr(out, F, s, r);
         }
         put_insn(out, F, s);

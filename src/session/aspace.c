@@ -349,6 +349,8 @@ const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_l
             hi = mid;
     }
     const as_map *exact = NULL, *win = NULL, *win_end = NULL, *late = NULL, *old = NULL;
+    const as_map *near = NULL;
+    uint64_t near_d = UINT64_MAX;
     size_t nwin = 0;
     for (size_t i = lo; i-- > 0;) {
         if (p->maxend[i] <= addr)
@@ -360,6 +362,13 @@ const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_l
             exact = m;
         if (m->t_from <= t_hi && m->t_to > t_lo) {
             nwin++;
+            if (has_t) {
+                uint64_t dist = t < m->t_from ? m->t_from - t : t >= m->t_to ? t - m->t_to + 1 : 0;
+                if (dist < near_d) {
+                    near_d = dist;
+                    near = m;
+                }
+            }
             if (!win || m->t_from > win->t_from)
                 win = m;
             if (m->t_from <= t_hi && t_hi < m->t_to && (!win_end || m->t_from > win_end->t_from))
@@ -378,6 +387,11 @@ const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_l
     if (nwin == 1) {
         *how = AS_HIT_WINDOW;
         return win;
+    }
+    if (nwin > 1 && near) {
+        /* the time is outside every candidate's life: the one it is closest to */
+        *how = AS_HIT_NEAREST;
+        return near;
     }
     if (nwin > 1) {
         *how = AS_HIT_AMBIGUOUS;

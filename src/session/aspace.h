@@ -99,6 +99,7 @@ enum {
     AS_HIT_AMBIGUOUS, /* several maps were valid during the window: the one valid at its end */
     AS_HIT_LATE,      /* mapped only after the window (synthesised or late MMAP) */
     AS_HIT_OLD,       /* ended before the window and nothing replaced it */
+    AS_HIT_NEAREST,   /* several in the window, none at the time given: the closest to it */
 };
 
 /* The map of pid (AS_KERNEL_PID: kernel maps) covering addr for trace that ran during

@@ -210,6 +210,7 @@ as_dso *dso_get(dso_reg *r, const char *name, int kernel)
         dso_free(d);
         return NULL;
     }
+    d->print_len = (uint32_t)strlen(d->print_name);
     if (k == DSO_KERNEL)
         r->kernel = d;
     return d;
@@ -228,6 +229,7 @@ void dso_set_build_id(dso_reg *r, const char *name, int kernel, const uint8_t *i
     if (d->kind == DSO_KMODULE && name[0] == '/') {
         free(d->print_name);
         d->print_name = strdup(name);
+        d->print_len = d->print_name ? (uint32_t)strlen(d->print_name) : 0;
     }
 }
 

@@ -42,6 +42,7 @@ typedef struct dso_span {
 struct as_dso {
     char *name;           /* as recorded (MMAP file name / kernel map name) */
     char *print_name;     /* the name perf prints */
+    uint32_t print_len;
     dso_kind kind;
     uint8_t build_id[20];
     uint8_t build_id_len; /* 0: none recorded */

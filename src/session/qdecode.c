@@ -15,6 +15,7 @@
  * read (DSO symbol tables lock themselves). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "etmkit/etm4.h"
 #include "etmkit/etmkit.h"
@@ -29,14 +30,19 @@ typedef struct qjob qjob;
 /* A decoder thread's last answers: consecutive samples are mostly in the same map and often
  * in the same function. */
 #define RC_SYMS 8
+#define RC_MAPS 4
 struct rcache {
-    const as_map *map;
-    int32_t pid;
-    uint64_t t_lo, t_hi;
+    struct {
+        const as_map *map;
+        int32_t pid;
+        uint64_t t_lo, t_hi;
+    } m[RC_MAPS];
+    unsigned mnext;
     struct {
         const as_dso *dso;      /* recent symbols: [lo, hi) in the DSO's key space */
         uint64_t lo, hi, start;
         const char *name;
+        uint32_t len;
     } sym[RC_SYMS];
     unsigned next, hit;
 };
@@ -71,6 +77,16 @@ typedef struct idst {
     size_t qhead;
     uint64_t cs_ts, next_cs_ts, instr_count;
     size_t npk;                 /* perf packets in q (what fills perf's packet queue) */
+    /* perf time from CoreSight time stamps (where they fit the slice): for code reads as the
+     * decoder goes, and for the samples as they are made */
+    int mem_has_t, out_has_t;
+    uint64_t mem_t, out_t;
+    int time_matters;           /* a code read in this slice depended on the time */
+    /* between time stamps, perf's own estimate: one time unit per instruction since the last
+     * one (cs_etm's soft time stamps); used only to pick between maps that replaced each other
+     * within a slice */
+    uint64_t mem_base_t, out_base_t, mem_instr, out_instr;
+    uint64_t next_change;       /* the map the decoder reads from changes at this time */
 } idst;
 
 struct qjob {
@@ -101,6 +117,8 @@ struct qjob {
     int block_ended;            /* the block's bytes are used up (parsers flushed) */
     uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
     int pre_epoch;              /* output so far belongs to the elements before any time stamp */
+    const uint8_t *rel_data;    /* the current block's bytes (released when it is done) */
+    size_t rel_len;
     rcache rcache;
     int err;
 };
@@ -309,12 +327,26 @@ static int is_kernel_addr(uint64_t addr)
 }
 
 /* The map and DSO bytes for addr as thread pid saw it during (t_lo, t_hi]. */
-static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, qresult *res, int32_t pid,
-                   uint64_t addr, ek_mem_span *out, int *kind, as_dso **dso_out)
+static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, int has_t, uint64_t t,
+                   qresult *res, int32_t pid, uint64_t addr, ek_mem_span *out, int *kind,
+                   as_dso **dso_out, int *ambiguous, uint64_t *valid_to)
 {
     int how = 0;
     int kernel = is_kernel_addr(addr);
-    const as_map *m = as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how);
+    const as_map *m = as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, has_t, t,
+                              &how);
+    if (ambiguous && !*ambiguous) {
+        /* does the choice depend on the time? then time stamps must refresh the decoder */
+        int how2 = how;
+        if (how == AS_HIT_EXACT || how == AS_HIT_NEAREST)
+            as_find(s->as, kernel ? AS_KERNEL_PID : pid, addr, t_lo, t_hi, 0, 0, &how2);
+        if (how2 == AS_HIT_AMBIGUOUS)
+            *ambiguous = 1;
+    }
+    if (valid_to && m && how == AS_HIT_EXACT && m->t_to < *valid_to)
+        *valid_to = m->t_to;
+    if (valid_to && m && how == AS_HIT_NEAREST && m->t_from > t && m->t_from < *valid_to)
+        *valid_to = m->t_from; /* from then on it is the one valid at the time */
     *dso_out = NULL;
     dso_span sp;
     if (!m) {
@@ -413,7 +445,8 @@ static int mem_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, 
     qjob *j = d->j;
     int kind = 0;
     as_dso *dso = NULL;
-    if (code_at(j->s, j->t_lo, j->t_hi, j->res, d->mem_pid, addr, out, &kind, &dso))
+    if (code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, j->res, d->mem_pid, addr, out,
+                &kind, &dso, &d->time_matters, &d->next_change))
         return 1;
     d->miss_kind = kind;
     d->miss_pid = is_kernel_addr(addr) ? AS_KERNEL_PID : d->mem_pid;
@@ -436,7 +469,8 @@ static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
     ek_mem_span sp;
     int kind;
     as_dso *dso;
-    if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->pid, addr, &sp, &kind, &dso))
+    if (!code_at(j->s, j->t_lo, j->t_hi, d->out_has_t, d->out_t, NULL, d->pid, addr, &sp, &kind,
+                 &dso, NULL, NULL))
         return 0;
     uint64_t o = addr - sp.start;
     if (o >= sp.size)
@@ -460,25 +494,33 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
      * claim user addresses and 0). */
     int kernel = is_kernel_addr(addr);
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
-    const as_map *m;
-    if (rc && rc->map && rc->pid == pid && rc->t_lo == c->t_lo && rc->t_hi == c->t_hi &&
-        addr >= rc->map->start && addr < rc->map->end) {
-        m = rc->map;
-    } else {
+    const as_map *m = NULL;
+    if (rc)
+        for (unsigned i = 0; i < RC_MAPS; i++) {
+            const as_map *x = rc->m[i].map;
+            if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
+                rc->m[i].t_lo == c->t_lo && rc->m[i].t_hi == c->t_hi) {
+                m = x;
+                break;
+            }
+        }
+    if (!m) {
         int how;
-        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, 0, 0, &how);
+        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, c->has_t, c->t, &how);
         /* only a map that is the only choice during the window can be remembered */
         if (rc && m && (how == AS_HIT_WINDOW)) {
-            rc->map = m;
-            rc->pid = pid;
-            rc->t_lo = c->t_lo;
-            rc->t_hi = c->t_hi;
+            unsigned k = rc->mnext++ % RC_MAPS;
+            rc->m[k].map = m;
+            rc->m[k].pid = pid;
+            rc->m[k].t_lo = c->t_lo;
+            rc->m[k].t_hi = c->t_hi;
         }
     }
     if (!m || !m->dso)
         return;
     as_dso *d = m->dso;
     out->dso = d->print_name;
+    out->dso_len = d->print_len;
     uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
                    : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
                                                    : m->pgoff + (addr - m->start);
@@ -489,6 +531,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
             if (rc->sym[i].dso == d && key >= rc->sym[i].lo && key < rc->sym[i].hi) {
                 rc->hit = i;
                 out->sym = rc->sym[i].name;
+                out->sym_len = rc->sym[i].len;
                 out->symoff = key - rc->sym[i].start;
                 return;
             }
@@ -504,6 +547,8 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
         rc->sym[k].hi = hi;
         rc->sym[k].start = start;
         rc->sym[k].name = name;
+        rc->sym[k].len = (uint32_t)strlen(name);
+        out->sym_len = rc->sym[k].len;
     }
 }
 
@@ -531,7 +576,7 @@ static int on_sample(void *ctx, const ek_sample *smp)
         j->res->instrs_samples++;
     if (!j->fmt || !j->fmt->emit)
         return 0;
-    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache};
+    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache, d->out_has_t, d->out_t};
     ek_script_resolver r = qdecode_resolver(&c);
     j->fmt->emit(j->fmt->ctx, &j->out->cur, smp, &r, j->t_lo, j->t_hi);
     if (j->out->cur.len >= (256u << 10))
@@ -561,6 +606,7 @@ static idst *id_get(qjob *j, uint8_t id)
     d->id = id;
     d->pid = d->tid = d->mem_pid = d->dec_tid = -1;
     d->cpu = -1;
+    d->next_change = UINT64_MAX;
     const ek_perf_cs_etm *cs = j->s->cs;
     if (j->sl && j->sl->formatted) {
         const ek_perf_idmap *im = j->sl->idmap;
@@ -581,7 +627,10 @@ static idst *id_get(qjob *j, uint8_t id)
         return d;
     ek_etm4_parser_init(&d->parser, &ec);
     ek_source_config src = d->etm->cfg;
+    /* the ID this source has in this slice (AUX_OUTPUT_HW_ID or metadata): the decoder takes
+     * it from TRCTRACEIDR */
     src.trace_id = id;
+    src.regs.etm4.traceidr = (src.regs.etm4.traceidr & ~0x7fu) | id;
     ek_flow_config fc;
     ek_flow_config_init(&fc);
     fc.source = &src;
@@ -660,8 +709,8 @@ static void account(idst *d, const ek_elem *e)
             ek_mem_span sp;
             d->miss_kind = MISS_OUTSIDE;
             d->miss_dso = NULL;
-            if (!code_at(j->s, j->t_lo, j->t_hi, NULL, d->mem_pid, e->st_addr, &sp, &d->miss_kind,
-                         &d->miss_dso))
+            if (!code_at(j->s, j->t_lo, j->t_hi, d->mem_has_t, d->mem_t, NULL, d->mem_pid,
+                         e->st_addr, &sp, &d->miss_kind, &d->miss_dso, NULL, NULL))
                 d->miss_pid = is_kernel_addr(e->st_addr) ? AS_KERNEL_PID : d->mem_pid;
             d->miss_addr = e->st_addr;
         }
@@ -693,6 +742,14 @@ static int collect(idst *d)
     const ek_elem *e = ek_flow_elems(d->flow, &n);
     for (size_t i = 0; i < n; i++) {
         account(d, &e[i]);
+        if (e[i].type == EK_ELEM_INSTR_RANGE && d->mem_has_t) {
+            d->mem_instr += e[i].num_instr;
+            d->mem_t = d->mem_base_t + d->mem_instr;
+            if (d->mem_t >= d->next_change) {
+                d->next_change = UINT64_MAX;
+                d->gen++; /* the map the decoder reads from was replaced by now */
+            }
+        }
         if (ek_vec_push(&j->pend, e[i])) {
             ek_flow_elems_clear(d->flow);
             return EK_ERR_NOMEM;
@@ -728,6 +785,16 @@ static int parse_one(idst *d, int *got)
             j->res->misses.v[d->gap_miss].bytes += p->size;
         else
             j->res->decoded_bytes += p->size;
+    }
+    if (p->type == EK_ETM4_TIMESTAMP) {
+        uint64_t t;
+        if (session_ts_time(j->s, p->timestamp, j->t_lo, j->t_hi, &t)) {
+            d->mem_t = d->mem_base_t = t;
+            d->mem_instr = 0;
+            d->mem_has_t = 1;
+            if (d->time_matters)
+                d->gen++; /* the map a code read picks may change with the time */
+        }
     }
     if (p->ctx.updated) {
         /* the decoder reads the new thread's code from here on */
@@ -871,9 +938,27 @@ static int refill(qjob *j)
     return 0;
 }
 
+/* The trace bytes of a decoded block are not needed again: let the kernel drop their pages
+ * from our mapping of the file (they are read back if anything touches them again), so that
+ * a large recording does not stay resident. */
+static void block_release(qjob *j)
+{
+    if (!j->rel_data || !j->rel_len)
+        return;
+    uintptr_t a = (uintptr_t)j->rel_data, e = a + j->rel_len;
+    uintptr_t pg = 4096;
+    a = (a + pg - 1) & ~(pg - 1);
+    e &= ~(pg - 1);
+    if (e > a)
+        madvise((void *)a, e - a, MADV_DONTNEED);
+    j->rel_data = NULL;
+    j->rel_len = 0;
+}
+
 /* Load the next slice as the current block; 0 when there is none. */
 static int load_block(qjob *j)
 {
+    block_release(j);
     while (j->slice < j->q->nslices) {
         const ek_perf_slice *sl = &j->q->slices[j->slice++];
         j->sl = sl;
@@ -886,10 +971,15 @@ static int load_block(qjob *j)
         if (!data || !len)
             continue;
         j->res->trace_bytes += len;
+        j->rel_data = data;
+        j->rel_len = len;
         for (int id = 0; id < 128; id++)
             if (j->ids[id]) {
                 j->ids[id]->started = 0;
                 j->ids[id]->gen++;
+                j->ids[id]->mem_has_t = j->ids[id]->out_has_t = 0;
+                j->ids[id]->time_matters = 0;
+                j->ids[id]->next_change = UINT64_MAX;
             }
         j->block_ended = 0;
         j->parsing = NULL;
@@ -927,7 +1017,13 @@ static int process_elem(idst *d, const ek_elem *e)
         }
         return 0;
     }
-    case EK_ELEM_TIMESTAMP:
+    case EK_ELEM_TIMESTAMP: {
+        uint64_t t;
+        if (session_ts_time(j->s, e->timestamp, j->t_lo, j->t_hi, &t)) {
+            d->out_t = d->out_base_t = t;
+            d->out_instr = 0;
+            d->out_has_t = 1;
+        }
         if (j->s->ts_convert && j->s->tc) {
             ek_synth_set_time(d->synth, ek_perf_counter_to_time(j->s->tc, e->timestamp));
         } else if (!j->timeless && j->s->has_time) {
@@ -935,6 +1031,13 @@ static int process_elem(idst *d, const ek_elem *e)
             ek_synth_set_time(d->synth, j->t_hi);
         }
         return 0;
+    }
+    case EK_ELEM_INSTR_RANGE:
+        if (d->out_has_t) {
+            d->out_instr += e->num_instr;
+            d->out_t = d->out_base_t + d->out_instr;
+        }
+        return ek_synth_elem(d->synth, e);
     default:
         return ek_synth_elem(d->synth, e);
     }

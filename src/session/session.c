@@ -350,8 +350,29 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
     s->timeless = !s->cs->present || s->cs->timeless || s->o.itrace.timeless;
     s->tc = ek_perf_time_conv_get(s->pf);
     s->ts_convert = !s->timeless && s->cs->all_ts_virtual && s->tc;
+    /* TS_SOURCE unknown (perf before 6.3): CoreSight time stamps usually come from the same
+     * counter as perf time; each one is used only where it fits its slice's time window */
+    s->ts_try = s->tc && !s->ts_convert && s->has_time;
+    for (size_t i = 0; s->ts_try && i < s->cs->ncpus; i++)
+        if (s->cs->cpus[i].ts_source == 0)
+            s->ts_try = 0;
     *out = s;
     return 0;
+}
+
+int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64_t t_hi,
+                    uint64_t *t)
+{
+    if (!s->tc || !(s->ts_convert || s->ts_try) || !counter)
+        return 0;
+    uint64_t v = ek_perf_counter_to_time(s->tc, counter);
+    /* trace of a slice ran after the previous AUX record of its queue and before its own;
+     * allow a millisecond of skew between the clocks */
+    const uint64_t slack = 1000000;
+    if (v > t_hi + slack || (t_lo > slack && v < t_lo - slack))
+        return 0;
+    *t = v;
+    return 1;
 }
 
 void ek_session_free(ek_session *s)
@@ -604,7 +625,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     }
     s->nqres = nq;
     for (size_t i = 0; i < nq; i++)
-        qout_init(&outs[i], 64u << 20);
+        qout_init(&outs[i], 1u << 20);
     run r;
     memset(&r, 0, sizeof r);
     r.s = s;
@@ -725,10 +746,51 @@ static int put_text(void *ctx, const char *data, size_t len)
     return p->write(p->ctx, data, len) ? EK_ERR_IO : 0;
 }
 
-int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx)
+/* perf names its synthesised events after the hardware events they pose as, with the recorded
+ * event's exclude_* modifiers (evsel__add_modifiers): "branches:u". */
+static void event_names(const ek_session *s, char names[2][32])
 {
+    char mods[8] = "";
+    size_t n = 0;
+    const ek_perf_attr *a = s->cs->attr;
+    if (a) {
+        uint64_t fl = a->flags;
+        int xu = (fl >> 4) & 1, xk = (fl >> 5) & 1, xh = (fl >> 6) & 1;
+        int xhost = (fl >> 19) & 1, xguest = (fl >> 20) & 1, def = 0;
+        if (xk || xu || xh) {
+            if (!xk)
+                mods[n++] = 'k';
+            if (!xu)
+                mods[n++] = 'u';
+            if (!xh)
+                mods[n++] = 'h';
+            def = 1;
+        }
+        if (xhost || xguest == def) {
+            if (!xhost)
+                mods[n++] = 'H';
+            if (!xguest)
+                mods[n++] = 'G';
+        }
+    }
+    mods[n] = 0;
+    snprintf(names[0], 32, "branches%s%s", n ? ":" : "", mods);
+    snprintf(names[1], 32, "instructions%s%s", n ? ":" : "", mods);
+}
+
+int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn write, void *ctx)
+{
+    char names[2][32];
+    ek_script_fields fl = *f0;
+    const ek_script_fields *f = &fl;
+    event_names(s, names);
+    if (!fl.names[0])
+        fl.names[0] = names[0];
+    if (!fl.names[1])
+        fl.names[1] = names[1];
     /* perf's event-name column is as wide as the longest name among the session's events */
-    text_fmt t = {f, s->o.itrace.instructions ? 12 : 8};
+    int evw = (int)strlen(s->o.itrace.instructions ? names[1] : names[0]);
+    text_fmt t = {f, evw};
     s->no_insn = !(f->fields & (EK_SF_F_INSN | EK_SF_F_INSNLEN));
     qfmt fmt = {text_emit, &t};
     text_put p = {write, ctx};
@@ -741,6 +803,8 @@ int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn writ
 typedef struct srec {
     ek_sample smp;
     uint64_t t_lo, t_hi;
+    int has_t;
+    uint64_t t;
 } srec;
 
 static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_script_resolver *r,
@@ -754,6 +818,11 @@ static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_scr
     h.smp.branches = NULL;
     h.t_lo = t_lo;
     h.t_hi = t_hi;
+    if (r && r->ctx) {
+        const rctx *c = r->ctx;
+        h.has_t = c->has_t;
+        h.t = c->t;
+    }
     ek_sbuf_put(out, (const char *)&h, sizeof h);
     if (smp->nbranches)
         ek_sbuf_put(out, (const char *)smp->branches, smp->nbranches * sizeof(ek_branch));
@@ -785,7 +854,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
         }
         off += nb;
         h.smp.branches = br;
-        rctx c = {p->s, h.t_lo, h.t_hi, NULL};
+        rctx c = {p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t};
         ek_script_resolver r = qdecode_resolver(&c);
         int rc = p->fn(p->ctx, &h.smp, &r);
         free(br);

@@ -95,6 +95,7 @@ struct ek_session {
     EK_VEC(uint64_t) aux_keys; /* parallel to ek_perf_aux_records() */
     int timeless;            /* no CoreSight time stamps used for ordering */
     int ts_convert;          /* CoreSight time stamps convert to perf time */
+    int ts_try;              /* they may (TS_SOURCE unknown): use the ones that fit the slices */
     const ek_perf_time_conv *tc;
     int has_time;            /* records carry perf time */
     int no_insn;             /* the output does not show instruction bytes */
@@ -152,6 +153,11 @@ typedef struct qout {
     EK_VEC(qseg) segs;
 } qout;
 
+/* perf time of a CoreSight time stamp if it is plausible for a slice recorded during
+ * (t_lo, t_hi]; 0 when time stamps cannot be used. */
+int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64_t t_hi,
+                    uint64_t *t);
+
 void qout_init(qout *o, size_t limit);
 void qout_free(qout *o);
 /* writer side: the first complete chunk (waits for it); NULL when the queue is finished. */
@@ -167,6 +173,8 @@ typedef struct rctx {
     ek_session *s;
     uint64_t t_lo, t_hi;
     rcache *cache;      /* may be NULL */
+    int has_t;          /* t: the sample's time from CoreSight time stamps */
+    uint64_t t;
 } rctx;
 ek_script_resolver qdecode_resolver(rctx *c);
 

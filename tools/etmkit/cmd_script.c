@@ -1,5 +1,7 @@
 /* etmkit script: perf-script compatible samples from a perf.data recording. */
+#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +27,26 @@ static void usage(FILE *f)
             "  -q, --quiet       no summary of unused trace on stderr\n");
 }
 
+/* Large blocks of text go straight to the file descriptor (no copy into stdio's buffer). */
 static int write_stdout(void *ctx, const char *text, size_t len)
 {
     (void)ctx;
-    return fwrite(text, 1, len, stdout) == len ? 0 : -1;
+    if (len < (64u << 10))
+        return fwrite(text, 1, len, stdout) == len ? 0 : -1;
+    if (fflush(stdout))
+        return -1;
+    int fd = fileno(stdout);
+    while (len) {
+        ssize_t n = write(fd, text, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        text += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 /* "--name=value", "--name value", "-x value", "-xvalue" */

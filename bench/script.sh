@@ -1,0 +1,74 @@
+#!/bin/sh
+# Sample synthesis speed: `etmkit script` against `perf script` (Debian's perf 6.1 with
+# OpenCSD 1.3.3) on the same recording.
+#
+#   bench/script.sh [ETMKIT_BIN]          (default: build/etmkit)
+#
+# Input: `etmkit gen --scenario workload --trace-size BENCH_TRACE_SIZE` (default 64M: 4 CPUs,
+# ETE into per-CPU TRBE sinks, kernel and user code of 3 processes), generated into a
+# temporary folder. Both tools print
+#   --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+# to a file in that folder (so that the comparison of their outputs is part of the run); the
+# script prints wall and CPU times, their ratios, peak RSS of each, and how the outputs differ.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+etmkit=${1:-$here/../build/etmkit}
+size=${BENCH_TRACE_SIZE:-64M}
+F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+
+if [ ! -x "$etmkit" ]; then
+    echo "script bench: $etmkit is not built (make)"
+    exit 1
+fi
+perf=$(command -v perf || true)
+if [ -z "$perf" ] || ! "$perf" version >/dev/null 2>&1; then
+    echo "script bench: SKIP: perf is not installed (apt-get install linux-perf)"
+    exit 0
+fi
+[ -x /usr/bin/time ] || { echo "script bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
+
+tmp=${BENCH_TMP:-$(mktemp -d)}
+[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+out="$tmp/workload"
+if [ ! -f "$out/perf.data" ]; then
+    echo "script bench: etmkit gen --scenario workload --trace-size $size ..."
+    "$etmkit" gen --scenario workload --trace-size "$size" -o "$out" >"$tmp/gen.log" 2>&1 || {
+        echo "script bench: etmkit gen failed:"; tail -3 "$tmp/gen.log"; exit 1; }
+fi
+bytes=$(wc -c <"$out/perf.data")
+echo "script bench: workload recording of $(awk -v s="$bytes" 'BEGIN { printf "%.1f", s / 1048576 }') MiB ($size of trace asked)"
+echo "machine: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run NAME OUTFILE CMD...: prints "NAME: wall s, CPU s, peak RSS"; sets last_wall, last_cpu, last_rss
+run() {
+    name=$1
+    dest=$2
+    shift 2
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >"$dest" 2>"$tmp/err"
+    rc=$?
+    read -r w u s rss <"$tmp/time"
+    cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+    lines=$(wc -l <"$dest")
+    echo "$name: $w s wall, $cpu s CPU, peak RSS $rss KiB, $lines lines (exit $rc)"
+    last_wall=$w
+    last_cpu=$cpu
+    last_rss=$rss
+}
+
+run "etmkit script" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+ew=$last_wall ec=$last_cpu er=$last_rss
+run "etmkit script -j1" "$tmp/etmkit1.txt" "$etmkit" script -q -j1 --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+e1w=$last_wall e1c=$last_cpu
+run "perf script" "$tmp/perf.txt" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
+pw=$last_wall pc=$last_cpu pr=$last_rss
+
+awk -v ew="$ew" -v ec="$ec" -v e1w="$e1w" -v e1c="$e1c" -v pw="$pw" -v pc="$pc" -v er="$er" -v pr="$pr" 'BEGIN {
+    printf "ratio perf/etmkit: %.1fx wall, %.1fx CPU (one decoder thread: %.1fx wall, %.1fx CPU)\n",
+        pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01), pw / (e1w > 0 ? e1w : 0.01), pc / (e1c > 0 ? e1c : 0.01)
+    printf "peak RSS: etmkit %d KiB, perf %d KiB (%.1fx less)\n", er, pr, pr / (er > 0 ? er : 1)
+}'
+fold() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
+fold <"$tmp/etmkit.txt" >"$tmp/e"
+fold <"$tmp/perf.txt" >"$tmp/p"
+cmp -s "$tmp/etmkit.txt" "$tmp/etmkit1.txt" || echo "WARNING: etmkit's output depends on the number of threads"
+echo "outputs: $(diff "$tmp/p" "$tmp/e" | grep -c '^<') lines only in perf's, $(diff "$tmp/p" "$tmp/e" | grep -c '^>') only in etmkit's (README.md: the differences from perf)"
