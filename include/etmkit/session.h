@@ -55,7 +55,8 @@ typedef struct ek_session ek_session;
 
 /* Open a recording (a perf.data file, or a perf.data folder holding "data" and "kcore_dir")
  * and prepare it: sideband timeline, queues, DSOs. Problems found go to diag (if any) and to
- * the session's report. Returns 0, or a negative status when nothing can be decoded at all
+ * the session's report. Decoding runs on several threads; diag's function is called from them
+ * but never by two at once (the session serialises it). Returns 0, or a negative status when nothing can be decoded at all
  * (not a perf.data file, unreadable). */
 int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
                     ek_session **out);

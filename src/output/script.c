@@ -205,11 +205,6 @@ static inline void wputc(ek_sbuf *out, char c)
         ek_sbuf_putc(out, c);
 }
 
-static inline void wputs(ek_sbuf *out, const char *str)
-{
-    wput(out, str, strlen(str));
-}
-
 /* v in hex, lower case, right-aligned in width (no prefix) */
 static void put_hexw(ek_sbuf *out, uint64_t v, unsigned width)
 {

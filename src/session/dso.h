@@ -68,8 +68,8 @@ struct as_dso {
     ek_symtab *syms;
     int syms_key;         /* how to key a lookup: DSO_KEY_* */
     /* report */
-    uint64_t nacc;        /* code reads that failed */
-    int used;             /* some map of it was looked up while decoding */
+    _Atomic uint64_t nacc; /* code reads that failed (decoder threads count them) */
+    _Atomic int used;     /* some map of it was looked up while decoding (any thread) */
 };
 typedef struct as_dso as_dso;
 

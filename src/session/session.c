@@ -29,7 +29,8 @@ static char *keep(ek_session *s, const char *str)
     return c;
 }
 
-/* Every diagnostic: grouped by kind for the report, forwarded to the caller's sink. */
+/* Every diagnostic: grouped by kind for the report, forwarded to the caller's sink, one at a
+ * time whatever thread reports it. */
 static void diag_fn(void *ctx, const ek_diag_event *ev)
 {
     ek_session *s = ctx;
@@ -62,9 +63,11 @@ static void diag_fn(void *ctx, const ek_diag_event *ev)
         if (ev->offset >= 0 && g->noffsets < 8)
             g->offsets[g->noffsets++] = ev->offset;
     }
-    pthread_mutex_unlock(&s->diag_lock);
+    /* the caller's sink runs under the lock too: decoder threads report concurrently, and a
+     * sink (the CLI's collector) need not be thread-safe */
     if (s->user_diag.fn)
         s->user_diag.fn(s->user_diag.ctx, ev);
+    pthread_mutex_unlock(&s->diag_lock);
 }
 
 /* ---- per-CPU threads from ITRACE_START and switch records -------------------------------------- */
