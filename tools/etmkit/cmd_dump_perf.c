@@ -40,10 +40,11 @@ static void usage(FILE *f)
                "  --format=text|json\n"
                "                  text (default) or one JSON document\n"
                "  -v, --verbose   list every kept problem instead of one line per kind\n"
+               "  --strict        exit 1 when any problem (warning or worse) was reported\n"
                "  -h, --help      this text\n"
                "\n"
-               "Exit status: 0 when something usable was read, 1 when nothing was, 2 on usage "
-               "errors.\n");
+               "Exit status: 0 when something usable was read, 1 when nothing was (or --strict\n"
+               "and a problem), 2 on usage errors.\n");
 }
 
 /* Diagnostics kept for the JSON document (bounded). */
@@ -117,7 +118,7 @@ int cmd_dump_perf(int argc, char **argv)
     unsigned sections = 0;
     ek_perf_dump_format fmt = EK_PERF_DUMP_TEXT;
     const char *input = NULL;
-    int verbose = 0;
+    int verbose = 0, strict = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -131,6 +132,8 @@ int cmd_dump_perf(int argc, char **argv)
             sections |= SEC_CONFIG;
         } else if (!strcmp(a, "--slices")) {
             sections |= SEC_SLICES;
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             verbose = 1;
         } else if (!strncmp(a, "--format=", 9)) {
@@ -234,6 +237,7 @@ int cmd_dump_perf(int argc, char **argv)
     ek_sbuf_free(&out);
     fflush(stdout);
     cli_print_diag_summary(coll, verbose);
+    int problems = ek_diag_collector_count(coll, EK_SEV_WARN) > 0;
 
     ek_perf_queues_free(q);
     ek_perf_free(f);
@@ -243,5 +247,5 @@ int cmd_dump_perf(int argc, char **argv)
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
-    return CLI_OK;
+    return strict && problems ? CLI_FAIL : CLI_OK;
 }

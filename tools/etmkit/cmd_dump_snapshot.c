@@ -29,7 +29,7 @@ enum { FMT_OCSD, FMT_TEXT, FMT_JSON };
 
 typedef struct dump_opts {
     int format;
-    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose;
+    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict;
     int dstream, tpiu, tpiu_hsync, raw_packed, raw_unpacked;
     const char *dir;
 } dump_opts;
@@ -84,7 +84,8 @@ static void usage(FILE *f)
           "  --format=json      one JSON object per packet\n"
           "  --stats            per-source byte / packet / error counts at the end (with\n"
           "                     --decode also elements by kind, instructions, decode errors)\n"
-          "  --verbose          every diagnostic on stderr as it happens, notes included\n"
+          "  -v, --verbose      every diagnostic on stderr as it happens, notes included\n"
+          "  --strict           exit 1 when any problem (warning or worse) was reported\n"
           "\n"
           "what to list (trc_pkt_lister equivalents in brackets):\n"
           "  --pkt-mon          packets with their raw bytes, as a packet monitor sees them\n"
@@ -105,7 +106,9 @@ static void usage(FILE *f)
           "  --raw-packed       print raw formatter frames [-o_raw_packed]\n"
           "  --raw-unpacked     print de-formatted bytes per trace ID [-o_raw_unpacked]\n"
           "\n"
-          "Only ETMv4, ETMv4-M and ETE sources are decoded; others are reported on stderr.\n",
+          "Only ETMv4, ETMv4-M and ETE sources are decoded; others are reported on stderr.\n"
+          "Exit status: 0 when some buffer was decoded (damage is reported, not fatal), 1 when\n"
+          "nothing was (or --strict and a problem), 2 on usage errors.\n",
           f);
 }
 
@@ -157,6 +160,8 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         FLAG("--src-addr-n", src_addr_n)
         FLAG("--stats", stats)
         FLAG("--verbose", verbose)
+        FLAG("-v", verbose)
+        FLAG("--strict", strict)
         FLAG("--dstream", dstream)
         FLAG("--tpiu", tpiu)
         FLAG("--tpiu-hsync", tpiu_hsync)
@@ -798,6 +803,7 @@ int cmd_dump_snapshot(int argc, char **argv)
     }
     if (c->o.stats) print_stats(c);
     status = decoded ? CLI_OK : CLI_FAIL;
+    if (c->o.strict && ek_diag_collector_count(c->diags, EK_SEV_WARN)) status = CLI_FAIL;
 
 out:
     cli_write(&c->out, stdout);

@@ -24,7 +24,11 @@ static void usage(FILE *f)
             "  -j, --threads=N   decoder threads (default: one per CPU)\n"
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
-            "  -q, --quiet       no summary of unused trace on stderr\n");
+            "  -q, --quiet       no summary of unused trace on stderr\n"
+            "  -v, --verbose     the full account of unused trace on stderr (as etmkit doctor)\n"
+            "  --strict          exit 1 when any problem was reported, even if samples came out\n"
+            "Exit status: 0 when samples came out (or the recording holds no trace problem),\n"
+            "1 when nothing usable remains (or --strict and a problem), 2 on usage errors.\n");
 }
 
 /* Large blocks of text go straight to the file descriptor (no copy into stdio's buffer). */
@@ -77,7 +81,7 @@ int cmd_script(int argc, char **argv)
     ek_script_fields f;
     ek_script_fields_default(&f);
     const char *input = NULL, *v;
-    int quiet = 0, ns = 0;
+    int quiet = 0, ns = 0, verbose = 0, strict = 0;
     ek_sbuf err = EK_SBUF_INIT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -117,6 +121,10 @@ int cmd_script(int argc, char **argv)
             ns = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            verbose = 1;
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (a[0] == '-' && a[1]) {
             cli_err("script: unknown option '%s'", a);
             usage(stderr);
@@ -143,17 +151,18 @@ int cmd_script(int argc, char **argv)
     }
     rc = ek_session_script(s, &f, write_stdout, NULL);
     fflush(stdout);
-    if (!quiet) {
-        ek_sbuf rep = EK_SBUF_INIT;
-        ek_session_report(s, &rep, EK_REPORT_SUMMARY);
-        if (rep.len)
-            fputs(rep.p, stderr);
-        ek_sbuf_free(&rep);
-    }
+    /* the summary says what was not turned into samples; --strict fails when it says anything */
+    ek_sbuf rep = EK_SBUF_INIT;
+    ek_session_report(s, &rep, verbose ? EK_REPORT_VERBOSE : EK_REPORT_SUMMARY);
+    int reported = rep.len > 0;
+    if (reported && !quiet)
+        fputs(rep.p, stderr);
+    ek_sbuf_free(&rep);
     /* nothing usable: no sample came out of a recording with problems */
     ek_session_stats st;
     ek_session_get_stats(s, &st);
-    int unusable = !rc && !st.samples_branches && !st.samples_instructions && ek_session_problems(s);
+    int problems = ek_session_problems(s);
+    int unusable = !rc && !st.samples_branches && !st.samples_instructions && problems;
     ek_session_free(s);
     ek_diag_collector_free(early);
     ek_sbuf_free(&err);
@@ -161,5 +170,5 @@ int cmd_script(int argc, char **argv)
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
-    return unusable ? CLI_FAIL : CLI_OK;
+    return unusable || (strict && (problems || reported)) ? CLI_FAIL : CLI_OK;
 }

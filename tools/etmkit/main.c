@@ -61,6 +61,15 @@ int cmd_dump(int argc, char **argv)
             input = argv[i];
     if (input && cli_is_dir(input))
         return cmd_dump_snapshot(argc, argv);
+    if (!input)
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+                /* no input to tell which: both forms */
+                char *help[] = {argv[0], argv[i], NULL};
+                cmd_dump_snapshot(2, help);
+                fputs("\n", stdout);
+                return cmd_dump_perf(2, help);
+            }
     return cmd_dump_perf(argc, argv);
 }
 
