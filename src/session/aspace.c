@@ -332,10 +332,24 @@ const as_proc *as_proc_at(const aspace *as, size_t i)
 const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo, uint64_t t_hi,
                       int has_t, uint64_t t, int *how)
 {
+    return as_find_ex(as, pid, addr, t_lo, t_hi, has_t, t, how, NULL, NULL);
+}
+
+const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo,
+                         uint64_t t_hi, int has_t, uint64_t t, int *how, uint64_t *t_from,
+                         uint64_t *t_to)
+{
     int dummy;
+    uint64_t d1, d2;
     if (!how)
         how = &dummy;
+    if (!t_from)
+        t_from = &d1;
+    if (!t_to)
+        t_to = &d2;
     *how = AS_HIT_NONE;
+    *t_from = 0;
+    *t_to = UINT64_MAX; /* no candidate at all, or no time given: the same answer for every t */
     const as_proc *p = as_proc_get(as, pid);
     if (!p || !p->maps.n)
         return NULL;
@@ -381,9 +395,26 @@ const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_l
         }
     }
     if (exact) {
+        /* the same answer while exact is valid and no later-starting candidate has begun */
+        uint64_t end = exact->t_to;
+        for (size_t i = lo; i-- > 0;) {
+            if (p->maxend[i] <= addr)
+                break;
+            const as_map *m = &p->maps.v[i];
+            if (m->end <= addr || m->t_from >= m->t_to)
+                continue;
+            if (m->t_from > exact->t_from && m->t_from < end)
+                end = m->t_from;
+        }
         *how = AS_HIT_EXACT;
+        *t_from = exact->t_from;
+        *t_to = end;
         return exact;
     }
+    /* without a time the answer is the window's; with one, and no map valid at it, it depends
+     * on how far t is from each candidate */
+    if (has_t && (win || late || old))
+        *t_to = 0;
     if (nwin == 1) {
         *how = AS_HIT_WINDOW;
         return win;

@@ -106,6 +106,12 @@ enum {
  * (t_lo, t_hi] -- or exactly at t when has_t. *how gets AS_HIT_*. NULL when none. */
 const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo, uint64_t t_hi,
                       int has_t, uint64_t t, int *how);
+/* as_find, and [*t_from, *t_to) (may be NULL): with has_t, the times t for which the same query
+ * gives the same answer (empty, [0, 0), when that is not known); without, [0, UINT64_MAX): the
+ * answer depends on the window only. Callers may remember an answer for those times. */
+const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo,
+                         uint64_t t_hi, int has_t, uint64_t t, int *how, uint64_t *t_from,
+                         uint64_t *t_to);
 
 /* Thread tid: its pid (or -1 when unknown) and comm at time t (NULL when unknown). */
 int32_t as_pid_of(const aspace *as, int32_t tid);

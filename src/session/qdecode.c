@@ -47,6 +47,24 @@ struct rcache {
     unsigned next, hit;
 };
 
+/* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
+ * branch samples over and over, and their text is then a copy. Direct-mapped. */
+#define LC_SLOTS 4096
+#define LC_TEXT 200
+typedef struct lcache_ent {
+    uint64_t ip, addr, t_lo, t_hi;
+    uint64_t v_lo, v_hi; /* with has_t: the sample times the text holds for */
+    uint32_t flags;
+    int32_t pid, tid, cpu;
+    int has_t;
+    uint8_t kind, len; /* len 0: empty */
+    char text[LC_TEXT];
+} lcache_ent;
+typedef struct lcache {
+    lcache_ent e[LC_SLOTS];
+    uint64_t hits, misses;
+} lcache;
+
 
 typedef struct idst {
     qjob *j;
@@ -120,6 +138,7 @@ struct qjob {
     const uint8_t *rel_data;    /* the current block's bytes (released when it is done) */
     size_t rel_len;
     rcache rcache;
+    lcache *lc;                 /* NULL: lines are not cached */
     int err;
 };
 
@@ -501,14 +520,30 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
             if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
                 rc->m[i].t_lo == c->t_lo && rc->m[i].t_hi == c->t_hi) {
                 m = x;
+                if (c->has_t) {
+                    /* the window's only map: the answer for any t in the window and in its life */
+                    uint64_t lo = x->t_from > c->t_lo + 1 ? x->t_from : c->t_lo + 1;
+                    uint64_t hi = c->t_hi == UINT64_MAX ? x->t_to
+                                  : x->t_to < c->t_hi + 1 ? x->t_to : c->t_hi + 1;
+                    if (lo > c->v_lo)
+                        c->v_lo = lo;
+                    if (hi < c->v_hi)
+                        c->v_hi = hi;
+                }
                 break;
             }
         }
     if (!m) {
         int how;
-        m = as_find(c->s->as, pid, addr, c->t_lo, c->t_hi, c->has_t, c->t, &how);
+        uint64_t v_lo, v_hi;
+        m = as_find_ex(c->s->as, pid, addr, c->t_lo, c->t_hi, c->has_t, c->t, &how, &v_lo,
+                       &v_hi);
+        if (v_lo > c->v_lo)
+            c->v_lo = v_lo;
+        if (v_hi < c->v_hi)
+            c->v_hi = v_hi;
         /* only a map that is the only choice during the window can be remembered */
-        if (rc && m && (how == AS_HIT_WINDOW)) {
+        if (rc && m && how == AS_HIT_WINDOW) {
             unsigned k = rc->mnext++ % RC_MAPS;
             rc->m[k].map = m;
             rc->m[k].pid = pid;
@@ -555,6 +590,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
 static const char *comm_of(void *ctx, const ek_sample *smp)
 {
     rctx *c = ctx;
+    c->unstable = 1;
     return as_comm_at(c->s->as, smp->tid, smp->has_time ? smp->time : c->t_hi);
 }
 
@@ -576,9 +612,50 @@ static int on_sample(void *ctx, const ek_sample *smp)
         j->res->instrs_samples++;
     if (!j->fmt || !j->fmt->emit)
         return 0;
-    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache, d->out_has_t, d->out_t};
+    ek_sbuf *out = &j->out->cur;
+    lcache_ent *le = NULL;
+    if (j->lc) {
+        uint64_t h = (smp->ip * 0x9e3779b97f4a7c15ull) ^ (smp->addr * 0xc2b2ae3d27d4eb4full) ^
+                     ((uint64_t)(uint32_t)smp->tid << 20) ^ ((uint64_t)smp->flags << 4) ^
+                     (uint64_t)(uint32_t)smp->cpu ^ smp->kind;
+        le = &j->lc->e[(h ^ (h >> 29)) % LC_SLOTS];
+        if (le->len && le->ip == smp->ip && le->addr == smp->addr && le->flags == smp->flags &&
+            le->pid == smp->pid && le->tid == smp->tid && le->cpu == smp->cpu &&
+            le->kind == smp->kind && le->t_lo == j->t_lo && le->t_hi == j->t_hi &&
+            le->has_t == d->out_has_t &&
+            (!le->has_t || (d->out_t >= le->v_lo && d->out_t < le->v_hi))) {
+            j->lc->hits++;
+            ek_sbuf_put(out, le->text, le->len);
+            goto written;
+        }
+        j->lc->misses++;
+    }
+    rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache, d->out_has_t, d->out_t, 0, 0, UINT64_MAX};
     ek_script_resolver r = qdecode_resolver(&c);
-    j->fmt->emit(j->fmt->ctx, &j->out->cur, smp, &r, j->t_lo, j->t_hi);
+    size_t start = out->len;
+    j->fmt->emit(j->fmt->ctx, out, smp, &r, j->t_lo, j->t_hi);
+    if (le) {
+        size_t n = out->len - start;
+        if (!c.unstable && c.v_lo < c.v_hi && n > 0 && n <= LC_TEXT) {
+            le->ip = smp->ip;
+            le->addr = smp->addr;
+            le->flags = smp->flags;
+            le->pid = smp->pid;
+            le->tid = smp->tid;
+            le->cpu = smp->cpu;
+            le->kind = smp->kind;
+            le->t_lo = j->t_lo;
+            le->t_hi = j->t_hi;
+            le->has_t = d->out_has_t;
+            le->v_lo = c.v_lo;
+            le->v_hi = c.v_hi;
+            le->len = (uint8_t)n;
+            memcpy(le->text, out->p + start, n);
+        } else {
+            le->len = 0;
+        }
+    }
+written:
     if (j->out->cur.len >= (256u << 10))
         return out_flush(j->out, 0);
     return 0;
@@ -1305,7 +1382,11 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
     j->res = res;
     j->timeless = s->timeless;
     ek_dfmt_init(&j->dfmt, EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
+    /* ETMKIT_NO_LINE_CACHE=1: every line formatted anew (tests compare the two) */
+    if (fmt && fmt->cacheable && !getenv("ETMKIT_NO_LINE_CACHE"))
+        j->lc = calloc(1, sizeof *j->lc); /* NULL: no cache, same output */
     int rc = j->timeless ? run_timeless(j) : run_timed(j);
+    free(j->lc);
     for (int id = 0; id < 128; id++) {
         idst *d = j->ids[id];
         if (d && d->flow) {

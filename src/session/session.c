@@ -795,7 +795,10 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     int evw = (int)strlen(s->o.itrace.instructions ? names[1] : names[0]);
     text_fmt t = {f, evw};
     s->no_insn = !(f->fields & (EK_SF_F_INSN | EK_SF_F_INSNLEN));
-    qfmt fmt = {text_emit, &t};
+    const uint32_t varying = EK_SF_F_TIME | EK_SF_F_PERIOD | EK_SF_F_COMM | EK_SF_F_BRSTACK |
+                             EK_SF_F_BRSTACKSYM | EK_SF_F_INSN | EK_SF_F_INSNLEN |
+                             EK_SF_F_MISC | EK_SF_F_IPC;
+    qfmt fmt = {text_emit, &t, !(f->fields & varying)};
     text_put p = {write, ctx};
     writer w = {put_text, &p, 0};
     return run_all(s, &fmt, &w);
@@ -857,7 +860,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
         }
         off += nb;
         h.smp.branches = br;
-        rctx c = {p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t};
+        rctx c = {p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t, 0, 0, UINT64_MAX};
         ek_script_resolver r = qdecode_resolver(&c);
         int rc = p->fn(p->ctx, &h.smp, &r);
         free(br);
@@ -869,7 +872,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
 
 int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
 {
-    qfmt fmt = {rec_emit, NULL};
+    qfmt fmt = {rec_emit, NULL, 0};
     rec_put p = {s, fn, ctx};
     writer w = {put_recs, &p, 0};
     return run_all(s, &fmt, &w);

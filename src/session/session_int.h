@@ -120,6 +120,10 @@ typedef struct qfmt {
     void (*emit)(void *ctx, ek_sbuf *out, const ek_sample *s, const ek_script_resolver *r,
                  uint64_t t_lo, uint64_t t_hi);
     void *ctx;
+    /* the text of a sample depends only on kind, flags, pid, tid, cpu, ip, addr and the
+     * slice's window (no time, period, comm, branch stack or code bytes): the decoder may
+     * reuse the text it made for an identical sample */
+    int cacheable;
 } qfmt;
 
 /* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */
@@ -175,6 +179,9 @@ typedef struct rctx {
     rcache *cache;      /* may be NULL */
     int has_t;          /* t: the sample's time from CoreSight time stamps */
     uint64_t t;
+    int unstable;       /* set by the resolver when an answer depended on more than the
+                         * address, the process, the window and t (a comm) */
+    uint64_t v_lo, v_hi; /* the resolver narrows it: the times t giving the same answers */
 } rctx;
 ek_script_resolver qdecode_resolver(rctx *c);
 

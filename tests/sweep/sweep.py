@@ -21,7 +21,8 @@ Each damaged input runs through the CLI with a time bound. Asserted for every ru
     problem kind: at most MAX_STDERR_LINES lines, each at most MAX_LINE bytes);
   - a run that still listed valid data exits as the clean run did (damage alone does not
     change the exit status) -- unless --strict is given, which must then exit non-zero when
-    problems were reported (checked when the command has --strict);
+    warnings or errors were reported (checked when the command has --strict; notes, which say
+    nothing was lost, do not count);
   - (normal build, when /usr/bin/time exists) peak memory within 1.5x the clean run's + 32 MiB.
 Prints one line per failure and a summary; exit 0 pass, 1 fail, 77 skip.
 """
@@ -44,6 +45,8 @@ SHARED = os.environ.get('ETMKIT_SHARED', '')
 TIME = '/usr/bin/time' if os.path.exists('/usr/bin/time') and not SANITIZE else None
 SAN_PATTERNS = re.compile(rb'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|'
                           rb'runtime error:|Segmentation fault|Assertion .* failed|FUZZ INVARIANT')
+
+PROBLEM = re.compile(rb'\b(warning|error): ')
 
 U64_MAX = (1 << 64) - 1
 # Runs per input (times --scale): the mutations are drawn down to this many, deterministically.
@@ -144,7 +147,8 @@ class Sweep:
         if TIME and r.rss and clean.rss and r.rss > clean.rss * 1.5 + 32 * 1024:
             return self.fail(label, 'peak memory %d KiB > 1.5x clean %d KiB + 32 MiB'
                              % (r.rss, clean.rss), r)
-        if self.has_strict and r.err.strip():
+        # --strict turns warnings and errors into exit 1; notes ("nothing lost") do not count
+        if self.has_strict and PROBLEM.search(r.err):
             s = self.run(path, ['--strict'])
             if s.rc == 0:
                 return self.fail(label, 'problems reported but --strict exited 0', s)
