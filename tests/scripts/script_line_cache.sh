@@ -11,9 +11,12 @@ trap 'rm -rf "$T"' EXIT
 fail=0; n=0
 F1=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 F2=ip,sym,dso,addr,event
+ITRACE="b i100i"
+# under the sanitizers (slow) one field set and branches only
+[ "${ETMKIT_SANITIZE:-0}" = 1 ] && { F2=; ITRACE=b; }
 cmp_runs() { # name symfs file
     for F in $F1 $F2; do
-        for it in b i100i; do
+        for it in $ITRACE; do
             "$ETMKIT_BIN" script -q --symfs "$2" --itrace=$it -F $F "$3" >"$T/a" 2>/dev/null
             ETMKIT_NO_LINE_CACHE=1 "$ETMKIT_BIN" script -q --symfs "$2" --itrace=$it -F $F "$3" >"$T/b" 2>/dev/null
             n=$((n + 1))
