@@ -49,7 +49,8 @@ void ek_diag_vemit(const ek_diag *d, ek_severity sev, const char *kind, int stat
                    const char *file, int64_t record, int64_t offset, int trace_id,
                    const char *fmt, va_list ap);
 
-/* Format one event as a single line: "file: record N: offset 0xOFF: ID 0xNN: msg [kind]". */
+/* Format one event as a single line: "file: record N: offset 0xOFF: ID 0xNN: msg [kind]"
+ * (control characters of file and msg as \xNN, a trailing line end dropped). */
 void ek_diag_format(ek_sbuf *out, const ek_diag_event *ev);
 
 /* A collector groups events by kind, keeping counts and the first few events of each kind. */

@@ -26,19 +26,41 @@ void ek_diag_emit(const ek_diag *d, ek_severity sev, const char *kind, int statu
     va_end(ap);
 }
 
+/* str on one line: trailing line ends dropped (some reference messages end in one), other
+ * control characters (from names read out of damaged files) as \xNN. */
+static void put_one_line(ek_sbuf *out, const char *str)
+{
+    size_t n = strlen(str);
+    while (n && (str[n - 1] == '\n' || str[n - 1] == '\r'))
+        n--;
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)str[i];
+        if (ch >= 0x20 && ch != 0x7f)
+            continue;
+        ek_sbuf_put(out, str + run, i - run);
+        ek_sbuf_printf(out, "\\x%02x", ch);
+        run = i + 1;
+    }
+    ek_sbuf_put(out, str + run, n - run);
+}
+
 void ek_diag_format(ek_sbuf *out, const ek_diag_event *ev)
 {
     static const char *const sev_name[] = {"note", "warning", "error"};
-    if (ev->file)
-        ek_sbuf_printf(out, "%s: ", ev->file);
+    if (ev->file) {
+        put_one_line(out, ev->file);
+        ek_sbuf_puts(out, ": ");
+    }
     if (ev->record >= 0)
         ek_sbuf_printf(out, "record %lld: ", (long long)ev->record);
     if (ev->offset >= 0)
         ek_sbuf_printf(out, "offset 0x%llx: ", (unsigned long long)ev->offset);
     if (ev->trace_id >= 0)
         ek_sbuf_printf(out, "ID 0x%x: ", (unsigned)ev->trace_id);
-    ek_sbuf_printf(out, "%s: %s [%s]", sev_name[ev->sev <= EK_SEV_ERROR ? ev->sev : 2], ev->msg,
-                   ev->kind ? ev->kind : "?");
+    ek_sbuf_printf(out, "%s: ", sev_name[ev->sev <= EK_SEV_ERROR ? ev->sev : 2]);
+    put_one_line(out, ev->msg ? ev->msg : "");
+    ek_sbuf_printf(out, " [%s]", ev->kind ? ev->kind : "?");
 }
 
 /* ---- collector ---------------------------------------------------------------------- */

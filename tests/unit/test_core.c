@@ -55,6 +55,28 @@ static void test_vec_growth(void **state)
     ek_vec_free(&v);
 }
 
+/* Regression (fuzz findings 10 and 11): names read from damaged files (an ELF symbol name
+ * with a newline) and reference messages that end in a newline (OpenCSD's "Bad program image"
+ * texts) must still give one line. */
+static void test_diag_format_one_line(void **state)
+{
+    (void)state;
+    ek_diag_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sev = EK_SEV_WARN;
+    ev.kind = "elf.bad-symbol";
+    ev.file = "dir\nname";
+    ev.record = -1;
+    ev.offset = 16;
+    ev.trace_id = -1;
+    ev.msg = "symbol 'a\nb\x01' is odd\n";
+    ek_sbuf sb = EK_SBUF_INIT;
+    ek_diag_format(&sb, &ev);
+    assert_string_equal(sb.p, "dir\\x0aname: offset 0x10: warning: symbol 'a\\x0ab\\x01' is odd "
+                              "[elf.bad-symbol]");
+    ek_sbuf_free(&sb);
+}
+
 static void test_diag_collector_groups(void **state)
 {
     ek_diag_collector *c = ek_diag_collector_new(3);
@@ -86,6 +108,7 @@ int main(void)
         cmocka_unit_test(test_bytes_reader),
         cmocka_unit_test(test_vec_growth),
         cmocka_unit_test(test_diag_collector_groups),
+        cmocka_unit_test(test_diag_format_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
