@@ -329,6 +329,21 @@ const as_proc *as_proc_at(const aspace *as, size_t i)
     return i < as->procs.n ? &as->procs.v[i] : NULL;
 }
 
+/* The maps of p below index *i (counting down) that cover addr and ever lived; NULL when none
+ * is left. Maps are sorted by start, maxend[i] is the largest end among maps 0..i. */
+static const as_map *candidate(const as_proc *p, size_t *i, uint64_t addr)
+{
+    while (*i > 0) {
+        size_t k = --*i;
+        if (p->maxend[k] <= addr)
+            return NULL;
+        const as_map *m = &p->maps.v[k];
+        if (m->end > addr && m->t_from < m->t_to)
+            return m;
+    }
+    return NULL;
+}
+
 const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo, uint64_t t_hi,
                       int has_t, uint64_t t, int *how)
 {
@@ -366,12 +381,8 @@ const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t 
     const as_map *near = NULL;
     uint64_t near_d = UINT64_MAX;
     size_t nwin = 0;
-    for (size_t i = lo; i-- > 0;) {
-        if (p->maxend[i] <= addr)
-            break;
-        const as_map *m = &p->maps.v[i];
-        if (m->end <= addr || m->t_from >= m->t_to)
-            continue;
+    const as_map *m;
+    for (size_t i = lo; (m = candidate(p, &i, addr));) {
         if (has_t && m->t_from <= t && t < m->t_to && (!exact || m->t_from > exact->t_from))
             exact = m;
         if (m->t_from <= t_hi && m->t_to > t_lo) {
@@ -397,15 +408,9 @@ const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t 
     if (exact) {
         /* the same answer while exact is valid and no later-starting candidate has begun */
         uint64_t end = exact->t_to;
-        for (size_t i = lo; i-- > 0;) {
-            if (p->maxend[i] <= addr)
-                break;
-            const as_map *m = &p->maps.v[i];
-            if (m->end <= addr || m->t_from >= m->t_to)
-                continue;
+        for (size_t i = lo; (m = candidate(p, &i, addr));)
             if (m->t_from > exact->t_from && m->t_from < end)
                 end = m->t_from;
-        }
         *how = AS_HIT_EXACT;
         *t_from = exact->t_from;
         *t_to = end;
