@@ -55,8 +55,17 @@ run() {
     last_rss=$rss
 }
 
-run "etmkit script" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
-ew=$last_wall ec=$last_cpu er=$last_rss
+# etmkit three times (its CPU time varies by +-30% on a shared VM: page-cache writes of the
+# 5 GiB output, four decoder threads on two cores); the median run counts
+runs=""
+for k in 1 2 3; do
+    run "etmkit script (run $k)" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+    runs="$runs$last_cpu $last_wall $last_rss
+"
+done
+set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
+ec=$1 ew=$2 er=$3
+echo "etmkit script, median of 3 by CPU: $ew s wall, $ec s CPU, peak RSS $er KiB"
 # the line cache off (ETMKIT_NO_LINE_CACHE=1): every sample's text made anew
 run "etmkit script (no line cache)" "$tmp/etmkit1.txt" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 e1w=$last_wall e1c=$last_cpu
