@@ -45,7 +45,7 @@ fail:
 
 void ek_sbuf_put(ek_sbuf *s, const char *str, size_t n)
 {
-    if (ek_sbuf_reserve(s, n))
+    if ((s->oom || s->cap <= s->len || n >= s->cap - s->len) && ek_sbuf_reserve(s, n))
         return;
     memcpy(s->p + s->len, str, n);
     s->len += n;

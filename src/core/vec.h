@@ -21,8 +21,11 @@ int ek_vec_reserve_raw(void **v, size_t *cap, size_t need, size_t elsize);
 
 #define ek_vec_reserve(vec, need)                                                                  \
     ek_vec_reserve_raw((void **)&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
+/* the common case (room left) without a call */
 #define ek_vec_push(vec, val)                                                                      \
-    (ek_vec_reserve((vec), (vec)->n + 1) ? -1 : ((vec)->v[(vec)->n++] = (val), 0))
+    (((vec)->n < (vec)->cap || !ek_vec_reserve((vec), (vec)->n + 1))                               \
+         ? ((vec)->v[(vec)->n++] = (val), 0)                                                       \
+         : -1)
 #define ek_vec_free(vec)                                                                           \
     do {                                                                                           \
         free((vec)->v);                                                                            \
