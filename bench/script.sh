@@ -8,8 +8,9 @@
 # ETE into per-CPU TRBE sinks, kernel and user code of 3 processes), generated into a
 # temporary folder. Both tools print
 #   --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
-# to a file in that folder (so that the comparison of their outputs is part of the run); the
-# script prints wall and CPU times, their ratios, peak RSS of each, and how the outputs differ.
+# first to /dev/null (the timed comparison of their own work), then to files in that folder
+# (timed as well; the outputs are compared). The script prints wall and CPU times, their
+# ratios, peak RSS of each, and how the outputs differ.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 etmkit=${1:-$here/../build/etmkit}
@@ -48,18 +49,25 @@ run() {
     rc=$?
     read -r w u s rss <"$tmp/time"
     cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
-    lines=$(wc -l <"$dest")
-    echo "$name: $w s wall, $cpu s CPU, peak RSS $rss KiB, $lines lines (exit $rc)"
+    lines=
+    [ "$dest" = /dev/null ] || lines=", $(wc -l <"$dest") lines"
+    echo "$name: $w s wall, $cpu s CPU ($u user + $s sys), peak RSS $rss KiB$lines (exit $rc)"
     last_wall=$w
     last_cpu=$cpu
     last_rss=$rss
 }
 
-# etmkit three times (its CPU time varies by +-30% on a shared VM: page-cache writes of the
-# 5 GiB output, four decoder threads on two cores); the median run counts
+# The timed runs write to /dev/null: they measure the tools' own work. Written to a file, the
+# ~5 GiB of text cost the same page-cache and disk time for both tools (on this VM's disk
+# ~15 s of system time, varying by a factor of two between runs), which hides the tools'
+# difference; those runs follow below, timed too, and give the outputs that are compared.
+#
+# etmkit three times (its CPU time varies by +-15% on a shared VM; four decoder threads on
+# two cores); the median run by CPU counts
+echo "-- timed, output to /dev/null"
 runs=""
 for k in 1 2 3; do
-    run "etmkit script (run $k)" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+    run "etmkit script (run $k)" /dev/null "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
     runs="$runs$last_cpu $last_wall $last_rss
 "
 done
@@ -67,15 +75,24 @@ set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
 ec=$1 ew=$2 er=$3
 echo "etmkit script, median of 3 by CPU: $ew s wall, $ec s CPU, peak RSS $er KiB"
 # the line cache off (ETMKIT_NO_LINE_CACHE=1): every sample's text made anew
-run "etmkit script (no line cache)" "$tmp/etmkit1.txt" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+run "etmkit script (no line cache)" /dev/null env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 e1w=$last_wall e1c=$last_cpu
-run "perf script" "$tmp/perf.txt" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
+run "perf script" /dev/null "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
 pw=$last_wall pc=$last_cpu pr=$last_rss
 
 awk -v ew="$ew" -v ec="$ec" -v e1w="$e1w" -v e1c="$e1c" -v pw="$pw" -v pc="$pc" -v er="$er" -v pr="$pr" 'BEGIN {
     printf "ratio perf/etmkit: %.1fx wall, %.1fx CPU (without the line cache: %.1fx wall, %.1fx CPU)\n",
         pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01), pw / (e1w > 0 ? e1w : 0.01), pc / (e1c > 0 ? e1c : 0.01)
     printf "peak RSS: etmkit %d KiB, perf %d KiB (%.1fx less)\n", er, pr, pr / (er > 0 ? er : 1)
+}'
+
+echo "-- output to files in $tmp (for the comparison; disk-bound for both)"
+run "etmkit script" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+fw=$last_wall fc=$last_cpu
+run "etmkit script (no line cache)" "$tmp/etmkit1.txt" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+run "perf script" "$tmp/perf.txt" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
+awk -v ew="$fw" -v ec="$fc" -v pw="$last_wall" -v pc="$last_cpu" 'BEGIN {
+    printf "ratio perf/etmkit into files: %.1fx wall, %.1fx CPU\n", pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01)
 }'
 fold() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
 fold <"$tmp/etmkit.txt" >"$tmp/e"
