@@ -150,8 +150,10 @@ static int big(int mib, const char *path)
 }
 
 /* Many small AUX records and AUXTRACE buffers (scaling checks): n of each, 16 trace bytes per
- * buffer, CPUs 0 and 1 alternating, every AUX record at the same offset (0) of its CPU's ring. */
-static int many(int n, const char *path)
+ * buffer, CPUs 0 and 1 alternating, every AUX record at the same offset (0) of its CPU's ring.
+ * With huge, a last AUXTRACE record of CPU 0 at AUX offset 0 claims 2^40 bytes (none present),
+ * so that it overlaps every other buffer of CPU 0. */
+static int many(int n, const char *path, int huge)
 {
     uint8_t fr[16];
     frames(0x10, etm4, 14, fr);
@@ -163,6 +165,17 @@ static int many(int n, const char *path)
         pw_sid sd = {100, 101, 10 + (uint64_t)i, 1 + (uint64_t)cpu, 0, (uint32_t)cpu};
         pw_aux(&w, ST, &sd, (uint64_t)(i / 2) * 16, 16, 0);
         pw_auxtrace(&w, 16, (uint64_t)(i / 2) * 16, 0, (uint32_t)cpu, 101, cpu, fr);
+    }
+    if (huge) {
+        pw_begin(&w, 71, 0); /* PERF_RECORD_AUXTRACE without its data */
+        pw_u64(&w, (uint64_t)1 << 40);
+        pw_u64(&w, 0);
+        pw_u64(&w, 0);
+        pw_u32(&w, 0);
+        pw_u32(&w, 101);
+        pw_u32(&w, 0);
+        pw_u32(&w, 0);
+        pw_end(&w);
     }
     size_t len;
     uint8_t *out = pw_finish(&w, &len);
@@ -182,9 +195,11 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "--big") == 0)
         return big(atoi(argv[2]), argv[3]);
     if (argc == 4 && strcmp(argv[1], "--many") == 0)
-        return many(atoi(argv[2]), argv[3]);
+        return many(atoi(argv[2]), argv[3], 0);
+    if (argc == 4 && strcmp(argv[1], "--many-huge") == 0)
+        return many(atoi(argv[2]), argv[3], 1);
     if (argc != 2) {
-        fprintf(stderr, "usage: %s OUTDIR | --big MIB FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s OUTDIR | --big MIB FILE | --many[-huge] N FILE\n", argv[0]);
         return 2;
     }
     outdir = argv[1];

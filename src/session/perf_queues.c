@@ -59,16 +59,28 @@ static int aux_in_buffer(const ek_perf_aux_rec *a, const ek_perf_auxtrace_rec *b
     return 1;
 }
 
-/* Buffers sorted by (per-thread, cpu or tid, aux_offset, file order) with the largest buffer
- * size of each group, so that an AUX record finds its buffer in O(log n) (perf scans its
- * whole index for every AUX record). */
+/* Buffers sorted by (per-thread, cpu or tid, aux_offset, file order), each with the furthest
+ * end (aux_offset + size) of it and the buffers before it in its group, so that an AUX record
+ * finds its buffer in O(log n) (perf scans its whole index for every AUX record). */
 typedef struct bref {
     int per_thread;
     uint32_t key;
     uint64_t aux_offset;
     size_t idx;
-    uint64_t group_max; /* largest size in this (per_thread, key) group */
+    uint64_t reach; /* largest end of this and the earlier buffers of its (per_thread, key) group */
 } bref;
+
+/* Buffers of a group normally follow each other in the AUX area, so the walk back from an
+ * AUX record's offset stops after a buffer or two. Buffers that overlap (damage: one claiming
+ * 2^40 bytes reaches past every later one) make every walk go back to them; after this many
+ * steps in all, each AUX record looks at its FIND_STEPS_LATE nearest buffers only. */
+#define FIND_STEPS_LATE 64
+static size_t find_budget(size_t nbuf, size_t naux)
+{
+    size_t n = nbuf + naux;
+    return n > (SIZE_MAX - (1u << 20)) / FIND_STEPS_LATE ? SIZE_MAX
+                                                         : n * FIND_STEPS_LATE + (1u << 20);
+}
 
 static int bref_cmp(const void *x, const void *y)
 {
@@ -90,24 +102,25 @@ static bref *index_buffers(const ek_perf_auxtrace_rec *buf, size_t n)
         r[i].idx = i;
     }
     qsort(r, n, sizeof *r, bref_cmp);
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        uint64_t mx = 0;
-        while (j < n && r[j].per_thread == r[i].per_thread && r[j].key == r[i].key) {
-            if (buf[r[j].idx].size > mx) mx = buf[r[j].idx].size;
-            j++;
-        }
-        for (size_t k = i; k < j; k++)
-            r[k].group_max = mx;
-        i = j;
+    uint64_t reach = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ek_perf_auxtrace_rec *b = &buf[r[i].idx];
+        uint64_t end =
+            b->aux_offset + b->size < b->aux_offset ? UINT64_MAX : b->aux_offset + b->size;
+        if (i == 0 || r[i].per_thread != r[i - 1].per_thread || r[i].key != r[i - 1].key)
+            reach = 0; /* a new group */
+        if (end > reach) reach = end;
+        r[i].reach = reach;
     }
     return r;
 }
 
-/* The first buffer (in file order) of group (per_thread, key) that holds AUX record a. */
+/* The first buffer (in file order) of group (per_thread, key) that holds AUX record a. Each
+ * step back takes one from *budget; once it is used up, only the FIND_STEPS_LATE nearest
+ * buffers are looked at and *limited is set. */
 static int64_t find_buffer(const bref *r, size_t n, const ek_perf_auxtrace_rec *buf,
                            const ek_perf_aux_rec *a, int per_thread, uint32_t key, uint64_t *start,
-                           uint64_t *size)
+                           uint64_t *size, size_t *budget, int *limited)
 {
     /* candidates start at or before x and end at or after y */
     uint64_t x = a->aux_offset;
@@ -128,11 +141,17 @@ static int64_t find_buffer(const bref *r, size_t n, const ek_perf_auxtrace_rec *
     }
     int64_t best = -1;
     uint64_t bs = 0, bz = 0;
+    size_t late = 0;
     for (size_t i = lo; i-- > 0;) {
         const bref *c = &r[i];
         if (c->per_thread != per_thread || c->key != key) break;
-        if (c->aux_offset < y && c->group_max < y - c->aux_offset)
-            break; /* no buffer this far back can reach y */
+        if (c->reach < y) break; /* no buffer this far back can reach y */
+        if (*budget) {
+            (*budget)--;
+        } else if (++late > FIND_STEPS_LATE) {
+            *limited = 1;
+            break;
+        }
         uint64_t s0, z0;
         if ((best < 0 || c->idx < (size_t)best) && aux_in_buffer(a, &buf[c->idx], &s0, &z0)) {
             best = (int64_t)c->idx;
@@ -272,6 +291,8 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
     EK_VEC(ek_perf_slice_key) skeys = {0};
     bref *brefs = index_buffers(buf, nbuf);
     if ((nbuf && !q->use) || !brefs) goto nomem;
+    size_t budget = find_budget(nbuf, naux), nlimited = 0;
+    int64_t first_limited = -1, first_limited_off = -1;
 
     for (size_t i = 0; i < naux; i++) {
         const ek_perf_aux_rec *a = &aux[i];
@@ -293,14 +314,20 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         uint64_t start = 0, size = 0;
         int64_t hit = -1, other;
         uint64_t s2 = 0, z2 = 0;
+        int limited = 0;
         if (per_cpu && a->has_cpu)
-            hit = find_buffer(brefs, nbuf, buf, a, 0, a->sid.cpu, &start, &size);
+            hit = find_buffer(brefs, nbuf, buf, a, 0, a->sid.cpu, &start, &size, &budget, &limited);
         if (per_thread && a->has_tid &&
-            (other = find_buffer(brefs, nbuf, buf, a, 1, a->sid.tid, &s2, &z2)) >= 0 &&
+            (other = find_buffer(brefs, nbuf, buf, a, 1, a->sid.tid, &s2, &z2, &budget,
+                                 &limited)) >= 0 &&
             (hit < 0 || other < hit)) {
             hit = other;
             start = s2;
             size = z2;
+        }
+        if (limited && !nlimited++) {
+            first_limited = a->record;
+            first_limited_off = (int64_t)a->offset;
         }
         s.buffer = hit;
         qkey k;
@@ -341,6 +368,13 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         ek_perf_slice_key sk = {k, sl.n};
         if (ek_vec_push(&sl, s) || ek_vec_push(&skeys, sk)) goto nomem;
     }
+    if (nlimited)
+        q_diag(f, diag, EK_SEV_WARN, "perf.buffers-overlap", EK_ERR_LIMIT, first_limited,
+               first_limited_off,
+               "AUXTRACE buffers of one queue overlap in the AUX area (damage: a buffer claims "
+               "more than its place); %zu AUX records, the first here, were matched among their %d "
+               "nearest buffers only",
+               nlimited, FIND_STEPS_LATE);
     if (q->nempty)
         q_diag(f, diag, EK_SEV_NOTE, "perf.aux-empty", 0, -1, -1,
                "%zu AUX record(s) with size 0 queue nothing", q->nempty);

@@ -4,7 +4,13 @@
 # time naux x nbuf: 2000 pairs 0.07 s, 8000 0.4 s, 32000 4.7 s -- a 64 MiB file of small records
 # (500000 pairs) would take hours, i.e. hang. This runs 'etmkit dump --slices' on 128000
 # pairs (16 MiB) with a 60 s bound (a linear matcher needs about a second).
-# The 60 s bound is a hang detector, not a speed assertion (speed is measured in bench/).
+# Second case (RELIABILITY.md, residual of the limits audit): the same file plus a last
+# AUXTRACE record claiming 2^40 bytes at AUX offset 0 of CPU 0. It overlaps every buffer of
+# CPU 0, so the walk back from each AUX record went through all of them: 7-12 s. The walk now
+# stops where no earlier buffer reaches the record, and after a budget of steps looks at the 64
+# nearest buffers only, with a perf.buffers-overlap warning. The slices must be those of the
+# first file (the huge buffer comes last in the file, so no record belongs to it).
+# The 60 s bounds are hang detectors, not speed assertions (speed is measured in bench/).
 # Normal build only.
 set -u
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && { echo "SKIP: timing is checked in the normal build"; exit 77; }
@@ -23,4 +29,23 @@ if [ $rc -eq 124 ]; then
 fi
 [ $rc -ge 128 ] && { echo "FAIL: crashed ($rc)"; head -5 "$T/err"; exit 1; }
 echo "128000 AUX records sliced in ${secs}s (exit $rc)"
+
+"$GEN" --many-huge 128000 "$T/huge.data" || exit 1
+timeout 60 "$ETMKIT_BIN" dump --slices "$T/many.data" >"$T/many.txt" 2>/dev/null
+start=$(date +%s)
+timeout 60 "$ETMKIT_BIN" dump --slices "$T/huge.data" >"$T/huge.txt" 2>"$T/err"
+rc=$?
+secs=$(( $(date +%s) - start ))
+if [ $rc -eq 124 ]; then
+    echo "FAIL: 128000 AUX records and a 2^40-byte buffer not sliced in 60 s"
+    exit 1
+fi
+[ $rc -ge 128 ] && { echo "FAIL: crashed ($rc)"; head -5 "$T/err"; exit 1; }
+grep -q 'perf.buffers-overlap' "$T/err" || { echo "FAIL: no perf.buffers-overlap warning"; head -5 "$T/err"; exit 1; }
+if ! grep -v '^buffer 128000: ' "$T/huge.txt" | cmp -s - "$T/many.txt"; then
+    echo "FAIL: the 2^40-byte buffer changed the slices:"
+    grep -v '^buffer 128000: ' "$T/huge.txt" | diff "$T/many.txt" - | head -5
+    exit 1
+fi
+echo "128000 AUX records and a 2^40-byte buffer sliced in ${secs}s, same slices (exit $rc)"
 exit 0
