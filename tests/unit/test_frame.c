@@ -73,6 +73,16 @@ static void test_id_changes(void **state)
     expect_data(3, 0x13, 16, "41 41 42 43 45 45 46 47 49 49 4a 4b 4d 4d 4e");
 }
 
+/* Byte 12 changes the ID with its flag set (byte 13 still belongs to the old ID) and byte 14
+ * changes it again: the new ID of byte 12 has no data in this frame, and no item (regression:
+ * a DATA item of length 0 used to come out for it; RELIABILITY.md, finding 13). */
+static void test_id_change_without_data(void **state)
+{
+    deformat_hex(EK_DFMT_MEM_ALIGN, "21 01 02 03 04 05 06 07 08 09 0a 0b 25 0d 27 40 ", 0);
+    assert_int_equal(nitems, 1);
+    expect_data(0, 0x10, 0, "01 02 03 04 05 06 07 08 09 0a 0b 0d");
+}
+
 static void test_mid_stream_start(void **state)
 {
     /* the first frame has data before any ID: that data has no owner */
@@ -222,6 +232,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_id_changes),
+        cmocka_unit_test(test_id_change_without_data),
         cmocka_unit_test(test_mid_stream_start),
         cmocka_unit_test(test_null_and_reserved_ids),
         cmocka_unit_test(test_fsync_stream),
