@@ -1123,10 +1123,9 @@ static int process_elem(idst *d, const ek_elem *e)
 static int process_queue_of(idst *d)
 {
     int rc = 0;
-    while (d->qhead < d->q.n && !rc) {
-        ek_elem e = d->q.v[d->qhead++];
-        rc = process_elem(d, &e);
-    }
+    /* (processing never adds to d->q: the elements are read in place) */
+    while (d->qhead < d->q.n && !rc)
+        rc = process_elem(d, &d->q.v[d->qhead++]);
     d->q.n = d->qhead = 0;
     d->npk = 0;
     return rc;
