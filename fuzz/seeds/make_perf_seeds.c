@@ -166,17 +166,8 @@ static int many(int n, const char *path, int huge)
         pw_aux(&w, ST, &sd, (uint64_t)(i / 2) * 16, 16, 0);
         pw_auxtrace(&w, 16, (uint64_t)(i / 2) * 16, 0, (uint32_t)cpu, 101, cpu, fr);
     }
-    if (huge) {
-        pw_begin(&w, 71, 0); /* PERF_RECORD_AUXTRACE without its data */
-        pw_u64(&w, (uint64_t)1 << 40);
-        pw_u64(&w, 0);
-        pw_u64(&w, 0);
-        pw_u32(&w, 0);
-        pw_u32(&w, 101);
-        pw_u32(&w, 0);
-        pw_u32(&w, 0);
-        pw_end(&w);
-    }
+    if (huge)
+        pw_auxtrace_head(&w, (uint64_t)1 << 40, 0, 0, 0, 101, 0); /* none of its data */
     size_t len;
     uint8_t *out = pw_finish(&w, &len);
     pw_free(&w);

@@ -312,8 +312,8 @@ void pw_hw_id(pw *w, uint64_t st, const pw_sid *s, uint64_t hw_id)
     pw_end(w);
 }
 
-void pw_auxtrace(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t idx, uint32_t tid,
-                 int32_t cpu, const uint8_t *payload)
+void pw_auxtrace_head(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t idx,
+                      uint32_t tid, int32_t cpu)
 {
     if (w->cur == &w->data && w->nauxtrace < PW_MAX_AUXTRACE)
         w->auxtrace_at[w->nauxtrace++] = w->data.len;
@@ -326,6 +326,12 @@ void pw_auxtrace(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t i
     pw_u32(w, (uint32_t)cpu);
     pw_u32(w, 0);
     pw_end(w);
+}
+
+void pw_auxtrace(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t idx, uint32_t tid,
+                 int32_t cpu, const uint8_t *payload)
+{
+    pw_auxtrace_head(w, size, offset, ref, idx, tid, cpu);
     if (payload) {
         pwb_bytes(w->cur, payload, size);
     } else {

@@ -100,6 +100,10 @@ void pw_aux(pw *w, uint64_t st, const pw_sid *s, uint64_t aux_offset, uint64_t a
             uint64_t flags);
 void pw_itrace_start(pw *w, uint64_t st, const pw_sid *s, uint32_t pid, uint32_t tid);
 void pw_hw_id(pw *w, uint64_t st, const pw_sid *s, uint64_t hw_id);
+/* AUXTRACE record header alone: it claims 'size' bytes of payload that the caller writes, or
+ * not (a record cut short). */
+void pw_auxtrace_head(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t idx,
+                      uint32_t tid, int32_t cpu);
 /* AUXTRACE record + payload (payload may be NULL: 'size' bytes of 0xA5 pattern). */
 void pw_auxtrace(pw *w, uint64_t size, uint64_t offset, uint64_t ref, uint32_t idx, uint32_t tid,
                  int32_t cpu, const uint8_t *payload);
