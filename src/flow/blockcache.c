@@ -34,23 +34,9 @@ void fl_bcache_clear(fl_bcache *bc)
     }
 }
 
-static inline size_t slot(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space)
-{
-    uint64_t h = (addr >> 1) ^ ((uint64_t)isa << 61) ^ ((uint64_t)space << 53);
-    h *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> (64 - bc->bits));
-}
-
-const fl_block *fl_bcache_get(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space)
-{
-    const fl_block *b = &bc->tab[slot(bc, addr, isa, space)];
-    if (b->epoch == bc->epoch && b->addr == addr && b->isa == isa && b->space == space) return b;
-    return NULL;
-}
-
 fl_block *fl_bcache_put(fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space)
 {
-    fl_block *b = &bc->tab[slot(bc, addr, isa, space)];
+    fl_block *b = &bc->tab[fl_bcache_slot(bc, addr, isa, space)];
     b->addr = addr;
     b->isa = isa;
     b->space = space;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "core/hot.h"
 #include "flow/flow_int.h"
 
 enum fl_state {
@@ -188,7 +189,7 @@ static int dq_grow(ek_flow *f)
 }
 
 /* New element at the newest end; NULL when the limit is reached or memory runs out. */
-static fl_pend *dq_push_new(ek_flow *f)
+EK_HOT fl_pend *dq_push_new(ek_flow *f)
 {
     fl_deque *d = &f->q;
     if (d->n == d->cap && dq_grow(f)) return NULL;
@@ -219,7 +220,8 @@ static void dq_erase(fl_deque *d, uint32_t i)
 
 /* ---- output -------------------------------------------------------------------------- */
 
-static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
+/* Room for one more output element (not initialised), or NULL. */
+static inline ek_elem *out_slot(ek_flow *f)
 {
     if (f->out_n == f->out_cap) {
         size_t ncap = f->out_cap ? f->out_cap * 2 : 256;
@@ -228,7 +230,13 @@ static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
         f->out = no;
         f->out_cap = ncap;
     }
-    ek_elem *e = &f->out[f->out_n++];
+    return &f->out[f->out_n++];
+}
+
+static ek_elem *out_new(ek_flow *f, uint64_t index, int type)
+{
+    ek_elem *e = out_slot(f);
+    if (!e) return NULL;
     memset(e, 0, sizeof *e);
     e->index = index;
     e->trace_id = f->trace_id;
@@ -249,20 +257,27 @@ static void out_truncate(ek_flow *f, size_t mark)
     }
 }
 
-static int out_range(ek_flow *f, uint64_t index, const fl_range *r, int executed,
-                     const fl_instr *ins)
+static inline int out_range(ek_flow *f, uint64_t index, const fl_range *r, int executed,
+                            const fl_instr *ins)
 {
-    ek_elem *e = out_new(f, index, EK_ELEM_INSTR_RANGE);
+    ek_elem *e = out_slot(f);
     if (!e) return EK_ERR_NOMEM;
-    e->st_addr = r->st;
-    e->en_addr = r->en;
-    e->num_instr = r->n;
-    e->isa = ins->isa;
-    e->last_i_type = ins->type;
-    e->last_i_sub = ins->sub;
-    e->last_i_size = ins->size;
-    e->flags =
-        (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) | (ins->cond ? EK_ELEMF_LAST_COND : 0));
+    /* (one element per atom: built whole, not cleared and then filled) */
+    *e = (ek_elem){
+        .index = index,
+        .st_addr = r->st,
+        .en_addr = r->en,
+        .num_instr = r->n,
+        .type = EK_ELEM_INSTR_RANGE,
+        .trace_id = f->trace_id,
+        .isa = ins->isa,
+        .last_i_type = ins->type,
+        .last_i_sub = ins->sub,
+        .last_i_size = ins->size,
+        .flags = (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) |
+                            (ins->cond ? EK_ELEMF_LAST_COND : 0)),
+    };
+    f->st.elems[EK_ELEM_INSTR_RANGE]++;
     f->st.instructions += r->n;
     return EK_OK;
 }
@@ -495,7 +510,9 @@ static void block_apply(fl_instr *in, const fl_block *b)
 /* Walk from the current address to the next waypoint (OpenCSD's traceInstrToWP).
  * On return in->addr is the address after the last decoded instruction (or the inaccessible
  * one) and in's "last" fields describe the last decoded instruction. */
-static int walk_to_wp(ek_flow *f, fl_range *r)
+static int walk_uncached(ek_flow *f, fl_range *r, uint8_t space, int use_cache);
+
+EK_HOT int walk_to_wp(ek_flow *f, fl_range *r)
 {
     fl_instr *in = &f->in;
     uint8_t space = cur_space(f);
@@ -513,6 +530,13 @@ static int walk_to_wp(ek_flow *f, fl_range *r)
             return (b->flags & FL_BF_FOUND) ? WP_FOUND : WP_NACC;
         }
     }
+    return walk_uncached(f, r, space, use_cache);
+}
+
+/* walk_to_wp without a cached block (the code is decoded; the walk is cached for next time) */
+static int walk_uncached(ek_flow *f, fl_range *r, uint8_t space, int use_cache)
+{
+    fl_instr *in = &f->in;
     f->st.blocks_walked++;
     if (!f->bc.tab) {
         int res = walk_slow(f, r, space);
@@ -1308,7 +1332,7 @@ static int resolve_elements(ek_flow *f)
 
 /* ---- packets -> pending elements ---------------------------------------------------- */
 
-static fl_pend *push(ek_flow *f, int kind, int is_p0, const ek_etm4_packet *pkt)
+EK_HOT fl_pend *push(ek_flow *f, int kind, int is_p0, const ek_etm4_packet *pkt)
 {
     fl_pend *p = dq_push_new(f);
     if (!p) return NULL;

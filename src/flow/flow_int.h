@@ -130,8 +130,22 @@ typedef struct fl_bcache {
 int fl_bcache_init(fl_bcache *bc, uint32_t bits);
 void fl_bcache_free(fl_bcache *bc);
 void fl_bcache_clear(fl_bcache *bc);
-/* Entry for the key, or NULL. */
-const fl_block *fl_bcache_get(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space);
+static inline size_t fl_bcache_slot(const fl_bcache *bc, uint64_t addr, uint8_t isa,
+                                    uint8_t space)
+{
+    uint64_t h = (addr >> 1) ^ ((uint64_t)isa << 61) ^ ((uint64_t)space << 53);
+    h *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> (64 - bc->bits));
+}
+
+/* Entry for the key, or NULL (inline: one lookup per atom). */
+static inline const fl_block *fl_bcache_get(const fl_bcache *bc, uint64_t addr, uint8_t isa,
+                                            uint8_t space)
+{
+    const fl_block *b = &bc->tab[fl_bcache_slot(bc, addr, isa, space)];
+    if (b->epoch == bc->epoch && b->addr == addr && b->isa == isa && b->space == space) return b;
+    return NULL;
+}
 /* Slot to fill for the key (always succeeds once initialised; may evict). */
 fl_block *fl_bcache_put(fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space);
 
