@@ -21,6 +21,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/flow.h"
 #include "etmkit/frame.h"
+#include "core/hot.h"
 #include "session/session_int.h"
 
 #define PKTQ_WAIT 1023 /* perf's packet queue holds 1024; it stops the decoder at 1023 */
@@ -48,23 +49,41 @@ struct rcache {
 };
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
- * branch samples over and over, and their text is then a copy. Direct-mapped. */
+ * branch samples over and over, and their text is then a copy. Direct-mapped; the keys are
+ * kept apart from the texts so that the lookups touch little memory. A line is only reused
+ * within the block (AUX slice) it was made in: the address space it was resolved against
+ * belongs to the slice's time range. */
 #define LC_SLOTS 4096
-#define LC_TEXT 200
-typedef struct lcache_ent {
-    uint64_t ip, addr, t_lo, t_hi;
-    uint64_t v_lo, v_hi; /* with has_t: the sample times the text holds for */
+#define LC_TEXT 192 /* a multiple of 32: hits are copied whole (see on_sample) */
+typedef struct lc_key {
+    uint64_t ip, addr;
     uint32_t flags;
     int32_t pid, tid, cpu;
-    int has_t;
-    uint8_t kind, len; /* len 0: empty */
-    char text[LC_TEXT];
+    uint32_t block; /* lcache.block when made (never 0) */
+    uint8_t kind, has_t;
+    uint16_t zero;
+} lc_key;
+typedef struct lcache_ent {
+    lc_key k;
+    uint32_t len; /* 0: empty */
+    uint64_t v_lo, v_hi; /* with has_t: the sample times the text holds for */
 } lcache_ent;
 typedef struct lcache {
     lcache_ent e[LC_SLOTS];
+    char text[LC_SLOTS][LC_TEXT];
+    uint32_t block; /* serial of the current block */
     uint64_t hits, misses;
 } lcache;
 
+static inline int lc_key_eq(const lc_key *a, const lc_key *b)
+{
+    /* (no early exit: nearly every lookup hits, and then every field is compared anyway) */
+    return !((a->ip ^ b->ip) | (a->addr ^ b->addr) |
+             (uint64_t)((a->flags ^ b->flags) | ((uint32_t)a->pid ^ (uint32_t)b->pid) |
+                        ((uint32_t)a->tid ^ (uint32_t)b->tid) |
+                        ((uint32_t)a->cpu ^ (uint32_t)b->cpu) | (a->block ^ b->block) |
+                        (uint32_t)(a->kind ^ b->kind) | (uint32_t)(a->has_t ^ b->has_t)));
+}
 
 typedef struct idst {
     qjob *j;
@@ -130,8 +149,14 @@ struct qjob {
     ek_dfmt_item item;          /* formatted: the data item being parsed */
     int item_valid;
     idst *parsing;              /* the trace ID whose parser holds unread packets */
-    EK_VEC(ek_elem) pend;       /* elements produced but not yet consumed */
-    size_t pend_head;
+    /* elements produced but not yet consumed: pv[ph..pn). Normally a view of one flow
+     * decoder's output (pflow; cleared once consumed, so no copy is made); when the parsers
+     * are flushed at a block's end, copies gathered from several decoders in pend. */
+    const ek_elem *pv;
+    size_t pn, ph;
+    ek_flow *pflow;
+    int flushing;
+    EK_VEC(ek_elem) pend;
     int block_ended;            /* the block's bytes are used up (parsers flushed) */
     uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
     int pre_epoch;              /* output so far belongs to the elements before any time stamp */
@@ -614,18 +639,32 @@ static int on_sample(void *ctx, const ek_sample *smp)
         return 0;
     ek_sbuf *out = &j->out->cur;
     lcache_ent *le = NULL;
+    lc_key key;
     if (j->lc) {
+        key.ip = smp->ip;
+        key.addr = smp->addr;
+        key.flags = smp->flags;
+        key.pid = smp->pid;
+        key.tid = smp->tid;
+        key.cpu = smp->cpu;
+        key.block = j->lc->block;
+        key.kind = smp->kind;
+        key.has_t = (uint8_t)(d->out_has_t != 0);
+        key.zero = 0;
         uint64_t h = (smp->ip * 0x9e3779b97f4a7c15ull) ^ (smp->addr * 0xc2b2ae3d27d4eb4full) ^
                      ((uint64_t)(uint32_t)smp->tid << 20) ^ ((uint64_t)smp->flags << 4) ^
                      (uint64_t)(uint32_t)smp->cpu ^ smp->kind;
-        le = &j->lc->e[(h ^ (h >> 29)) % LC_SLOTS];
-        if (le->len && le->ip == smp->ip && le->addr == smp->addr && le->flags == smp->flags &&
-            le->pid == smp->pid && le->tid == smp->tid && le->cpu == smp->cpu &&
-            le->kind == smp->kind && le->t_lo == j->t_lo && le->t_hi == j->t_hi &&
-            le->has_t == d->out_has_t &&
-            (!le->has_t || (d->out_t >= le->v_lo && d->out_t < le->v_hi))) {
+        size_t slot = (h ^ (h >> 29)) % LC_SLOTS;
+        le = &j->lc->e[slot];
+        if (le->len && lc_key_eq(&le->k, &key) &&
+            (!key.has_t || (d->out_t >= le->v_lo && d->out_t < le->v_hi))) {
             j->lc->hits++;
-            ek_sbuf_put(out, le->text, le->len);
+            /* the whole slot is copied (a fixed size: no call), the length counts */
+            if (out->cap - out->len > LC_TEXT || !ek_sbuf_reserve(out, LC_TEXT)) {
+                memcpy(out->p + out->len, j->lc->text[slot], LC_TEXT);
+                out->len += le->len;
+                out->p[out->len] = 0;
+            }
             goto written;
         }
         j->lc->misses++;
@@ -636,27 +675,18 @@ static int on_sample(void *ctx, const ek_sample *smp)
     j->fmt->emit(j->fmt->ctx, out, smp, &r, j->t_lo, j->t_hi);
     if (le) {
         size_t n = out->len - start;
-        if (!c.unstable && c.v_lo < c.v_hi && n > 0 && n <= LC_TEXT) {
-            le->ip = smp->ip;
-            le->addr = smp->addr;
-            le->flags = smp->flags;
-            le->pid = smp->pid;
-            le->tid = smp->tid;
-            le->cpu = smp->cpu;
-            le->kind = smp->kind;
-            le->t_lo = j->t_lo;
-            le->t_hi = j->t_hi;
-            le->has_t = d->out_has_t;
+        if (!c.unstable && c.v_lo < c.v_hi && n > 0 && n <= LC_TEXT && !out->oom) {
+            le->k = key;
             le->v_lo = c.v_lo;
             le->v_hi = c.v_hi;
-            le->len = (uint8_t)n;
-            memcpy(le->text, out->p + start, n);
+            le->len = (uint32_t)n;
+            memcpy(j->lc->text[le - j->lc->e], out->p + start, n);
         } else {
             le->len = 0;
         }
     }
 written:
-    if (j->out->cur.len >= (256u << 10))
+    if (j->out->cur.len >= QOUT_CHUNK)
         return out_flush(j->out, 0);
     return 0;
 }
@@ -811,12 +841,16 @@ static void account(idst *d, const ek_elem *e)
     }
 }
 
-/* Move the flow decoder's elements to the queue's pending list (stream order). */
-static int collect(idst *d)
+/* Account for the flow decoder's new elements and hand them on: as the pending view (the
+ * usual case: the view is empty whenever a packet is parsed), or copied to pend while the
+ * parsers are flushed. */
+EK_HOT int collect(idst *d)
 {
     qjob *j = d->j;
     size_t n;
     const ek_elem *e = ek_flow_elems(d->flow, &n);
+    if (!n)
+        return 0;
     for (size_t i = 0; i < n; i++) {
         account(d, &e[i]);
         if (e[i].type == EK_ELEM_INSTR_RANGE && d->mem_has_t) {
@@ -827,17 +861,33 @@ static int collect(idst *d)
                 d->gen++; /* the map the decoder reads from was replaced by now */
             }
         }
-        if (ek_vec_push(&j->pend, e[i])) {
-            ek_flow_elems_clear(d->flow);
-            return EK_ERR_NOMEM;
-        }
     }
+    if (!j->flushing) {
+        j->pv = e;
+        j->pn = n;
+        j->ph = 0;
+        j->pflow = d->flow;
+        return 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = ek_vec_push(&j->pend, e[i]) ? EK_ERR_NOMEM : 0;
     ek_flow_elems_clear(d->flow);
-    return 0;
+    return rc;
+}
+
+/* The pending elements are used up: release the decoder output they were. */
+static void pend_drop(qjob *j)
+{
+    if (j->pflow)
+        ek_flow_elems_clear(j->pflow);
+    j->pflow = NULL;
+    j->pv = NULL;
+    j->pn = j->ph = 0;
 }
 
 /* One packet of d's parser into its flow decoder; 0 when the parser has none left. */
-static int parse_one(idst *d, int *got)
+EK_HOT int parse_one(idst *d, int *got)
 {
     qjob *j = d->j;
     const ek_etm4_packet *p;
@@ -905,20 +955,28 @@ static idst *id_start(qjob *j, uint8_t id)
 }
 
 /* The end of the block's bytes: flush partial packets. The decoders are not ended: perf
- * never tells its decoder that a block ended; the next block starts with a reset. */
+ * never tells its decoder that a block ended; the next block starts with a reset. The
+ * elements this gives (from any trace ID) become the pending ones. */
 static int block_flush(qjob *j)
 {
-    for (int id = 0; id < 128; id++) {
+    pend_drop(j);
+    j->pend.n = 0;
+    j->flushing = 1;
+    int rc = 0;
+    for (int id = 0; id < 128 && !rc; id++) {
         idst *d = j->ids[id];
         if (!d || !d->ok || !d->started)
             continue;
         ek_etm4_eot(&d->parser);
-        int got = 1, rc;
-        while (got)
-            if ((rc = parse_one(d, &got)))
-                return rc;
+        int got = 1;
+        while (got && !rc)
+            rc = parse_one(d, &got);
     }
-    return 0;
+    j->flushing = 0;
+    j->pv = j->pend.v;
+    j->pn = j->pend.n;
+    j->ph = 0;
+    return rc;
 }
 
 /* Refill the pending list from the block's bytes. Returns 0 with pend non-empty, or 1 when the
@@ -926,11 +984,9 @@ static int block_flush(qjob *j)
 static int refill(qjob *j)
 {
     int rc, got;
-    if (j->pend_head >= j->pend.n) {
-        j->pend.n = 0;
-        j->pend_head = 0;
-    }
-    while (j->pend_head >= j->pend.n) {
+    if (j->ph >= j->pn)
+        pend_drop(j);
+    while (j->ph >= j->pn) {
         if (j->block_ended)
             return 1;
         /* packets still in a parser */
@@ -1036,6 +1092,7 @@ static void block_release(qjob *j)
 static int load_block(qjob *j)
 {
     block_release(j);
+    pend_drop(j);
     while (j->slice < j->q->nslices) {
         const ek_perf_slice *sl = &j->q->slices[j->slice++];
         j->sl = sl;
@@ -1050,6 +1107,8 @@ static int load_block(qjob *j)
         j->res->trace_bytes += len;
         j->rel_data = data;
         j->rel_len = len;
+        if (j->lc && !++j->lc->block)
+            j->lc->block = 1;
         for (int id = 0; id < 128; id++)
             if (j->ids[id]) {
                 j->ids[id]->started = 0;
@@ -1060,7 +1119,6 @@ static int load_block(qjob *j)
             }
         j->block_ended = 0;
         j->parsing = NULL;
-        j->pend.n = j->pend_head = 0;
         if (sl->formatted) {
             ek_dfmt_reset(&j->dfmt);
             ek_dfmt_feed(&j->dfmt, data, len, sl->data_offset);
@@ -1222,12 +1280,14 @@ static int feed(qjob *j, idst *d, const ek_elem *e)
 static int decode_block(qjob *j)
 {
     for (;;) {
-        int r = refill(j);
-        if (r < 0)
-            return r;
-        if (r == 1)
-            return 0;
-        ek_elem *e = &j->pend.v[j->pend_head++];
+        if (j->ph >= j->pn) {
+            int r = refill(j);
+            if (r < 0)
+                return r;
+            if (r == 1)
+                return 0;
+        }
+        const ek_elem *e = &j->pv[j->ph++];
         idst *d = j->ids[e->trace_id & 127];
         if (!d || !d->ok)
             continue;
@@ -1237,7 +1297,7 @@ static int decode_block(qjob *j)
         if (w) {
             /* look ahead: was that the block's last element? (then the next decode starts
              * a new block, as perf's buffer is used up) */
-            r = refill(j);
+            int r = refill(j);
             return r < 0 ? r : 0;
         }
     }
@@ -1245,7 +1305,7 @@ static int decode_block(qjob *j)
 
 static int block_done(qjob *j)
 {
-    return j->block_ended && j->pend_head >= j->pend.n;
+    return j->block_ended && j->ph >= j->pn;
 }
 
 /* The end of one block (timeless): perf's cs_etm__end_block for the trace IDs that ran. */
@@ -1266,6 +1326,7 @@ static int end_block(qjob *j)
  * trace, which perf 6.1 never signals (see README.md: "End of trace"). */
 static int end_queue(qjob *j, int end_blocks)
 {
+    pend_drop(j);
     for (int id = 0; id < 128; id++) {
         idst *d = j->ids[id];
         if (!d || !d->ok || !d->used)

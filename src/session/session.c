@@ -628,7 +628,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     }
     s->nqres = nq;
     for (size_t i = 0; i < nq; i++)
-        qout_init(&outs[i], 1u << 20);
+        qout_init(&outs[i], QOUT_LIMIT);
     run r;
     memset(&r, 0, sizeof r);
     r.s = s;
