@@ -1233,6 +1233,24 @@ int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out)
                     *out = emit(p);
                     return 1;
                 }
+                if (p->handler == H_ADDRS && p->blk_len - p->blk_pos >= 3) {
+                    /* short address, all of it in this block: 2 bytes, or 3 when the first
+                     * payload byte has its continuation bit (what h_addrs does byte by byte) */
+                    const unsigned n = (p->blk[p->blk_pos + 1] & 0x80) ? 3 : 2;
+                    memcpy(p->buf, p->blk + p->blk_pos, n);
+                    p->nbuf = (uint8_t)n;
+                    p->blk_pos += n;
+                    const unsigned is = h == 0x96 || h == 0xB5;
+                    p->st[0] = 1;
+                    p->st[1] = (uint8_t)is;
+                    uint32_t v;
+                    unsigned bits;
+                    short_addr(p, 1, is, &v, &bits);
+                    set_addr_short(p, v, is, bits);
+                    p->state = S_HDR;
+                    *out = emit(p);
+                    return 1;
+                }
             } else {
                 p->handler = H_NOTSYNC;
                 p->pkt.type = EK_ETM4_NOTSYNC;
