@@ -7,6 +7,7 @@
  * compare equal with trc_pkt_lister. */
 #include <string.h>
 
+#include "core/hot.h"
 #include "etmkit/etm4.h"
 
 enum { S_HDR, S_DATA, S_SEND, S_UNSYNC };
@@ -1069,7 +1070,7 @@ static void h_q(ek_etm4_parser *p, uint8_t b)
     send(p);
 }
 
-static void h_atom(ek_etm4_parser *p, uint8_t b)
+EK_HOT void h_atom(ek_etm4_parser *p, uint8_t b)
 {
     static const uint8_t f4[4] = {0xE, 0x0, 0xA, 0x5}; /* EEEN NNNN ENEN NENE (oldest first) */
     switch (p->pkt.type) {
