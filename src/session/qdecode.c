@@ -49,23 +49,26 @@ struct rcache {
 };
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
- * branch samples over and over, and their text is then a copy. Direct-mapped; the keys are
- * kept apart from the texts so that the lookups touch little memory. A line is only reused
- * within the block (AUX slice) it was made in: the address space it was resolved against
- * belongs to the slice's time range. */
-#define LC_SLOTS 4096
+ * branch samples over and over, and their text is then a copy. Two-way set associative (a
+ * direct-mapped table lost 2% of lookups to pairs of lines of one loop taking turns in a
+ * slot); the keys are kept apart from the texts so that the lookups touch little memory. A line resolved without
+ * a sample time is only reused within the block (AUX slice) it was made in: the address
+ * space it was resolved against is the slice's time range. */
+#define LC_BITS 12
+#define LC_SLOTS (1u << LC_BITS)
 #define LC_TEXT 192 /* a multiple of 32: hits are copied whole (see on_sample) */
 typedef struct lc_key {
     uint64_t ip, addr;
     uint32_t flags;
     int32_t pid, tid, cpu;
-    uint32_t block; /* lcache.block when made (never 0) */
+    uint32_t block; /* lcache.block when made (never 0), or 0 for lines with a time */
     uint8_t kind, has_t;
     uint16_t zero;
 } lc_key;
 typedef struct lcache_ent {
     lc_key k;
-    uint32_t len; /* 0: empty */
+    uint16_t len;  /* 0: empty */
+    uint8_t recent; /* (first entry of a set) 1: the second entry was used last */
     uint64_t v_lo, v_hi; /* with has_t: the sample times the text holds for */
 } lcache_ent;
 typedef struct lcache {
@@ -164,6 +167,13 @@ struct qjob {
     size_t rel_len;
     rcache rcache;
     lcache *lc;                 /* NULL: lines are not cached */
+    /* direct: the queue's trace is raw (one trace ID, no formatter), so perf's per-ID packet
+     * queue would be processed in the order it is filled; each element is processed as soon as
+     * it is fed instead of being copied into the queue. The output since the last stop then
+     * starts at `mark` (where the queued elements' output would have begun), and the buffer is
+     * handed to the writer only at stops. */
+    int direct;
+    size_t mark;
     int err;
 };
 
@@ -352,14 +362,17 @@ static int out_epoch(qjob *j, uint64_t key)
     qout *o = j->out;
     int pre = j->pre_epoch;
     j->pre_epoch = 0;
+    /* where the epoch's output starts: here, or (direct) where the elements processed since
+     * the last stop began theirs */
+    size_t at = j->direct ? j->mark : o->cur.len;
     qseg *cur = &o->segs.v[o->segs.n - 1];
-    if (cur->off == o->cur.len && (pre || (!cur->head && o->segs.n == 1))) {
+    if (cur->off == at && (pre || (!cur->head && o->segs.n == 1))) {
         /* nothing in the current segment yet: it becomes the new epoch's head */
         cur->key = key;
         cur->head = 1;
         return 0;
     }
-    qseg n = {o->cur.len, key, 1};
+    qseg n = {at, key, 1};
     return ek_vec_push(&o->segs, n) ? EK_ERR_NOMEM : 0;
 }
 
@@ -539,7 +552,9 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
     int kernel = is_kernel_addr(addr);
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
     const as_map *m = NULL;
-    if (rc)
+    /* (with a sample time the address space is asked: it tells for how long its answer holds,
+     * where a remembered map of the window could only vouch for the window) */
+    if (rc && !c->has_t)
         for (unsigned i = 0; i < RC_MAPS; i++) {
             const as_map *x = rc->m[i].map;
             if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
@@ -647,17 +662,35 @@ static int on_sample(void *ctx, const ek_sample *smp)
         key.pid = smp->pid;
         key.tid = smp->tid;
         key.cpu = smp->cpu;
-        key.block = j->lc->block;
         key.kind = smp->kind;
         key.has_t = (uint8_t)(d->out_has_t != 0);
+        /* With a time for the sample the resolver's answers depend on that time alone (the
+         * map valid at it; [v_lo, v_hi) says for which times), not on the slice's window: such
+         * a line is good in later slices too. Without one, only in its own slice. */
+        key.block = key.has_t ? 0 : j->lc->block;
         key.zero = 0;
-        uint64_t h = (smp->ip * 0x9e3779b97f4a7c15ull) ^ (smp->addr * 0xc2b2ae3d27d4eb4full) ^
-                     ((uint64_t)(uint32_t)smp->tid << 20) ^ ((uint64_t)smp->flags << 4) ^
-                     (uint64_t)(uint32_t)smp->cpu ^ smp->kind;
-        size_t slot = (h ^ (h >> 29)) % LC_SLOTS;
-        le = &j->lc->e[slot];
-        if (le->len && lc_key_eq(&le->k, &key) &&
-            (!key.has_t || (d->out_t >= le->v_lo && d->out_t < le->v_hi))) {
+        /* every field spread over the high bits, which pick the slot (samples that differ
+         * only in their thread, as processes running the same code, must not collide) */
+        uint64_t h = smp->ip * 0x9e3779b97f4a7c15ull + smp->addr * 0xc2b2ae3d27d4eb4full +
+                     (uint64_t)(uint32_t)smp->tid * 0x165667b19e3779f9ull +
+                     (((uint64_t)smp->flags << 32) ^ ((uint64_t)(uint32_t)smp->cpu << 8) ^
+                      smp->kind) * 0xd6e8feb86659fd93ull;
+        size_t set = (size_t)((h ^ (h >> 32)) >> (64 - LC_BITS)) & ~(size_t)1;
+        lcache_ent *e0 = &j->lc->e[set];
+        size_t slot = set;
+        int way = -1;
+        for (int w = 0; w < 2; w++) {
+            lcache_ent *x = e0 + w;
+            if (x->len && lc_key_eq(&x->k, &key) &&
+                (!key.has_t || (d->out_t >= x->v_lo && d->out_t < x->v_hi))) {
+                way = w;
+                break;
+            }
+        }
+        if (way >= 0) {
+            slot = set + (size_t)way;
+            le = e0 + way;
+            e0->recent = (uint8_t)way;
             j->lc->hits++;
             /* the whole slot is copied (a fixed size: no call), the length counts */
             if (out->cap - out->len > LC_TEXT || !ek_sbuf_reserve(out, LC_TEXT)) {
@@ -668,6 +701,10 @@ static int on_sample(void *ctx, const ek_sample *smp)
             goto written;
         }
         j->lc->misses++;
+        /* the line made now goes to the entry used less recently */
+        way = !e0->recent;
+        le = e0 + way;
+        e0->recent = (uint8_t)way;
     }
     rctx c = {j->s, j->t_lo, j->t_hi, &j->rcache, d->out_has_t, d->out_t, 0, 0, UINT64_MAX};
     ek_script_resolver r = qdecode_resolver(&c);
@@ -679,14 +716,14 @@ static int on_sample(void *ctx, const ek_sample *smp)
             le->k = key;
             le->v_lo = c.v_lo;
             le->v_hi = c.v_hi;
-            le->len = (uint32_t)n;
+            le->len = (uint16_t)n;
             memcpy(j->lc->text[le - j->lc->e], out->p + start, n);
         } else {
             le->len = 0;
         }
     }
 written:
-    if (j->out->cur.len >= QOUT_CHUNK)
+    if (j->out->cur.len >= QOUT_CHUNK && !j->direct)
         return out_flush(j->out, 0);
     return 0;
 }
@@ -1220,7 +1257,8 @@ static int is_packet(const ek_elem *e)
 }
 
 /* perf's decoder callback for one element (cs_etm_decoder__gen_trace_elem_printer): queue it
- * for its trace ID and keep CoreSight time; 1 = stop the decoder here (OCSD_RESP_WAIT). */
+ * for its trace ID (direct: process it now) and keep CoreSight time; 1 = stop the decoder here
+ * (OCSD_RESP_WAIT), negative: an error status. */
 static int feed(qjob *j, idst *d, const ek_elem *e)
 {
     int wait = 0;
@@ -1257,8 +1295,13 @@ static int feed(qjob *j, idst *d, const ek_elem *e)
     default:
         break;
     }
-    if (ek_vec_push(&d->q, *e))
-        return -1;
+    if (j->direct) {
+        int rc = process_elem(d, e);
+        if (rc)
+            return rc < 0 ? rc : EK_ERR_ARG;
+    } else if (ek_vec_push(&d->q, *e)) {
+        return EK_ERR_NOMEM;
+    }
     if (!is_packet(e) || e->type == EK_ELEM_ADDR_NACC || e->type == EK_ELEM_I_RANGE_NOPATH)
         return wait;
     int full = ++d->npk >= PKTQ_WAIT;
@@ -1293,7 +1336,7 @@ static int decode_block(qjob *j)
             continue;
         int w = feed(j, d, e);
         if (w < 0)
-            return EK_ERR_NOMEM;
+            return w;
         if (w) {
             /* look ahead: was that the block's last element? (then the next decode starts
              * a new block, as perf's buffer is used up) */
@@ -1351,6 +1394,22 @@ static int end_queue(qjob *j, int end_blocks)
     return 0;
 }
 
+/* direct: the output so far belongs where it is (its epoch is decided); what follows starts
+ * at the new mark. A full buffer goes to the writer here, never between stops (the mark must
+ * stay in the buffer being filled). */
+static int settle(qjob *j)
+{
+    if (!j->direct)
+        return 0;
+    if (j->out->cur.len >= QOUT_CHUNK) {
+        int rc = out_flush(j->out, 0);
+        if (rc)
+            return rc;
+    }
+    j->mark = j->out->cur.len;
+    return 0;
+}
+
 static int run_timeless(qjob *j)
 {
     int rc = 0;
@@ -1359,6 +1418,8 @@ static int run_timeless(qjob *j)
             rc = decode_block(j);
             if (!rc)
                 rc = process_all(j);
+            if (!rc)
+                rc = settle(j);
         }
         if (!rc)
             rc = end_block(j);
@@ -1397,7 +1458,7 @@ static int next_stop(qjob *j, uint64_t *key, uint8_t *chan)
             *key = ts;
             return 1;
         }
-        if ((rc = process_all(j)))
+        if ((rc = process_all(j)) || (rc = settle(j)))
             return rc;
     }
 }
@@ -1416,6 +1477,8 @@ static int run_timed(qjob *j)
             return rc;
         idst *d = j->ids[chan & 127];
         if (d && (rc = process_queue_of(d)))
+            return rc;
+        if ((rc = settle(j)))
             return rc;
         r = next_stop(j, &key, &chan);
     }
@@ -1441,6 +1504,12 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
     j->out = out;
     j->res = res;
     j->timeless = s->timeless;
+    /* raw trace (every slice unformatted: one trace ID) is processed as it is fed;
+     * ETMKIT_NO_DIRECT=1 queues it as perf does (tests compare the two) */
+    j->direct = j->q->nslices > 0 && !getenv("ETMKIT_NO_DIRECT");
+    for (size_t i = 0; i < j->q->nslices && j->direct; i++)
+        if (j->q->slices[i].formatted)
+            j->direct = 0;
     ek_dfmt_init(&j->dfmt, EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
     /* ETMKIT_NO_LINE_CACHE=1: every line formatted anew (tests compare the two) */
     if (fmt && fmt->cacheable && !getenv("ETMKIT_NO_LINE_CACHE"))

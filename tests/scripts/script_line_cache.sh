@@ -1,10 +1,14 @@
 #!/bin/sh
-# The decoder threads reuse the text of a sample line for an identical later sample (same
-# kind, flags, pid, tid, cpu, ip, addr) when the maps that named its symbols are the same for
-# the later sample's time (src/session/qdecode.c, on_sample). This checks that the reuse never
-# changes a byte: 'etmkit script' with and without it (ETMKIT_NO_LINE_CACHE=1) on every gen
-# scenario (libraries unloaded and reloaded at one address, time stamps, several CPUs) and on
-# the real recordings in ../shared, with field sets that allow it.
+# Two shortcuts of the decoder threads (src/session/qdecode.c) must never change a byte:
+#  - the line cache: the text of a sample line is reused for an identical later sample (same
+#    kind, flags, pid, tid, cpu, ip, addr) when the maps that named its symbols are the same
+#    for the later sample's time (off: ETMKIT_NO_LINE_CACHE=1);
+#  - direct processing: raw trace (one trace ID) is turned into samples as it is decoded,
+#    not through perf's per-trace-ID packet queue (off: ETMKIT_NO_DIRECT=1).
+# 'etmkit script' with both on is compared with each turned off, on every gen scenario
+# (libraries unloaded and reloaded at one address, time stamps, several CPUs, per-CPU TRBE
+# and shared ETR sinks) and on the real recordings in ../shared, with field sets that allow
+# the cache.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -18,13 +22,15 @@ cmp_runs() { # name symfs file
     for F in $F1 $F2; do
         for it in $ITRACE; do
             "$ETMKIT_BIN" script -q --symfs "$2" --itrace=$it -F $F "$3" >"$T/a" 2>/dev/null
-            ETMKIT_NO_LINE_CACHE=1 "$ETMKIT_BIN" script -q --symfs "$2" --itrace=$it -F $F "$3" >"$T/b" 2>/dev/null
-            n=$((n + 1))
-            if ! cmp -s "$T/a" "$T/b"; then
-                echo "FAIL: $1 --itrace=$it -F $F: reused lines differ"
-                diff "$T/b" "$T/a" | head -6
-                fail=1
-            fi
+            for off in ETMKIT_NO_LINE_CACHE ETMKIT_NO_DIRECT; do
+                env $off=1 "$ETMKIT_BIN" script -q --symfs "$2" --itrace=$it -F $F "$3" >"$T/b" 2>/dev/null
+                n=$((n + 1))
+                if ! cmp -s "$T/a" "$T/b"; then
+                    echo "FAIL: $1 --itrace=$it -F $F: the output differs with $off=1"
+                    diff "$T/b" "$T/a" | head -6
+                    fail=1
+                fi
+            done
         done
     done
 }
