@@ -552,9 +552,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
     int kernel = is_kernel_addr(addr);
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
     const as_map *m = NULL;
-    /* (with a sample time the address space is asked: it tells for how long its answer holds,
-     * where a remembered map of the window could only vouch for the window) */
-    if (rc && !c->has_t)
+    if (rc)
         for (unsigned i = 0; i < RC_MAPS; i++) {
             const as_map *x = rc->m[i].map;
             if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
