@@ -274,8 +274,8 @@ static inline int out_range(ek_flow *f, uint64_t index, const fl_range *r, int e
         .last_i_type = ins->type,
         .last_i_sub = ins->sub,
         .last_i_size = ins->size,
-        .flags = (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) |
-                            (ins->cond ? EK_ELEMF_LAST_COND : 0)),
+        .flags =
+            (uint16_t)((executed ? EK_ELEMF_LAST_EXEC : 0) | (ins->cond ? EK_ELEMF_LAST_COND : 0)),
     };
     f->st.elems[EK_ELEM_INSTR_RANGE]++;
     f->st.instructions += r->n;

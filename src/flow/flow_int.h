@@ -130,8 +130,7 @@ typedef struct fl_bcache {
 int fl_bcache_init(fl_bcache *bc, uint32_t bits);
 void fl_bcache_free(fl_bcache *bc);
 void fl_bcache_clear(fl_bcache *bc);
-static inline size_t fl_bcache_slot(const fl_bcache *bc, uint64_t addr, uint8_t isa,
-                                    uint8_t space)
+static inline size_t fl_bcache_slot(const fl_bcache *bc, uint64_t addr, uint8_t isa, uint8_t space)
 {
     uint64_t h = (addr >> 1) ^ ((uint64_t)isa << 61) ^ ((uint64_t)space << 53);
     h *= 0x9E3779B97F4A7C15ull;

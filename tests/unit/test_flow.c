@@ -619,10 +619,10 @@ static void test_atom_packet_error(void **state)
     script s = {0};
     sync(&s, 0);
     addr_ctxt(&s, 15, 0x10000, 1);
-    atoms(&s, 26, "E");   /* b.eq taken -> 0x10010 */
+    atoms(&s, 26, "E");    /* b.eq taken -> 0x10010 */
     addr(&s, 27, 0x10000); /* waits for the next atoms */
-    atoms(&s, 36, "NNE"); /* b.eq not taken; N on the bl: error; the E is never reached */
-    atoms(&s, 37, "E");   /* not decoded: waiting for synchronisation */
+    atoms(&s, 36, "NNE");  /* b.eq not taken; N on the bl: error; the E is never reached */
+    atoms(&s, 37, "E");    /* not decoded: waiting for synchronisation */
     sync(&s, 38);
     addr_ctxt(&s, 53, 0x10000, 1);
     atoms(&s, 64, "N");
