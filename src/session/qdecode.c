@@ -51,9 +51,9 @@ struct rcache {
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
  * branch samples over and over, and their text is then a copy. Two-way set associative (a
  * direct-mapped table lost 2% of lookups to pairs of lines of one loop taking turns in a
- * slot); the keys are kept apart from the texts so that the lookups touch little memory. A line resolved without
- * a sample time is only reused within the block (AUX slice) it was made in: the address
- * space it was resolved against is the slice's time range. */
+ * slot); the keys are kept apart from the texts so that the lookups touch little memory. A
+ * line resolved without a sample time is only reused within the block (AUX slice) it was
+ * made in: the address space it was resolved against is the slice's time range. */
 #define LC_BITS 12
 #define LC_SLOTS (1u << LC_BITS)
 #define LC_TEXT 192 /* a multiple of 32: hits are copied whole (see on_sample) */
