@@ -51,7 +51,7 @@ static void drain(pipe_t *p)
         const ek_elem *e0 = ek_flow_elems(p->f[0], &n0);
         const ek_elem *e1 = ek_flow_elems(p->f[1], &n1);
         assert_int_equal(n0, n1);
-        assert_memory_equal(e0, e1, n0 * sizeof(ek_elem));
+        assert_null(tu_elems_diff(e0, e1, n0));
         for (size_t i = 0; i < n0; i++) {
             assert_true(e0[i].type < EK_ELEM_NTYPES);
             if (e0[i].type == EK_ELEM_INSTR_RANGE) p->instr += e0[i].num_instr;

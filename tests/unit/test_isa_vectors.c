@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etmkit/isa.h"
+#include "testutil.h"
 
 typedef struct vctx {
     const char *file;
@@ -186,6 +187,7 @@ static void check_vector(vctx *c, char *line)
 
     ek_insn in;
     int sz = ek_isa_classify(word, c->isa, c->addr, &c->cfg, &in);
+    int in_it = c->it.left > 0; /* this instruction is inside an IT block */
     if (c->isa == EK_ISA_T32) ek_isa_it_step(&c->it, &in, &c->cfg);
     c->count++;
     if (sz != (int)enc_size || in.size != enc_size) VFAIL("size %d, want %u", sz, enc_size);
@@ -219,7 +221,7 @@ static void check_vector(vctx *c, char *line)
     if (in.type != EK_ITYPE_BR && in.target) VFAIL("target set on a non-direct instruction");
 
     /* the scanner agrees (outside IT blocks, where it would need the state) */
-    if (c->it.left == 0 && in.kind != EK_K_T32_IT &&
+    if (!in_it && in.kind != EK_K_T32_IT &&
         !(enc_size == 2 && (c->cfg.opts & EK_ISA_OCSD_FETCH4))) {
         uint8_t buf[4] = {(uint8_t)word, (uint8_t)(word >> 8), (uint8_t)(word >> 16),
                           (uint8_t)(word >> 24)};
@@ -227,12 +229,13 @@ static void check_vector(vctx *c, char *line)
         int r = ek_isa_next_waypoint(buf, enc_size, c->isa, c->addr, &c->cfg, NULL, &sc);
         if (r != (in.type != EK_ITYPE_OTHER) || sc.count != 1)
             VFAIL("next_waypoint says %d (count %llu)", r, (unsigned long long)sc.count);
-        if (r == 1 && memcmp(&sc.insn, &in, sizeof in) && !(in.flags & EK_IF_COND))
-            VFAIL("next_waypoint classification differs");
+        const char *d = r == 1 ? tu_insn_diff(&sc.insn, &in) : NULL;
+        if (d) VFAIL("next_waypoint classification differs in %s", d);
     }
 }
 
-static void run_file(const char *path, int *files, int *total)
+/* Returns the number of failures (the caller asserts once every file is closed). */
+static int run_file(const char *path, int *files, int *total)
 {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -260,10 +263,9 @@ static void run_file(const char *path, int *files, int *total)
     }
     fclose(f);
     printf("%s: %d vectors, %d failures\n", path, c.count, c.failures);
-    assert_int_equal(c.failures, 0);
-    assert_true(c.count > 0);
     (*files)++;
     *total += c.count;
+    return c.failures + (c.count == 0); /* a file without vectors is a failure too */
 }
 
 static void test_vectors(void **state)
@@ -275,16 +277,17 @@ static void test_vectors(void **state)
     DIR *d = opendir(dir);
     assert_non_null(d);
     struct dirent *e;
-    int files = 0, total = 0;
+    int files = 0, total = 0, failures = 0;
     while ((e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n > 4 && !strcmp(e->d_name + n - 4, ".vec")) {
             char path[8192];
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            run_file(path, &files, &total);
+            failures += run_file(path, &files, &total);
         }
     }
     closedir(d);
+    assert_int_equal(failures, 0);
     assert_true(files >= 4);
     printf("%d vector files, %d vectors\n", files, total);
 }
