@@ -1,3 +1,7 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,38 @@ void tu_skip_all(const char *why)
     printf("SKIP: %s\n", why);
     fflush(stdout);
     exit(77);
+}
+
+static int tu_skipped;
+
+void tu_note_skip(const char *why)
+{
+    printf("SKIP: %s\n", why);
+    fflush(stdout);
+    tu_skipped++;
+}
+
+int tu_run(int argc, char **argv, const char *group, const struct CMUnitTest *tests, size_t n,
+           int (*setup)(void **), int (*teardown)(void **))
+{
+    const struct CMUnitTest *run = tests;
+    size_t nrun = n;
+    if (argc > 1) {
+        nrun = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(tests[i].name, argv[1])) {
+                run = &tests[i];
+                nrun = 1;
+                break;
+            }
+        if (!nrun) {
+            fprintf(stderr, "%s: no test named %s in this program\n", argv[0], argv[1]);
+            return 1;
+        }
+    }
+    int failed = _cmocka_run_group_tests(group, run, nrun, setup, teardown);
+    if (failed) return 1;
+    return tu_skipped ? 77 : 0;
 }
 
 char *tu_tmpdir(void)

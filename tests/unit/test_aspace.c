@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "session/aspace.h"
+#include "testutil.h"
 
 static as_dso *A = (as_dso *)0x1, *B = (as_dso *)0x2, *C = (as_dso *)0x3, *K = (as_dso *)0x4;
 
@@ -129,12 +130,12 @@ static void test_fork_exec_threads(void **state)
     as_free(as);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_late_and_split),
         cmocka_unit_test(test_fork_exec_threads),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include "core/vec.h"
 #include "etmkit/diag.h"
 #include "etmkit/sbuf.h"
+#include "testutil.h"
 
 static void test_sbuf_formats(void **state)
 {
@@ -101,7 +102,7 @@ static void test_diag_collector_groups(void **state)
     ek_diag_emit(NULL, EK_SEV_NOTE, "x", 0, NULL, -1, -1, -1, "nothing");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sbuf_formats),
@@ -110,5 +111,5 @@ int main(void)
         cmocka_unit_test(test_diag_collector_groups),
         cmocka_unit_test(test_diag_format_one_line),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

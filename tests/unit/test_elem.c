@@ -7,6 +7,7 @@
 
 #include "etmkit/config.h"
 #include "etmkit/elem.h"
+#include "testutil.h"
 
 /* instruction classes (etmkit/isa.h numbering, = OpenCSD's) */
 enum { IT_OTHER = 0, IT_BR = 1, IT_BR_INDIRECT = 2, IT_ISB = 3 };
@@ -205,7 +206,7 @@ static void test_text_and_json(void **state)
     ek_sbuf_free(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ocsd_ranges),
@@ -213,5 +214,5 @@ int main(void)
         cmocka_unit_test(test_ocsd_misc),
         cmocka_unit_test(test_text_and_json),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

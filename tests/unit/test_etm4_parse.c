@@ -764,7 +764,7 @@ static void test_config(void **state)
     assert_string_equal(ek_etm4_type_name(999), "I_UNKNOWN");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config),
@@ -788,5 +788,5 @@ int main(void)
         cmocka_unit_test(test_random_streams),
         cmocka_unit_test(test_reset),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

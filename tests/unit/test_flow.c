@@ -879,7 +879,7 @@ static void test_random_packets(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     init_code();
     const struct CMUnitTest tests[] = {
@@ -903,5 +903,5 @@ int main(void)
         cmocka_unit_test(test_image_change),
         cmocka_unit_test(test_random_packets),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

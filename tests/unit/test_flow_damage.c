@@ -189,7 +189,7 @@ static void test_random_bytes(void **state)
     free(copy);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char *dir = tu_shared_path("opencsd/snapshots/bugfix-exact-match");
     if (!dir) tu_skip_all("../shared/testdata/opencsd/snapshots/bugfix-exact-match is absent");
@@ -208,7 +208,7 @@ int main(void)
         cmocka_unit_test(test_dropped_and_repeated),
         cmocka_unit_test(test_random_bytes),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tu_run_group(argc, argv, tests, NULL, NULL);
     ek_unmap_file(&trace);
     ek_image_free(img);
     ek_snapshot_free(ss);

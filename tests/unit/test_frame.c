@@ -228,7 +228,7 @@ static void test_random_input(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_id_changes),
@@ -242,5 +242,5 @@ int main(void)
         cmocka_unit_test(test_partial_and_odd),
         cmocka_unit_test(test_random_input),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -452,7 +452,7 @@ static void test_snapshot_core(void **state)
     free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buffers_and_edges),
@@ -464,5 +464,5 @@ int main(void)
         cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_snapshot_core),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -268,7 +268,7 @@ static void test_garbage(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sections_keys_order),
@@ -281,5 +281,5 @@ int main(void)
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_garbage),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

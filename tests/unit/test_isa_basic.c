@@ -8,6 +8,7 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/isa.h"
+#include "testutil.h"
 
 static void put32(uint8_t *p, uint32_t w)
 {
@@ -315,7 +316,7 @@ static void test_wrap(void **state)
     assert_int_equal(in.target, 2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_features),  cmocka_unit_test(test_t32_size),
@@ -324,5 +325,5 @@ int main(void)
         cmocka_unit_test(test_it_blocks), cmocka_unit_test(test_gating_alt),
         cmocka_unit_test(test_wrap),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

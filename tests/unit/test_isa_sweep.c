@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "etmkit/isa.h"
+#include "testutil.h"
 
 static int full_sweep(void)
 {
@@ -288,12 +289,12 @@ static void test_a32(void **state)
     assert_int_equal(bad, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a64),
         cmocka_unit_test(test_t32),
         cmocka_unit_test(test_a32),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -292,8 +292,8 @@ static void test_vectors(void **state)
     printf("%d vector files, %d vectors\n", files, total);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_vectors)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -391,7 +391,7 @@ static void test_random_damage(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sound_files),
@@ -399,5 +399,5 @@ int main(void)
         cmocka_unit_test(test_field_damage),
         cmocka_unit_test(test_random_damage),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(argc, argv, tests, setup, teardown);
 }

@@ -9,6 +9,7 @@
 
 #include "etmkit/perf.h"
 #include "perfw.h"
+#include "testutil.h"
 
 #define ST  (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU)
 #define V4  EK_CS_ETM_MAGIC_ETMV4
@@ -434,12 +435,12 @@ static void test_damaged_info(void **state)
     done(f, c, buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v0_etmv4_and_ptm),      cmocka_unit_test(test_v1_param_counts),
         cmocka_unit_test(test_event_config_bits),     cmocka_unit_test(test_hw_id_v0_0),
         cmocka_unit_test(test_hw_id_v0_1_and_errors), cmocka_unit_test(test_damaged_info),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "etmkit/perf.h"
 #include "perfw.h"
+#include "testutil.h"
 
 #define ST_STD                                                                                     \
     (EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID |            \
@@ -1125,7 +1126,7 @@ static void test_compressed_damage(void **state)
     free(buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_records),
@@ -1140,5 +1141,5 @@ int main(void)
         cmocka_unit_test(test_resync),
         cmocka_unit_test(test_compressed_damage),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -341,7 +341,7 @@ static void check_fact(const fact *x, opened *o, int fixed)
 
 static void test_facts(void **state)
 {
-    if (!have("perf/files")) skip();
+    if (!have("perf/files")) tu_skip("../shared/testdata/perf/files is absent");
     char rel[512];
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
         opened o;
@@ -359,7 +359,7 @@ static void test_facts(void **state)
 /* The published file and its fixed-index copy give identical slices and buffers. */
 static void test_published_equals_fixed(void **state)
 {
-    if (!have("perf/fixed-index")) skip();
+    if (!have("perf/fixed-index")) tu_skip("../shared/testdata/perf/fixed-index is absent");
     char rel[512];
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
         opened a, b;
@@ -406,7 +406,7 @@ static void test_published_equals_fixed(void **state)
 static void test_not_perf_data(void **state)
 {
     char *path = tu_shared_path("perf/files/perf_inject.data");
-    if (!path) skip();
+    if (!path) tu_skip("../shared/testdata/perf/files/perf_inject.data is absent");
     ek_diag_collector *c = ek_diag_collector_new(4);
     ek_diag d = ek_diag_collector_sink(c);
     ek_perf_file *f = (ek_perf_file *)1;
@@ -421,7 +421,8 @@ static void test_not_perf_data(void **state)
 static void test_sideband_real(void **state)
 {
     opened o;
-    if (!open_path("perf/files/perf_etm.data", &o)) skip();
+    if (!open_path("perf/files/perf_etm.data", &o))
+        tu_skip("../shared/testdata/perf/files/perf_etm.data is absent");
     ek_perf_iter *it;
     assert_int_equal(ek_perf_iter_new(o.f, EK_PERF_ITER_SIDEBAND, NULL, &it), 0);
     ek_perf_record r;
@@ -441,7 +442,7 @@ static void test_sideband_real(void **state)
     close_opened(&o);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     if (!have("perf/files")) tu_skip_all("../shared/testdata/perf/files is absent");
     const struct CMUnitTest tests[] = {
@@ -450,5 +451,5 @@ int main(void)
         cmocka_unit_test(test_not_perf_data),
         cmocka_unit_test(test_sideband_real),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "etmkit/perf.h"
 #include "perfw.h"
+#include "testutil.h"
 
 #define ST (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU | EK_PERF_SAMPLE_ID)
 
@@ -293,7 +294,7 @@ static void test_truncated_payload(void **state)
     free(full);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_per_cpu),
@@ -302,5 +303,5 @@ int main(void)
         cmocka_unit_test(test_raw_mixed_and_missing),
         cmocka_unit_test(test_truncated_payload),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

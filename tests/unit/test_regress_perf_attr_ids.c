@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "etmkit/perf.h"
+#include "testutil.h"
 
 static void put64(uint8_t *p, uint64_t v)
 {
@@ -79,8 +80,8 @@ static void test_overlapping_attr_ids(void **state)
     free(b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_overlapping_attr_ids)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

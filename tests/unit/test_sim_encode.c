@@ -14,6 +14,7 @@
 #include "etmkit/frame.h"
 #include "sim/rng.h"
 #include "sim/sim.h"
+#include "testutil.h"
 
 typedef struct rec {
     ek_etm4_enc_pkt v[200000];
@@ -328,7 +329,7 @@ static void test_formatter(void **st)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_bytes),
@@ -336,5 +337,5 @@ int main(void)
         cmocka_unit_test(test_roundtrip_ete),
         cmocka_unit_test(test_formatter),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

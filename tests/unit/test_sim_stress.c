@@ -76,11 +76,11 @@ static void test_stress_truth(void **st)
     run_seeds(1000, sanitized() ? 3 : 10, 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stress_fast),
         cmocka_unit_test(test_stress_truth),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -544,7 +544,7 @@ static void test_real_facts(void **state)
 {
     rec r = {0};
     ek_snapshot *ss = open_real("bugfix-exact-match", &r);
-    if (!ss) skip();
+    if (!ss) tu_skip("../shared/testdata/opencsd/snapshots/bugfix-exact-match is absent");
     assert_int_equal(ss->nbuffers, 1);
     assert_int_equal(ss->buffers[0].format, EK_BUF_CORESIGHT);
     assert_int_equal(ss->nsources, 6);
@@ -612,7 +612,7 @@ static void test_all_real_snapshots(void **state)
     if (!base || !cases) {
         free(base);
         free(cases);
-        skip();
+        tu_skip("../shared/testdata/opencsd is absent");
     }
     DIR *dir = opendir(base);
     assert_non_null(dir);
@@ -687,12 +687,12 @@ static void test_all_real_snapshots(void **state)
     free(cases);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_snapshot),      cmocka_unit_test(test_broken_snapshot),
         cmocka_unit_test(test_core_arch_names),    cmocka_unit_test(test_real_facts),
         cmocka_unit_test(test_all_real_snapshots),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

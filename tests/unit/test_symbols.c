@@ -207,7 +207,7 @@ static int have(const char *tool)
 
 static void test_aarch64_elf(void **state)
 {
-    if (!have("clang") || !have("ld.lld")) skip();
+    if (!have("clang") || !have("ld.lld")) tu_skip("clang or ld.lld is not installed");
     char *dir = tu_tmpdir();
     const char *lib = "\t.text\n\t.globl foo\n\t.type foo,%function\nfoo:\n\tret\n\t.size foo,4\n";
     const char *exe = "\t.text\n"
@@ -236,7 +236,7 @@ static void test_aarch64_elf(void **state)
         free(dir);
         free(ls);
         free(es);
-        skip();
+        fail_msg("clang/ld.lld could not build the AArch64 test binaries");
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/exe", dir);
@@ -314,7 +314,7 @@ static void test_shared_binaries(void **state)
     if (!loop || !ko) {
         free(loop);
         free(ko);
-        skip();
+        tu_skip("../shared/testdata/perf/files is absent");
     }
     ek_elf_info *info;
     assert_int_equal(ek_elf_info_read(loop, NULL, &info), 0);
@@ -371,9 +371,9 @@ static void test_shared_binaries(void **state)
 static void test_against_perf(void **state)
 {
 #if !defined(__x86_64__)
-    skip();
+    tu_skip("perf's own samples are compared on x86_64 only");
 #else
-    if (!have("perf") || !have("gcc")) skip();
+    if (!have("perf") || !have("gcc")) tu_skip("perf or gcc is not installed");
     static const char prog[] = "\t.text\n\t.globl main\n\t.type main,@function\nmain:\n"
                                "\tmov $1500000, %rcx\n1:\tcall region\n\tdec %rcx\n\tjnz 1b\n"
                                "\txor %eax, %eax\n\tret\n\t.size main, .-main\n"
@@ -404,10 +404,9 @@ static void test_against_perf(void **state)
              "> samples.txt",
              dir);
     if (run(cmd) != 0) {
-        printf("perf record/script unavailable here: oracle comparison skipped\n");
         tu_rmtree(dir);
         free(dir);
-        skip();
+        tu_skip("perf record/script cannot sample here (perf_event_paranoid or no PMU)");
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/prog", dir);
@@ -601,7 +600,7 @@ static void test_buildid_candidates(void **state)
     free(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixup_end_and_lookup),
@@ -614,5 +613,5 @@ int main(void)
         cmocka_unit_test(test_buildid_candidates),
         cmocka_unit_test(test_damaged_inputs),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }

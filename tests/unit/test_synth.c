@@ -11,6 +11,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
 #include "etmkit/synth.h"
+#include "testutil.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -275,7 +276,7 @@ static void test_fields_parse(void **state)
     ek_sbuf_free(&err);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_branches),     cmocka_unit_test(test_instructions),
@@ -283,5 +284,5 @@ int main(void)
         cmocka_unit_test(test_itrace_parse), cmocka_unit_test(test_flags_text),
         cmocka_unit_test(test_fields_parse),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tu_run_group(argc, argv, tests, NULL, NULL);
 }
