@@ -787,6 +787,12 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     ek_script_fields fl = *f0;
     const ek_script_fields *f = &fl;
     event_names(s, names);
+    /* perf drops the fields the synthesised events' sample_type lacks from its defaults
+     * (builtin-script.c evsel__do_check_stype) unless -F names them; the cs_etm event's
+     * PERF_SAMPLE_CPU (absent with perf record --per-thread) decides the cpu field */
+    if (s->cs->attr && !(s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU) &&
+        !(fl.named & EK_SF_F_CPU))
+        fl.fields &= ~(uint32_t)EK_SF_F_CPU;
     if (!fl.names[0])
         fl.names[0] = names[0];
     if (!fl.names[1])
