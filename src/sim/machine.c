@@ -87,6 +87,35 @@ static uint64_t ksym(sim *S, const char *name)
 
 /* ------------------------------------------------------------------ threads and stacks */
 
+static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr);
+
+/* truth: the call-stack node of frame i of t (its parent: frame i - 1's) */
+static void frame_node(sim *S, sim_thread *t, unsigned i)
+{
+    sim_frame *f = &t->stack[i];
+    f->node = 0;
+    if (!S->truth) return;
+    if (!S->snodes.n) {
+        sim_snode root;
+        memset(&root, 0, sizeof(root));
+        if (ek_vec_push(&S->snodes, root)) goto nomem;
+    }
+    const sim_map *m = lookup(S, t->proc, f->addr);
+    sim_snode n = {f->addr, i ? t->stack[i - 1].node : 0, m ? m->serial : 0, f->exc};
+    if (S->snodes.n >= UINT32_MAX || ek_vec_push(&S->snodes, n)) goto nomem;
+    f->node = (uint32_t)(S->snodes.n - 1);
+    return;
+nomem:
+    S->err = EK_ERR_NOMEM;
+    S->done = 1;
+}
+
+/* truth: the call stack of t now */
+static inline uint32_t stack_node(const sim_thread *t)
+{
+    return t->depth ? t->stack[t->depth - 1].node : 0;
+}
+
 static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
 {
     if (t->depth == t->cap) {
@@ -109,6 +138,7 @@ static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
     t->stack[t->depth].exc = (uint8_t)exc;
     t->stack[t->depth].el = (uint8_t)el;
     t->depth++;
+    frame_node(S, t, t->depth - 1);
     return 0;
 }
 
@@ -326,6 +356,7 @@ void sim_machine_free(sim *S)
         free(S->procs[i]);
     free(S->procs);
     free(S->maps_all);
+    ek_vec_free(&S->snodes);
     for (int i = 0; i < S->ncpus; i++) {
         free(S->cpus[i].rq);
         sim_etm_free(&S->cpus[i].etm);
@@ -454,6 +485,8 @@ static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
     t->stack[e - 1].addr = entry ? entry->addr : 0;
     memmove(t->stack, t->stack + e - 1, (t->depth - (e - 1)) * sizeof(sim_frame));
     t->depth -= e - 1;
+    for (unsigned i = 0; i < t->depth; i++)
+        frame_node(S, t, i);
     sim_side_comm(S, t, 1, c->time, c->id);
     sim_side_mmap(S, t, &p->maps[0], c->time, c->id);
 }
@@ -784,6 +817,7 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->stack[t->depth].exc = 0;
                 t->stack[t->depth].el = (uint8_t)t->el;
                 t->depth++;
+                if (S->truth) frame_node(S, t, t->depth - 1);
             }
             sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
             sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);

@@ -31,6 +31,7 @@ static sim_session *add_session(sim *S, int mode, unsigned el_mask)
     s->mode = mode;
     s->el_mask = el_mask;
     s->header_version = 1;
+    s->ts_source = SIM_TS_SOURCE_NONE; /* perf before 6.3 */
     s->sink_kind = SIM_SINK_ETR;
     s->ring_size = 1u << 20;
     s->read_period = 2000000;
@@ -1021,18 +1022,8 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
     if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err) err = write_kallsyms(S, o->outdir);
     if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
-    for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
-        if (S->sessions[i].no_output) continue;
-        char a[64], b[64];
-        snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
-        snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
-        char *p = join(o->outdir, a);
-        char *q = join(o->outdir, b);
-        err = p && q ? sim_truth_write(S, &S->sessions[i], p, S->sc->snapshot_folder ? NULL : q)
-                     : EK_ERR_NOMEM;
-        free(p);
-        free(q);
-    }
+    for (int i = 0; i < S->nsessions && !err && S->truth; i++)
+        if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
     if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
     if (!err) err = write_summary(S, o->outdir, o);
     if (res) {

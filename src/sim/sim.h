@@ -99,7 +99,17 @@ typedef struct sim_frame {
     uint64_t addr;
     uint8_t exc; /* 1: exception frame (ERET returns here, to EL 'el') */
     uint8_t el;
+    uint32_t node; /* truth: the call stack up to and including this frame (sim_snode) */
 } sim_frame;
+
+/* Truth: one frame of a call stack as a persistent list (every frame ever pushed, linked to
+ * the frames below it); node 0 is the empty stack. */
+typedef struct sim_snode {
+    uint64_t addr;   /* return address */
+    uint32_t parent; /* the frames below */
+    uint32_t map;    /* mapping serial of the return address's code (0: the kernel) */
+    uint8_t exc;     /* an exception's frame */
+} sim_snode;
 
 enum { SIM_T_NEW, SIM_T_RUNNABLE, SIM_T_RUNNING, SIM_T_SLEEPING, SIM_T_DEAD };
 
@@ -150,6 +160,7 @@ typedef struct sim_tpkt {
 typedef struct sim_tatom {
     uint64_t start, end; /* [start, end): end is the address after the branch */
     uint32_t map;        /* mapping serial of the code (0 = kernel) */
+    uint32_t stack;      /* call stack of the range's instructions (sim_snode) */
     uint8_t cls;         /* SIM_I_* of the branch */
     uint8_t svc_before;  /* the word before 'start' is an SVC */
 } sim_tatom;
@@ -157,6 +168,7 @@ typedef struct sim_tatom {
 typedef struct sim_texc {
     uint64_t start, ret; /* straight-line range before the exception: [start, ret) */
     uint32_t map;
+    uint32_t stack; /* call stack of the range (sim_snode) */
     uint8_t type;
     uint8_t svc_at_end; /* the instruction before 'ret' is an SVC */
 } sim_texc;
@@ -169,7 +181,8 @@ enum {
     SIM_E_EXCEPTION,
     SIM_E_EXC_RET,
     SIM_E_CONTEXT,
-    SIM_E_TIMESTAMP
+    SIM_E_TIMESTAMP,
+    SIM_E_NACC /* code the decoder cannot read: it waits for the next address */
 };
 
 typedef struct sim_elem {
@@ -183,6 +196,7 @@ typedef struct sim_elem {
     uint8_t exc; /* EXCEPTION: number */
     uint32_t ninstr;
     uint32_t map;        /* RANGE: mapping serial */
+    uint32_t stack;      /* RANGE: call stack of its instructions (sim_snode) */
     uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
     uint64_t gen;        /* position in the queue's data where the element is produced */
 } sim_elem;
@@ -232,6 +246,7 @@ typedef struct sim_etm {
     int active;       /* emitting trace now */
     uint64_t pos;     /* next instruction address as a decoder sees it */
     uint32_t pos_map;
+    uint32_t pos_stack; /* truth: call stack at pos (sim_snode) */
     uint8_t pos_svc;    /* the word before pos is an SVC */
     int switch_pending; /* a context-switch return waits for its target address */
     uint64_t switch_target;
@@ -348,6 +363,7 @@ struct sim_session {
     uint32_t attr_config; /* cs_etm perf attr.config */
     int sink_kind;
     int header_version; /* AUXTRACE_INFO version 0, 1, 2 */
+    int ts_source;      /* TS_SOURCE in AUXTRACE_INFO (perf 6.3+); SIM_TS_SOURCE_NONE: absent */
     int hw_id_records;  /* write AUX_OUTPUT_HW_ID */
     uint32_t ring_size;
     sim_event events[SIM_MAX_CPUS];
@@ -376,6 +392,28 @@ struct sim_session {
 };
 
 /* ------------------------------------------------------------------ the simulation */
+
+/* The counter behind CoreSight time stamps, and how the kernel's clock relates to it.
+ *   SIM_CLK_KERNEL   time stamps are the kernel's clock in ns (TIME_CONV: 1:1)
+ *   SIM_CLK_COUNTER  an architected counter at some frequency, from which the kernel's clock
+ *                    is derived as arm64 perf's TIME_CONV says:
+ *                    ns = zero + (cnt >> shift) * mult + (((cnt & (2^shift - 1)) * mult) >> shift)
+ *   SIM_CLK_OTHER    a counter the kernel's clock has no relation to (a separate timestamp
+ *                    generator): count = base + ns * num / den */
+enum { SIM_CLK_KERNEL = 0, SIM_CLK_COUNTER, SIM_CLK_OTHER };
+
+typedef struct sim_clock {
+    int kind;
+    uint32_t mult;
+    uint16_t shift;
+    uint64_t zero;
+    uint64_t base, num, den; /* SIM_CLK_OTHER */
+} sim_clock;
+
+/* the time stamp value the trace units write at kernel time ns */
+uint64_t sim_clock_count(const sim *S, uint64_t ns);
+/* the kernel time (ns) of a time stamp value (SIM_CLK_OTHER: the time it was written) */
+uint64_t sim_clock_time(const sim *S, uint64_t count);
 
 typedef struct sim_scenario sim_scenario;
 struct sim_scenario {
@@ -439,6 +477,8 @@ struct sim {
     uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
+    EK_VEC(sim_snode) snodes; /* truth: call stack frames (node 0: the empty stack) */
+    sim_clock clock;
 };
 
 /* machine.c */
@@ -537,7 +577,12 @@ int sim_mkdirs(const char *path);
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
                     int barrier_first, const uint8_t *raw_data, sim_op_vec *out);
-int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
+/* the truth files of a session in dir: expected-*.txt and perf-6.1-expected.txt, with "-N"
+ * after the name for the N-th further session */
+int sim_truth_write(sim *S, sim_session *s, const char *dir, int index);
+/* do the session's samples get their time from the CoreSight time stamps (TS_SOURCE says they
+ * come from the counter TIME_CONV describes)? */
+int sim_session_ts_convertible(const sim *S, const sim_session *s);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
 static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64_t from,
@@ -562,10 +607,11 @@ enum {
     SIM_R_SWITCH_CPU_WIDE = 15,
     SIM_R_AUX_OUTPUT_HW_ID = 21,
 };
-#define SIM_AUX_TRUNCATED 0x01ull
-#define SIM_AUX_OVERWRITE 0x02ull
-#define SIM_AUX_PARTIAL   0x04ull
-#define SIM_AUX_COLLISION 0x08ull
-#define SIM_AUX_RAW       0x100ull
+#define SIM_AUX_TRUNCATED  0x01ull
+#define SIM_AUX_OVERWRITE  0x02ull
+#define SIM_AUX_PARTIAL    0x04ull
+#define SIM_AUX_COLLISION  0x08ull
+#define SIM_AUX_RAW        0x100ull
+#define SIM_TS_SOURCE_NONE (-2)
 
 #endif
