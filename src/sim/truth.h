@@ -54,8 +54,23 @@ typedef struct tr_idstate {
     unsigned n_end_ts;
 } tr_idstate;
 
+/* perf view: OpenCSD 1.3.3's memory access cache (one per decode tree, i.e. per perf queue):
+ * 12 pages of up to 256 bytes, each read from the address that missed, replaced round robin,
+ * all invalidated when a context element is committed */
+#define TR_CACHE_PAGES 12
+#define TR_CACHE_PAGE  256
+typedef struct tr_mcache {
+    struct {
+        uint64_t st;
+        uint32_t len;
+        const uint8_t *data; /* the bytes the page holds (the file perf read them from) */
+    } pg[TR_CACHE_PAGES];
+    int idx, next;
+} tr_mcache;
+
 typedef struct tr_decoder {
     sim *S;
+    tr_mcache *cache; /* perf view: the queue's */
     sim_session *s;
     int view;
     uint64_t map_time; /* perf view: mappings made up to this time are known */
@@ -147,6 +162,7 @@ typedef struct tr_queue {
     uint64_t buf_len;
     int tid0;
     int decoded;
+    tr_mcache cache;
     tr_tq *tqs[128]; /* by trace ID (perf 6.1 without time stamps: one, tqs[0]) */
     int pending_chan;
 } tr_queue;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/truth.h"
 
@@ -36,15 +37,70 @@ static const sim_map *perf_map(const tr_decoder *d, int tid, uint64_t a)
     return tr_perf_map_pid(S, d->map_time, pid_of(S, tid), a);
 }
 
-int tr_perf_word(const tr_decoder *d, int tid, uint64_t a, uint32_t *w, uint32_t *serial)
+/* perf's cs_etm__mem_access: up to size bytes at a from the file under the map of a in thread
+ * tid's process (the kernel: its code segment in vmlinux); 0 when perf has no code there */
+static uint32_t perf_read(const tr_decoder *d, int tid, uint64_t a, uint32_t size,
+                          const uint8_t **data)
 {
     const sim_map *m = perf_map(d, tid, a);
-    if (!m) return -1;
-    if (a - m->bias + 4 > m->img->seg_vaddr + m->img->seg_filesz || a - m->bias < m->img->seg_vaddr)
-        return -1;
-    *w = sim_image_word(m->img, a - m->bias);
-    if (serial) *serial = m->serial;
+    if (!m) return 0;
+    uint64_t off, end;
+    if (m->img->is_kernel) {
+        if (a - m->bias < m->img->seg_vaddr) return 0;
+        off = m->img->seg_off + (a - m->bias - m->img->seg_vaddr);
+        end = m->img->seg_off + m->img->seg_filesz;
+    } else {
+        /* the map's file offset: the whole file can be read from there on, code or not */
+        off = (m->img->seg_off & ~0xFFFull) + (a - m->start);
+        end = m->img->size;
+    }
+    if (off >= end) return 0;
+    *data = m->img->data + off;
+    return end - off < size ? (uint32_t)(end - off) : size;
+}
+
+int tr_perf_word(const tr_decoder *d, int tid, uint64_t a, uint32_t *w, uint32_t *serial)
+{
+    const uint8_t *p;
+    if (perf_read(d, tid, a, 4, &p) < 4) return -1;
+    *w = ek_le32(p);
+    if (serial) {
+        const sim_map *m = perf_map(d, tid, a);
+        *serial = m ? m->serial : 0;
+    }
     return 0;
+}
+
+/* An instruction word as OpenCSD 1.3.3 reads it: through its memory access cache, whose pages
+ * are read from the address that missed and may run past the end of the map (perf reads the
+ * file) -- or hold code of another process, until a context change clears them. */
+static int ocsd_word(tr_decoder *d, int tid, uint64_t a, uint32_t *w)
+{
+    tr_mcache *c = d->cache;
+    if (!c) return tr_perf_word(d, tid, a, w, NULL);
+    for (int k = 0; k < TR_CACHE_PAGES; k++) {
+        if (c->pg[c->idx].st <= a && c->pg[c->idx].st + c->pg[c->idx].len >= a + 4) {
+            *w = ek_le32(c->pg[c->idx].data + (a - c->pg[c->idx].st));
+            return 0;
+        }
+        c->idx = (c->idx + 1) % TR_CACHE_PAGES;
+    }
+    c->idx = c->next;
+    const uint8_t *p = NULL;
+    uint32_t n = perf_read(d, tid, a, TR_CACHE_PAGE, &p);
+    c->pg[c->idx].len = n;
+    if (!n) return -1;
+    c->pg[c->idx].st = a;
+    c->pg[c->idx].data = p;
+    c->next = (c->next + 1) % TR_CACHE_PAGES;
+    if (n < 4) return -1;
+    *w = ek_le32(p);
+    return 0;
+}
+
+static void cache_invalidate(tr_decoder *d)
+{
+    if (d->cache) memset(d->cache, 0, sizeof(*d->cache));
 }
 
 static int cur_tid(const tr_decoder *d, const tr_idstate *st)
@@ -73,6 +129,8 @@ static void flush_pending(tr_decoder *d, tr_idstate *st, const sim_op *o)
             continue;
         case SIM_E_CONTEXT:
             st->need_ctxt = 0;
+            /* OpenCSD: a committed context update clears the memory access cache */
+            if (d->view == VIEW_PERF) cache_invalidate(d);
             e.kind = SIM_E_CONTEXT;
             e.start = p->v;
             e.el = p->el;
@@ -179,14 +237,16 @@ static int walk(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_t stop, i
     uint64_t a = st->pos, start = st->pos;
     uint32_t map = 0, w = 0;
     for (uint64_t n = 0; n < (1u << 26); n++) {
-        uint32_t m2;
-        if (tr_perf_word(d, tid, a, &w, &m2)) {
+        if (ocsd_word(d, tid, a, &w)) {
             if (a != start) range_elem(d, o, start, a, SIM_I_OTHER, 0, map, tid);
             st->pos = a;
             st->need_addr = 1;
             return -1;
         }
-        if (a == start) map = m2;
+        if (a == start) {
+            const sim_map *mm = perf_map(d, tid, a);
+            map = mm ? mm->serial : 0;
+        }
         int c = oc_class(w);
         a += 4;
         if (use_stop ? a == stop : c != SIM_I_OTHER) {

@@ -165,6 +165,7 @@ static int get_block(tr_emu *m, tr_queue *q)
             if (q->tqs[id]) q->tqs[id]->started = 0;
         /* a new buffer: the decoder starts from reset; perf's thread per trace ID stays */
         tr_decoder *d = &m->dec;
+        d->cache = m->view == VIEW_PERF ? &q->cache : NULL;
         for (int id = 0; id < 128; id++)
             d->st[id].tid = q->tqs[id] ? q->tqs[id]->tid : q->tid0;
         d->global_tid = q->tqs[0] ? q->tqs[0]->tid : q->tid0;
