@@ -581,8 +581,14 @@ static sim_action next_action(sim *S, sim_thread *t)
     sim_process *p = t->proc;
     if (t->tid == p->pid) { /* the script runs on the main thread */
         uint32_t step = p->steps++;
-        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
-            return p->script[p->script_pos++].action;
+        sim_action a = p->script_pos < p->nscript ? p->script[p->script_pos].action : SIM_ACT_NONE;
+        /* exec and dlclose take code away: as a program that joins its threads first (they
+         * could be running it), the main thread waits until it is the only one */
+        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step &&
+            ((a != SIM_ACT_EXEC && a != SIM_ACT_DLCLOSE) || p->live_threads == 1)) {
+            p->script_pos++;
+            return a;
+        }
     }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,

@@ -439,6 +439,7 @@ static int sc_workload_run(sim *S)
     c->random_actions = 8;
     int err = add_lib(S, a, "libsima.so");
     if (!err) err = add_lib(S, a, "libsimb.so");
+    a->thread_budget = 30000; /* its thread ends before the library is unloaded */
     script(a, 1, SIM_ACT_CLONE);
     script(a, 4, SIM_ACT_DLOPEN);
     script(a, 300, SIM_ACT_DLCLOSE);
@@ -446,6 +447,7 @@ static int sc_workload_run(sim *S)
     script(b, 1, SIM_ACT_CLONE);
     script(b, 2, SIM_ACT_CLONE);
     b->next_exe = sim_find_image(S, "simchild");
+    b->thread_budget = 30000; /* its threads end, then it execs */
     script(b, 500, SIM_ACT_EXEC);
     return err;
 }
