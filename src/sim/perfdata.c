@@ -300,12 +300,12 @@ static void write_time_conv(sim_writer *w)
         /* arm64: the architected counter (56 bits) drives the kernel's clock; a separate
          * timestamp generator (SIM_CLK_OTHER) has no TIME_CONV of its own, and the record
          * describes the CPU's counter at its usual 25 MHz */
-        sim_clock arch = {SIM_CLK_COUNTER, 671088640u, 24, 0, 0, 0, 0};
+        sim_clock arch = {SIM_CLK_COUNTER, 671088640u, 24, 0, 0, 0, 0, 0};
         const sim_clock *d = c->kind == SIM_CLK_COUNTER ? c : &arch;
         ek_put_le64(b + 8, d->shift);
         ek_put_le64(b + 16, d->mult);
         ek_put_le64(b + 24, d->zero);
-        ek_put_le64(b + 32, 0);                /* time_cycles */
+        ek_put_le64(b + 32, d->cycles);        /* time_cycles */
         ek_put_le64(b + 40, (1ull << 56) - 1); /* time_mask */
         b[48] = 1;                             /* cap_user_time_zero */
         b[49] = 1;                             /* cap_user_time_short */

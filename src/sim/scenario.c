@@ -139,6 +139,28 @@ static int sc_per_thread_run(sim *S)
     return 0;
 }
 
+/* per-thread recording of two threads on two CPUs sharing one ETR: a thread's AUX buffer can
+ * hold the trace of both CPUs (the last event to stop copies the sink), and without time
+ * stamps perf 6.1 keeps one sample state for the whole queue */
+static int sc_per_thread_two(sim *S)
+{
+    int err = sc_per_thread(S);
+    S->sessions[0].nevents = 2; /* perf record --per-thread: one event per thread */
+    return err;
+}
+
+static int sc_per_thread_two_run(sim *S)
+{
+    sim_session *s = &S->sessions[0];
+    set_target(s, S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    s->events[1].tid = S->next_pid; /* the thread it clones */
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
 static int sc_kernel(sim *S)
 {
     S->ncpus = 2;
@@ -412,6 +434,86 @@ static int sc_header_v2(sim *S)
     return sc_header(S, 2, 1);
 }
 
+/* Sample times (seed 000: kernel time against CoreSight time). The same recording three times,
+ * with the CoreSight time stamps from three clocks: the kernel's clock itself (TIME_CONV 1:1),
+ * the architected counter TIME_CONV describes (19.2 MHz, running since long before boot), and a
+ * separate time stamp generator the kernel knows nothing about. TS_SOURCE (perf 6.3+) says which:
+ * 1 (the virtual counter) for the first two, -1 (unknown) for the third. */
+static int sc_time(sim *S, int clk)
+{
+    S->ncpus = 3;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 3);
+    s->ts_source = clk == SIM_CLK_OTHER ? -1 : 1;
+    s->read_period = 150000; /* AUX records at many different times */
+    add_etr(S, 64u << 10);
+    S->clock.kind = clk;
+    if (clk == SIM_CLK_COUNTER) {
+        /* arm64: sched_clock from a 56-bit counter, mult / 2^shift = 52.083 ns per tick */
+        S->clock.mult = 873813333u;
+        S->clock.shift = 24;
+        const uint64_t c0 = 7000000000ull; /* the counter's value at boot */
+        uint64_t f = (c0 >> 24) * S->clock.mult + (((c0 & 0xFFFFFF) * S->clock.mult) >> 24);
+        S->clock.zero = 0 - f; /* the kernel's clock reads 0 at boot */
+        S->clock.cycles = c0;  /* ... and its epoch (arm64 subtracts it from time_zero) */
+    } else if (clk == SIM_CLK_OTHER) {
+        S->clock.base = 123456789012345ull; /* a 100 MHz generator started long ago */
+        S->clock.num = 1;
+        S->clock.den = 10;
+    }
+    return 0;
+}
+
+static int sc_time_kernel(sim *S)
+{
+    return sc_time(S, SIM_CLK_KERNEL);
+}
+
+static int sc_time_counter(sim *S)
+{
+    return sc_time(S, SIM_CLK_COUNTER);
+}
+
+static int sc_time_other(sim *S)
+{
+    return sc_time(S, SIM_CLK_OTHER);
+}
+
+static int sc_time_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 32;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* Context changes (perf fixed this in 2026): system-wide kernel and user tracing of four
+ * processes sharing one CPU and yielding to each other all the time; time stamps are rare (a
+ * synchronisation every 64 KiB), so many ranges wait in perf's packet queue when the context
+ * packet of the next thread arrives. They belong to the thread that ran them; perf 6.1 gives
+ * them to the next one. */
+static int sc_ctxswitch(sim *S)
+{
+    S->ncpus = 1;
+    add_session(S, SIM_MODE_SYSTEM, 3);
+    add_etr(S, 1u << 20);
+    return 0;
+}
+
+static int sc_ctxswitch_run(sim *S)
+{
+    static const char *const exe[] = {"simloop", "simchild", "simloop", "simchild"};
+    for (int i = 0; i < 4; i++) {
+        sim_process *p = spawn(S, exe[i], 0, S->work, 0);
+        if (!p) return EK_ERR_NOMEM;
+        p->random_actions = 96; /* mostly yields and sleeps */
+    }
+    S->cpus[0].etm.sync_period = 65536;
+    return 0;
+}
+
 /* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
  * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
  * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
@@ -547,6 +649,12 @@ static const struct {
       sc_per_thread, 0},
      sc_per_thread_run,
      64 << 10},
+    {{"per-thread-two-cpus",
+      "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
+      "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
+      sc_per_thread_two, 0},
+     sc_per_thread_two_run,
+     64 << 10},
     {{"kernel-and-user",
       "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
       "making system calls; vmlinux in symfs",
@@ -646,6 +754,30 @@ static const struct {
       sc_stress, 0},
      sc_stress_run,
      512 << 10},
+    {{"time-kernel-clock",
+      "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
+      "TIME_CONV 1:1): samples carry their time stamp's time",
+      sc_time_kernel, 0},
+     sc_time_run,
+     96 << 10},
+    {{"time-virtual-counter",
+      "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
+      "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
+      sc_time_counter, 0},
+     sc_time_run,
+     96 << 10},
+    {{"time-unknown-counter",
+      "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
+      "they only order the trace; samples carry the time of their AUX record",
+      sc_time_other, 0},
+     sc_time_run,
+     96 << 10},
+    {{"context-switch-order",
+      "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
+      "rare time stamps: ranges decoded before a context packet belong to the previous thread",
+      sc_ctxswitch, 0},
+     sc_ctxswitch_run,
+     128 << 10},
     {{"workload",
       "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
       "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "

@@ -407,6 +407,7 @@ typedef struct sim_clock {
     uint32_t mult;
     uint16_t shift;
     uint64_t zero;
+    uint64_t cycles;         /* TIME_CONV time_cycles (cap_user_time_short) */
     uint64_t base, num, den; /* SIM_CLK_OTHER */
 } sim_clock;
 
