@@ -30,8 +30,8 @@
 #define SIM_MAX_SESSIONS 6
 #define SIM_NO_OWNER     (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
 #define SIM_MAX_MAPS     8
-/* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
- * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
+/* the full ground truth is computed up to this trace budget (about 110 bytes of memory and
+ * 300 bytes of expected files per trace byte); above it, a summary */
 #define SIM_TRUTH_MAX  (4ull << 20)
 #define SIM_MAX_SCRIPT 32
 /* simulated time starts one second after boot: trace timestamps are never zero */
