@@ -118,7 +118,7 @@ static void atom_range(ek_ptm_decoder *d, const ek_ptm_packet *k, int exec, int 
 {
     a32_walk wk;
     const unsigned isa = d->isa;
-    a32_walk_run(&d->walker, d->addr, isa, mem_space(d), mode, match, &d->it, &wk);
+    a32_walk_run(&d->walker, d->addr, isa, mem_space(d), mode, match, NULL, &wk);
     if (wk.bad_isa) {
         d->valid = 0; /* wait for an address in an instruction set we decode */
         return;

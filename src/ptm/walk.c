@@ -78,6 +78,8 @@ void a32_walk_run(a32_walker *w, uint64_t addr, unsigned isa, uint32_t space, in
         out->last_addr = op;
         if (mode == WALK_TO_WAYPOINT)
             out->found = x.type != EK_ITYPE_OTHER;
+        else if (mode == WALK_ONE)
+            out->found = 1;
         else if (mode == WALK_TO_ADDR_EXCL)
             out->found = addr == match;
         else

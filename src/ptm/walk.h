@@ -20,7 +20,7 @@ typedef struct a32_walker {
     uint64_t span_gen;
 } a32_walker;
 
-enum { WALK_TO_WAYPOINT = 0, WALK_TO_ADDR_INCL, WALK_TO_ADDR_EXCL };
+enum { WALK_TO_WAYPOINT = 0, WALK_TO_ADDR_INCL, WALK_TO_ADDR_EXCL, WALK_ONE };
 
 /* Result of a walk. */
 typedef struct a32_walk {

@@ -13,6 +13,7 @@
 #include "core/mapfile.h"
 #include "etmkit/diag.h"
 #include "etmkit/elem.h"
+#include "etmkit/etm3.h"
 #include "etmkit/flow.h"
 #include "etmkit/frame.h"
 #include "etmkit/image.h"
@@ -37,6 +38,9 @@ typedef struct pipe {
     ek_ptm_config ptm_cfg;
     ek_ptm_parser ptm;
     ek_ptm_decoder *ptm_dec;
+    ek_etm3_config etm3_cfg;
+    ek_etm3_parser etm3;
+    ek_etm3_decoder *etm3_dec;
 } pipe_t;
 
 typedef struct ctx {
@@ -97,8 +101,22 @@ static void drain(ctx_t *c, pipe_t *pp)
         }
         break;
     }
-    case EK_PROTO_PTM:
     case EK_PROTO_ETMV3: {
+        const ek_etm3_packet *k;
+        while (ek_etm3_next(&pp->etm3, &k) > 0) {
+            if (list) ek_list_etm3_ocsd(&c->out, k, pp->print_id, mon, &pp->etm3_cfg);
+            pp->last_index = k->index;
+            if (pp->etm3_dec) {
+                ek_etm3_decode(pp->etm3_dec, k);
+                size_t n;
+                const ek_elem *el = ek_etm3_decoder_elems(pp->etm3_dec, &n);
+                put_elems(c, el, (int)n);
+                ek_etm3_decoder_clear(pp->etm3_dec);
+            }
+        }
+        break;
+    }
+    case EK_PROTO_PTM: {
         const ek_ptm_packet *k;
         while (ek_ptm_next(&pp->ptm, &k) > 0) {
             if (list && (mon || !(k->flags & EK_PTM_PF_NOTSYNC_MORE)))
@@ -125,8 +143,8 @@ static void feed(ctx_t *c, pipe_t *pp, const uint8_t *d, size_t n, uint64_t inde
     switch (pp->proto) {
     case EK_PROTO_STM: ek_stm_feed(&pp->stm, d, n, index); break;
     case EK_PROTO_ITM: ek_itm_feed(&pp->itm, d, n, index); break;
+    case EK_PROTO_ETMV3: ek_etm3_feed(&pp->etm3, d, n, index); break;
     case EK_PROTO_PTM:
-    case EK_PROTO_ETMV3:
         ek_ptm_feed(&pp->ptm, d, n, index);
         if (c->cur_item) {
             uint8_t tail[16];
@@ -159,8 +177,18 @@ static void eot(ctx_t *c, pipe_t *pp)
             put_elems(c, &e, 1);
         }
         break;
-    case EK_PROTO_PTM:
     case EK_PROTO_ETMV3:
+        ek_etm3_eot(&pp->etm3);
+        drain(c, pp);
+        if (pp->etm3_dec) {
+            ek_etm3_decode_eot(pp->etm3_dec);
+            size_t n;
+            const ek_elem *el = ek_etm3_decoder_elems(pp->etm3_dec, &n);
+            put_elems(c, el, (int)n);
+            ek_etm3_decoder_clear(pp->etm3_dec);
+        }
+        break;
+    case EK_PROTO_PTM:
         ek_ptm_eot(&pp->ptm);
         drain(c, pp);
         if (pp->ptm_dec) {
@@ -237,8 +265,18 @@ static pipe_t *new_pipe(ctx_t *c, const ek_snap_source *s, unsigned print_id)
         ek_itm_parser_init(&pp->itm, id);
         ek_itm_decoder_init(&pp->itm_dec, id, s->cfg.regs.tcr);
         break;
-    case EK_PROTO_PTM:
     case EK_PROTO_ETMV3:
+        ek_etm3_config_from_source(&pp->etm3_cfg, &s->cfg);
+        ek_etm3_parser_init(&pp->etm3, &pp->etm3_cfg);
+        if (c->decode) {
+            ek_flow_mem mem = ek_flow_mem_image(c->img);
+            if (ek_etm3_decoder_new(&pp->etm3_cfg, &mem, &pp->etm3_dec)) {
+                free(pp);
+                return NULL;
+            }
+        }
+        break;
+    case EK_PROTO_PTM:
         ek_ptm_config_from_source(&pp->ptm_cfg, &s->cfg);
         ek_ptm_parser_init(&pp->ptm, &pp->ptm_cfg);
         if (c->decode) {
@@ -341,9 +379,11 @@ int main(int argc, char **argv)
     ek_unmap_file(&m);
     for (unsigned i = 0; i < NUM_IDS; i++) {
         if (c.pipes[i]) ek_ptm_decoder_free(c.pipes[i]->ptm_dec);
+        if (c.pipes[i]) ek_etm3_decoder_free(c.pipes[i]->etm3_dec);
         free(c.pipes[i]);
     }
     if (c.single) ek_ptm_decoder_free(c.single->ptm_dec);
+    if (c.single) ek_etm3_decoder_free(c.single->etm3_dec);
     free(c.single);
     ek_sbuf_free(&c.out);
     ek_image_free(c.img);
