@@ -17,7 +17,7 @@ static void line_head(wr *w, uint64_t index, unsigned trace_id, const uint8_t *r
         return;
     }
     wr_lit(w, "; [");
-    wr_need(w, (n + nfill) * 5 + 16);
+    wr_need(w, (n + nfill) * 5 + 256); /* raw bytes, then the rest of the line */
     for (size_t i = 0; i < n; i++) {
         wr_lit(w, "0x");
         wr_hex2(w, raw[i]);

@@ -352,7 +352,8 @@ int main(int argc, char **argv)
         return 1;
     }
     ek_dfmt_init(&c.dfmt, buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN);
-    for (size_t pos = 0; pos < m.size; pos += BLOCK) {
+    int fatal = 0;
+    for (size_t pos = 0; pos < m.size && !fatal; pos += BLOCK) {
         const size_t len = m.size - pos < BLOCK ? m.size - pos : BLOCK;
         if (!c.formatted) {
             if (c.single) feed(&c, c.single, m.data + pos, len, pos);
@@ -360,14 +361,23 @@ int main(int argc, char **argv)
         }
         ek_dfmt_item it;
         ek_dfmt_feed(&c.dfmt, m.data + pos, len, pos);
-        while (ek_dfmt_next(&c.dfmt, &it) > 0) {
+        while (!fatal && ek_dfmt_next(&c.dfmt, &it) > 0) {
+            /* trc_pkt_lister stops with a fatal data-path error at data for a reserved trace
+             * ID (0x70-0x7F): frames past the end of the written trace in a buffer */
+            if (it.kind == EK_DFMT_DATA && it.len && ek_trace_id_reserved(it.id)) {
+                fatal = 1;
+                ek_sbuf_puts(&c.out, "Trace Packet Lister : Data Path fatal error\n");
+                break;
+            }
             if (it.kind != EK_DFMT_DATA || it.id >= NUM_IDS || !c.pipes[it.id]) continue;
             c.cur_item = &it;
             feed(&c, c.pipes[it.id], it.data, it.len, it.index);
             c.cur_item = NULL;
         }
     }
-    if (c.formatted) {
+    if (fatal) {
+        /* no end of trace after a fatal error */
+    } else if (c.formatted) {
         for (unsigned i = 0; i < NUM_IDS; i++)
             if (c.pipes[i]) eot(&c, c.pipes[i]);
     } else if (c.single) {
