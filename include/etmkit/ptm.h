@@ -152,7 +152,7 @@ typedef struct ek_ptm_parser {
     struct {
         uint64_t index;
         uint8_t n, zeros, decode;
-        uint8_t bytes[16];
+        uint8_t bytes[EK_PTM_MAX_PKT];
     } ws[3];
     uint8_t ws_head;
     uint8_t ws_active; /* a scan of the current block is under way */

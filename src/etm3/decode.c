@@ -19,7 +19,6 @@ enum { D_NO_SYNC = 0, D_WAIT_ASYNC, D_WAIT_ISYNC, D_DECODE };
 struct ek_etm3_decoder {
     ek_etm3_config cfg;
     a32_walker walker;
-    ek_it_state it;
     uint8_t state, unsync_reason, need_addr, sent_unknown;
     uint64_t addr;
     uint8_t isa;
@@ -42,7 +41,6 @@ static void dec_reset(ek_etm3_decoder *d)
     d->need_addr = 1;
     d->sent_unknown = 0;
     d->n = d->npend = 0;
-    d->it.itstate = d->it.left = 0;
 }
 
 int ek_etm3_decoder_new(const ek_etm3_config *cfg, const ek_flow_mem *mem, ek_etm3_decoder **out)
@@ -182,10 +180,7 @@ static void p_header(ek_etm3_decoder *d, const ek_etm3_packet *k)
                     d->addr = next;
                 else
                     set_need_addr(d, 1);
-                if (next_isa != d->isa) {
-                    d->isa = next_isa;
-                    d->it.itstate = d->it.left = 0;
-                }
+                d->isa = next_isa;
             } else {
                 /* not readable (or an instruction set this decoder cannot walk) */
                 e->type = EK_ELEM_ADDR_NACC;
@@ -230,7 +225,6 @@ static void isync(ek_etm3_decoder *d, const ek_etm3_packet *k, int first)
     if (!k->isync_no_addr) {
         d->addr = k->isync_lsip ? k->data_addr : k->addr;
         d->isa = k->isa;
-        d->it.itstate = d->it.left = 0;
         set_need_addr(d, 0);
     }
 }
@@ -242,7 +236,6 @@ static void branch(ek_etm3_decoder *d, const ek_etm3_packet *k)
     d->npend = 0;
     d->addr = k->addr;
     d->isa = k->isa;
-    d->it.itstate = d->it.left = 0;
     set_need_addr(d, 0);
     if (!k->exc_present) return;
     int ctx = 0;

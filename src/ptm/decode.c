@@ -20,7 +20,6 @@ struct ek_ptm_decoder {
     ek_ptm_config cfg;
     a32_walker walker;
     a32_ret_stack rs;
-    ek_it_state it;
     uint8_t state, need_isync, unsync_reason;
     /* current PE state */
     uint64_t addr;
@@ -42,7 +41,6 @@ static void dec_reset(ek_ptm_decoder *d)
     d->addr = 0;
     d->isa = EK_ISET_UNKNOWN;
     d->valid = 0;
-    d->it.itstate = d->it.left = 0;
     a32_rs_flush(&d->rs);
 }
 
@@ -150,7 +148,6 @@ static void atom_range(ek_ptm_decoder *d, const ek_ptm_packet *k, int exec, int 
         set_cc(e, k);
         d->addr = addr;
         d->isa = next_isa;
-        if (next_isa != isa) d->it.itstate = d->it.left = 0;
     } else {
         d->valid = 0;
         if (wk.st != wk.en) {
@@ -173,7 +170,6 @@ static void isync(ek_ptm_decoder *d, const ek_ptm_packet *k)
     d->addr = k->addr;
     d->isa = k->isa;
     d->valid = 1;
-    d->it.itstate = d->it.left = 0;
     int pe = k->isa != k->prev_isa;
     if (k->cid_updated) {
         d->ctx.context_id = k->ctxt_id;
@@ -210,7 +206,6 @@ static void branch(ek_ptm_decoder *d, const ek_ptm_packet *k)
             e->en_addr = d->addr;
         }
         set_cc(e, k);
-        d->it.itstate = d->it.left = 0;
     } else if (d->valid) {
         atom_range(d, k, 1, WALK_TO_WAYPOINT, 0); /* a branch address implies an E atom */
     }

@@ -607,7 +607,7 @@ static void ws_queue(ek_ptm_parser *p, uint64_t index, const uint8_t *bytes, uns
     if (p->ws_pending >= 3) return;
     unsigned slot = (p->ws_head + p->ws_pending) % 3;
     p->ws[slot].index = index;
-    p->ws[slot].n = (uint8_t)(n > 16 ? 16 : n);
+    p->ws[slot].n = (uint8_t)(n > EK_PTM_MAX_PKT ? EK_PTM_MAX_PKT : n);
     p->ws[slot].zeros = (uint8_t)zeros;
     p->ws[slot].decode = (uint8_t)decode;
     for (unsigned i = 0; i < p->ws[slot].n; i++)
@@ -676,8 +676,8 @@ static void wait_sync(ek_ptm_parser *p)
                 ws_queue(p, p->ws_index, NULL, p->ws_on_entry, 1, 0);
                 p->ws_index += p->ws_on_entry;
             }
-            uint8_t tmp[16];
-            const unsigned n = p->ws_unsynced > 16 ? 16 : p->ws_unsynced;
+            uint8_t tmp[EK_PTM_MAX_PKT];
+            const unsigned n = p->ws_unsynced > EK_PTM_MAX_PKT ? EK_PTM_MAX_PKT : p->ws_unsynced;
             for (unsigned i = 0; i < n; i++)
                 tmp[i] = p->ws_scan_start + i < p->in_len ? p->in[p->ws_scan_start + i]
                          : p->ws_scan_start + i - p->in_len < p->tail_len
@@ -725,6 +725,7 @@ int ek_ptm_next(ek_ptm_parser *p, const ek_ptm_packet **pkt)
             if (p->eot_done == 1) {
                 p->eot_done = 2;
                 if (p->len > 0) {
+                    if (p->state == S_WAIT_SYNC) p->pkt.index = p->ws_index;
                     p->pkt.err_type = p->pkt.type;
                     p->pkt.type = EK_PTM_INCOMPLETE_EOT;
                     *pkt = emit(p);
