@@ -649,6 +649,8 @@ static void wait_sync(ek_ptm_parser *p)
                 memmove(p->data, p->data + ASYNC_PAD_0_LIMIT, keep);
                 p->len = (uint8_t)keep;
             } else if (r == -1) {
+                /* as OpenCSD: zeros held from the previous block count again here, so the
+                 * report reads past the block and its index runs ahead until the next block */
                 p->ws_unsynced += p->len;
                 p->wait_so_pkt = 0;
                 p->len = 0;
@@ -672,9 +674,10 @@ static void wait_sync(ek_ptm_parser *p)
             more = 0;
         }
         if (send && p->ws_unsynced > 0) {
-            if (p->ws_on_entry) {
+            if (p->ws_on_entry) { /* the held zeros, once (OpenCSD repeats them per report) */
                 ws_queue(p, p->ws_index, NULL, p->ws_on_entry, 1, 0);
                 p->ws_index += p->ws_on_entry;
+                p->ws_on_entry = 0;
             }
             uint8_t tmp[EK_PTM_MAX_PKT];
             const unsigned n = p->ws_unsynced > EK_PTM_MAX_PKT ? EK_PTM_MAX_PKT : p->ws_unsynced;
