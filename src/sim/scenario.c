@@ -688,6 +688,12 @@ int sim_mkdirs(const char *path)
     return 0;
 }
 
+int sim_fclose(FILE *f)
+{
+    int e = ferror(f);
+    return fclose(f) || e ? EK_ERR_IO : 0;
+}
+
 static char *join(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 2;
@@ -741,7 +747,7 @@ static int write_kallsyms(sim *S, const char *out)
     for (size_t i = 0; i < k->nsyms; i++)
         fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
                 k->syms[i].global ? 'T' : 't', k->syms[i].name);
-    return fclose(f) ? EK_ERR_IO : 0;
+    return sim_fclose(f);
 }
 
 static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
@@ -801,7 +807,7 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     for (size_t i = 0; i < S->nprocs; i++)
         fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
                 S->procs[i]->steps);
-    return fclose(f) ? EK_ERR_IO : 0;
+    return sim_fclose(f);
 }
 
 /* ------------------------------------------------------------------ --config overrides */
@@ -1015,8 +1021,9 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         }
     }
     if (S->branches_out) {
-        fclose(S->branches_out);
+        int e2 = sim_fclose(S->branches_out);
         S->branches_out = NULL;
+        if (!err) err = e2;
     }
     if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err) err = write_kallsyms(S, o->outdir);

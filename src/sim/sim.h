@@ -533,6 +533,8 @@ int sim_snapshot_write(sim *S, const char *dir);
 void sim_snapshot_prune(sim *S);
 /* mkdir -p */
 int sim_mkdirs(const char *path);
+/* fclose that also reports an earlier write error on f: 0 or EK_ERR_IO */
+int sim_fclose(FILE *f);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
