@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "etmkit/sim.h"
 
 static int parse_size(const char *s, uint64_t *out)
@@ -167,7 +168,7 @@ static int move_into_place(const char *tmp, const char *out, int replace)
 static void gen_usage(FILE *f, int full)
 {
     fprintf(f, "usage: etmkit gen --scenario NAME [--seed N] [--trace-size SIZE] [--config FILE] "
-               "[--force] -o OUT\n       etmkit gen --list\n");
+               "[--force] [-q] -o OUT\n       etmkit gen --list\n");
     if (!full) return;
     fprintf(
         f, "\nSimulate a CoreSight system (real AArch64 programs, ETMv4/ETE trace units, funnels,\n"
@@ -190,7 +191,9 @@ static void gen_usage(FILE *f, int full)
            "  --force             replace OUT when it holds an earlier gen output (all of it:\n"
            "                      no old file survives next to the new recording); a folder\n"
            "                      without truth.summary is never replaced\n"
-           "  -h, --help          this text\n");
+           "  -q, --quiet         no progress line and no summary line on stderr\n"
+           "  -h, --help          this text\n"
+           "\nOn a terminal, a run longer than a second shows its progress on stderr.\n");
 }
 
 int cmd_gen(int argc, char **argv)
@@ -199,7 +202,7 @@ int cmd_gen(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     o.size = sizeof(o);
     o.seed = 1;
-    int list = 0, force = 0;
+    int list = 0, force = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -233,6 +236,8 @@ int cmd_gen(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--force")) {
             force = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
         } else {
             cli_err("gen: unexpected argument '%s'", a);
             gen_usage(stderr, 0);
@@ -269,8 +274,13 @@ int cmd_gen(int argc, char **argv)
     o.outdir = tmp;
     ek_diag d = cli_diag_stderr();
     o.diag = &d;
+    cli_progress pr;
+    cli_progress_start(&pr, "gen", quiet, 0);
+    o.progress = pr.on ? cli_progress_update : NULL; /* none: nothing to tell */
+    o.progress_ctx = &pr;
     ek_sim_result r;
     rc = ek_sim_run(&o, &r);
+    cli_progress_end(&pr);
     if (rc)
         cli_err("gen: %s (%s is left as it was)", ek_strerror(rc), out);
     else if (move_into_place(tmp, out, replace) && (rc = EK_ERR_IO))
@@ -278,10 +288,11 @@ int cmd_gen(int argc, char **argv)
     if (rc) rm_tree(tmp); /* a failed run leaves nothing behind */
     free(tmp);
     if (rc) return CLI_FAIL;
-    fprintf(stderr,
-            "etmkit: gen %s: %" PRIu64 " instructions, %" PRIu64 " branches, %" PRIu64
-            " trace bytes, %" PRIu64 " AUX bytes, %" PRIu64 " expected lines%s\n",
-            o.scenario, r.instructions, r.branches, r.trace_bytes, r.aux_bytes, r.expected_lines,
-            r.truth_complete ? "" : " (truth summarised)");
+    if (!quiet)
+        fprintf(stderr,
+                "etmkit: gen %s: %" PRIu64 " instructions, %" PRIu64 " branches, %" PRIu64
+                " trace bytes, %" PRIu64 " AUX bytes, %" PRIu64 " expected lines%s\n",
+                o.scenario, r.instructions, r.branches, r.trace_bytes, r.aux_bytes,
+                r.expected_lines, r.truth_complete ? "" : " (truth summarised)");
     return CLI_OK;
 }
