@@ -44,7 +44,19 @@ typedef struct ek_session_opts {
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
     unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
+    /* --- version 2 (size >= EK_SESSION_OPTS_SIZE_V2) --- */
+    /* bytes of AUX trace decoded of the recording's total, while ek_session_script or
+     * ek_session_samples runs: called from the thread that called them (never from a decoder
+     * thread) when a slice of trace has been decoded, and every 100 ms while the output
+     * waits for the decoders; NULL: none */
+    ek_progress_fn progress;
+    void *progress_ctx;
 } ek_session_opts;
+
+/* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
+ * caller's size are taken as zero). */
+#define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
+#define EK_SESSION_OPTS_SIZE_V2 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */

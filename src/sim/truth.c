@@ -37,7 +37,7 @@ void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint6
     if (S->branches_written >= S->branches_limit) {
         fprintf(S->branches_out, "# limit of %llu lines reached; totals in truth.summary\n",
                 (unsigned long long)S->branches_limit);
-        fclose(S->branches_out);
+        if (sim_fclose(S->branches_out) && !S->err) S->err = EK_ERR_IO;
         S->branches_out = NULL;
         return;
     }

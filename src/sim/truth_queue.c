@@ -508,7 +508,7 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     *lines = m->nlanes ? m->lanes[0].lines : 0;
     for (int i = 0; i < m->nlanes; i++) {
         tr_lane *l = &m->lanes[i];
-        if (l->f && fclose(l->f) && !err) err = EK_ERR_IO;
+        if (l->f && sim_fclose(l->f) && !err) err = EK_ERR_IO;
         ek_sbuf_free(&l->out);
     }
     for (int i = 0; i < m->nq; i++) {
@@ -544,7 +544,7 @@ int sim_truth_write(sim *S, sim_session *s, const char *dir, int index)
         FILE *f = fopen(path, "w");
         free(path);
         s->perf_lines = 0;
-        return f && !fclose(f) ? 0 : EK_ERR_IO;
+        return f && !sim_fclose(f) ? 0 : EK_ERR_IO;
     }
     return emulate(S, s, VIEW_PERF, dir, sfx, 0, &s->perf_lines);
 }
