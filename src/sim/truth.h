@@ -48,10 +48,6 @@ typedef struct tr_idstate {
     uint64_t rs[16];
     unsigned rs_head, rs_n;
     int tid; /* perf view: thread whose maps are used (tidq->thread) */
-    /* VIEW_TRUE: time stamps not yet output when the slice ended (a decoder outputs them at
-     * the end of the trace, before its end) */
-    uint64_t end_ts[4];
-    unsigned n_end_ts;
 } tr_idstate;
 
 /* perf view: OpenCSD 1.3.3's memory access cache (one per decode tree, i.e. per perf queue):
