@@ -23,7 +23,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 version=$("$ETMKIT_BIN" --version | sed -n 's/^etmkit //p')
 [ -n "$version" ] || { echo "FAIL: etmkit --version: $("$ETMKIT_BIN" --version 2>&1)"; exit 1; }
 major=${version%%.*}
-commands=$("$ETMKIT_BIN" --help | awk '/^commands:/ { f = 1; next } f && /^$/ { exit } f { print $1 }')
+commands=$("$ETMKIT_BIN" --help | awk '/^[Cc]ommands:/ { f = 1; next } f && /^$/ { exit } f { print $1 }')
 [ "$(echo $commands)" = "dump script doctor gen" ] || bad "etmkit --help lists the commands '$(echo $commands)'"
 
 # --version works after each command too
