@@ -56,6 +56,16 @@ static void add_etr(sim *S, uint32_t size)
         S->cpus[c].sink = k;
 }
 
+/* an ETR for CPUs first .. first+n-1 (a cluster's funnel) */
+static void add_etr_group(sim *S, uint32_t size, int first, int n)
+{
+    sim_sink *k = &S->sinks[S->nsinks];
+    sim_sink_init(k, SIM_SINK_ETR, S->nsinks, size, S->truth);
+    S->nsinks++;
+    for (int c = first; c < first + n && c < S->ncpus; c++)
+        S->cpus[c].sink = k;
+}
+
 /* one ETF per CPU: every CPU's ETM has its own sink */
 static void add_etf_per_cpu(sim *S, uint32_t size)
 {
@@ -411,6 +421,34 @@ static int sc_header_v2(sim *S)
     return sc_header(S, 2, 1);
 }
 
+/* Linux 6.12+: trace IDs are allocated per sink and announced by AUX_OUTPUT_HW_ID version 0.1
+ * with the sink's ID. Two clusters of 4 CPUs, each with its own ETR; the pool of trace IDs is
+ * made small (1-4, as if the 0x6f IDs were taken by more trace units than a global map could
+ * hold), so both sinks use the same four IDs: the CPU of a trace ID depends on the sink. */
+static int sc_trace_id_per_sink(sim *S)
+{
+    S->ncpus = 8;
+    S->trace_id_top = 5;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->header_version = 2;
+    s->hw_id_records = 1;
+    s->hw_id_minor = 1;
+    add_etr_group(S, 256u << 10, 0, 4);
+    add_etr_group(S, 256u << 10, 4, 4);
+    return 0;
+}
+
+static int sc_trace_id_per_sink_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    for (uint32_t k = 1; k <= 7; k++)
+        script(p, k, SIM_ACT_CLONE);
+    return 0;
+}
+
 /* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
  * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
  * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
@@ -636,6 +674,13 @@ static const struct {
       sc_header_v2, 0},
      sc_two_threads_run,
      64 << 10},
+    {{"trace-id-per-sink",
+      "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
+      "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
+      "6.1 refuses the file",
+      sc_trace_id_per_sink, 0},
+     sc_trace_id_per_sink_run,
+     256 << 10},
     {{"arbitration-stress",
       "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
       "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
@@ -914,6 +959,10 @@ static int apply_config(sim *S, const char *path, int phase)
             s->header_version = (int)n;
         } else if (!strcmp(p, "hwid") && isnum) {
             s->hw_id_records = n != 0;
+        } else if (!strcmp(p, "hwid_minor") && isnum && n <= 1) {
+            s->hw_id_minor = (int)n;
+        } else if (!strcmp(p, "trace_id_top") && isnum && n >= 2 && n <= 0x70) {
+            S->trace_id_top = (int)n;
         } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
             s->ring_size = (uint32_t)n;
         } else if (!strcmp(p, "read_period_ns") && isnum) {
@@ -968,6 +1017,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     S->now = SIM_BOOT_NS;
     S->quantum = 10000;
     S->tick = 50000;
+    S->trace_id_top = 0x70;
     S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
     S->truth = S->trace_budget <= SIM_TRUTH_MAX;
     S->work = ~0ull >> 2;

@@ -32,9 +32,9 @@
 #define SIM_MAX_MAPS     8
 /* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
  * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
-#define SIM_TRUTH_MAX  (4ull << 20)
+#define SIM_TRUTH_MAX     (4ull << 20)
 #define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
-#define SIM_MAX_SCRIPT 32
+#define SIM_MAX_SCRIPT    32
 /* simulated time starts one second after boot: trace timestamps are never zero */
 #define SIM_BOOT_NS 1000000000ull
 
@@ -182,6 +182,7 @@ typedef struct sim_elem {
     uint8_t svc_at_end; /* RANGE: last instruction is an SVC */
     uint8_t el;
     uint8_t exc; /* EXCEPTION: number */
+    uint8_t cpu; /* the CPU whose trace unit produced it */
     uint32_t ninstr;
     uint32_t map;        /* RANGE: mapping serial */
     uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
@@ -253,6 +254,17 @@ typedef struct sim_etm {
 enum { SIM_SINK_ETR = 1, SIM_SINK_ETF, SIM_SINK_TRBE };
 enum { SIM_MODE_PER_CPU = 1, SIM_MODE_PER_THREAD, SIM_MODE_SYSTEM };
 
+/* A trace ID map of the kernel (coresight-trace-id.c): IDs are allocated when a session's
+ * events are created, CPU by CPU in CPU order (the legacy ID 0x10 + 2 * cpu when it is valid
+ * and free, else the lowest free one), and all released when the last session using the map
+ * ends. Linux 6.4-6.11 have one global map, 6.12+ one per sink; before 6.4 IDs are static
+ * (the legacy ones). */
+typedef struct sim_idmap {
+    uint8_t used[128];
+    uint8_t cpu_id[SIM_MAX_CPUS]; /* 0: none allocated */
+    int sessions;                 /* sessions holding the map */
+} sim_idmap;
+
 /* One piece of formatted data: frame 'frame' holds 'count' bytes of 'id' starting at the ID
  * stream offset 'xoff', the first of them at byte 'pos' of the frame. */
 typedef struct sim_fseg {
@@ -283,6 +295,8 @@ struct sim_sink {
     int refcnt;
     int barrier;       /* insert a 4 x FSYNC barrier frame after a wrap */
     int partial_flush; /* fault: an incomplete flush drops the tail of the last packet */
+    uint32_t sink_id;  /* AUX_OUTPUT_HW_ID v0.1 sink ID (the kernel's hash of the device name) */
+    sim_idmap ids;     /* its trace ID map (Linux 6.12+: one per sink) */
     uint64_t stat_refused, stat_copies, stat_lost, stat_mixed;
 };
 
@@ -350,6 +364,9 @@ struct sim_session {
     int sink_kind;
     int header_version; /* AUXTRACE_INFO version 0, 1, 2 */
     int hw_id_records;  /* write AUX_OUTPUT_HW_ID */
+    int hw_id_minor;    /* their version 0.<minor>: 1 adds the sink ID (Linux 6.12+) */
+    sim_idmap *idmaps[2 * SIM_MAX_CPUS]; /* trace ID maps the session holds */
+    int nidmaps;
     uint32_t ring_size;
     sim_event events[SIM_MAX_CPUS];
     int nevents;
@@ -425,6 +442,8 @@ struct sim {
     int truth;               /* keep packet truth and compute expected output */
     uint64_t work;           /* instructions of work per process (SIM_DEC_CONTINUE) */
     int no_vmlinux;          /* do not put the kernel image into symfs */
+    int trace_id_top;        /* trace IDs 1 .. top-1 are usable (0x70; smaller to model scarcity) */
+    sim_idmap global_ids;    /* the trace ID map of Linux 6.4-6.11 (AUX_OUTPUT_HW_ID v0.0) */
     uint64_t stat_invariant; /* sink arbitration invariant violations (must stay 0) */
     uint64_t stat_mixed, stat_refused, stat_touched;
     uint64_t trace_budget; /* stop once this many trace bytes were produced */
@@ -496,6 +515,8 @@ static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken,
 }
 
 /* sink.c */
+/* The trace ID of a CPU's trace unit in a session: the ID its sink's map gave it. */
+uint8_t sim_trace_id(const sim *S, const sim_session *s, int cpu);
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,

@@ -314,6 +314,7 @@ typedef struct decoder {
     idstate st[128];
     int global_tid; /* timeless: one thread for all IDs */
     sim_elem_vec *out;
+    int cur_cpu; /* the trace unit of the op being decoded */
     int err;
 } decoder;
 
@@ -362,6 +363,7 @@ static int cur_tid(const decoder *d, const idstate *st)
 
 static void out_elem(decoder *d, sim_elem *e)
 {
+    e->cpu = (uint8_t)d->cur_cpu;
     if (ek_vec_push(d->out, *e)) d->err = EK_ERR_NOMEM;
 }
 
@@ -633,6 +635,7 @@ static int decode_ops(decoder *d, const sim_op_vec *ops, sim_elem_vec *out)
     for (size_t i = 0; i < ops->n && !d->err; i++) {
         const sim_op *o = &ops->v[i];
         idstate *st = &d->st[o->trace_id & 127];
+        d->cur_cpu = o->cpu;
         switch (o->kind) {
         case SIM_OP_NO_SYNC: {
             sim_elem e;
@@ -1077,20 +1080,13 @@ static tq *get_tq(pqueue *q, emu *m, int trace_id)
     return t;
 }
 
-static int cpu_of_id(const sim *S, int id)
-{
-    for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.cfg.trace_id == id || 0x10 + 2 * c == id) return c;
-    return -1;
-}
-
 /* Hand one decoder element to perf's packet queues; returns 1 for OCSD_RESP_WAIT. */
 static int feed(emu *m, pqueue *q, const sim_elem *e)
 {
     tq *t = get_tq(q, m, e->trace_id);
     ppkt p;
     memset(&p, 0, sizeof(p));
-    p.cpu = cpu_of_id(m->S, e->trace_id);
+    p.cpu = e->cpu; /* the trace ID's CPU in the map of the slice's sink */
     p.trace_id = e->trace_id;
     switch (e->kind) {
     case SIM_E_NO_SYNC:
@@ -1182,8 +1178,10 @@ static int get_block(emu *m, pqueue *q)
         if (m->view == VIEW_PERF && !q->ld->formatted)
             /* perf 6.1 builds the single decoder of an unformatted queue from the metadata of
              * the first CPU: every element carries that CPU's trace ID */
-            for (size_t i = 0; i < q->el.n; i++)
+            for (size_t i = 0; i < q->el.n; i++) {
                 q->el.v[i].trace_id = m->S->cpus[0].etm.cfg.trace_id;
+                q->el.v[i].cpu = 0;
+            }
     }
     return 1;
 }
