@@ -29,12 +29,14 @@
 #define SIM_MAX_CPUS     8
 #define SIM_MAX_SESSIONS 6
 #define SIM_NO_OWNER     (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
-#define SIM_MAX_MAPS     8
+#define SIM_MAX_MAPS     32
+#define SIM_MAX_IMAGES   64
 /* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
  * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
 #define SIM_TRUTH_MAX     (4ull << 20)
 #define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
 #define SIM_MAX_SCRIPT    32
+#define SIM_NSYSCALLS     11 /* system calls of the kernel image (machine.c), sys_ni_syscall last */
 /* simulated time starts one second after boot: trace timestamps are never zero */
 #define SIM_BOOT_NS 1000000000ull
 
@@ -53,8 +55,36 @@ typedef struct sim_map {
     const sim_image *img;
     uint32_t serial; /* identifies this mapping instance (dlopen reuse) */
     int pid;
-    uint64_t time; /* when it was made */
+    uint64_t time;    /* when it was made */
+    const char *path; /* the name a decoder prints for it (NULL: the image's path) */
+    uint8_t jit;      /* code a JIT installed: no MMAP record, only the jitdump knows it */
+    uint8_t exact;    /* [start, end) as given, not widened to pages */
 } sim_map;
+
+/* A JIT in a process (machine.c): it allocates code in an anonymous executable code cache,
+ * copies functions there (JIT_CODE_LOAD), moves them (JIT_CODE_MOVE) and, when the cache is
+ * collected, installs other code at the same addresses. It writes what it did into
+ * jit-PID.dump (perf's jitdump format), which it maps so that `perf record -k 1` sees it,
+ * and into perf-PID.map. */
+enum { SIM_JIT_LOAD = 0, SIM_JIT_MOVE = 1, SIM_JIT_DEBUG_INFO = 2, SIM_JIT_CLOSE = 3 };
+typedef struct sim_jitrec {
+    uint32_t id; /* SIM_JIT_* */
+    uint64_t time;
+    int tid;
+    uint64_t addr, old_addr, size, index;
+    const sim_image *img; /* LOAD, MOVE, DEBUG_INFO: the code */
+} sim_jitrec;
+
+typedef struct sim_jit {
+    uint64_t cache, cache_size, next; /* code cache and its allocation pointer */
+    uint64_t dump_addr;               /* where jit-PID.dump is mapped */
+    char dir[96];                     /* folder of the jitdump (perf inject writes there too) */
+    char dump_path[128];
+    uint64_t start_time, next_index;
+    int started;
+    uint32_t loads, moves, gcs;
+    EK_VEC(sim_jitrec) recs;
+} sim_jit;
 
 /* Scripted actions a process runs between work steps (the SIM_DEC_SCRIPT blr). */
 typedef enum sim_action {
@@ -67,6 +97,7 @@ typedef enum sim_action {
     SIM_ACT_DLCLOSE, /* unmap the most recent library */
     SIM_ACT_CLONE,   /* start a thread at thread_entry */
     SIM_ACT_EXEC,    /* exec the next program */
+    SIM_ACT_JIT,     /* the process's JIT compiles, moves or collects code (mprotect) */
     SIM_ACT__COUNT
 } sim_action;
 
@@ -94,6 +125,8 @@ struct sim_process {
     uint64_t thread_budget;  /* instructions each new thread works for */
     unsigned session_mask;   /* per-task sessions following this process */
     int parent;
+    sim_jit *jit;       /* a JIT runs in it (NULL: none) */
+    unsigned jit_every; /* its main thread runs a JIT action every that many work steps */
 };
 
 typedef struct sim_frame {
@@ -362,9 +395,10 @@ struct sim_session {
     uint32_t configr;     /* TRCCONFIGR of its ETMs */
     uint32_t attr_config; /* cs_etm perf attr.config */
     int sink_kind;
-    int header_version; /* AUXTRACE_INFO version 0, 1, 2 */
-    int hw_id_records;  /* write AUX_OUTPUT_HW_ID */
-    int hw_id_minor;    /* their version 0.<minor>: 1 adds the sink ID (Linux 6.12+) */
+    int header_version;  /* AUXTRACE_INFO version 0, 1, 2 */
+    int hw_id_records;   /* write AUX_OUTPUT_HW_ID */
+    int hw_id_minor;     /* their version 0.<minor>: 1 adds the sink ID (Linux 6.12+) */
+    int clock_monotonic; /* perf record -k 1: events use CLOCK_MONOTONIC (jitdump time) */
     sim_idmap *idmaps[2 * SIM_MAX_CPUS]; /* trace ID maps the session holds */
     int nidmaps;
     uint32_t ring_size;
@@ -408,7 +442,7 @@ struct sim {
     const ek_sim_opts *opts;
     ek_diag *diag;
     sim_rng rng;
-    sim_image images[8];
+    sim_image images[SIM_MAX_IMAGES];
     int nimages;
     const sim_image *kernel;
     int ncpus;
@@ -457,9 +491,15 @@ struct sim {
     uint64_t branches_written, branches_limit;
     const sim_map *kmap;
     sim_map kernel_map;
-    uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
+    uint64_t k_vectors, k_ret_from_fork, k_syscall[SIM_NSYSCALLS];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
+    /* JIT: code templates, their function images, names owned by the run */
+    const sim_image *jit_tmpl;
+    int jit_first, jit_count; /* images[jit_first .. +jit_count): one per template function */
+    EK_VEC(char *) strings;
+    EK_VEC(sim_blob *) blobs;
+    const char *jit_dir; /* --config jit_dir: where the JIT writes its jitdump (NULL: default) */
 };
 
 /* machine.c */
@@ -467,6 +507,10 @@ int sim_machine_init(sim *S);
 void sim_machine_free(sim *S);
 sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
                        unsigned session_mask, int parent_pid);
+/* give process p a JIT (its jitdump goes into dir) */
+int sim_jit_enable(sim *S, sim_process *p, const char *dir);
+/* a string / an image slot owned by the run */
+const char *sim_strdup(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sim_run(sim *S, uint64_t until_ns);
 const sim_image *sim_find_image(const sim *S, const char *name);
 const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr);

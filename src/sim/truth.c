@@ -331,7 +331,8 @@ static const sim_map *perf_map_pid(const sim *S, uint64_t map_time, int pid, uin
     const sim_map *best = NULL;
     for (size_t i = 0; i < S->nmaps_all; i++) {
         const sim_map *m = &S->maps_all[i];
-        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end)
+        /* JIT code has no MMAP record: perf knows only the anonymous code cache */
+        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end && !m->jit)
             best = m; /* the newest mapping of the address wins */
     }
     return best;
@@ -731,6 +732,9 @@ static int best_a(const psym *a, const psym *b)
 static int load_psyms(const sim_image *img, psymtab *t)
 {
     const uint8_t *d = img->data;
+    t->v = NULL;
+    t->n = 0;
+    if (img->no_code) return 0;
     uint64_t shoff = ek_le64(d + 40);
     unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58);
     t->v = NULL;
@@ -862,7 +866,7 @@ typedef struct emu {
     int nq;
     ek_sbuf out;
     uint64_t lines;
-    psymtab syms[8];
+    psymtab syms[SIM_MAX_IMAGES];
     FILE *f;
     int err;
     int view;
@@ -899,7 +903,10 @@ static void print_loc(emu *m, uint64_t a, uint32_t serial, int pid)
         ek_sbuf_printf(o, "%s+0x%llx", s->name, (unsigned long long)(a - mp->bias - s->start));
     else
         ek_sbuf_puts(o, "[unknown]");
-    ek_sbuf_printf(o, " (%s)", mp->img->is_kernel ? "[kernel.kallsyms]" : mp->img->blob->path);
+    ek_sbuf_printf(o, " (%s)",
+                   mp->img->is_kernel ? "[kernel.kallsyms]"
+                   : mp->path         ? mp->path
+                                      : mp->img->blob->path);
 }
 
 static const char *flag_name(uint32_t f)
@@ -1428,7 +1435,7 @@ static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t 
             ek_vec_free(&m->qs[i].tqs[k].q);
     }
     free(m->qs);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < SIM_MAX_IMAGES; i++)
         free(m->syms[i].v);
     if (!err) err = m->err;
     free(m);

@@ -21,6 +21,7 @@ kernel-and-user-novmlinux: no kernel image: kernel ranges are never decoded, use
 dlopen-reuse: perf decodes the first library's trace with the code of the library mapped last at its address
 per-cpu-trbe: perf builds every raw queue's decoder from CPU 0's metadata and reports cpu 0 for all trace
 header-v2: perf 6.1 refuses AUXTRACE_INFO version 2 and prints nothing
+jit-reuse: perf 6.1 reads no jitdump (only perf inject --jit would turn it into files): JIT code is unreadable anonymous memory, each call into it is joined to what follows
 trace-id-per-sink: perf 6.1 refuses AUXTRACE_INFO version 2 (and knows no AUX_OUTPUT_HW_ID v0.1) and prints nothing
 workload: raw queues are reported as cpu 0, and samples decoded before a context change are given to the new thread
 "
