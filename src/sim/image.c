@@ -259,6 +259,7 @@ void sim_image_free(sim_image *img)
     free(img->insn);
     free(img->next_stop);
     free(img->stop);
+    free(img->seen);
     memset(img, 0, sizeof(*img));
 }
 

@@ -53,9 +53,11 @@ typedef struct sim_image {
     size_t size;
     int is_kernel;
     int is_shared;
-    int jit;     /* a function a JIT copied into its code cache (sim_image_slice) */
-    int no_code; /* a mapping without code for the machine (anonymous memory, a data file) */
-    int hidden;  /* not a file of the recording: no build-id, nothing in symfs */
+    int jit;        /* a function a JIT copied into its code cache (sim_image_slice) */
+    int no_code;    /* a mapping without code for the machine (anonymous memory, a data file) */
+    int hidden;     /* not a file of the recording: no build-id, nothing in symfs */
+    int real;       /* a real binary walked under realcode.c's rules */
+    uint64_t *seen; /* real binaries: a bit per instruction slot that ran (the footprint) */
     /* the executable PT_LOAD segment (link-time addresses) */
     uint64_t seg_vaddr, seg_off, seg_filesz;
     uint8_t build_id[20];

@@ -114,6 +114,7 @@ static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
         t->cap = nc;
     }
     t->stack[t->depth].addr = addr;
+    t->stack[t->depth].budget = t->budget;
     t->stack[t->depth].exc = (uint8_t)exc;
     t->stack[t->depth].el = (uint8_t)el;
     t->depth++;
@@ -286,7 +287,7 @@ const char *sim_strdup(sim *S, const char *fmt, ...)
     return p;
 }
 
-static sim_image *new_image(sim *S)
+sim_image *sim_new_image(sim *S)
 {
     if (S->nimages == SIM_MAX_IMAGES) {
         fail(S, "too many images (%s %llx)", "sim", (uint64_t)S->nimages);
@@ -301,7 +302,7 @@ static const sim_image *nocode_image(sim *S, const char *name, const char *path)
     for (int i = 0; i < S->nimages; i++)
         if (S->images[i].no_code && !strcmp(S->images[i].blob->path, path)) return &S->images[i];
     sim_blob *b = calloc(1, sizeof(*b));
-    sim_image *img = b ? new_image(S) : NULL;
+    sim_image *img = b ? sim_new_image(S) : NULL;
     if (!b || !img || ek_vec_push(&S->blobs, b)) {
         free(b);
         if (!S->err) S->err = EK_ERR_NOMEM;
@@ -323,7 +324,7 @@ int sim_jit_enable(sim *S, sim_process *p, const char *dir)
         for (size_t i = 0; i < t->nsyms && !S->err; i++) {
             if (strncmp(t->syms[i].name, "jit_", 4) || !t->syms[i].global) continue;
             sim_blob *b = calloc(1, sizeof(*b));
-            sim_image *img = b ? new_image(S) : NULL;
+            sim_image *img = b ? sim_new_image(S) : NULL;
             if (!b || !img || ek_vec_push(&S->blobs, b)) {
                 free(b);
                 return S->err ? S->err : EK_ERR_NOMEM;
@@ -469,8 +470,12 @@ static void do_jit(sim *S, struct sim_cpu *c, sim_thread *t)
 
 /* ------------------------------------------------------------------ processes */
 
-sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
-                       unsigned session_mask, int parent_pid)
+/* A process running exe at base (runtime = link-time + base for a PIE), with nlibs more images
+ * mapped at their bases, its thread starting at entry (runtime) */
+static sim_process *spawn_at(sim *S, const sim_image *exe, const char *comm, int cpu,
+                             uint64_t budget, unsigned session_mask, int parent_pid, uint64_t base,
+                             sim_image *const *libs, const uint64_t *lib_base, int nlibs,
+                             uint64_t entry)
 {
     if (S->nprocs == S->cap_procs) {
         size_t nc = S->cap_procs ? S->cap_procs * 2 : 8;
@@ -490,18 +495,42 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     p->thread_budget = budget / 2 + 1;
     p->lib_base = 0x0000ffff8a400000ull;
     if (cpu < 0 || cpu >= S->ncpus) cpu = least_loaded_cpu(S);
-    add_map(S, p, exe, 0, S->cpus[cpu].time);
+    uint64_t now = S->cpus[cpu].time;
+    if (!add_map(S, p, exe, base, now)) return NULL;
+    for (int i = 0; i < nlibs; i++)
+        if (!add_map(S, p, libs[i], lib_base[i], now)) return NULL;
     sim_thread *t = new_thread(S, p, p->pid);
     if (!t) return NULL;
     t->budget = budget;
-    const sim_sym *entry = sim_image_symbol(exe, "_start");
-    if (!entry || prepare_new_thread(S, t, entry->addr)) return NULL;
+    if (prepare_new_thread(S, t, entry)) return NULL;
     p->live_threads = 1;
-    uint64_t now = S->cpus[cpu].time;
     sim_side_fork(S, t, parent_pid, parent_pid, now, cpu);
     sim_side_comm(S, t, 1, now, cpu);
-    sim_side_mmap(S, t, &p->maps[0], now, cpu);
+    for (int i = 0; i < p->nmaps; i++)
+        sim_side_mmap(S, t, &p->maps[i], now, cpu);
     enqueue(S, cpu, t);
+    return p;
+}
+
+sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
+                       unsigned session_mask, int parent_pid)
+{
+    const sim_sym *entry = sim_image_symbol(exe, "_start");
+    if (!entry) return NULL;
+    return spawn_at(S, exe, comm, cpu, budget, session_mask, parent_pid, 0, NULL, NULL, 0,
+                    entry->addr);
+}
+
+/* A process of real binaries (realcode.c): the kernel maps the program and the dynamic linker
+ * and starts the thread at the linker's entry; the linker maps the libraries (recorded at the
+ * start here too) and jumps to the program's entry. The bases are fixed (no ASLR). */
+sim_process *sim_spawn_real(sim *S, int cpu, uint64_t budget, unsigned session_mask)
+{
+    if (!S->real_exe) return NULL;
+    sim_process *p =
+        spawn_at(S, S->real_exe, S->real_exe->blob->name, cpu, budget, session_mask, 1,
+                 S->real_exe_base, S->real_libs, S->real_lib_base, S->nreal_libs, S->real_entry);
+    if (p) p->real = 1;
     return p;
 }
 
@@ -734,6 +763,11 @@ static int others_runnable(struct sim_cpu *c)
 
 static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 {
+    /* a real program's memory management, threads and execs are its own business: only
+     * sleeping, yielding and exiting change what the machine runs */
+    if (t->proc && t->proc->real && t->sc_nr != NR_NANOSLEEP && t->sc_nr != NR_SCHED_YIELD &&
+        t->sc_nr != NR_EXIT && t->sc_nr != 94 && t->sc_nr != -1)
+        return;
     switch (t->sc_nr) {
     case -1: /* timer tick */
         if (others_runnable(c)) c->need_resched = 1;
@@ -746,7 +780,8 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
         t->wake_at = c->time + S->tick / 2 + sim_rng_below(&S->rng, (uint32_t)(S->tick + 1));
         c->need_resched = 1;
         break;
-    case NR_EXIT: do_exit(S, c, t); break;
+    case NR_EXIT:
+    case 94: /* exit_group */ do_exit(S, c, t); break;
     case NR_CLONE: do_clone(S, c, t); break;
     case NR_EXECVE: do_exec(S, c, t); break;
     case NR_MMAP: do_mmap(S, c, t); break;
@@ -804,6 +839,11 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
                                 const sim_insn *in)
 {
     (void)c;
+    if (in->dec == SIM_DEC_REAL) {
+        uint64_t a = sim_real_target(S, t, m, t->pc);
+        if (!a) fail(S, "indirect branch without a target in %s (%llx)", m->img->blob->name, t->pc);
+        return a;
+    }
     if (in->dec == SIM_DEC_SYSCALL) return syscall_target(S, t->sc_nr);
     if (in->dec == SIM_DEC_SCRIPT) {
         sim_action a = next_action(S, t);
@@ -845,9 +885,11 @@ static void take_irq(sim *S, struct sim_cpu *c, sim_thread *t)
 
 /* ------------------------------------------------------------------ the interpreter */
 
-static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_insn *in)
+static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m, const sim_insn *in,
+                  uint64_t ia)
 {
     switch (in->dec) {
+    case SIM_DEC_GUIDED: return sim_real_bcond(S, t, m, in, ia);
     case SIM_DEC_NORESCHED: return !c->need_resched;
     case SIM_DEC_IDLE_WAKE: return others_runnable(c) || c->need_resched;
     case SIM_DEC_CONTINUE: return t->budget > 0 && !S->done;
@@ -875,7 +917,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         t->pc = ia + 4;
         return;
     case SIM_I_BCOND:
-        taken = decide(S, c, t, in);
+        taken = decide(S, c, t, m, in, ia);
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
         sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
@@ -961,7 +1003,8 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         return;
     }
     case SIM_I_SVC:
-        t->sc_nr = (int)t->xreg[8];
+        /* real binaries: the number the code puts into x8 before it (-1: not known) */
+        t->sc_nr = m->img->real ? in->imm : (int)t->xreg[8];
         take_exception(S, c, t, EK_ETM4_EXC_CALL, ia + 4, 0x400);
         return;
     default: fail(S, "unsupported instruction in %s at %llx", m->img->blob->name, ia); return;
@@ -999,12 +1042,18 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget -= k;
             else
                 t->budget = 0;
+            if (img->seen)
+                for (uint64_t q = i; q < i + k; q++)
+                    img->seen[q >> 6] |= 1ull << (q & 63);
             t->pc += 4 * k;
             take_irq(S, c, t);
             continue;
         }
         c->time += n;
         S->insn_total += n;
+        if (img->seen)
+            for (uint32_t k = i; k <= s; k++)
+                img->seen[k >> 6] |= 1ull << (k & 63);
         if (t->el == 0) {
             if (t->budget > n)
                 t->budget -= n;
@@ -1022,6 +1071,7 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
             uint64_t target = ia + (int64_t)in->imm;
             if (in->cls == SIM_I_BL) {
                 t->stack[t->depth].addr = ia + 4;
+                t->stack[t->depth].budget = t->budget;
                 t->stack[t->depth].exc = 0;
                 t->stack[t->depth].el = (uint8_t)t->el;
                 t->depth++;

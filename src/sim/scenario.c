@@ -517,6 +517,27 @@ static int sc_workload_run(sim *S)
     return err;
 }
 
+/* Real code for benchmarks: the workload's topology (4 CPUs, ETE, TRBE, system-wide kernel and
+ * user), three processes running simreal on Debian's libc.so.6 and libm.so.6, started through
+ * ld-linux-aarch64.so.1 (realcode.c). A megabyte and more of distinct code runs, so a decoder
+ * cannot live off a few hot lines. */
+static int sc_workload_real(sim *S)
+{
+    int rc = sc_workload(S);
+    if (!rc) rc = sim_real_setup(S);
+    return rc;
+}
+
+static int sc_workload_real_run(sim *S)
+{
+    for (int i = 0; i < 3; i++) {
+        sim_process *p = sim_spawn_real(S, i, S->work, 0);
+        if (!p) return S->err ? S->err : EK_ERR_NOMEM;
+        p->random_actions = 4;
+    }
+    return 0;
+}
+
 /* Randomized schedule of the sink rules: 2-8 CPUs, one topology (a shared ETR, an ETF per CPU
  * or per-CPU TRBEs), 2-4 perf sessions of random modes that start and stop at random times,
  * sometimes a kernel-created session (no owner task: perf_pid -1, no perf.data), and processes
@@ -718,6 +739,14 @@ static const struct {
       sc_jit, 0},
      sc_jit_run,
      128 << 10},
+    {{"workload-real",
+      "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
+      "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
+      "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
+      "megabytes of distinct code; --trace-size up to gigabytes",
+      sc_workload_real, 0},
+     sc_workload_real_run,
+     256 << 10},
     {{"arbitration-stress",
       "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
       "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
@@ -999,6 +1028,13 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
             (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
             (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
     fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
+    if (S->real) {
+        /* distinct instruction bytes of the real binaries that ran, of their code */
+        uint64_t fb, ft;
+        sim_real_footprint(S, &fb, &ft);
+        fprintf(f, "footprint\tbytes=%llu\ttext=%llu\n", (unsigned long long)fb,
+                (unsigned long long)ft);
+    }
     fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
             (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
             (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
@@ -1117,11 +1153,14 @@ static int apply_config(sim *S, const char *path, int phase)
                 S->branches_limit = n;
             else if (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90)
                 S->jit_dir = sim_strdup(S, "%s", v);
+            else if (!strcmp(p, "real_libdir") && v[0])
+                S->real_libdir = sim_strdup(S, "%s", v);
             continue;
         }
         if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
             !strcmp(p, "branches_limit") ||
-            (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90))
+            (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90) ||
+            (!strcmp(p, "real_libdir") && v[0]))
             continue;
         if (!s) {
             ok = 0;
@@ -1318,9 +1357,13 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
         sim_sink_free(&S->sinks[i]);
     for (int c = 0; c < SIM_MAX_CPUS; c++)
         if (S->trbes[c]) sim_sink_free(S->trbes[c]);
+    sim_real_free(S);
     sim_machine_free(S);
     for (int i = 0; i < S->nimages; i++)
         sim_image_free(&S->images[i]);
+    for (size_t i = 0; i < S->buffers.n; i++)
+        free(S->buffers.v[i]);
+    ek_vec_free(&S->buffers);
     free(S);
     return err;
 }

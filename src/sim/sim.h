@@ -37,6 +37,10 @@
 #define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
 #define SIM_MAX_SCRIPT    32
 #define SIM_NSYSCALLS     11 /* system calls of the kernel image (machine.c), sys_ni_syscall last */
+#define SIM_REAL_MAX      8  /* real binaries a run can load (realcode.c) */
+/* slot annotations of real binaries (realcode.c), beyond those of simmeta.h */
+#define SIM_DEC_GUIDED 10 /* conditional branch: chosen among successors that can return */
+#define SIM_DEC_REAL   11 /* indirect branch: target from realcode.c's analysis */
 /* simulated time starts one second after boot: trace timestamps are never zero */
 #define SIM_BOOT_NS 1000000000ull
 
@@ -126,12 +130,14 @@ struct sim_process {
     unsigned session_mask;   /* per-task sessions following this process */
     int parent;
     sim_jit *jit;       /* a JIT runs in it (NULL: none) */
+    int real;           /* runs real binaries: only sleep, yield and exit act on the machine */
     unsigned jit_every; /* its main thread runs a JIT action every that many work steps */
 };
 
 typedef struct sim_frame {
     uint64_t addr;
-    uint8_t exc; /* 1: exception frame (ERET returns here, to EL 'el') */
+    uint64_t budget; /* the thread's work budget when the frame was made (real code) */
+    uint8_t exc;     /* 1: exception frame (ERET returns here, to EL 'el') */
     uint8_t el;
 } sim_frame;
 
@@ -499,7 +505,16 @@ struct sim {
     int jit_first, jit_count; /* images[jit_first .. +jit_count): one per template function */
     EK_VEC(char *) strings;
     EK_VEC(sim_blob *) blobs;
-    const char *jit_dir; /* --config jit_dir: where the JIT writes its jitdump (NULL: default) */
+    const char *jit_dir;   /* --config jit_dir: where the JIT writes its jitdump (NULL: default) */
+    struct sim_real *real; /* real binaries and their analysis (realcode.c) */
+    sim_image *real_exe;   /* the program and where it is loaded */
+    uint64_t real_exe_base;
+    sim_image *real_libs[SIM_REAL_MAX]; /* the dynamic linker and the libraries */
+    uint64_t real_lib_base[SIM_REAL_MAX];
+    int nreal_libs;
+    uint64_t real_entry;     /* where a new process starts: the dynamic linker's entry */
+    const char *real_libdir; /* --config real_libdir: Debian's AArch64 libraries */
+    EK_VEC(void *) buffers;  /* file contents images point into */
 };
 
 /* machine.c */
@@ -516,6 +531,21 @@ const sim_image *sim_find_image(const sim *S, const char *name);
 const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr);
 sim_thread *sim_find_thread(const sim *S, int tid);
 uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr);
+
+/* realcode.c */
+/* load Debian's AArch64 libraries and simreal, bind them and analyse their code; a clear error
+ * naming the package when the libraries are missing */
+int sim_real_setup(sim *S);
+int sim_real_add(sim *S, sim_image *img, uint64_t base, int exe, int interp);
+int sim_real_link(sim *S);
+void sim_real_free(sim *S);
+int sim_real_bcond(sim *S, sim_thread *t, const sim_map *m, const sim_insn *in, uint64_t ia);
+uint64_t sim_real_target(sim *S, sim_thread *t, const sim_map *m, uint64_t ia);
+void sim_real_footprint(const sim *S, uint64_t *bytes, uint64_t *text);
+/* start a process of real binaries: the program, its libraries, through the dynamic linker */
+sim_process *sim_spawn_real(sim *S, int cpu, uint64_t budget, unsigned session_mask);
+/* a new slot in S->images (NULL and S->err set when full) */
+sim_image *sim_new_image(sim *S);
 
 /* etm.c */
 void sim_etm_init(sim *S, sim_etm *e, int cpu);

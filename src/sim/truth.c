@@ -694,6 +694,7 @@ typedef struct psym {
 typedef struct psymtab {
     psym *v;
     size_t n;
+    char *names; /* the "name@plt" strings */
 } psymtab;
 
 static int cmp_psym(const void *a, const void *b)
@@ -726,6 +727,63 @@ static int best_a(const psym *a, const psym *b)
     return 1;
 }
 
+static const uint8_t *sec_named(const sim_image *img, const char *want)
+{
+    const uint8_t *d = img->data;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58), shstrndx = ek_le16(d + 62);
+    const uint8_t *ss = d + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t so = ek_le64(ss + 24), sz = ek_le64(ss + 32);
+    for (unsigned i = 0; i < shnum; i++) {
+        const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
+        uint32_t nm = ek_le32(sh);
+        if (nm < sz && !strcmp((const char *)d + so + nm, want)) return sh;
+    }
+    return NULL;
+}
+
+/* perf's "name@plt" symbols: one per .rela.plt entry, 16 bytes each after the 32-byte PLT
+ * header (AArch64), added after the fixups */
+static int add_plt(const sim_image *img, psymtab *t)
+{
+    const uint8_t *d = img->data;
+    const uint8_t *rel = sec_named(img, ".rela.plt"), *plt = sec_named(img, ".plt");
+    if (!t->n || !rel || !plt) return 0;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shentsize = ek_le16(d + 58);
+    const uint8_t *dyn = d + shoff + (uint64_t)ek_le32(rel + 40) * shentsize;
+    const uint8_t *str = d + shoff + (uint64_t)ek_le32(dyn + 40) * shentsize;
+    uint64_t roff = ek_le64(rel + 24), rsize = ek_le64(rel + 32);
+    uint64_t doff = ek_le64(dyn + 24), stroff = ek_le64(str + 24);
+    size_t n = (size_t)(rsize / 24), len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        len += strlen((const char *)d + stroff + ek_le32(d + doff + 24ull * sym)) + 5;
+    }
+    psym *v = realloc(t->v, (t->n + n) * sizeof(psym));
+    t->names = malloc(len + 1);
+    if (!v || !t->names) {
+        if (v) t->v = v;
+        return EK_ERR_NOMEM;
+    }
+    t->v = v;
+    char *o = t->names;
+    uint64_t at = ek_le64(plt + 16) + 32;
+    for (size_t i = 0; i < n; i++, at += 16) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        const char *nm = (const char *)d + stroff + ek_le32(d + doff + 24ull * sym);
+        psym *p = &t->v[t->n++];
+        p->start = at;
+        p->end = at + 16;
+        p->name = o;
+        p->bind = 1;
+        p->order = SIZE_MAX;
+        o += sprintf(o, "%s@plt", nm) + 1;
+    }
+    qsort(t->v, t->n, sizeof(psym), cmp_psym);
+    return 0;
+}
+
 /* Symbols of an image as perf 6.1 loads them from .symtab: functions, objects and labels in
  * allocated (for labels: executable) sections, mapping symbols dropped, zero sizes extended to
  * the next symbol, duplicates at one address reduced to the best one. */
@@ -739,9 +797,14 @@ static int load_psyms(const sim_image *img, psymtab *t)
     unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58);
     t->v = NULL;
     t->n = 0;
+    t->names = NULL;
+    /* .symtab, or .dynsym when the file is stripped (Debian's libraries) */
+    unsigned symtype = 11;
+    for (unsigned i = 0; i < shnum; i++)
+        if (ek_le32(d + shoff + (uint64_t)i * shentsize + 4) == 2) symtype = 2;
     for (unsigned i = 0; i < shnum; i++) {
         const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
-        if (ek_le32(sh + 4) != 2) continue;
+        if (ek_le32(sh + 4) != symtype) continue;
         uint64_t off = ek_le64(sh + 24), size = ek_le64(sh + 32);
         const uint8_t *strsh = d + shoff + (uint64_t)ek_le32(sh + 40) * shentsize;
         uint64_t stroff = ek_le64(strsh + 24);
@@ -787,7 +850,7 @@ static int load_psyms(const sim_image *img, psymtab *t)
         t->v[o++] = t->v[i];
     }
     t->n = o;
-    return 0;
+    return add_plt(img, t);
 }
 
 static const psym *find_psym(const psymtab *t, uint64_t a)
@@ -1435,8 +1498,10 @@ static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t 
             ek_vec_free(&m->qs[i].tqs[k].q);
     }
     free(m->qs);
-    for (int i = 0; i < SIM_MAX_IMAGES; i++)
+    for (int i = 0; i < SIM_MAX_IMAGES; i++) {
         free(m->syms[i].v);
+        free(m->syms[i].names);
+    }
     if (!err) err = m->err;
     free(m);
     return err;
