@@ -247,7 +247,7 @@ static uint64_t ifunc_pick(sim *S, const rc_img *r, uint64_t resolver)
         if ((op & 0x9F000000u) == 0x90000000u) { /* ADRP */
             uint64_t imm = ((op >> 29) & 3) | (((op >> 5) & 0x7FFFF) << 2);
             reg_page[op & 31] = 1;
-            page[op & 31] = (pc & ~0xFFFull) + (uint64_t)(sext(imm, 21) << 12);
+            page[op & 31] = (pc & ~0xFFFull) + ((uint64_t)sext(imm, 21) << 12);
         } else if ((op & 0xFF800000u) == 0x91000000u && reg_page[(op >> 5) & 31]) { /* ADD imm */
             uint64_t a = page[(op >> 5) & 31] + (((op >> 10) & 0xFFF) << (((op >> 22) & 1) * 12));
             if (in_text(r, a) && a != resolver) cand[n++] = a;
@@ -441,7 +441,7 @@ static int classify(sim *S, sim_real *R, rc_img *r, uint32_t slot, int link)
         if ((w & 0x9F000000u) == 0x90000000u) { /* ADRP */
             uint64_t imm = ((w >> 29) & 3) | (((w >> 5) & 0x7FFFF) << 2);
             nv.kind = V_CONST;
-            nv.v = (ip & ~0xFFFull) + (uint64_t)(sext(imm, 21) << 12);
+            nv.v = (ip & ~0xFFFull) + ((uint64_t)sext(imm, 21) << 12);
         } else if ((w & 0x9F000000u) == 0x10000000u) { /* ADR */
             uint64_t imm = ((w >> 29) & 3) | (((w >> 5) & 0x7FFFF) << 2);
             nv.kind = V_CONST;
