@@ -74,6 +74,7 @@ typedef struct tr_decoder {
     tr_idstate st[128];
     int global_tid; /* timeless: one thread for all IDs */
     sim_elem_vec *out;
+    int cur_cpu; /* the trace unit of the op being decoded */
     int err;
 } tr_decoder;
 
@@ -131,6 +132,7 @@ typedef struct tr_tq {
     int used;
     int started; /* had elements in the current block */
     int trace_id;
+    int cpu; /* the trace ID's CPU in the map of the queue's sink */
     int tid, pid;
     tr_pkt prev, pkt;
     EK_VEC(tr_pkt) q;
@@ -173,6 +175,7 @@ typedef struct tr_sym {
 typedef struct tr_symtab {
     tr_sym *v;
     size_t n;
+    char *names; /* the "name@plt" strings */
 } tr_symtab;
 
 typedef struct tr_emu {
@@ -185,7 +188,7 @@ typedef struct tr_emu {
     int nq;
     tr_lane lanes[LANE__COUNT];
     int nlanes;
-    tr_symtab syms[8];
+    tr_symtab syms[SIM_MAX_IMAGES];
     int err;
     tr_decoder dec;
     uint8_t known[1 << 16]; /* tids perf has seen (COMM/FORK/ITRACE_START) */

@@ -23,7 +23,8 @@ const sim_map *tr_perf_map_pid(const sim *S, uint64_t map_time, int pid, uint64_
     const sim_map *best = NULL;
     for (size_t i = 0; i < S->nmaps_all; i++) {
         const sim_map *m = &S->maps_all[i];
-        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end)
+        /* JIT code has no MMAP record: perf knows only the anonymous code cache */
+        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end && !m->jit)
             best = m; /* the newest mapping of the address wins */
     }
     return best;
@@ -110,6 +111,7 @@ static int cur_tid(const tr_decoder *d, const tr_idstate *st)
 
 static void out_elem(tr_decoder *d, sim_elem *e)
 {
+    e->cpu = (uint8_t)d->cur_cpu;
     if (ek_vec_push(d->out, *e)) d->err = EK_ERR_NOMEM;
 }
 
@@ -414,6 +416,7 @@ int tr_decode_ops(tr_decoder *d, const sim_op_vec *ops, sim_elem_vec *out)
     for (size_t i = 0; i < ops->n && !d->err; i++) {
         const sim_op *o = &ops->v[i];
         tr_idstate *st = &d->st[o->trace_id & 127];
+        d->cur_cpu = o->cpu;
         switch (o->kind) {
         case SIM_OP_NO_SYNC: {
             sim_elem e;

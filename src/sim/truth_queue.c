@@ -20,13 +20,6 @@
 #include "etmkit/etmkit.h"
 #include "sim/truth.h"
 
-static int cpu_of_id(const sim *S, int id)
-{
-    for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.cfg.trace_id == id || 0x10 + 2 * c == id) return c;
-    return -1;
-}
-
 static tr_tq *get_tq(tr_queue *q, tr_emu *m, int trace_id)
 {
     int k = m->timeless && m->view == VIEW_PERF ? 0 : trace_id & 127;
@@ -65,9 +58,10 @@ static int feed(tr_emu *m, tr_queue *q, const sim_elem *e)
     tr_tq *t = get_tq(q, m, e->trace_id);
     if (!t) return 0;
     t->started = 1;
+    t->cpu = e->cpu; /* the trace ID's CPU in the map of the slice's sink */
     tr_pkt p;
     memset(&p, 0, sizeof(p));
-    p.cpu = cpu_of_id(m->S, e->trace_id);
+    p.cpu = e->cpu;
     p.trace_id = e->trace_id;
     switch (e->kind) {
     case SIM_E_NO_SYNC:
@@ -174,8 +168,10 @@ static int get_block(tr_emu *m, tr_queue *q)
         if (m->view == VIEW_PERF && !q->ld->formatted)
             /* perf 6.1 builds the single decoder of an unformatted queue from the metadata of
              * the first CPU: every element carries that CPU's trace ID */
-            for (size_t i = 0; i < q->el.n; i++)
+            for (size_t i = 0; i < q->el.n; i++) {
                 q->el.v[i].trace_id = m->S->cpus[0].etm.cfg.trace_id;
+                q->el.v[i].cpu = 0;
+            }
     }
     return 1;
 }
@@ -223,7 +219,7 @@ static void end_flush(tr_emu *m, tr_queue *q)
         if (!m->timeless) tr_end_block(m, t);
         tr_pkt p;
         memset(&p, 0, sizeof(p));
-        p.cpu = cpu_of_id(m->S, id);
+        p.cpu = t->cpu;
         p.trace_id = id;
         p.type = PT_DISCONT;
         if (queue_pkt(m, t, &p)) return;
@@ -517,8 +513,10 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
             }
     }
     free(m->qs);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < SIM_MAX_IMAGES; i++) {
         free(m->syms[i].v);
+        free(m->syms[i].names);
+    }
     if (!err) err = m->err;
     free(m);
     return err;

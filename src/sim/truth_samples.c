@@ -40,19 +40,83 @@ static int best_a(const tr_sym *a, const tr_sym *b)
     return 1;
 }
 
-/* Symbols of an image as perf 6.1 loads them from .symtab: functions, objects and labels in
- * allocated (for labels: executable) sections, mapping symbols dropped, zero sizes extended to
- * the next symbol, duplicates at one address reduced to the best one. */
-int tr_load_syms(const sim_image *img, tr_symtab *t)
+static const uint8_t *sec_named(const sim_image *img, const char *want)
 {
     const uint8_t *d = img->data;
     uint64_t shoff = ek_le64(d + 40);
-    unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58);
-    t->v = NULL;
-    t->n = 0;
+    unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58), shstrndx = ek_le16(d + 62);
+    const uint8_t *ss = d + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t so = ek_le64(ss + 24), sz = ek_le64(ss + 32);
     for (unsigned i = 0; i < shnum; i++) {
         const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
-        if (ek_le32(sh + 4) != 2) continue;
+        uint32_t nm = ek_le32(sh);
+        if (nm < sz && !strcmp((const char *)d + so + nm, want)) return sh;
+    }
+    return NULL;
+}
+
+/* perf's "name@plt" symbols: one per .rela.plt entry, 16 bytes each after the 32-byte PLT
+ * header (AArch64), added after the fixups */
+static int add_plt(const sim_image *img, tr_symtab *t)
+{
+    const uint8_t *d = img->data;
+    const uint8_t *rel = sec_named(img, ".rela.plt"), *plt = sec_named(img, ".plt");
+    if (!t->n || !rel || !plt) return 0;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shentsize = ek_le16(d + 58);
+    const uint8_t *dyn = d + shoff + (uint64_t)ek_le32(rel + 40) * shentsize;
+    const uint8_t *str = d + shoff + (uint64_t)ek_le32(dyn + 40) * shentsize;
+    uint64_t roff = ek_le64(rel + 24), rsize = ek_le64(rel + 32);
+    uint64_t doff = ek_le64(dyn + 24), stroff = ek_le64(str + 24);
+    size_t n = (size_t)(rsize / 24), len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        len += strlen((const char *)d + stroff + ek_le32(d + doff + 24ull * sym)) + 5;
+    }
+    tr_sym *v = realloc(t->v, (t->n + n) * sizeof(tr_sym));
+    t->names = malloc(len + 1);
+    if (!v || !t->names) {
+        if (v) t->v = v;
+        return EK_ERR_NOMEM;
+    }
+    t->v = v;
+    char *o = t->names;
+    uint64_t at = ek_le64(plt + 16) + 32;
+    for (size_t i = 0; i < n; i++, at += 16) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        const char *nm = (const char *)d + stroff + ek_le32(d + doff + 24ull * sym);
+        tr_sym *p = &t->v[t->n++];
+        p->start = at;
+        p->end = at + 16;
+        p->name = o;
+        p->bind = 1;
+        p->order = SIZE_MAX;
+        o += sprintf(o, "%s@plt", nm) + 1;
+    }
+    qsort(t->v, t->n, sizeof(tr_sym), cmp_tr_sym);
+    return 0;
+}
+
+/* Symbols of an image as perf 6.1 loads them from .symtab (.dynsym when the file is stripped,
+ * as Debian's libraries are): functions, objects and labels in allocated (for labels:
+ * executable) sections, mapping symbols dropped, zero sizes extended to the next symbol,
+ * duplicates at one address reduced to the best one; then a "name@plt" symbol per PLT entry.
+ * An image without code (a jitdump, anonymous memory) has none. */
+int tr_load_syms(const sim_image *img, tr_symtab *t)
+{
+    const uint8_t *d = img->data;
+    t->v = NULL;
+    t->n = 0;
+    t->names = NULL;
+    if (img->no_code) return 0;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58);
+    unsigned symtype = 11; /* SHT_DYNSYM, unless there is a SHT_SYMTAB */
+    for (unsigned i = 0; i < shnum; i++)
+        if (ek_le32(d + shoff + (uint64_t)i * shentsize + 4) == 2) symtype = 2;
+    for (unsigned i = 0; i < shnum; i++) {
+        const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
+        if (ek_le32(sh + 4) != symtype) continue;
         uint64_t off = ek_le64(sh + 24), size = ek_le64(sh + 32);
         const uint8_t *strsh = d + shoff + (uint64_t)ek_le32(sh + 40) * shentsize;
         uint64_t stroff = ek_le64(strsh + 24);
@@ -98,7 +162,7 @@ int tr_load_syms(const sim_image *img, tr_symtab *t)
         t->v[o++] = t->v[i];
     }
     t->n = o;
-    return 0;
+    return add_plt(img, t);
 }
 
 static const tr_sym *find_sym(const tr_symtab *t, uint64_t a)
@@ -171,7 +235,10 @@ static void put_loc(const tr_emu *m, ek_sbuf *o, uint64_t a, uint32_t serial, in
         return;
     }
     put_sym(m, o, mp, a);
-    ek_sbuf_printf(o, " (%s)", mp->img->is_kernel ? "[kernel.kallsyms]" : mp->img->blob->path);
+    ek_sbuf_printf(o, " (%s)",
+                   mp->img->is_kernel ? "[kernel.kallsyms]"
+                   : mp->path         ? mp->path
+                                      : mp->img->blob->path);
 }
 
 static const char *flag_name(uint32_t f)
