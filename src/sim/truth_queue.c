@@ -470,6 +470,10 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     for (size_t i = 0; i < norder && !err; i++) {
         sim_auxrec *a = &s->auxrecs.v[order[i]];
         if (s->snapshot && !a->in_snapshot) continue;
+        /* raw trace in a per-thread queue: no record says which CPU's trace unit wrote it
+         * (perf 6.1's per-thread records carry no CPU), so no configuration decodes it; a
+         * correct decoder says so and skips it (perf 6.1 uses CPU 0's) */
+        if (view == VIEW_TRUE && !a->formatted && s->events[a->queue].cpu < 0) continue;
         tr_slice sl = {&a->ops, a->size, a->formatted, a->time};
         if (ek_vec_push(&m->qs[a->queue].slices, sl)) err = EK_ERR_NOMEM;
     }
