@@ -1373,7 +1373,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     S->sc = &scenarios[si].sc;
     S->opts = o;
     S->diag = (ek_diag *)o->diag;
-    S->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+    S->rng = sim_rng_seeded(o->seed);
     S->next_pid = 1000;
     S->now = SIM_BOOT_NS;
     S->quantum = 10000;
