@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "etmkit/diag.h"
+#include "etmkit/filter.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/script.h"
 #include "etmkit/synth.h"
@@ -44,6 +45,12 @@ typedef struct ek_session_opts {
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
     unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
+    /* -- added after 0.1.0 (a caller built against 0.1.0 passes a smaller size: no filter) */
+    const ek_sample_filter *filter; /* samples to keep (perf's -C, --pid, --tid, --comm,
+                                     * --time); NULL: all. Kept by the caller until
+                                     * ek_session_free. Applied before any output: both
+                                     * ek_session_script and ek_session_samples see only the
+                                     * samples it keeps; ek_session_stats counts all. */
 } ek_session_opts;
 
 /* ek_session_opts.compat */
@@ -56,8 +63,11 @@ typedef struct ek_session ek_session;
 /* Open a recording (a perf.data file, or a perf.data folder holding "data" and "kcore_dir")
  * and prepare it: sideband timeline, queues, DSOs. Problems found go to diag (if any) and to
  * the session's report. Decoding runs on several threads; diag's function is called from them
- * but never by two at once (the session serialises it). Returns 0, or a negative status when nothing can be decoded at all
- * (not a perf.data file, unreadable). */
+ * but never by two at once (the session serialises it). Returns 0, or a negative status when
+ * nothing can be decoded at all (not a perf.data file, unreadable: EK_ERR_IO, with the
+ * system's reason in the diagnostic), or EK_ERR_ARG when an option cannot apply to this
+ * recording (a CPU filter on samples without a CPU, or a CPU it does not have; one
+ * "session.filter" diagnostic says which). o->size may be that of an earlier version. */
 int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
                     ek_session **out);
 void ek_session_free(ek_session *s);
