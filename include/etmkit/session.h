@@ -86,8 +86,9 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
 /* The account of what was not turned into samples (after a run; before one, only what the
  * file itself shows). */
 #define EK_REPORT_SUMMARY 0 /* a few lines: counts and the main remedies */
-#define EK_REPORT_FULL 1    /* doctor: every group with its details and remedies */
-#define EK_REPORT_VERBOSE 2 /* also every address range and record offset */
+/* doctor: every cause (a problem) with its details and remedies; notes counted in one line */
+#define EK_REPORT_FULL    1
+#define EK_REPORT_VERBOSE 2 /* also every record, the notes, and diagnostic ids ("[kind]") */
 void ek_session_report(ek_session *s, ek_sbuf *out, int level);
 
 /* Number of kinds of problems found in the recording and its trace (0: none). */

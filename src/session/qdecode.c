@@ -1079,12 +1079,19 @@ static int refill(qjob *j)
         }
         switch (it.kind) {
         case EK_DFMT_DATA: {
-            if (it.id == EK_TRACE_ID_UNKNOWN || it.id == EK_TRACE_ID_NULL ||
-                ek_trace_id_reserved(it.id)) {
-                qresult_gap(j->res,
-                            "formatter data before the slice's first trace ID (its ID was set "
-                            "in an earlier, lost frame)",
-                            it.len, it.index);
+            /* The null ID (0x00) is the formatter's padding: a sink that stops or is flushed
+             * mid-frame fills the rest of the frame with it (every `etmkit gen` ETR and ETF
+             * does, as do the real ones). Like the frame headers, it is overhead, not lost
+             * trace. */
+            if (it.id == EK_TRACE_ID_NULL) break;
+            if (it.id == EK_TRACE_ID_UNKNOWN) {
+                qresult_gap(j->res, GAP_NO_ID, it.len, it.index);
+                j->res->noid_bytes += it.len;
+                break;
+            }
+            if (ek_trace_id_reserved(it.id)) {
+                qresult_gap(j->res, "formatter data under a reserved trace ID (0x70-0x7f)", it.len,
+                            it.index);
                 j->res->noid_bytes += it.len;
                 break;
             }

@@ -30,6 +30,32 @@ static char *keep(ek_session *s, const char *str)
     return c;
 }
 
+/* A group's example event: the one earliest in the file (decoder threads report in any order;
+ * the report must not depend on which came first). */
+static void group_example(diag_group *g, const ek_diag_event *ev)
+{
+    free(g->first);
+    free(g->msg);
+    free(g->file);
+    ek_sbuf line = EK_SBUF_INIT;
+    ek_diag_format(&line, ev);
+    g->first = line.p ? strdup(line.p) : NULL;
+    ek_sbuf_free(&line);
+    g->msg = ev->msg ? strdup(ev->msg) : NULL;
+    g->file = ev->file ? strdup(ev->file) : NULL;
+    g->record = ev->record;
+    g->trace_id = ev->trace_id;
+    g->example_offset = ev->offset;
+}
+
+static int earlier(const ek_diag_event *ev, const diag_group *g)
+{
+    if (ev->offset < 0) return 0;
+    if (g->example_offset < 0 || ev->offset != g->example_offset)
+        return g->example_offset < 0 || ev->offset < g->example_offset;
+    return ev->trace_id < g->trace_id;
+}
+
 /* Every diagnostic: grouped by kind for the report, forwarded to the caller's sink, one at a
  * time whatever thread reports it. */
 static void diag_fn(void *ctx, const ek_diag_event *ev)
@@ -48,21 +74,29 @@ static void diag_fn(void *ctx, const ek_diag_event *ev)
         memset(&n, 0, sizeof n);
         n.kind = strdup(kind);
         n.sev = ev->sev;
-        ek_sbuf line = EK_SBUF_INIT;
-        ek_diag_format(&line, ev);
-        n.first = line.p ? strdup(line.p) : NULL;
-        ek_sbuf_free(&line);
+        group_example(&n, ev);
         if (n.kind && !ek_vec_push(&s->dgroups, n))
             g = &s->dgroups.v[s->dgroups.n - 1];
         else {
             free(n.kind);
             free(n.first);
+            free(n.msg);
+            free(n.file);
         }
+    } else if (earlier(ev, g)) {
+        group_example(g, ev);
     }
     if (g) {
         g->count++;
-        if (ev->offset >= 0 && g->noffsets < 8)
-            g->offsets[g->noffsets++] = ev->offset;
+        /* the lowest offsets, in order */
+        if (ev->offset >= 0 && (g->noffsets < 8 || ev->offset < g->offsets[7])) {
+            unsigned k = g->noffsets < 8 ? g->noffsets++ : 7;
+            while (k > 0 && g->offsets[k - 1] > ev->offset) {
+                g->offsets[k] = g->offsets[k - 1];
+                k--;
+            }
+            g->offsets[k] = ev->offset;
+        }
     }
     /* the caller's sink runs under the lock too: decoder threads report concurrently, and a
      * sink (the CLI's collector) need not be thread-safe */
@@ -430,6 +464,8 @@ void ek_session_free(ek_session *s)
     for (size_t i = 0; i < s->dgroups.n; i++) {
         free(s->dgroups.v[i].kind);
         free(s->dgroups.v[i].first);
+        free(s->dgroups.v[i].msg);
+        free(s->dgroups.v[i].file);
     }
     ek_vec_free(&s->dgroups);
     pthread_mutex_destroy(&s->diag_lock);
@@ -835,6 +871,12 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     ek_script_fields fl = *f0;
     const ek_script_fields *f = &fl;
     event_names(s, names);
+    /* perf drops the fields the synthesised events' sample_type lacks from its defaults
+     * (builtin-script.c evsel__do_check_stype) unless -F names them; the cs_etm event's
+     * PERF_SAMPLE_CPU (absent with perf record --per-thread) decides the cpu field */
+    if (s->cs->attr && !(s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU) &&
+        !(fl.named & EK_SF_F_CPU))
+        fl.fields &= ~(uint32_t)EK_SF_F_CPU;
     if (!fl.names[0])
         fl.names[0] = names[0];
     if (!fl.names[1])

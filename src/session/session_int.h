@@ -45,6 +45,9 @@ typedef struct miss {
     uint64_t first_offset; /* file offset of the first trace byte concerned */
 } miss;
 
+/* Gap kinds the report explains further */
+#define GAP_NO_ID "formatter data before the slice's first trace ID"
+
 typedef struct gap {     /* trace bytes lost for other reasons, by kind */
     const char *kind;
     uint64_t bytes, count, first_offset;
@@ -71,8 +74,13 @@ typedef struct diag_group {
     char *kind;
     int sev;
     uint64_t count;
-    char *first;          /* first event, formatted */
-    int64_t offsets[8];   /* first offsets */
+    /* an example: the event earliest in the file (the first reported when none has an offset) */
+    char *first;            /* formatted */
+    char *msg, *file;       /* its message and file (may be NULL) */
+    int64_t record;         /* its record (-1: none) */
+    int trace_id;           /* its trace ID (-1: none) */
+    int64_t example_offset; /* its offset (-1: none) */
+    int64_t offsets[8];     /* the lowest offsets, ascending */
     unsigned noffsets;
 } diag_group;
 
