@@ -90,7 +90,11 @@ for cmd in script doctor; do
   expect 2 "etmkit: $cmd: -F: empty field name in 'ip,,sym'$h" "$ETMKIT_BIN" $cmd -F ip,,sym "$P"
   expect 2 "etmkit: $cmd: -F: unknown or unsupported field 'nosuch'$h" "$ETMKIT_BIN" $cmd -F ip,nosuch "$P"
   expect 2 "etmkit: $cmd: bad --itrace options 'bz': unknown letter 'z'$h" "$ETMKIT_BIN" $cmd --itrace=bz "$P"
-  expect 2 "etmkit: $cmd: --itrace is empty: give the samples to make, as i100i, b or il$h" "$ETMKIT_BIN" $cmd --itrace= "$P"
+  expect 2 "etmkit: $cmd: --itrace= is empty: give the samples to make, as i100i, b or il$h" "$ETMKIT_BIN" $cmd --itrace= "$P"
+  # as perf, --itrace alone is the default samples, and takes no separate value
+  expect 2 "etmkit: $cmd: '--itrace il': as perf, --itrace takes its letters after '=': --itrace=il$h" \
+    "$ETMKIT_BIN" $cmd --itrace il "$P"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --itrace "$P"
   expect 2 "etmkit: $cmd: unknown option '--bogus'$h" "$ETMKIT_BIN" $cmd --bogus "$P"
   expect 2 "etmkit: $cmd: --symfs needs a value$h" "$ETMKIT_BIN" $cmd "$P" --symfs
   expect 2 "etmkit: $cmd: --ns takes no value$h" "$ETMKIT_BIN" $cmd --ns=1 "$P"

@@ -32,12 +32,14 @@ enum {
     O_STRICT,
 };
 
+/* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
+ * after '=' (perf's --itrace: alone, the default samples) */
 static const struct {
     const char *lng, *shrt;
     int arg, id;
 } options[] = {
     {"--help", "-h", 0, O_HELP},
-    {"--itrace", NULL, 1, O_ITRACE},
+    {"--itrace", NULL, 2, O_ITRACE},
     {"--fields", "-F", 1, O_FIELDS},
     {"--symfs", NULL, 1, O_SYMFS},
     {"--buildid-dir", NULL, 1, O_BUILDID},
@@ -66,7 +68,8 @@ void cli_decode_help(FILE *f)
             "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
             "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
             "samples:\n"
-            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e\n"
+            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+            "                    without it (or --itrace alone) perf 6.1's: every branch\n"
             "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
             "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
             "  --ns              times in nanoseconds\n"
@@ -128,14 +131,20 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
     ek_session_opts_init(&d->so);
     ek_script_fields_default(&d->fields);
     d->input = "perf.data";
-    int only_files = 0;
+    int only_files = 0, bare_itrace = -1, input_at = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_files || a[0] != '-' || !a[1]) {
+            if (d->input_given && input_at >= 0 && input_at == bare_itrace + 1)
+                return usage_error(d,
+                                   "'--itrace %s': as perf, --itrace takes its letters after "
+                                   "'=': --itrace=%s",
+                                   d->input, d->input);
             if (d->input_given)
                 return usage_error(d, "two inputs, '%s' and '%s': give one recording", d->input, a);
             d->input = a;
             d->input_given = 1;
+            input_at = i;
             continue;
         }
         if (!strcmp(a, "--")) {
@@ -162,7 +171,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)spelt, a);
         if (!options[k].arg && v) return usage_error(d, "%s takes no value", name);
-        if (options[k].arg && !v) {
+        if (options[k].arg == 1 && !v) {
             if (i + 1 >= argc) return usage_error(d, "%s needs a value", name);
             v = argv[++i];
         }
@@ -170,8 +179,14 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
         switch (options[k].id) {
         case O_HELP: usage(stdout); return CLI_OK;
         case O_ITRACE:
+            if (!v) {
+                /* alone: perf's default samples */
+                ek_itrace_parse(NULL, &d->so.itrace, NULL);
+                bare_itrace = i;
+                break;
+            }
             if (!*v)
-                return usage_error(d, "%s is empty: give the samples to make, as i100i, b or il",
+                return usage_error(d, "%s= is empty: give the samples to make, as i100i, b or il",
                                    name);
             if (ek_itrace_parse(v, &d->so.itrace, &err)) return parse_error(d, &err);
             break;
