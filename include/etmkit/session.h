@@ -45,13 +45,23 @@ typedef struct ek_session_opts {
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
     unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
-    /* -- added after 0.1.0 (a caller built against 0.1.0 passes a smaller size: no filter) */
-    const ek_sample_filter *filter; /* samples to keep (perf's -C, --pid, --tid, --comm,
-                                     * --time); NULL: all. Kept by the caller until
-                                     * ek_session_free. Applied before any output: both
-                                     * ek_session_script and ek_session_samples see only the
-                                     * samples it keeps; ek_session_stats counts all. */
+    /* --- version 2 (size >= EK_SESSION_OPTS_SIZE_V2) --- */
+    /* bytes of AUX trace decoded of the recording's total, while ek_session_script or
+     * ek_session_samples runs: called from the thread that called them (never from a decoder
+     * thread) when a slice of trace has been decoded, and every 100 ms while the output
+     * waits for the decoders; NULL: none */
+    ek_progress_fn progress;
+    void *progress_ctx;
+    /* samples to keep (perf's -C, --pid, --tid, --comm, --time); NULL: all. Kept by the
+     * caller until ek_session_free. Applied before any output: ek_session_script and
+     * ek_session_samples see only the samples it keeps; ek_session_stats counts all. */
+    const ek_sample_filter *filter;
 } ek_session_opts;
+
+/* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
+ * caller's size are taken as zero). */
+#define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
+#define EK_SESSION_OPTS_SIZE_V2 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */

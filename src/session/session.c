@@ -1,6 +1,7 @@
 /* ek_session: open a recording, build its sideband timeline, decode its queues, output in
  * perf's order. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,13 +327,12 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
                     ek_session **out)
 {
     *out = NULL;
-    /* 0.1.0's options end with compat; fields added since are zero for its callers */
-    if (!path || !o || o->size < offsetof(ek_session_opts, filter) || o->size > sizeof *o)
-        return EK_ERR_ARG;
+    if (!path || !o || o->size < EK_SESSION_OPTS_SIZE_V1) return EK_ERR_ARG;
     ek_session *s = calloc(1, sizeof *s);
     if (!s)
         return EK_ERR_NOMEM;
-    memcpy(&s->o, o, o->size);
+    /* an older caller's smaller struct: the fields it does not have stay zero */
+    memcpy(&s->o, o, o->size < sizeof *o ? o->size : sizeof *o);
     s->o.size = sizeof s->o;
     if (!s->o.itrace.set)
         ek_itrace_default(&s->o.itrace);
@@ -630,6 +630,7 @@ typedef struct writer {
     int (*put)(void *ctx, const char *data, size_t len);
     void *ctx;
     int rc;
+    const qidle *idle; /* progress, while the writer waits (NULL: none) */
 } writer;
 
 typedef struct run {
@@ -673,7 +674,7 @@ static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_
 {
     int first = 1;
     for (;;) {
-        qchunk *c = qout_peek(o);
+        qchunk *c = qout_peek(o, w->idle);
         if (!c)
             return 0;
         while (*si < c->nsegs) {
@@ -696,6 +697,18 @@ static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_
     }
 }
 
+/* Tell the caller how far decoding got, when that changed (the writer's thread only). */
+static void progress_tell(void *ctx)
+{
+    ek_session *s = ctx;
+    uint64_t done = atomic_load_explicit(&s->progress_done, memory_order_relaxed);
+    if (done > s->progress_total) done = s->progress_total;
+    if (done != s->progress_told) {
+        s->progress_told = done;
+        s->o.progress(s->o.progress_ctx, done, s->progress_total);
+    }
+}
+
 static int run_all(ek_session *s, const qfmt *fmt, writer *w)
 {
     if (s->ran)
@@ -713,6 +726,21 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     s->nqres = nq;
     for (size_t i = 0; i < nq; i++)
         qout_init(&outs[i], QOUT_LIMIT);
+    /* progress: the bytes every queue's decoder will take (load_block), reported by the
+     * decoders as each slice is done */
+    qidle idle = {progress_tell, s};
+    if (s->o.progress) {
+        for (size_t i = 0; i < nq; i++) {
+            const ek_perf_queue *q = ek_perf_queue_at(s->pq, i);
+            for (size_t k = 0; k < q->nslices; k++) {
+                size_t len = 0;
+                ek_perf_slice_data(s->pf, &q->slices[k], &len);
+                s->progress_total += len;
+            }
+        }
+        s->o.progress(s->o.progress_ctx, 0, s->progress_total);
+        w->idle = &idle;
+    }
     run r;
     memset(&r, 0, sizeof r);
     r.s = s;
@@ -792,7 +820,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(pos);
     /* drain whatever is left (after a write error) so that decoders can finish */
     for (size_t i = 0; i < nq; i++)
-        while (qout_peek(&outs[i]))
+        while (qout_peek(&outs[i], NULL))
             qout_pop(&outs[i]);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
@@ -802,6 +830,12 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(outs);
     free(order);
     pthread_mutex_destroy(&r.mu);
+    if (s->o.progress) {
+        /* the end: every decoder has finished (done < total only after an error) */
+        progress_tell(s);
+        s->o.progress(s->o.progress_ctx, s->progress_told, s->progress_total);
+    }
+    w->idle = NULL;
     collect_stats(s);
     return r.rc ? r.rc : w->rc;
 }
@@ -890,7 +924,7 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
                              EK_SF_F_MISC | EK_SF_F_IPC;
     qfmt fmt = {text_emit, &t, !(f->fields & varying)};
     text_put p = {write, ctx};
-    writer w = {put_text, &p, 0};
+    writer w = {put_text, &p, 0, NULL};
     return run_all(s, &fmt, &w);
 }
 
@@ -964,6 +998,6 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
 {
     qfmt fmt = {rec_emit, NULL, 0};
     rec_put p = {s, fn, ctx};
-    writer w = {put_recs, &p, 0};
+    writer w = {put_recs, &p, 0, NULL};
     return run_all(s, &fmt, &w);
 }

@@ -114,6 +114,10 @@ struct ek_session {
     ek_session_stats st;
     uint64_t lost_records, lost_events;
     EK_VEC(char *) strings;  /* owned copies of names the aspace points at */
+    /* progress (o.progress): trace bytes of finished slices, added by the decoder threads;
+     * the writer (the caller's thread) reports it when it changed */
+    _Atomic uint64_t progress_done;
+    uint64_t progress_total, progress_told;
 };
 
 /* The thread running on cpu at key (from ITRACE_START / switch records); 0 if unknown. */
@@ -179,8 +183,15 @@ int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64
 
 void qout_init(qout *o, size_t limit);
 void qout_free(qout *o);
-/* writer side: the first complete chunk (waits for it); NULL when the queue is finished. */
-qchunk *qout_peek(qout *o);
+/* Something for the writer to do while it waits (NULL: nothing). */
+typedef struct qidle {
+    void (*fn)(void *ctx);
+    void *ctx;
+} qidle;
+#define QIDLE_MS 100
+/* writer side: the first complete chunk (waits for it); NULL when the queue is finished.
+ * With idle: idle->fn is called first, and every QIDLE_MS of waiting. */
+qchunk *qout_peek(qout *o, const qidle *idle);
 void qout_pop(qout *o);
 
 /* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. A fmt

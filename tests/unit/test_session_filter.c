@@ -1,6 +1,6 @@
 /* Sample filters in a session (ek_session_opts.filter): ek_session_samples hands out only the
  * samples the filter keeps, in the order they have without it, and the statistics count every
- * sample; a caller built against 0.1.0 (a smaller ek_session_opts) gets no filter; a CPU filter
+ * sample; a caller built against version 1 of ek_session_opts gets no filter; a CPU filter
  * naming a CPU the recording does not have is refused. On `etmkit gen --scenario
  * two-processes` (3 CPUs, one ETF each: simloop 1000/1000 on CPU 0, simchild 1001/1001 on
  * CPU 1, simloop's thread 1002 on CPU 2). */
@@ -163,13 +163,14 @@ static void test_filters(void **state)
     assert_false(g.bad_comm);
     ek_sample_filter_free(&f);
 
-    /* 0.1.0's options end before the filter: a caller built against it filters nothing */
+    /* version 1 of the options ends before the filter: a caller built against it filters
+     * nothing */
     free(g.v);
     memset(&g, 0, sizeof g);
     assert_int_equal(ek_sample_filter_tids(&f, "1002", NULL), 0);
     ek_session_opts_init(&o);
     o.filter = &f;
-    o.size = (uint32_t)offsetof(ek_session_opts, filter);
+    o.size = (uint32_t)EK_SESSION_OPTS_SIZE_V1;
     run(&o, &g, &st);
     assert_int_equal(g.n, all.n);
     ek_sample_filter_free(&f);
@@ -196,11 +197,9 @@ static void test_refused(void **state)
     assert_int_equal(ek_session_open(data, &o, &d, &s), EK_ERR_ARG);
     assert_null(s);
     assert_int_equal(n, 1);
-    /* sizes neither 0.1.0's nor this version's */
+    /* smaller than version 1 */
     ek_session_opts_init(&o);
-    o.size = (uint32_t)offsetof(ek_session_opts, filter) - 1;
-    assert_int_equal(ek_session_open(data, &o, NULL, &s), EK_ERR_ARG);
-    o.size = (uint32_t)sizeof o + 8;
+    o.size = (uint32_t)EK_SESSION_OPTS_SIZE_V1 - 1;
     assert_int_equal(ek_session_open(data, &o, NULL, &s), EK_ERR_ARG);
     ek_sample_filter_free(&f);
 }

@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "cli_progress.h"
 
 static void usage(FILE *f)
 {
@@ -15,6 +16,7 @@ static void usage(FILE *f)
            "and symbol options); -F and --ns only shape sample text and the filters only select\n"
            "samples: they are checked, and change nothing in the account.\n");
     cli_decode_help(f);
+    fprintf(f, "On a terminal, a run longer than a second shows its progress on stderr.\n");
 }
 
 static int discard(void *ctx, const ek_sample *s, const ek_script_resolver *r)
@@ -31,13 +33,21 @@ int cmd_doctor(int argc, char **argv)
     int ret = cli_decode_parse(&d, "doctor", argc, argv, usage);
     if (ret < 0 && !d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
     if (ret < 0) ret = cli_decode_check(&d);
+    cli_progress pr;
     ek_session *s = NULL;
-    if (ret < 0) ret = cli_decode_open(&d, &s);
+    if (ret < 0) {
+        cli_progress_start(&pr, "doctor", d.quiet, 0);
+        d.so.progress = pr.on ? cli_progress_update : NULL; /* none: nothing to tell */
+        d.so.progress_ctx = &pr;
+        ret = cli_decode_open(&d, &s);
+        if (ret >= 0) cli_progress_end(&pr);
+    }
     if (ret >= 0) {
         cli_decode_free(&d);
         return ret;
     }
     int rc = ek_session_samples(s, discard, NULL);
+    cli_progress_end(&pr);
     ek_sbuf rep = EK_SBUF_INIT;
     ek_session_report(s, &rep, d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_FULL);
     if (rep.len) fputs(rep.p, stdout);

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "core/mapfile.h"
 #include "etmkit/elem.h"
 #include "etmkit/etm4.h"
@@ -29,7 +31,7 @@ enum { FMT_OCSD, FMT_TEXT, FMT_JSON };
 
 typedef struct dump_opts {
     int format;
-    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict;
+    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict, quiet;
     int dstream, tpiu, tpiu_hsync, raw_packed, raw_unpacked;
     const char *dir;
 } dump_opts;
@@ -63,6 +65,8 @@ typedef struct dump_ctx {
     uint64_t frame_errors, unrouted_bytes;
     ek_image *img;     /* code for the flow decoders */
     ek_diag flow_diag; /* the flow decoders' sink: inline OpenCSD log lines, then 'diag' */
+    cli_progress pr;   /* bytes of the buffers to list: done (before this buffer), total */
+    uint64_t pr_done, pr_total, pr_blocks;
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
@@ -86,6 +90,8 @@ static void usage(FILE *f)
           "                     --decode also elements by kind, instructions, decode errors)\n"
           "  -v, --verbose      every diagnostic on stderr as it happens, notes included\n"
           "  --strict           exit 1 when any problem (warning or worse) was reported\n"
+          "  -q, --quiet        no progress line on stderr (shown on a terminal when the run\n"
+          "                     takes more than a second and the listing goes elsewhere)\n"
           "\n"
           "what to list (trc_pkt_lister equivalents in brackets):\n"
           "  --pkt-mon          packets with their raw bytes, as a packet monitor sees them\n"
@@ -162,6 +168,8 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         FLAG("--verbose", verbose)
         FLAG("-v", verbose)
         FLAG("--strict", strict)
+        FLAG("-q", quiet)
+        FLAG("--quiet", quiet)
         FLAG("--dstream", dstream)
         FLAG("--tpiu", tpiu)
         FLAG("--tpiu-hsync", tpiu_hsync)
@@ -596,6 +604,7 @@ static void feed_formatted(dump_ctx *c, const uint8_t *data, size_t len, uint64_
 
 static void feed_block(dump_ctx *c, const uint8_t *data, size_t len, uint64_t index)
 {
+    if (!(++c->pr_blocks & 63)) cli_progress_update(&c->pr, c->pr_done + index, c->pr_total);
     if (c->formatted)
         feed_formatted(c, data, len, index);
     else if (c->single)
@@ -622,6 +631,7 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
         return rc;
     }
     c->cur_file = buf->path;
+    cli_progress_update(&c->pr, c->pr_done, c->pr_total);
 
     /* Deliver the data as trc_pkt_lister reads it. The index counts delivered bytes only
      * (DSTREAM footers are not part of the trace stream). */
@@ -680,6 +690,7 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     if (c->o.format == FMT_OCSD)
         ek_sbuf_printf(&c->out, "Trace Packet Lister : Trace buffer done, processed %llu bytes.\n",
                        (unsigned long long)index);
+    c->pr_done += index;
     ek_unmap_file(&m);
     c->cur_file = NULL;
     return 0;
@@ -785,6 +796,13 @@ int cmd_dump_snapshot(int argc, char **argv)
     const size_t count = c->o.multi_session ? c->ss->nbuffers : 1;
     int decoded = 0;
     for (size_t k = 0; k < count; k++) {
+        const ek_snap_buffer *buf =
+            &c->ss->buffers[c->ss->buffer_order ? c->ss->buffer_order[k] : k];
+        struct stat st;
+        if (buf->path && !stat(buf->path, &st)) c->pr_total += (uint64_t)st.st_size;
+    }
+    cli_progress_start(&c->pr, "dump", c->o.quiet, 1);
+    for (size_t k = 0; k < count; k++) {
         const size_t b = c->ss->buffer_order ? c->ss->buffer_order[k] : k;
         if (dump_buffer(c, b, k, count) == 0) decoded++;
         if (c->o.multi_session) {
@@ -801,6 +819,7 @@ int cmd_dump_snapshot(int argc, char **argv)
         }
         flush_out(c);
     }
+    cli_progress_end(&c->pr);
     if (c->o.stats) print_stats(c);
     status = decoded ? CLI_OK : CLI_FAIL;
     if (c->o.strict && ek_diag_collector_count(c->diags, EK_SEV_WARN)) status = CLI_FAIL;

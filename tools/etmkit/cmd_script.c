@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "cli_progress.h"
 
 static void usage(FILE *f)
 {
@@ -12,6 +13,8 @@ static void usage(FILE *f)
                "Prints the samples 'perf script' prints for a CoreSight recording, then a short\n"
                "account on stderr of the trace that did not become samples.\n");
     cli_decode_help(f);
+    fprintf(f, "On a terminal, a run longer than a second shows its progress on stderr (when the\n"
+               "samples go elsewhere).\n");
 }
 
 /* Large blocks of text go straight to the file descriptor (no copy into stdio's buffer). */
@@ -38,14 +41,22 @@ int cmd_script(int argc, char **argv)
     cli_decode d;
     int ret = cli_decode_parse(&d, "script", argc, argv, usage);
     if (ret < 0) ret = cli_decode_check(&d);
+    cli_progress pr;
     ek_session *s = NULL;
-    if (ret < 0) ret = cli_decode_open(&d, &s);
+    if (ret < 0) {
+        cli_progress_start(&pr, "script", d.quiet, 1);
+        d.so.progress = pr.on ? cli_progress_update : NULL; /* none: nothing to tell */
+        d.so.progress_ctx = &pr;
+        ret = cli_decode_open(&d, &s);
+        if (ret >= 0) cli_progress_end(&pr);
+    }
     if (ret >= 0) {
         cli_decode_free(&d);
         return ret;
     }
     int rc = ek_session_script(s, &d.fields, write_stdout, NULL);
     fflush(stdout);
+    cli_progress_end(&pr);
     /* the summary says what was not turned into samples */
     ek_sbuf rep = EK_SBUF_INIT;
     ek_session_report(s, &rep, d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_SUMMARY);
