@@ -51,7 +51,7 @@ simprog_link(vmlinux kernel.lds kernel.o)
 set(SIMPROG_IMAGES ${SIMPROG_OUT}/simloop ${SIMPROG_OUT}/simchild ${SIMPROG_OUT}/libsima.so
     ${SIMPROG_OUT}/libsimb.so ${SIMPROG_OUT}/vmlinux)
 add_custom_target(etmkit_simprog DEPENDS ${SIMPROG_IMAGES})
-add_dependencies(etmkit etmkit_simprog)
+add_dependencies(etmkit_objects etmkit_simprog)
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/sim/blobs.c PROPERTIES
   OBJECT_DEPENDS "${SIMPROG_IMAGES}"
   COMPILE_DEFINITIONS "ETMKIT_SIMPROG_DIR=\"${SIMPROG_OUT}\"")
