@@ -15,9 +15,11 @@ DESTDIR     ?=
 # Debian packages the build and the tests need (checked one by one, installed when missing).
 BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev clang lld llvm \
               help2man
+# workload-real (etmkit gen) reads Debian's AArch64 libc and libgomp at run time: its tests and
+# the real-code benchmark need the cross packages (the build does not)
 TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin time \
-              man-db bash-completion
-BENCH_DEPS := libopencsd-bin linux-perf time
+              man-db bash-completion libc6-arm64-cross libgomp1-arm64-cross
+BENCH_DEPS := libopencsd-bin linux-perf time libc6-arm64-cross libgomp1-arm64-cross
 
 .PHONY: all build quiet-build asan deps test-deps bench-deps demo install test bench fuzz clean \
         format

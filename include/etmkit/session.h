@@ -52,6 +52,12 @@ typedef struct ek_session_opts {
      * waits for the decoders; NULL: none */
     ek_progress_fn progress;
     void *progress_ctx;
+    /* --- version 3 --- */
+    /* --jitdump: a JIT's jit-PID.dump to use for process PID (its header names the pid) when
+     * the recording's own is not found; NULL: none. JIT code is otherwise read from the jitdump
+     * the process mapped (its MMAP2 record), looked for under symfs and at the recorded path. */
+    const char *jitdump;
+    /* --- version 4 --- */
     /* samples to keep (perf's -C, --pid, --tid, --comm, --time); NULL: all. Kept by the
      * caller until ek_session_free. Applied before any output: ek_session_script and
      * ek_session_samples see only the samples it keeps; ek_session_stats counts all. */
@@ -61,7 +67,9 @@ typedef struct ek_session_opts {
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
  * caller's size are taken as zero). */
 #define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
-#define EK_SESSION_OPTS_SIZE_V2 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
+#define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
+#define EK_SESSION_OPTS_SIZE_V4 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */

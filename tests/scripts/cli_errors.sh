@@ -2,9 +2,9 @@
 # Errors name the real cause in one line (issue 11, item 3): a missing input is "No such file
 # or directory" (not "input/output error"); a folder given to script or doctor says what it
 # is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
-# missing whatever the options; -k, --kallsyms, --kcore, --symfs and --buildid-dir are checked
-# before decoding (exit 2, naming the option); bad values of -j, -F and --itrace and unknown
-# options are one line with a hint (exit 2), not the usage text. Each case checks the exit
+# missing whatever the options; -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump
+# are checked before decoding (exit 2, naming the option); bad values of -j, -F and --itrace
+# and unknown options are one line with a hint (exit 2), not the usage text. Each case checks the exit
 # status and the whole of stderr; the accepted forms are checked too, so that a command that
 # refused everything would fail here.
 set -u
@@ -12,6 +12,10 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 "$ETMKIT_BIN" gen --scenario basic -o "$T/g" >/dev/null 2>&1 || { echo "SKIP: etmkit gen basic failed"; exit 77; }
 P="$T/g/perf.data"
+"$ETMKIT_BIN" gen --scenario jit-reuse -o "$T/jit" >/dev/null 2>&1 || { echo "SKIP: etmkit gen jit-reuse failed"; exit 77; }
+jd=$(find "$T/jit" -name 'jit-*.dump' | head -1)
+[ -n "$jd" ] || { echo "FAIL: gen jit-reuse wrote no jitdump"; exit 1; }
+cp "$jd" "$T/jit.dump"
 fail=0
 # expect STATUS STDERR-LINE command...: exit status and stderr exactly (one line)
 expect() {
@@ -76,11 +80,15 @@ for cmd in script doctor; do
   expect 2 "etmkit: $cmd: --symfs $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --symfs "$T/nope" "$P"
   expect 2 "etmkit: $cmd: --symfs $T/text: Not a directory$h" "$ETMKIT_BIN" $cmd --symfs="$T/text" "$P"
   expect 2 "etmkit: $cmd: --buildid-dir $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --buildid-dir "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --jitdump $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --jitdump "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --jitdump $T/text: not a jitdump file (perf's jit-PID.dump starts with 'JiTD')$h" \
+    "$ETMKIT_BIN" $cmd --jitdump="$T/text" "$P"
   # the right files pass
   accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --buildid-dir "$T/emptydir" -k "$T/g/symfs/vmlinux" \
     --kallsyms "$T/g/kallsyms" "$P"
   cp "$T/g/symfs/vmlinux" "$T/kc/kcore"
   accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --kcore "$T/kc" "$P"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --jitdump "$T/jit.dump" "$P"
   rm "$T/kc/kcore"
 
   # values and options: one line with a hint

@@ -1,6 +1,6 @@
 /* Sample filters in a session (ek_session_opts.filter): ek_session_samples hands out only the
  * samples the filter keeps, in the order they have without it, and the statistics count every
- * sample; a caller built against version 1 of ek_session_opts gets no filter; a CPU filter
+ * sample; a caller built against version 3 of ek_session_opts gets no filter; a CPU filter
  * naming a CPU the recording does not have is refused. On `etmkit gen --scenario
  * two-processes` (3 CPUs, one ETF each: simloop 1000/1000 on CPU 0, simchild 1001/1001 on
  * CPU 1, simloop's thread 1002 on CPU 2). */
@@ -163,14 +163,14 @@ static void test_filters(void **state)
     assert_false(g.bad_comm);
     ek_sample_filter_free(&f);
 
-    /* version 1 of the options ends before the filter: a caller built against it filters
+    /* version 3 of the options ends before the filter: a caller built against it filters
      * nothing */
     free(g.v);
     memset(&g, 0, sizeof g);
     assert_int_equal(ek_sample_filter_tids(&f, "1002", NULL), 0);
     ek_session_opts_init(&o);
     o.filter = &f;
-    o.size = (uint32_t)EK_SESSION_OPTS_SIZE_V1;
+    o.size = (uint32_t)EK_SESSION_OPTS_SIZE_V3;
     run(&o, &g, &st);
     assert_int_equal(g.n, all.n);
     ek_sample_filter_free(&f);

@@ -18,6 +18,7 @@ enum {
     O_VMLINUX,
     O_KALLSYMS,
     O_KCORE,
+    O_JITDUMP,
     O_THREADS,
     O_INPUT,
     O_CPU,
@@ -46,6 +47,7 @@ static const struct {
     {"--vmlinux", "-k", 1, O_VMLINUX},
     {"--kallsyms", NULL, 1, O_KALLSYMS},
     {"--kcore", NULL, 1, O_KCORE},
+    {"--jitdump", NULL, 1, O_JITDUMP},
     {"--threads", "-j", 1, O_THREADS},
     {"--input", "-i", 1, O_INPUT},
     {"--cpu", "-C", 1, O_CPU},
@@ -90,6 +92,7 @@ void cli_decode_help(FILE *f)
             "  -k, --vmlinux=F   kernel image (vmlinux, or a kcore file)\n"
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore' (kcore, kallsyms)\n"
+            "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
             "running:\n"
             "  -j, --threads=N   decoder threads (1-1024) for a recording without time stamps\n"
             "                    (default: one per CPU); with time stamps each queue has its\n"
@@ -209,6 +212,10 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
             d->so.kallsyms = v;
             d->kallsyms_opt = options[k].lng;
             break;
+        case O_JITDUMP:
+            d->so.jitdump = v;
+            d->jitdump_opt = options[k].lng;
+            break;
         case O_KCORE:
             d->so.kcore_dir = v;
             d->kcore_opt = options[k].lng;
@@ -300,8 +307,16 @@ static int is_kallsyms(const char *buf, ssize_t n)
            buf[i + 1] != '\n' && buf[i + 2] == ' ' && buf[i + 3] != '\n' && buf[i + 3] != ' ';
 }
 
+/* perf's jitdump: the magic "JiTD" as a 32-bit word of either byte order */
+static int is_jitdump(const char *buf, ssize_t n)
+{
+    return n >= 4 && (!memcmp(buf, "DTiJ", 4) || !memcmp(buf, "JiTD", 4));
+}
+
+enum { F_ELF, F_KALLSYMS, F_JITDUMP };
+
 /* A file option: the file exists, is a readable regular file, and its start looks right. */
-static int check_file(cli_decode *d, const char *opt, const char *path, int want_elf)
+static int check_file(cli_decode *d, const char *opt, const char *path, int kind)
 {
     struct stat st;
     if (stat(path, &st)) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
@@ -309,9 +324,12 @@ static int check_file(cli_decode *d, const char *opt, const char *path, int want
     char buf[256];
     ssize_t n = head_of(path, buf, sizeof buf);
     if (n < 0) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
-    if (want_elf && !is_elf(buf, n))
+    if (kind == F_ELF && !is_elf(buf, n))
         return usage_error(d, "%s %s: not an ELF file (a vmlinux, or a kcore file)", opt, path);
-    if (!want_elf && !is_kallsyms(buf, n))
+    if (kind == F_JITDUMP && !is_jitdump(buf, n))
+        return usage_error(d, "%s %s: not a jitdump file (perf's jit-PID.dump starts with 'JiTD')",
+                           opt, path);
+    if (kind == F_KALLSYMS && !is_kallsyms(buf, n))
         return usage_error(d,
                            "%s %s: not a kallsyms file (its lines are 'ADDRESS TYPE NAME', as "
                            "/proc/kallsyms)",
@@ -370,8 +388,11 @@ int cli_decode_check(cli_decode *d)
     }
     if (d->so.symfs && (rc = check_dir(d, d->symfs_opt, d->so.symfs)) >= 0) return rc;
     if (d->so.buildid_dir && (rc = check_dir(d, d->buildid_opt, d->so.buildid_dir)) >= 0) return rc;
-    if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, 1)) >= 0) return rc;
-    if (d->so.kallsyms && (rc = check_file(d, d->kallsyms_opt, d->so.kallsyms, 0)) >= 0) return rc;
+    if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, F_ELF)) >= 0) return rc;
+    if (d->so.kallsyms && (rc = check_file(d, d->kallsyms_opt, d->so.kallsyms, F_KALLSYMS)) >= 0)
+        return rc;
+    if (d->so.jitdump && (rc = check_file(d, d->jitdump_opt, d->so.jitdump, F_JITDUMP)) >= 0)
+        return rc;
     if (d->so.kcore_dir) {
         if ((rc = check_dir(d, d->kcore_opt, d->so.kcore_dir)) >= 0) return rc;
         if (!exists(d->so.kcore_dir, "kcore", 0))
@@ -381,7 +402,7 @@ int cli_decode_check(cli_decode *d)
                                d->kcore_opt, d->so.kcore_dir);
         char *kc = NULL;
         if (asprintf(&kc, "%s/kcore", d->so.kcore_dir) < 0) return CLI_FAIL;
-        rc = check_file(d, d->kcore_opt, kc, 1);
+        rc = check_file(d, d->kcore_opt, kc, F_ELF);
         free(kc);
         if (rc >= 0) return rc;
     }

@@ -18,7 +18,7 @@ typedef struct cli_decode {
     int input_given;
     int quiet, verbose, strict, ns;
     /* how each file option was spelt, for messages ("-k" or "--vmlinux") */
-    const char *vmlinux_opt, *kallsyms_opt, *kcore_opt, *symfs_opt, *buildid_opt;
+    const char *vmlinux_opt, *kallsyms_opt, *kcore_opt, *symfs_opt, *buildid_opt, *jitdump_opt;
     /* the session's diagnostics sink: it lives as long as the session (cli_decode_free) */
     ek_diag_collector *diags;
     ek_sbuf first_error;
