@@ -12,7 +12,6 @@
 #    exactly what it prints from the jitdump.
 set -u
 [ -x "$ETMKIT_BIN" ] || { echo "SKIP: no etmkit binary"; exit 77; }
-py=$(command -v python3) || { echo "SKIP: python3 is not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fold() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
