@@ -439,14 +439,48 @@ static uint64_t jit_index_of(const sim_map *m)
     return d ? strtoull(d + 1, NULL, 10) : 0;
 }
 
+static int in_jit_code(const sim_process *p, uint64_t a)
+{
+    for (int i = 0; i < p->nmaps; i++)
+        if (p->maps[i].jit && a >= p->maps[i].start && a < p->maps[i].end) return 1;
+    return 0;
+}
+
+/* A safepoint at time 'now' for the JIT running on thread t: every other thread of the process
+ * is off its CPU since before now, and neither stopped inside JIT code nor has a frame that
+ * returns there. The code it ran before now is then the old code, and (with hold_until) what it
+ * runs after starts after now, on the new code: a decoder that takes the code at an address
+ * from the jitdump by time reads what ran. Code changed under a thread that is running, or
+ * that stopped inside it, would leave it executing code that has gone. */
+static int jit_safepoint(const sim *S, const sim_thread *t, uint64_t now)
+{
+    const sim_process *p = t->proc;
+    for (size_t i = 0; i < S->nthreads; i++) {
+        const sim_thread *u = S->threads[i];
+        if (u == t || u->proc != p || u->state == SIM_T_DEAD) continue;
+        if (u->state == SIM_T_RUNNING || u->off_at >= now || in_jit_code(p, u->pc)) return 0;
+        for (unsigned k = 0; k < u->depth; k++)
+            if (in_jit_code(p, u->stack[k].addr)) return 0;
+    }
+    return 1;
+}
+
 /* The JIT's work in one mprotect: compile a function into the cache; now and then move one
  * (compaction) or collect the whole cache, after which new code goes to addresses that held
- * other code before. */
+ * other code before. Only at a safepoint: otherwise the action stays due and is tried again at
+ * the main thread's next work step. */
 static void do_jit(sim *S, struct sim_cpu *c, sim_thread *t)
 {
     sim_process *p = t->proc;
     sim_jit *j = p ? p->jit : NULL;
     if (!j) return;
+    if (!jit_safepoint(S, t, c->time)) {
+        j->pending = 1;
+        j->deferred++;
+        return;
+    }
+    j->pending = 0;
+    p->hold_until = c->time;
     if (!j->started) jit_start(S, c, t, j);
     if (S->err) return;
     int nlive = 0, oldest = -1;
@@ -633,16 +667,36 @@ static ek_etm4_enc_ctx ctx_of(const sim_thread *t)
     return c;
 }
 
+/* A thread of a process whose JIT changed code at time T may not start running on a CPU whose
+ * clock is still before T (CPUs advance in quanta, one after the other): it would run the new
+ * code at a time when, by the jitdump, the old code was there. */
+static int held(const sim_thread *n, const struct sim_cpu *c)
+{
+    return n->proc && n->proc->hold_until > c->time;
+}
+
+static int eligible(const sim_thread *n, const struct sim_cpu *c)
+{
+    return (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW) && !held(n, c);
+}
+
 static sim_thread *pick_next(sim *S, struct sim_cpu *c)
 {
-    while (c->nrq) {
-        sim_thread *n = c->rq[0];
-        memmove(c->rq, c->rq + 1, (c->nrq - 1) * sizeof(c->rq[0]));
-        c->nrq--;
-        if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW) return n;
-    }
     (void)S;
-    return c->idle;
+    /* the first eligible thread of the queue; stale entries before it go, held threads keep
+     * their place */
+    size_t i = 0, k = 0;
+    sim_thread *pick = NULL;
+    while (i < c->nrq && !pick) {
+        sim_thread *n = c->rq[i++];
+        if (eligible(n, c))
+            pick = n;
+        else if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW)
+            c->rq[k++] = n;
+    }
+    memmove(c->rq + k, c->rq + i, (c->nrq - i) * sizeof(c->rq[0]));
+    c->nrq = k + (c->nrq - i);
+    return pick ? pick : c->idle;
 }
 
 static void wake_sleepers(sim *S, uint64_t now)
@@ -676,6 +730,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         return;
     }
     if (t->state == SIM_T_RUNNING) t->state = SIM_T_RUNNABLE;
+    t->off_at = c->time;
     uint64_t target = next->stack[--next->depth].addr;
     sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
     next->state = SIM_T_RUNNING;
@@ -790,7 +845,7 @@ static void do_munmap(sim *S, struct sim_cpu *c, sim_thread *t)
 static int others_runnable(struct sim_cpu *c)
 {
     for (size_t i = 0; i < c->nrq; i++)
-        if (c->rq[i]->state == SIM_T_RUNNABLE || c->rq[i]->state == SIM_T_NEW) return 1;
+        if (eligible(c->rq[i], c)) return 1;
     return 0;
 }
 
@@ -864,10 +919,9 @@ static sim_action next_action(sim *S, sim_thread *t)
             p->script_pos++;
             return a;
         }
-        /* the JIT moves and collects code: as at a JIT's safepoint, no other thread of the
-         * process may be running it (the machine would go on executing, and the truth naming,
-         * the code that was there), so it works only while the main thread is the only one */
-        if (p->jit && p->jit_every && step % p->jit_every == 0 && p->live_threads == 1)
+        /* the JIT changes code at safepoints only (do_jit): an action that found none stays
+         * due */
+        if (p->jit && p->jit_every && (step % p->jit_every == 0 || p->jit->pending))
             return SIM_ACT_JIT;
     }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {

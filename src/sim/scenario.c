@@ -579,6 +579,10 @@ static int sc_jit_run(sim *S)
     if (err) return err;
     p->random_actions = 12;
     p->jit_every = 3; /* a JIT action every third work step */
+    /* a worker thread on the other CPU calls the JIT's code too, for half of the run: the JIT
+     * changes code only at safepoints (machine.c, do_jit), when the worker is off its CPU and
+     * not inside JIT code */
+    script(p, 30, SIM_ACT_CLONE);
     return 0;
 }
 
@@ -865,8 +869,9 @@ static const struct {
      256 << 10},
     {{"jit-reuse",
       "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
-      "replaced by other code at the same addresses; jit-PID.dump (code and names by time) and "
-      "perf-PID.map in symfs, perf record -k 1; perf 6.1 cannot read JIT code",
+      "replaced by other code at the same addresses, at safepoints (a worker thread on the "
+      "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
+      "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
       sc_jit, 0},
      sc_jit_run,
      128 << 10},
@@ -1237,9 +1242,13 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
                     (unsigned long long)a->flags, a->ops.n);
         }
     }
-    for (size_t i = 0; i < S->nprocs; i++)
-        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
-                S->procs[i]->steps);
+    for (size_t i = 0; i < S->nprocs; i++) {
+        const sim_process *p = S->procs[i];
+        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", p->pid, p->comm, p->steps);
+        if (p->jit)
+            fprintf(f, "jit\tpid=%d\tloads=%u\tmoves=%u\tcollections=%u\tdeferred=%u\n", p->pid,
+                    p->jit->loads, p->jit->moves, p->jit->gcs, p->jit->deferred);
+    }
     return sim_fclose(f);
 }
 

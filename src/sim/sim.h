@@ -86,7 +86,8 @@ typedef struct sim_jit {
     char dump_path[128];
     uint64_t start_time, next_index;
     int started;
-    uint32_t loads, moves, gcs;
+    int pending; /* an action is due but the other threads are not at a safepoint yet */
+    uint32_t loads, moves, gcs, deferred;
     EK_VEC(sim_jitrec) recs;
 } sim_jit;
 
@@ -129,9 +130,10 @@ struct sim_process {
     uint64_t thread_budget;  /* instructions each new thread works for */
     unsigned session_mask;   /* per-task sessions following this process */
     int parent;
-    sim_jit *jit;       /* a JIT runs in it (NULL: none) */
-    int real;           /* runs real binaries: only sleep, yield and exit act on the machine */
-    unsigned jit_every; /* its main thread runs a JIT action every that many work steps */
+    sim_jit *jit;        /* a JIT runs in it (NULL: none) */
+    int real;            /* runs real binaries: only sleep, yield and exit act on the machine */
+    unsigned jit_every;  /* its main thread runs a JIT action every that many work steps */
+    uint64_t hold_until; /* JIT safepoint: no thread of it starts running before this time */
 };
 
 typedef struct sim_frame {
@@ -167,6 +169,7 @@ struct sim_thread {
     int sc_nr;
     uint64_t budget; /* instructions of work left (SIM_DEC_CONTINUE) */
     uint64_t wake_at;
+    uint64_t off_at; /* when it last stopped running on a CPU */
     const sim_map *mcache;
     uint32_t serial;
     int seen_by[SIM_MAX_SESSIONS]; /* ITRACE_START written for this thread */
