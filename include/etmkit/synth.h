@@ -17,8 +17,9 @@
  *    and leaves ETE exceptions without flags).
  *  - end of trace flushes like any other discontinuity (perf 6.1 never tells its decoder that
  *    the trace ended, so the last branch of every queue is lost).
- *  - `c` and `r` select calls / returns (and trace begin/end) as for Intel PT; perf 6.1's
- *    cs-etm ignores them and outputs every branch.
+ *  - `c` and `r` select branches as perf's Intel PT decoder does (calls, asynchronous
+ *    branches and trace ends; returns and trace begins); `s` leaves out the first N samples
+ *    of the output, every kind together. perf 6.1's cs-etm ignores the three letters.
  *
  * One ek_synth follows one trace source (trace ID). Feed it elements in order; it calls the
  * sample callback for every sample. It keeps no global state and allocates only at creation.
@@ -56,13 +57,14 @@ typedef struct ek_itrace {
     uint64_t period;         /* i<N>: one sample every N (default 100000) */
     int period_type;         /* ek_itrace_period_type; only instructions are counted here */
     int branches;            /* b (also c, r): branches samples */
-    int calls;               /* c: branch samples for calls (and trace begin/end) only */
-    int returns;             /* r: branch samples for returns (and trace begin/end) only */
+    int calls;               /* c: branch samples for calls (and async, trace end) only */
+    int returns;             /* r: branch samples for returns (and trace begin) only */
     int last_branch;         /* l<N>: last-branch stack on instructions samples */
     uint32_t last_branch_sz; /* N (default 64, 1..1024) */
     int errors;              /* e: decode errors (reported by the session, not as samples) */
     int timeless;            /* Z: ignore time stamps */
-    uint64_t initial_skip;   /* s<N>: drop the first N samples of each kind */
+    uint64_t initial_skip;   /* s<N>: leave out the first N samples, every kind together (an
+                              * ek_synth counts its own; a session, its whole output) */
 } ek_itrace;
 
 /* perf 6.1's samples when `perf script` is given no --itrace (or --itrace without letters):

@@ -684,7 +684,13 @@ static int on_sample(void *ctx, const ek_sample *smp)
             ek_script_resolver r = qdecode_resolver(&c);
             comm = r.comm(r.ctx, smp);
         }
-        if (!ek_sample_filter_match(flt, smp, comm)) return 0;
+        if (!ek_sample_filter_match(flt, smp, comm)) {
+            if (j->s->o.itrace.initial_skip && j->fmt->hole) {
+                j->fmt->hole(&j->out->cur);
+                if (j->out->cur.len >= QOUT_CHUNK && !j->direct) return out_flush(j->out, 0);
+            }
+            return 0;
+        }
     }
     ek_sbuf *out = &j->out->cur;
     lcache_ent *le = NULL;
@@ -821,7 +827,10 @@ static idst *id_get(qjob *j, uint8_t id)
         return d;
     ek_synth_config sc;
     ek_synth_config_init(&sc);
-    sc.itrace = &j->s->o.itrace;
+    /* --itrace=sN counts the session's output, not a trace source's: the writer skips */
+    ek_itrace it = j->s->o.itrace;
+    it.initial_skip = 0;
+    sc.itrace = &it;
     sc.protocol = src.protocol;
     sc.cpu = d->cpu;
     sc.trace_id = id;

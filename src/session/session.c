@@ -634,7 +634,26 @@ typedef struct writer {
     void *ctx;
     int rc;
     const qidle *idle; /* progress, while the writer waits (NULL: none) */
+    /* --itrace=sN: samples still to leave out. perf counts them over the session, in the
+     * order it outputs them, every kind together (its Intel PT decoder: one num_events per
+     * session; perf 6.1's cs-etm ignores 's'), so they are counted here, where the queues'
+     * outputs are put in that order -- a decoder's own count would skip N per trace source */
+    uint64_t skip;
+    size_t (*sample_len)(const char *data, size_t len); /* bytes of the sample at data */
 } writer;
+
+/* Put out data (whole samples), the first w->skip of them left out. */
+static int put_skipping(writer *w, const char *data, size_t len)
+{
+    while (w->skip && len) {
+        size_t n = w->sample_len(data, len);
+        if (!n || n > len) return EK_ERR_FORMAT;
+        data += n;
+        len -= n;
+        w->skip--;
+    }
+    return len ? w->put(w->ctx, data, len) : 0;
+}
 
 typedef struct run {
     ek_session *s;
@@ -657,7 +676,7 @@ static void *worker(void *arg)
         if (k >= r->nq)
             break;
         size_t qi = r->order[k].qi;
-        static const qfmt none = {NULL, NULL, 0};
+        static const qfmt none = {NULL, NULL, 0, NULL};
         int rc = qdecode_run(r->s, qi, r->order[k].hidden ? &none : r->fmt, &r->outs[qi],
                              &r->s->qres[qi]);
         if (rc) {
@@ -689,7 +708,7 @@ static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_
             first = 0;
             size_t end = *si + 1 < c->nsegs ? c->segs[*si + 1].off : c->len;
             if (end > g->off && !w->rc)
-                w->rc = w->put(w->ctx, c->data + g->off, end - g->off);
+                w->rc = put_skipping(w, c->data + g->off, end - g->off);
             (*si)++;
         }
         int last = c->last;
@@ -859,15 +878,40 @@ static void text_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_sc
     ek_script_format(out, t->f, smp, r, t->evw);
 }
 
+/* --itrace=sN with a filter: a sample the filter left out is an empty line (every sample is
+ * one line of text, never empty), which put_text drops */
+static void text_hole(ek_sbuf *out)
+{
+    ek_sbuf_putc(out, '\n');
+}
+
+static size_t text_len(const char *data, size_t len)
+{
+    const char *nl = memchr(data, '\n', len);
+    return nl ? (size_t)(nl - data) + 1 : 0;
+}
+
 typedef struct text_put {
     ek_write_fn write;
     void *ctx;
+    int holes; /* drop empty lines */
 } text_put;
 
 static int put_text(void *ctx, const char *data, size_t len)
 {
     text_put *p = ctx;
-    return p->write(p->ctx, data, len) ? EK_ERR_IO : 0;
+    size_t start = 0;
+    if (p->holes) /* runs of lines without the empty ones */
+        for (size_t i = 0; i < len;) {
+            const char *nl = memchr(data + i, '\n', len - i);
+            size_t end = nl ? (size_t)(nl - data) + 1 : len;
+            if (end == i + 1 && data[i] == '\n') {
+                if (i > start && p->write(p->ctx, data + start, i - start)) return EK_ERR_IO;
+                start = end;
+            }
+            i = end;
+        }
+    return len > start && p->write(p->ctx, data + start, len - start) ? EK_ERR_IO : 0;
 }
 
 /* perf names its synthesised events after the hardware events they pose as, with the recorded
@@ -925,9 +969,11 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     const uint32_t varying = EK_SF_F_TIME | EK_SF_F_PERIOD | EK_SF_F_COMM | EK_SF_F_BRSTACK |
                              EK_SF_F_BRSTACKSYM | EK_SF_F_INSN | EK_SF_F_INSNLEN |
                              EK_SF_F_MISC | EK_SF_F_IPC;
-    qfmt fmt = {text_emit, &t, !(f->fields & varying)};
-    text_put p = {write, ctx};
-    writer w = {put_text, &p, 0, NULL};
+    uint64_t skip = s->o.itrace.initial_skip;
+    int holes = skip && s->o.filter;
+    qfmt fmt = {text_emit, &t, !(f->fields & varying), holes ? text_hole : NULL};
+    text_put p = {write, ctx, holes};
+    writer w = {put_text, &p, 0, NULL, skip, text_len};
     return run_all(s, &fmt, &w);
 }
 
@@ -961,6 +1007,25 @@ static void rec_emit(void *ctx, ek_sbuf *out, const ek_sample *smp, const ek_scr
         ek_sbuf_put(out, (const char *)smp->branches, smp->nbranches * sizeof(ek_branch));
 }
 
+/* a sample the filter left out (--itrace=sN): counted by the writer, dropped by put_recs */
+#define REC_HOLE 0xFFu
+
+static void rec_hole(ek_sbuf *out)
+{
+    srec h;
+    memset(&h, 0, sizeof h);
+    h.smp.kind = REC_HOLE;
+    ek_sbuf_put(out, (const char *)&h, sizeof h);
+}
+
+static size_t rec_len(const char *data, size_t len)
+{
+    srec h;
+    if (len < sizeof h) return 0;
+    memcpy(&h, data, sizeof h);
+    return sizeof h + h.smp.nbranches * sizeof(ek_branch);
+}
+
 typedef struct rec_put {
     ek_session *s;
     ek_sample_fn fn;
@@ -986,6 +1051,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
             memcpy(br, data + off, nb);
         }
         off += nb;
+        if (h.smp.kind == REC_HOLE) continue;
         h.smp.branches = br;
         rctx c = {p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t, 0, 0, UINT64_MAX};
         ek_script_resolver r = qdecode_resolver(&c);
@@ -999,8 +1065,8 @@ static int put_recs(void *ctx, const char *data, size_t len)
 
 int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
 {
-    qfmt fmt = {rec_emit, NULL, 0};
+    qfmt fmt = {rec_emit, NULL, 0, s->o.itrace.initial_skip && s->o.filter ? rec_hole : NULL};
     rec_put p = {s, fn, ctx};
-    writer w = {put_recs, &p, 0, NULL};
+    writer w = {put_recs, &p, 0, NULL, s->o.itrace.initial_skip, rec_len};
     return run_all(s, &fmt, &w);
 }

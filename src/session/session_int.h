@@ -165,6 +165,10 @@ typedef struct qfmt {
      * slice's window (no time, period, comm, branch stack or code bytes): the decoder may
      * reuse the text it made for an identical sample */
     int cacheable;
+    /* --itrace=sN with a filter: what stands in the output for a sample the filter left out,
+     * so that the writer counts it among the first N (perf skips before it filters) and then
+     * drops it */
+    void (*hole)(ek_sbuf *out);
 } qfmt;
 
 /* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */

@@ -53,7 +53,7 @@ struct ek_synth {
     ek_branch *lb_out;
     uint32_t lb_nr, lb_pos, lb_sz;
 
-    uint64_t skip_branches, skip_instructions;
+    uint64_t skip; /* s<N>: samples still to leave out, every kind together */
     ek_synth_stats st;
 };
 
@@ -97,7 +97,7 @@ int ek_synth_new(const ek_synth_config *cfg, ek_synth **out)
             return EK_ERR_NOMEM;
         }
     }
-    s->skip_branches = s->skip_instructions = s->opts.initial_skip;
+    s->skip = s->opts.initial_skip;
     *out = s;
     return 0;
 }
@@ -323,18 +323,13 @@ static void sample_base(ek_synth *s, ek_sample *smp)
 
 static int deliver(ek_synth *s, ek_sample *smp)
 {
-    if (smp->kind == EK_SAMPLE_BRANCHES) {
+    if (smp->kind == EK_SAMPLE_BRANCHES)
         s->st.branches++;
-        if (s->skip_branches) {
-            s->skip_branches--;
-            return 0;
-        }
-    } else {
+    else
         s->st.instructions++;
-        if (s->skip_instructions) {
-            s->skip_instructions--;
-            return 0;
-        }
+    if (s->skip) {
+        s->skip--;
+        return 0;
     }
     return s->io.sample ? s->io.sample(s->io.ctx, smp) : 0;
 }
@@ -356,17 +351,14 @@ static int synth_instruction_sample(ek_synth *s, uint64_t addr, uint64_t period)
     return deliver(s, &smp);
 }
 
+/* c / r: the branches perf's Intel PT decoder keeps for them (intel-pt.c, branches_filter):
+ * calls, asynchronous branches and trace ends; returns and trace begins */
 static int branch_wanted(const ek_synth *s, uint32_t flags)
 {
-    if (!s->opts.calls && !s->opts.returns)
-        return 1;
-    if (flags & (EK_SF_TRACE_BEGIN | EK_SF_TRACE_END))
-        return 1;
-    if (s->opts.calls && (flags & EK_SF_CALL))
-        return 1;
-    if (s->opts.returns && (flags & EK_SF_RETURN))
-        return 1;
-    return 0;
+    uint32_t want = 0;
+    if (s->opts.calls) want |= EK_SF_CALL | EK_SF_ASYNC | EK_SF_TRACE_END;
+    if (s->opts.returns) want |= EK_SF_RETURN | EK_SF_TRACE_BEGIN;
+    return !want || (flags & want);
 }
 
 EK_HOT int synth_branch_sample(ek_synth *s)

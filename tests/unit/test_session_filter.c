@@ -72,19 +72,24 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Run the recording with opts o; fills g and the statistics. */
-static void run(ek_session_opts *o, got *g, ek_session_stats *st)
+/* Run the recording with opts o and --itrace=it; fills g and the statistics. */
+static void run_it(ek_session_opts *o, const char *it, got *g, ek_session_stats *st)
 {
     char *symfs = NULL;
     assert_true(asprintf(&symfs, "%s/symfs", dir) > 0);
     o->symfs = symfs;
-    ek_itrace_parse("b", &o->itrace, NULL);
+    assert_int_equal(ek_itrace_parse(it, &o->itrace, NULL), 0);
     ek_session *s = NULL;
     assert_int_equal(ek_session_open(data, o, NULL, &s), 0);
     assert_int_equal(ek_session_samples(s, collect, g), 0);
     ek_session_get_stats(s, st);
     ek_session_free(s);
     free(symfs);
+}
+
+static void run(ek_session_opts *o, got *g, ek_session_stats *st)
+{
+    run_it(o, "b", g, st);
 }
 
 static int same_sample(const ek_sample *a, const ek_sample *b)
@@ -178,6 +183,80 @@ static void test_filters(void **state)
     free(all.v);
 }
 
+/* --itrace=sN leaves out the first N samples of the session's output: one count over every
+ * queue and trace ID, all kinds together (as perf's Intel PT decoder counts them: one
+ * num_events per session), before the display filters (--tid, --pid, --comm, --time: perf
+ * applies those to the samples it synthesised). The three queues of this recording each
+ * decode their own trace IDs: a count per decoder leaves out 3N or more. */
+static void test_skip(void **state)
+{
+    (void)state;
+    ek_session_opts o;
+    got all = {0}, g = {0}, ib = {0};
+    ek_session_stats st;
+    ek_session_opts_init(&o);
+    run(&o, &all, &st);
+    assert_true(all.n > 100);
+
+    ek_session_opts_init(&o);
+    run_it(&o, "bs7", &g, &st);
+    assert_int_equal(g.n, all.n - 7);
+    for (size_t i = 0; i < g.n; i++)
+        if (!same_sample(&all.v[i + 7], &g.v[i]))
+            fail_msg("sample %zu is not the %zu-th", i, i + 7);
+    assert_int_equal(st.samples_branches, all.n); /* the statistics count every sample */
+
+    /* both kinds count: skip up to and including the first instructions sample */
+    ek_session_opts_init(&o);
+    run_it(&o, "i100ib", &ib, &st);
+    size_t first_i = 0;
+    while (first_i < ib.n && ib.v[first_i].kind != EK_SAMPLE_INSTRUCTIONS)
+        first_i++;
+    assert_true(first_i > 0 && first_i + 1 < ib.n);
+    char it[32];
+    snprintf(it, sizeof it, "i100ibs%zu", first_i + 1);
+    free(g.v);
+    memset(&g, 0, sizeof g);
+    ek_session_opts_init(&o);
+    run_it(&o, it, &g, &st);
+    assert_int_equal(g.n, ib.n - (first_i + 1));
+    for (size_t i = 0; i < g.n; i++)
+        if (g.v[i].kind != ib.v[i + first_i + 1].kind ||
+            !same_sample(&ib.v[i + first_i + 1], &g.v[i]))
+            fail_msg("%s: sample %zu is not the %zu-th", it, i, i + first_i + 1);
+
+    /* before the filter: skip past the first sample of the second thread to appear, keep
+     * that thread's samples */
+    size_t first_t = 0;
+    while (first_t < all.n && all.v[first_t].tid == all.v[0].tid)
+        first_t++;
+    assert_true(first_t > 0 && first_t + 1 < all.n);
+    int32_t tid = all.v[first_t].tid;
+    size_t n = first_t + 1, want = 0;
+    snprintf(it, sizeof it, "bs%zu", n);
+    char tids[16];
+    snprintf(tids, sizeof tids, "%d", (int)tid);
+    ek_sample_filter f = EK_SAMPLE_FILTER_INIT;
+    assert_int_equal(ek_sample_filter_tids(&f, tids, NULL), 0);
+    free(g.v);
+    memset(&g, 0, sizeof g);
+    ek_session_opts_init(&o);
+    o.filter = &f;
+    run_it(&o, it, &g, &st);
+    for (size_t i = n; i < all.n; i++) {
+        if (all.v[i].tid != tid) continue;
+        if (want >= g.n || !same_sample(&all.v[i], &g.v[want]))
+            fail_msg("%s --tid %d: sample %zu is not the %zu-th", it, (int)tid, want, i);
+        want++;
+    }
+    assert_int_equal(g.n, want);
+    assert_true(want > 0);
+    ek_sample_filter_free(&f);
+    free(g.v);
+    free(ib.v);
+    free(all.v);
+}
+
 static void diag_kind(void *ctx, const ek_diag_event *ev)
 {
     if (!strcmp(ev->kind, "session.filter")) (*(int *)ctx)++;
@@ -209,6 +288,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_skip),
     };
     return tu_run_group(argc, argv, tests, setup, teardown);
 }

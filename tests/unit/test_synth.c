@@ -224,6 +224,46 @@ static void test_exceptions(void **state)
            "hw int 1014 => 1180\n");
 }
 
+/* s<N>: one count over every kind, in the order the samples are made (perf's Intel PT
+ * decoder, the one that implements 's': one num_events for all its events) */
+static void test_skip_kinds(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    feed(&r, "i10ibs3", "period,ip,addr", e, n, 1);
+    /* i10ib gives: tr strt, 10 at 1028, 10 at 1050, jmp, 10 at 1064, call, tr end, tr strt
+     * (an instructions sample prints addr 0 before its ip) */
+    expect(&r, "1 1004 => 100c\n"
+               "10 0 1064\n"
+               "1 1050 => 1040\n"
+               "1 106c => 0\n"
+               "1 0 => 1080\n");
+}
+
+/* c / r as perf's Intel PT decoder selects them (intel-pt.c, branches_filter): calls with
+ * asynchronous branches and trace ends; returns with trace begins */
+static void test_calls_returns(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    feed(&r, "c", "flags,ip,addr", e, n, 1);
+    expect(&r, "call 1050 => 1040\n"
+               "tr end return 106c => 0\n");
+    feed(&r, "r", "flags,ip,addr", e, n, 1);
+    expect(&r, "tr strt 0 => 1000\n"
+               "tr end return 106c => 0\n"
+               "tr strt 0 => 1080\n");
+    feed(&r, "cr", "flags,ip,addr", e, n, 1);
+    expect(&r, "tr strt 0 => 1000\n"
+               "call 1050 => 1040\n"
+               "tr end return 106c => 0\n"
+               "tr strt 0 => 1080\n");
+}
+
 static void test_itrace_parse(void **state)
 {
     ek_itrace o;
@@ -354,6 +394,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_instructions),
         cmocka_unit_test(test_last_branch),
         cmocka_unit_test(test_exceptions),
+        cmocka_unit_test(test_skip_kinds),
+        cmocka_unit_test(test_calls_returns),
         cmocka_unit_test(test_itrace_parse),
         cmocka_unit_test(test_flags_text),
         cmocka_unit_test(test_fields_parse),
