@@ -747,6 +747,17 @@ static int sc_two_threads_run(sim *S)
     return 0;
 }
 
+/* The --itrace letters c, r and s: kernel and user trace of two CPUs sharing an ETR, without
+ * the kernel's image, so that the decodable trace ends at every system call and interrupt and
+ * begins again after it (trace ends that are calls, trace begins; calls and returns; several
+ * trace IDs per queue); the truth has what --itrace=c, --itrace=r and --itrace=i100ibs50
+ * print, and perf 6.1's answers to the same options (its cs-etm ignores the three letters). */
+static int sc_itrace(sim *S)
+{
+    S->itrace_lanes = 1;
+    return sc_kernel_novmlinux(S);
+}
+
 static const struct {
     struct sim_scenario sc;
     int (*run)(sim *S);
@@ -920,6 +931,14 @@ static const struct {
       sc_two_procs, 0},
      sc_two_procs_run,
      96 << 10},
+    {{"itrace-calls-returns-skip",
+      "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
+      "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
+      "expected-returns.txt, expected-skip.txt (i100ibs50: one count over the output, both "
+      "kinds); perf 6.1's cs-etm ignores the three letters",
+      sc_itrace, 0},
+     sc_kernel_run,
+     48 << 10},
     {{"workload",
       "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
       "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "

@@ -559,7 +559,13 @@ struct sim {
     uint64_t real_entry;     /* where a new process starts: the dynamic linker's entry */
     const char *real_libdir; /* --config real_libdir: Debian's AArch64 libraries */
     EK_VEC(void *) buffers;  /* file contents images point into */
+    /* truth files for the --itrace letters c, r and s (expected-calls.txt, expected-returns.txt,
+     * expected-skip.txt and perf 6.1's answers to the same options) */
+    int itrace_lanes;
 };
+
+/* expected-skip.txt: --itrace=i100ibs<this> -F pid,tid,cpu,period,ip,sym,symoff,dso */
+#define SIM_ITRACE_SKIP 50
 
 /* machine.c */
 int sim_machine_init(sim *S);

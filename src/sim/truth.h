@@ -104,7 +104,17 @@ typedef struct tr_pkt {
 /* ------------------------------------------------------------------ lanes (truth_samples.c) */
 
 /* One output file: the samples of one `perf script --itrace=... -F ...` invocation. */
-enum { LANE_BRANCHES = 0, LANE_INSNS, LANE_LBR, LANE_STACKS, LANE_TIMES, LANE__COUNT };
+enum {
+    LANE_BRANCHES = 0,
+    LANE_INSNS,
+    LANE_LBR,
+    LANE_STACKS,
+    LANE_TIMES,
+    LANE_CALLS,   /* --itrace=c (S->itrace_lanes) */
+    LANE_RETURNS, /* --itrace=r */
+    LANE_SKIP,    /* --itrace=i100ibs<SIM_ITRACE_SKIP> */
+    LANE__COUNT
+};
 
 #define TR_LBR_MAX 16
 
@@ -113,6 +123,9 @@ typedef struct tr_lane {
     int branches, instructions, last_branch;
     uint64_t period;
     unsigned lb_sz;
+    uint32_t filter; /* branch samples with one of these flags only (c, r); 0: all */
+    uint64_t skip;   /* lines still to leave out (s) */
+    size_t mark;     /* where the line being made starts in out */
     FILE *f;
     ek_sbuf out;
     uint64_t lines;

@@ -388,7 +388,8 @@ static int cmp_exit(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* the output files of a policy: perf 6.1 branches only; the truth every lane */
+/* the output files of a policy: perf 6.1 branches only (and its answers to the --itrace
+ * letters c, r and s, which its cs-etm ignores); the truth every lane */
 static int open_lanes(tr_emu *m, const char *dir, const char *sfx, int snapshot)
 {
     static const struct {
@@ -397,17 +398,26 @@ static int open_lanes(tr_emu *m, const char *dir, const char *sfx, int snapshot)
         int b, i, l;
         uint64_t period;
         unsigned lb_sz;
+        uint32_t filter; /* c: calls, async, trace end; r: returns, trace begin (Intel PT's) */
+        uint64_t skip;
+        const char *perf_name; /* perf 6.1's file (NULL: none) */
     } spec[] = {
-        {LANE_BRANCHES, "expected-branches", 1, 0, 0, 0, 0},
-        {LANE_INSNS, "expected-instructions", 0, 1, 0, 100, 0},
-        {LANE_LBR, "expected-lbr", 0, 1, 1, 64, 16},
-        {LANE_STACKS, "expected-callstacks", 1, 0, 0, 0, 0},
-        {LANE_TIMES, "expected-times", 1, 0, 0, 0, 0},
+        {LANE_BRANCHES, "expected-branches", 1, 0, 0, 0, 0, 0, 0, "perf-6.1-expected"},
+        {LANE_INSNS, "expected-instructions", 0, 1, 0, 100, 0, 0, 0, NULL},
+        {LANE_LBR, "expected-lbr", 0, 1, 1, 64, 16, 0, 0, NULL},
+        {LANE_STACKS, "expected-callstacks", 1, 0, 0, 0, 0, 0, 0, NULL},
+        {LANE_TIMES, "expected-times", 1, 0, 0, 0, 0, 0, 0, NULL},
+        {LANE_CALLS, "expected-calls", 1, 0, 0, 0, 0, (1u << 1) | (1u << 5) | (1u << 9), 0,
+         "perf-6.1-expected-calls"},
+        {LANE_RETURNS, "expected-returns", 1, 0, 0, 0, 0, (1u << 2) | (1u << 8), 0,
+         "perf-6.1-expected-returns"},
+        {LANE_SKIP, "expected-skip", 1, 1, 0, 100, 0, 0, SIM_ITRACE_SKIP, "perf-6.1-expected-skip"},
     };
     for (size_t i = 0; i < sizeof(spec) / sizeof(spec[0]); i++) {
-        if (m->view == VIEW_PERF && i) break;
+        if (m->view == VIEW_PERF && !spec[i].perf_name) continue;
         if (snapshot && spec[i].kind != LANE_BRANCHES) continue;
         if (m->timeless && spec[i].kind == LANE_TIMES) continue; /* samples have no time */
+        if (spec[i].kind >= LANE_CALLS && !m->S->itrace_lanes) continue;
         tr_lane *l = &m->lanes[m->nlanes++];
         l->kind = spec[i].kind;
         l->branches = spec[i].b;
@@ -415,11 +425,15 @@ static int open_lanes(tr_emu *m, const char *dir, const char *sfx, int snapshot)
         l->last_branch = spec[i].l;
         l->period = spec[i].period;
         l->lb_sz = spec[i].lb_sz;
+        if (m->view == VIEW_TRUE) {
+            l->filter = spec[i].filter;
+            l->skip = spec[i].skip;
+        }
         size_t n = strlen(dir) + strlen(spec[i].name) + strlen(sfx) + 32;
         char *path = malloc(n);
         if (!path) return EK_ERR_NOMEM;
         snprintf(path, n, "%s/%s%s.txt", dir,
-                 m->view == VIEW_PERF ? "perf-6.1-expected" : spec[i].name, sfx);
+                 m->view == VIEW_PERF ? spec[i].perf_name : spec[i].name, sfx);
         l->f = fopen(path, "w");
         free(path);
         if (!l->f) return EK_ERR_IO;

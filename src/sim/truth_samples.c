@@ -294,6 +294,11 @@ void tr_lanes_flush(tr_emu *m, int force)
 
 static void line_done(tr_emu *m, tr_lane *l)
 {
+    if (l->skip) { /* --itrace=sN: the first N samples of the output are left out */
+        l->skip--;
+        l->out.len = l->mark;
+        return;
+    }
     ek_sbuf_putc(&l->out, '\n');
     l->lines++;
     if (l->out.len > (1u << 20)) tr_lanes_flush(m, 0);
@@ -336,9 +341,19 @@ static void branch_sample(tr_emu *m, tr_lane *l, tr_tq *t)
 {
     uint64_t ip = last_executed(&t->prev), addr = first_executed(&t->pkt);
     ek_sbuf *o = &l->out;
+    /* c / r: what perf's Intel PT decoder keeps (perf 6.1's cs-etm ignores the letters) */
+    if (l->filter && !(t->prev.flags & l->filter)) return;
+    l->mark = o->len;
     ek_sbuf_printf(o, "%5d/%-5d [%03d] ", t->pid, t->tid, t->pkt.cpu);
     switch (l->kind) {
-    case LANE_BRANCHES: {
+    case LANE_SKIP:
+        /* -F pid,tid,cpu,period,ip,sym,symoff,dso: a branches sample's period is 1 */
+        ek_sbuf_printf(o, "%10llu  ", 1ull);
+        put_loc(m, o, ip, t->prev.map, t->pid);
+        break;
+    case LANE_BRANCHES:
+    case LANE_CALLS:
+    case LANE_RETURNS: {
         /* --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr */
         char fl[64];
         flags_str(t->prev.flags, fl, sizeof(fl));
@@ -371,7 +386,8 @@ static void insn_sample(tr_emu *m, tr_lane *l, tr_tq *t, const tr_pkt *p, uint64
                         uint64_t period)
 {
     ek_sbuf *o = &l->out;
-    if (l->kind == LANE_INSNS) {
+    l->mark = o->len;
+    if (l->kind == LANE_INSNS || l->kind == LANE_SKIP) {
         /* --itrace=iNi -F pid,tid,cpu,period,ip,sym,symoff,dso */
         ek_sbuf_printf(o, "%5d/%-5d [%03d] %10llu  ", t->pid, t->tid, t->pkt.cpu,
                        (unsigned long long)period);

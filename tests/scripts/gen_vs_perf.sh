@@ -5,7 +5,9 @@
 #   perf script --symfs OUT/symfs --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 # and its output must equal OUT/perf-6.1-expected.txt, the simulator's prediction of perf
 # 6.1's answer, byte for byte: the prediction is the test that the simulator understands perf
-# (bugs included). How that answer differs from what a correct decoder prints
+# (bugs included). Where the recording has them, perf-6.1-expected-calls.txt, -returns.txt and
+# -skip.txt are its answers to --itrace=c, --itrace=r (the same -F) and --itrace=i100ibs50
+# -F pid,tid,cpu,period,ip,sym,symoff,dso. How that answer differs from what a correct decoder prints
 # (OUT/expected-branches.txt) is docs/SIMULATOR.md's scenario table, measured by
 # script_vs_gen.sh; why, its section "perf 6.1 against the truth".
 # Under the sanitizers (the simulator's memory is checked by the other gen tests) seed 1 only.
@@ -31,19 +33,30 @@ for sc in $scenarios; do
     [ -f "$out/perf.data" ] || continue # snapshot folder
     for data in "$out"/perf*.data; do
       sfx=$(basename "$data" .data); sfx=${sfx#perf}
-      pred="$out/perf-6.1-expected$sfx.txt"; got="$out/perf$sfx.txt"
+      got="$out/perf$sfx.txt"
       name="$sc seed $seed${sfx:+ ($(basename "$data"))}"
-      perf script -i "$data" --symfs "$out/symfs" --itrace=b -F $F >"$got" 2>"$got.err" || true
-      n=$((n + 1))
-      if ! cmp -s "$got" "$pred"; then
-        echo "FAIL: $name: perf 6.1's output differs from $(basename "$pred")"
-        diff "$got" "$pred" | head -10 | cut -c1-200
-        fail=1
-      fi
+      for lane in "" -calls -returns -skip; do
+        pred="$out/perf-6.1-expected$lane$sfx.txt"
+        [ -n "$lane" ] && [ ! -f "$pred" ] && continue
+        case $lane in
+          "") opts="--itrace=b -F $F" ;;
+          -calls) opts="--itrace=c -F $F" ;;
+          -returns) opts="--itrace=r -F $F" ;;
+          -skip) opts="--itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso" ;;
+        esac
+        # shellcheck disable=SC2086
+        perf script -i "$data" --symfs "$out/symfs" $opts >"$got" 2>"$got.err" || true
+        n=$((n + 1))
+        if ! cmp -s "$got" "$pred"; then
+          echo "FAIL: $name: perf 6.1's output ($opts) differs from $(basename "$pred")"
+          diff "$got" "$pred" | head -10 | cut -c1-200
+          fail=1
+        fi
+      done
     done
     rm -rf "$out"
   done
 done
 [ "$n" -gt 0 ] || { echo "SKIP: no scenario wrote a perf.data file"; exit 77; }
-[ "$fail" = 0 ] && echo "ok: perf 6.1 printed the predicted output for $n recordings (seeds $seeds)"
+[ "$fail" = 0 ] && echo "ok: perf 6.1 printed the predicted output $n times (seeds $seeds)"
 exit $fail

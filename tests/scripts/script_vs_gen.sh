@@ -8,6 +8,9 @@
 #   expected-lbr.txt           --itrace=i64il16 -F ip,brstack
 #   expected-times.txt         --itrace=b --ns -F pid,tid,cpu,time,ip,addr (timed recordings),
 #                              and without --ns the same times in microseconds
+#   expected-calls.txt         --itrace=c -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+#   expected-returns.txt       --itrace=r -F (the same)          (the --itrace letters' scenario)
+#   expected-skip.txt          --itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso
 # expected-callstacks.txt (no etmkit output yet) must name, line by line, the branch samples
 # of `--itrace=b -F pid,tid,cpu,ip,addr` (pid/tid, cpu, ip => addr before its ':').
 # Snapshot folders are checked by gen_snapshot_lister.sh.
@@ -55,8 +58,8 @@ for sc in $scen; do
       sfx=$(basename "$data" .data); sfx=${sfx#perf}
       name="$sc seed $seed${sfx:+ ($(basename "$data"))}"
       [ -f "$out/expected-branches$sfx.txt" ] || { echo "FAIL $name: no ground truth"; fail=1; continue; }
-      counts=""
-      for lane in branches instructions lbr times times-us; do
+      counts=""; extra=""
+      for lane in branches instructions lbr times times-us calls returns skip; do
         f="$out/expected-${lane%-us}$sfx.txt"
         [ -f "$f" ] || continue
         case $lane in
@@ -65,6 +68,9 @@ for sc in $scen; do
           lbr) opts=(--itrace=i64il16 -F ip,brstack) ;;
           times) opts=(--itrace=b --ns -F pid,tid,cpu,time,ip,addr) ;;
           times-us) opts=(--itrace=b -F pid,tid,cpu,time,ip,addr) ;;
+          calls) opts=(--itrace=c -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr) ;;
+          returns) opts=(--itrace=r -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr) ;;
+          skip) opts=(--itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso) ;;
         esac
         n=$((n + 1))
         "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${opts[@]}" "$data" 2>"$tmp/err" | fold >"$tmp/ours"
@@ -75,8 +81,13 @@ for sc in $scen; do
           echo "  ($(diff "$tmp/truth" "$tmp/ours" | grep -c '^[<>]') lines differ; stderr: $(head -c 200 "$tmp/err"))"
           fail=1
         fi
-        [ "$lane" = times-us ] || counts="$counts${counts:+ / }$(wc -l <"$f")"
+        case $lane in
+          times-us) ;;
+          calls | returns | skip) extra="$extra${extra:+ / }$(wc -l <"$f")" ;;
+          *) counts="$counts${counts:+ / }$(wc -l <"$f")" ;;
+        esac
       done
+      [ -z "$extra" ] || extra=" (calls / returns / skip: $extra)"
       # the call stacks name the branch samples, one for one, in order
       cs="$out/expected-callstacks$sfx.txt"
       "$ETMKIT_BIN" script -q --symfs "$out/symfs" --itrace=b -F pid,tid,cpu,ip,addr "$data" 2>/dev/null |
@@ -89,7 +100,7 @@ for sc in $scen; do
       fi
       if [ "$seed" = 1 ]; then
         [ -f "$out/expected-times$sfx.txt" ] || counts="$counts / -"
-        cells_t="$cells_t${cells_t:+; }${sfx:+$(basename "$data"): }$counts"
+        cells_t="$cells_t${cells_t:+; }${sfx:+$(basename "$data"): }$counts$extra"
         pred="$out/perf-6.1-expected$sfx.txt"
         if cmp -s "$pred" "$out/expected-branches$sfx.txt"; then
           p="equals the truth"
