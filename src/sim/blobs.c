@@ -22,6 +22,7 @@ SIM_INCBIN(ek_simblob_vmlinux, "vmlinux");
 SIM_INCBIN(ek_simblob_simjit, "simjit");
 SIM_INCBIN(ek_simblob_jitcode, "jitcode.so");
 SIM_INCBIN(ek_simblob_simreal, "simreal");
+SIM_INCBIN(ek_simblob_libsima_other, "libsima-other.so");
 
 extern const unsigned char ek_simblob_simloop[], ek_simblob_simloop_end[];
 extern const unsigned char ek_simblob_simchild[], ek_simblob_simchild_end[];
@@ -31,6 +32,7 @@ extern const unsigned char ek_simblob_vmlinux[], ek_simblob_vmlinux_end[];
 extern const unsigned char ek_simblob_simjit[], ek_simblob_simjit_end[];
 extern const unsigned char ek_simblob_jitcode[], ek_simblob_jitcode_end[];
 extern const unsigned char ek_simblob_simreal[], ek_simblob_simreal_end[];
+extern const unsigned char ek_simblob_libsima_other[], ek_simblob_libsima_other_end[];
 
 static const sim_blob blobs[] = {
     {"simloop", "/usr/bin/simloop", ek_simblob_simloop, ek_simblob_simloop_end, 0},
@@ -43,6 +45,9 @@ static const sim_blob blobs[] = {
     {"jitcode", "[jit templates]", ek_simblob_jitcode, ek_simblob_jitcode_end, 1},
     /* workload-real's program, linked against Debian's AArch64 libc (loaded at gen time) */
     {"simreal", "/usr/bin/simreal", ek_simblob_simreal, ek_simblob_simreal_end, 1},
+    /* another build of libsima.so: what symfs holds in scenario buildid-mismatch */
+    {"libsima-otherbuild", "/usr/lib/libsima.so", ek_simblob_libsima_other,
+     ek_simblob_libsima_other_end, 1},
 };
 
 size_t sim_blob_count(void)

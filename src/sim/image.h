@@ -73,6 +73,8 @@ typedef struct sim_image {
         uint32_t idx;  /* next_stop[i] */
         sim_insn insn; /* insn[next_stop[i]]: one load per basic block in the interpreter */
     } * stop;
+    /* the file symfs holds at this image's path when it is another build (NULL: this one) */
+    const struct sim_image *symfs;
 } sim_image;
 
 /* Parse an embedded image; returns 0 or a negative ek_status. */

@@ -758,6 +758,35 @@ static int sc_itrace(sim *S)
     return sc_kernel_novmlinux(S);
 }
 
+/* Build-id mismatch: a library the process loads and calls, whose file in symfs is another
+ * build (libsima.c with one more function: every function moved); the recording's build-id
+ * table names the build that ran. A decoder must refuse the file: the library's code cannot
+ * be read (perf 6.1 reads code without checking the build-id and decodes the other build's
+ * bytes; it refuses the symbols). Two CPUs share an ETR, user space, a second thread. */
+static int sc_buildid(sim *S)
+{
+    S->ncpus = 2;
+    add_session(S, SIM_MODE_PER_CPU, 1);
+    add_etr(S, 1u << 20);
+    sim_image *lib = (sim_image *)sim_find_image(S, "libsima.so");
+    const sim_image *other = sim_find_image(S, "libsima-otherbuild");
+    if (!lib || !other) return EK_ERR_NOT_FOUND;
+    lib->symfs = other;
+    S->wrong_builds = 1;
+    return 0;
+}
+
+static int sc_buildid_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 3, SIM_ACT_DLOPEN);
+    return add_lib(S, p, "libsima.so");
+}
+
 static const struct {
     struct sim_scenario sc;
     int (*run)(sim *S);
@@ -931,6 +960,13 @@ static const struct {
       sc_two_procs, 0},
      sc_two_procs_run,
      96 << 10},
+    {{"buildid-mismatch",
+      "symfs holds another build of the library the process loads (/usr/lib/libsima.so: one "
+      "more function, another build-id than the recorded one), 2 CPUs, user space: a decoder "
+      "refuses it (gaps); perf 6.1 decodes the other build's bytes",
+      sc_buildid, 0},
+     sc_buildid_run,
+     64 << 10},
     {{"itrace-calls-returns-skip",
       "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
       "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
@@ -1035,7 +1071,9 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
         *slash = 0;
         err = sim_mkdirs(path);
         *slash = '/';
-        if (!err) err = write_file(path, img->data, img->size);
+        /* another build of the file where the scenario says so */
+        if (!err) err = write_file(path, img->symfs ? img->symfs->data : img->data,
+                                   img->symfs ? img->symfs->size : img->size);
         free(path);
     }
     return err;

@@ -562,6 +562,8 @@ struct sim {
     /* truth files for the --itrace letters c, r and s (expected-calls.txt, expected-returns.txt,
      * expected-skip.txt and perf 6.1's answers to the same options) */
     int itrace_lanes;
+    /* images whose file in symfs is another build (sim_image.symfs) */
+    int wrong_builds;
 };
 
 /* expected-skip.txt: --itrace=i100ibs<this> -F pid,tid,cpu,period,ip,sym,symoff,dso */

@@ -51,9 +51,14 @@ static uint32_t perf_read(const tr_decoder *d, int tid, uint64_t a, uint32_t siz
         off = m->img->seg_off + (a - m->bias - m->img->seg_vaddr);
         end = m->img->seg_off + m->img->seg_filesz;
     } else {
-        /* the map's file offset: the whole file can be read from there on, code or not */
+        /* the map's file offset: the whole file can be read from there on, code or not --
+         * the file symfs holds, whatever its build-id (perf reads code without checking it) */
+        const sim_image *f = m->img->symfs ? m->img->symfs : m->img;
         off = (m->img->seg_off & ~0xFFFull) + (a - m->start);
-        end = m->img->size;
+        end = f->size;
+        if (off >= end) return 0;
+        *data = f->data + off;
+        return end - off < size ? (uint32_t)(end - off) : size;
     }
     if (off >= end) return 0;
     *data = m->img->data + off;
@@ -281,10 +286,15 @@ static void eret_elem(tr_decoder *d, const sim_op *o)
     out_elem(d, &x);
 }
 
-/* Can a decoder read the code of this mapping? The kernel's only with its image in symfs. */
+/* Can a decoder read the code of this mapping? The kernel's only with its image in symfs; a
+ * file only when symfs holds the build that ran (the recorded build-id: another build is
+ * refused). */
 static int readable(const tr_decoder *d, uint32_t map)
 {
-    return map || !d->S->no_vmlinux;
+    if (!map) return !d->S->no_vmlinux;
+    if (!d->S->wrong_builds) return 1;
+    const sim_map *m = tr_map_by_serial(d->S, map);
+    return !m || !m->img->symfs;
 }
 
 static void nacc_elem(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_t addr)
@@ -361,6 +371,10 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
     if (c == SIM_I_B || c == SIM_I_BCOND || c == SIM_I_BL) {
         st->pos = target;
     } else {
+        /* OpenCSD has moved past the branch: an exception before the target's address comes
+         * is traced to from there (code of another build can make an atom's waypoint an
+         * indirect branch that did not run) */
+        st->pos = wp + 4;
         st->need_addr = 1;
         st->rs_pop = rs;
     }

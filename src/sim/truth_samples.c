@@ -234,7 +234,10 @@ static void put_loc(const tr_emu *m, ek_sbuf *o, uint64_t a, uint32_t serial, in
         ek_sbuf_puts(o, "[unknown] ([unknown])");
         return;
     }
-    put_sym(m, o, mp, a);
+    if (mp->img->symfs)
+        ek_sbuf_puts(o, "[unknown]"); /* symfs holds another build: its symbols are refused */
+    else
+        put_sym(m, o, mp, a);
     ek_sbuf_printf(o, " (%s)",
                    mp->img->is_kernel ? "[kernel.kallsyms]"
                    : mp->path         ? mp->path

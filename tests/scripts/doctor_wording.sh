@@ -83,6 +83,22 @@ doctor "$tmp/flush-partial-packet" perf.data --symfs symfs && golden gen-flush-p
 grep -Eq "$ids" "$tmp/out" && { echo "FAIL: diagnostic ids without -v"; fail=1; }
 doctor "$tmp/flush-partial-packet" perf.data --symfs symfs -v && golden gen-flush-partial-packet.v.txt
 grep -q ' \[flow.bad-packet\]$' "$tmp/out" || { echo "FAIL: no diagnostic id with -v"; fail=1; }
+# a file of another build (README "Build-id mismatch"; etmkit gen --scenario buildid-mismatch):
+# the cause names the file's build-id, the recorded one and the build-id cache entry to create
+"$ETMKIT_BIN" gen --scenario buildid-mismatch --seed 1 -o "$tmp/bm" >"$tmp/gen.log" 2>&1 ||
+  { echo "FAIL: etmkit gen --scenario buildid-mismatch: $(tail -2 "$tmp/gen.log")"; fail=1; }
+if doctor "$tmp/bm" perf.data --symfs symfs; then
+  have=$(llvm-readelf -n "$tmp/bm/symfs/usr/lib/libsima.so" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+  want=$("$ETMKIT_BIN" dump "$tmp/bm/perf.data" 2>/dev/null |
+    awk '$1 == "build-id" && $NF == "/usr/lib/libsima.so" { print $2 }')
+  if [ -z "$have" ] || [ -z "$want" ] || [ "$have" = "$want" ] ||
+     ! grep -q "libsima.so has build-id $have, the recording says $want: another build" "$tmp/out" ||
+     ! grep -q "~/.debug/.build-id/${want:0:2}/${want:2}/elf" "$tmp/out"; then
+    echo "FAIL buildid-mismatch: doctor does not name build-ids $have (the file) and $want (recorded):"
+    grep -A3 'libsima' "$tmp/out" | head -6
+    fail=1
+  fi
+fi
 
 # 3. the shared recordings, when present: no ids without -v; one pinned exactly
 S=${ETMKIT_SHARED:-}/testdata/perf

@@ -28,6 +28,8 @@ simprog_object(kernel.o kernel.S)
 simprog_object(simjit.o simjit.c)
 simprog_object(jitrt.o jitrt.S)
 simprog_object(jitcode.o jitcode.c -fPIC -fvisibility=hidden)
+# another build of libsima.so (scenario buildid-mismatch puts it into symfs)
+simprog_object(libsima-other.o libsima.c -fPIC -fvisibility=hidden -DSIM_OTHER_BUILD)
 
 set(SIMPROG_LDFLAGS --build-id=sha1 --no-rosegment -z norelro --hash-style=gnu -z max-page-size=4096)
 function(simprog_link out script)
@@ -51,6 +53,8 @@ set(SIMPROG_LINK_EXTRA -shared -Bsymbolic -soname libsimb.so)
 simprog_link(libsimb.so user.lds libsimb.o)
 set(SIMPROG_LINK_EXTRA -shared -Bsymbolic -soname jitcode.so)
 simprog_link(jitcode.so user.lds jitcode.o)
+set(SIMPROG_LINK_EXTRA -shared -Bsymbolic -soname libsima.so)
+simprog_link(libsima-other.so user.lds libsima-other.o)
 set(SIMPROG_LINK_EXTRA -static -e primary_entry)
 simprog_link(vmlinux kernel.lds kernel.o)
 
@@ -114,7 +118,8 @@ add_custom_command(OUTPUT ${SIMPROG_OUT}/simreal
     ${SIMPROG_OUT}/libo_stub.so VERBATIM)
 
 set(SIMPROG_IMAGES ${SIMPROG_OUT}/simloop ${SIMPROG_OUT}/simchild ${SIMPROG_OUT}/libsima.so
-    ${SIMPROG_OUT}/libsimb.so ${SIMPROG_OUT}/vmlinux ${SIMPROG_OUT}/simjit ${SIMPROG_OUT}/jitcode.so ${SIMPROG_OUT}/simreal)
+    ${SIMPROG_OUT}/libsimb.so ${SIMPROG_OUT}/vmlinux ${SIMPROG_OUT}/simjit ${SIMPROG_OUT}/jitcode.so ${SIMPROG_OUT}/simreal
+    ${SIMPROG_OUT}/libsima-other.so)
 add_custom_target(etmkit_simprog DEPENDS ${SIMPROG_IMAGES})
 add_dependencies(etmkit_objects etmkit_simprog)
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/sim/blobs.c PROPERTIES
