@@ -23,6 +23,8 @@ SIM_INCBIN(ek_simblob_simjit, "simjit");
 SIM_INCBIN(ek_simblob_jitcode, "jitcode.so");
 SIM_INCBIN(ek_simblob_simreal, "simreal");
 SIM_INCBIN(ek_simblob_libsima_other, "libsima-other.so");
+SIM_INCBIN(ek_simblob_simmod_loaded, "simmod.loaded");
+SIM_INCBIN(ek_simblob_simmod_ko, "simmod.ko");
 
 extern const unsigned char ek_simblob_simloop[], ek_simblob_simloop_end[];
 extern const unsigned char ek_simblob_simchild[], ek_simblob_simchild_end[];
@@ -33,6 +35,8 @@ extern const unsigned char ek_simblob_simjit[], ek_simblob_simjit_end[];
 extern const unsigned char ek_simblob_jitcode[], ek_simblob_jitcode_end[];
 extern const unsigned char ek_simblob_simreal[], ek_simblob_simreal_end[];
 extern const unsigned char ek_simblob_libsima_other[], ek_simblob_libsima_other_end[];
+extern const unsigned char ek_simblob_simmod_loaded[], ek_simblob_simmod_loaded_end[];
+extern const unsigned char ek_simblob_simmod_ko[], ek_simblob_simmod_ko_end[];
 
 static const sim_blob blobs[] = {
     {"simloop", "/usr/bin/simloop", ek_simblob_simloop, ek_simblob_simloop_end, 0},
@@ -48,7 +52,18 @@ static const sim_blob blobs[] = {
     /* another build of libsima.so: what symfs holds in scenario buildid-mismatch */
     {"libsima-otherbuild", "/usr/lib/libsima.so", ek_simblob_libsima_other,
      ek_simblob_libsima_other_end, 1},
+    /* the kernel module as its loader laid it out (scenario kernel-module; symfs gets the .ko) */
+    {"simmod", SIM_KMOD_PATH, ek_simblob_simmod_loaded, ek_simblob_simmod_loaded_end, 1},
 };
+
+/* the relocatable simmod.ko itself (not an image: no program headers) */
+static const sim_blob kmod_ko = {"simmod.ko", SIM_KMOD_PATH, ek_simblob_simmod_ko,
+                                 ek_simblob_simmod_ko_end, 1};
+
+const sim_blob *sim_blob_kmod_ko(void)
+{
+    return &kmod_ko;
+}
 
 size_t sim_blob_count(void)
 {

@@ -232,8 +232,9 @@ void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t targ
         if (cls == SIM_I_BR || cls == SIM_I_BLR || cls == SIM_I_RET) {
             room(e);
             ek_etm4_enc_indirect_target(&e->enc, target, NULL);
-            e->pos_map = target_map;
         }
+        /* a direct branch too can leave its image (a module's relocated calls) */
+        e->pos_map = target_map;
         e->pos = target;
         e->pos_svc = (uint8_t)svc_before_target;
     } else {

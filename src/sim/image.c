@@ -81,7 +81,9 @@ static int load_symbols(sim_image *img, const uint8_t *symsh)
         uint32_t name = ek_le32(s);
         uint8_t info = s[4];
         uint16_t shndx = ek_le16(s + 6);
-        if ((info & 0xF) != 2 /* STT_FUNC */ || shndx == 0 || name >= strsize) continue;
+        /* absolute symbols are another image's (a module's image has the kernel's) */
+        if ((info & 0xF) != 2 /* STT_FUNC */ || shndx == 0 || shndx >= 0xFF00 || name >= strsize)
+            continue;
         sim_sym *y = &img->syms[img->nsyms++];
         y->addr = ek_le64(s + 8);
         y->size = ek_le64(s + 16);

@@ -16,6 +16,9 @@ typedef struct sim_blob {
 
 size_t sim_blob_count(void);
 const sim_blob *sim_blob_get(size_t i);
+/* the kernel module's .ko file, where its modules folder puts it (scenario kernel-module) */
+#define SIM_KMOD_PATH "/lib/modules/6.1.0-etmkit-sim/extra/simmod.ko"
+const sim_blob *sim_blob_kmod_ko(void);
 
 /* Instruction classes the simulator distinguishes. */
 enum {

@@ -55,6 +55,9 @@ static const int syscall_nrs[SIM_NSYSCALLS] = {
 
 static uint64_t syscall_target(sim *S, int nr)
 {
+    /* a module that wrapped these two (scenario kernel-module) */
+    if (S->kmod && nr == NR_WRITE) return S->kmod->write_fn;
+    if (S->kmod && nr == NR_GETPID) return S->kmod->getpid_fn;
     for (unsigned i = 0; i + 1 < SIM_NSYSCALLS; i++)
         if (syscall_nrs[i] == nr) return S->k_syscall[i];
     return S->k_syscall[SIM_NSYSCALLS - 1]; /* sys_ni_syscall */
@@ -233,6 +236,7 @@ const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr)
 static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr)
 {
     if (addr >= S->kernel_map.start && addr < S->kernel_map.end) return &S->kernel_map;
+    if (S->kmod && addr >= S->kmod->map.start && addr < S->kmod->map.end) return &S->kmod->map;
     return sim_map_lookup(p, addr);
 }
 
@@ -615,6 +619,13 @@ int sim_machine_init(sim *S)
     S->k_ret_from_fork = ksym(S, "ret_from_fork");
     for (unsigned i = 0; i < SIM_NSYSCALLS; i++)
         S->k_syscall[i] = ksym(S, syscall_name(syscall_nrs[i]));
+    if (S->kmod) {
+        const sim_sym *w = sim_image_symbol(S->kmod->map.img, "simmod_sys_write");
+        const sim_sym *g = sim_image_symbol(S->kmod->map.img, "simmod_sys_getpid");
+        if (!w || !g) return EK_ERR_FORMAT;
+        S->kmod->write_fn = w->addr;
+        S->kmod->getpid_fn = g->addr;
+    }
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
@@ -997,6 +1008,15 @@ static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m, co
     return sim_rng_chance(&S->rng, in->imm < 0 ? 176 : 128);
 }
 
+/* the mapping serial of a direct branch's target: its own image's, unless the branch leaves
+ * it (a module's relocated calls into the kernel) */
+static uint32_t direct_serial(const sim *S, const sim_thread *t, const sim_map *m, uint64_t target)
+{
+    if (target >= m->start && target < m->end) return m->serial;
+    const sim_map *tm = lookup(S, t->proc, target);
+    return tm ? tm->serial : m->serial;
+}
+
 static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m,
                       const sim_insn *in, uint64_t ia)
 {
@@ -1016,7 +1036,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
     case SIM_I_BCOND:
         taken = decide(S, c, t, m, in, ia);
         target = ia + (int64_t)in->imm;
-        sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
+        sim_etm_branch(e, ia, in->cls, taken, target, direct_serial(S, t, m, target), 0);
         sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
         t->pc = taken ? target : ia + 4;
         return;
@@ -1031,14 +1051,14 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
             uint64_t until = (c->time / S->quantum + 1) * S->quantum;
             if (until > c->time) c->time = until;
         }
-        sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
+        sim_etm_branch(e, ia, in->cls, 1, target, direct_serial(S, t, m, target), 0);
         sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
     case SIM_I_BL:
         if (push(S, t, ia + 4, 0, t->el)) return;
         target = ia + (int64_t)in->imm;
-        sim_etm_branch(e, ia, in->cls, 1, target, m->serial, 0);
+        sim_etm_branch(e, ia, in->cls, 1, target, direct_serial(S, t, m, target), 0);
         sim_count_branch(S, t, c->id, ia, target, in->cls, 1);
         t->pc = target;
         return;
@@ -1174,7 +1194,9 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->depth++;
                 if (S->truth) frame_node(S, t, t->depth - 1);
             }
-            sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
+            sim_etm_direct(&c->etm, ia, in->cls, taken, target,
+                           target >= m->start && target < m->end ? m->serial
+                                                                 : direct_serial(S, t, m, target));
             sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
             t->pc = taken ? target : ia + 4;
             continue;

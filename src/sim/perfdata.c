@@ -181,13 +181,13 @@ int sim_writer_record(sim_writer *w, const sim_rec *r)
         }
         n = 72 + put_str(b + 72, r->img->blob->path, 8);
         break;
-    case SIM_R_MMAP: /* kernel map */
+    case SIM_R_MMAP: /* kernel map; with img, a kernel module's */
         ek_put_le32(b + 8, (uint32_t)r->pid);
         ek_put_le32(b + 12, (uint32_t)r->tid);
         ek_put_le64(b + 16, r->addr);
         ek_put_le64(b + 24, r->len);
         ek_put_le64(b + 32, r->pgoff);
-        n = 40 + put_str(b + 40, "[kernel.kallsyms]_text", 8);
+        n = 40 + put_str(b + 40, r->img ? r->img->blob->path : "[kernel.kallsyms]_text", 8);
         break;
     case SIM_R_AUX:
         ek_put_le64(b + 8, r->aux_offset);
@@ -378,6 +378,14 @@ static void write_kernel_mmap(sim_writer *w)
     r.pgoff = t ? t->addr : S->kernel->seg_vaddr;
     r.id = w->s->events[0].dummy_id;
     sim_writer_record(w, &r);
+    if (S->kmod) {
+        /* perf record's map of a module: its /proc/modules address and size, its path */
+        r.addr = S->kmod->map.start;
+        r.len = S->kmod->map.end - S->kmod->map.start;
+        r.pgoff = 0;
+        r.img = S->kmod->map.img;
+        sim_writer_record(w, &r);
+    }
 }
 
 sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
@@ -427,9 +435,9 @@ static void feat_string(sim_writer *w, const char *str)
     wr(w, b, 4 + n);
 }
 
-static void feat_build_id(sim_writer *w, const sim_image *img, int kernel)
+static void feat_build_id_of(sim_writer *w, const char *name, int kernel, const uint8_t *id,
+                             unsigned len)
 {
-    const char *name = kernel ? "[kernel.kallsyms]" : img->blob->path;
     uint8_t b[160];
     memset(b, 0, sizeof(b));
     size_t fl = put_str(b + 36, name, 64);
@@ -437,9 +445,15 @@ static void feat_build_id(sim_writer *w, const sim_image *img, int kernel)
     ek_put_le16(b + 4, (uint16_t)((kernel ? 1 : 2) | (1u << 15)));
     ek_put_le16(b + 6, (uint16_t)(36 + fl));
     ek_put_le32(b + 8, (uint32_t)-1);
-    memcpy(b + 12, img->build_id, img->build_id_len);
-    b[32] = (uint8_t)img->build_id_len;
+    memcpy(b + 12, id, len);
+    b[32] = (uint8_t)len;
     wr(w, b, 36 + fl);
+}
+
+static void feat_build_id(sim_writer *w, const sim_image *img, int kernel)
+{
+    feat_build_id_of(w, kernel ? "[kernel.kallsyms]" : img->blob->path, kernel, img->build_id,
+                     img->build_id_len);
 }
 
 int sim_writer_close(sim_writer *w)
@@ -458,6 +472,8 @@ int sim_writer_close(sim_writer *w)
         case 2:
             for (int k = 0; k < S->nimages; k++)
                 if (!S->images[k].hidden) feat_build_id(w, &S->images[k], S->images[k].is_kernel);
+            if (S->kmod && S->kmod->build_id_len) /* a module: kernel, by its path */
+                feat_build_id_of(w, S->kmod->map.path, 1, S->kmod->build_id, S->kmod->build_id_len);
             break;
         case 4: feat_string(w, "6.1.0-etmkit-sim"); break;
         case 5: feat_string(w, "6.1.187"); break;

@@ -747,6 +747,29 @@ static int sc_two_threads_run(sim *S)
     return 0;
 }
 
+/* Kernel modules: a module wraps the write and getpid system calls (simmod.c); kernel and user
+ * trace of 2 CPUs sharing an ETR. Its .ko is in symfs at the path of its MMAP record, with the
+ * recorded build-id, and vmlinux beside it (the module's calls into the kernel are relocated
+ * against the kernel's symbols). A decoder lays the .ko out as the loader did and relocates
+ * it; perf 6.1 reads the file as if it were the module's memory, and its section maps put the
+ * module's .bss at [0, 5 MiB) among the kernel's maps (README, "Kernel modules", "Kernel maps
+ * hold kernel addresses only"). */
+static int sc_kmod(sim *S)
+{
+    int err = sim_kmod_setup(S);
+    return err ? err : sc_kernel(S);
+}
+
+static int sc_kmod_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 64; /* writes and getpids among them: into the module */
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
 /* The --itrace letters c, r and s: kernel and user trace of two CPUs sharing an ETR, without
  * the kernel's image, so that the decodable trace ends at every system call and interrupt and
  * begins again after it (trace ends that are calls, trace begins; calls and returns; several
@@ -967,6 +990,14 @@ static const struct {
       sc_buildid, 0},
      sc_buildid_run,
      64 << 10},
+    {{"kernel-module",
+      "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
+      "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "
+      "ETR, vmlinux in symfs: a decoder lays the .ko out as the module loader did and relocates "
+      "it; perf 6.1 reads the file unrelocated and maps the module's .bss at address 0",
+      sc_kmod, 0},
+     sc_kmod_run,
+     64 << 10},
     {{"itrace-calls-returns-skip",
       "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
       "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
@@ -1055,6 +1086,16 @@ static int write_file(const char *path, const void *data, size_t n)
 static int write_symfs(sim *S, const char *out, int with_vmlinux)
 {
     int err = 0;
+    if (S->kmod) { /* the module's .ko at the path the recording names */
+        char *path = NULL;
+        if (asprintf(&path, "%s/symfs%s", out, S->kmod->map.path) < 0) return EK_ERR_NOMEM;
+        char *slash = strrchr(path, '/');
+        *slash = 0;
+        err = sim_mkdirs(path);
+        *slash = '/';
+        if (!err) err = write_file(path, S->kmod->ko, S->kmod->ko_size);
+        free(path);
+    }
     for (int i = 0; i < S->nimages && !err; i++) {
         const sim_image *img = &S->images[i];
         char rel[512];
@@ -1235,6 +1276,12 @@ static int write_kallsyms(sim *S, const char *out)
     for (size_t i = 0; i < k->nsyms; i++)
         fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
                 k->syms[i].global ? 'T' : 't', k->syms[i].name);
+    if (S->kmod) { /* a module's functions, with its name, as /proc/kallsyms lists them */
+        const sim_image *m = S->kmod->map.img;
+        for (size_t i = 0; i < m->nsyms; i++)
+            fprintf(f, "%016llx %c %s\t[simmod]\n", (unsigned long long)m->syms[i].addr,
+                    m->syms[i].global ? 'T' : 't', m->syms[i].name);
+    }
     return sim_fclose(f);
 }
 
@@ -1576,6 +1623,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
         if (S->trbes[c]) sim_sink_free(S->trbes[c]);
     sim_real_free(S);
     sim_machine_free(S);
+    sim_kmod_free(S);
     for (int i = 0; i < S->nimages; i++)
         sim_image_free(&S->images[i]);
     for (size_t i = 0; i < S->buffers.n; i++)

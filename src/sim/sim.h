@@ -477,6 +477,33 @@ uint64_t sim_clock_count(const sim *S, uint64_t ns);
 /* the kernel time (ns) of a time stamp value (SIM_CLK_OTHER: the time it was written) */
 uint64_t sim_clock_time(const sim *S, uint64_t count);
 
+/* A kernel module (kmod.c): its .ko, its mapping as loaded, and what perf 6.1 makes of it. */
+#define SIM_KMOD_STRAY 8
+typedef struct sim_kmod_stray {
+    const char *section; /* perf's map "[simmod]<section>" at [0, size), pgoff = file offset */
+    uint64_t size, pgoff;
+    const char *sym; /* a symbol of it, keyed at st_value + pgoff */
+    uint64_t sym_start, sym_size;
+} sim_kmod_stray;
+
+typedef struct sim_kmod {
+    const uint8_t *ko; /* the .ko file */
+    size_t ko_size;
+    uint64_t text_off; /* .text's file offset */
+    uint8_t build_id[20];
+    unsigned build_id_len;
+    const char *short_name; /* perf's "[simmod]" */
+    sim_map map;            /* its core layout in memory (serial: its code) */
+    sim_kmod_stray stray[SIM_KMOD_STRAY];
+    int nstray;
+    uint64_t write_fn, getpid_fn; /* the system-call handlers it installs */
+} sim_kmod;
+
+int sim_kmod_setup(sim *S);
+/* the module's mapping if a is in it */
+const sim_map *sim_kmod_map(const sim *S, uint64_t a);
+void sim_kmod_free(sim *S);
+
 typedef struct sim_scenario sim_scenario;
 struct sim_scenario {
     const char *name;
@@ -564,6 +591,8 @@ struct sim {
     int itrace_lanes;
     /* images whose file in symfs is another build (sim_image.symfs) */
     int wrong_builds;
+    /* a kernel module is loaded (kmod.c; NULL: none) */
+    struct sim_kmod *kmod;
 };
 
 /* expected-skip.txt: --itrace=i100ibs<this> -F pid,tid,cpu,period,ip,sym,symoff,dso */

@@ -76,6 +76,12 @@ typedef struct tr_decoder {
     sim_elem_vec *out;
     int cur_cpu; /* the trace unit of the op being decoded */
     int err;
+    /* perf view, a kernel module (S->kmod): its symbols are loaded (its first read does it:
+     * from then on the kernel's maps hold its section maps); kmod_read, the element of the
+     * block being decoded before which the block's first read of its code happened
+     * (SIZE_MAX: none) */
+    int kmod_loaded;
+    size_t kmod_read;
 } tr_decoder;
 
 /* The elements a decoder outputs for the operations of one slice (it starts from reset). */
@@ -174,6 +180,7 @@ typedef struct tr_queue {
     int tid0;
     int decoded;
     tr_mcache cache;
+    size_t kmod_read; /* the loaded block's tr_decoder.kmod_read */
     tr_tq *tqs[128]; /* by trace ID (perf 6.1 without time stamps: one, tqs[0]) */
     int pending_chan;
 } tr_queue;

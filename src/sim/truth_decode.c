@@ -19,7 +19,8 @@ static int pid_of(const sim *S, int tid)
 /* perf view: the mapping perf has for an address of a process (kernel: machine-wide) */
 const sim_map *tr_perf_map_pid(const sim *S, uint64_t map_time, int pid, uint64_t a)
 {
-    if (a >= S->kernel_map.start) return a < S->kernel_map.end ? &S->kernel_map : NULL;
+    if (a >= S->kernel_map.start)
+        return a < S->kernel_map.end ? &S->kernel_map : sim_kmod_map(S, a);
     const sim_map *best = NULL;
     for (size_t i = 0; i < S->nmaps_all; i++) {
         const sim_map *m = &S->maps_all[i];
@@ -46,6 +47,17 @@ static uint32_t perf_read(const tr_decoder *d, int tid, uint64_t a, uint32_t siz
     const sim_map *m = perf_map(d, tid, a);
     if (!m) return 0;
     uint64_t off, end;
+    const sim_kmod *k = d->S->kmod;
+    if (k && m == &k->map) {
+        /* the .ko as if it were the module's memory: address - map start + pgoff, which is
+         * .text's file offset once the symbols are loaded -- and perf's thread__find_map loads
+         * a kernel map it finds before the read (the map is changed "when loading symbols") */
+        off = a - m->start + k->text_off;
+        if (d->kmod_read == SIZE_MAX && d->out) ((tr_decoder *)d)->kmod_read = d->out->n;
+        if (off >= k->ko_size) return 0;
+        *data = k->ko + off;
+        return k->ko_size - off < size ? (uint32_t)(k->ko_size - off) : size;
+    }
     if (m->img->is_kernel) {
         if (a - m->bias < m->img->seg_vaddr) return 0;
         off = m->img->seg_off + (a - m->bias - m->img->seg_vaddr);
@@ -425,6 +437,7 @@ int tr_decode_ops(tr_decoder *d, const sim_op_vec *ops, sim_elem_vec *out)
 {
     d->out = out;
     out->n = 0;
+    d->kmod_read = SIZE_MAX;
     for (int i = 0; i < 128; i++)
         d->st[i].npend = 0;
     for (size_t i = 0; i < ops->n && !d->err; i++) {

@@ -164,6 +164,9 @@ static int get_block(tr_emu *m, tr_queue *q)
             d->st[id].tid = q->tqs[id] ? q->tqs[id]->tid : q->tid0;
         d->global_tid = q->tqs[0] ? q->tqs[0]->tid : q->tid0;
         int err = tr_decode_ops(d, q->ld->ops, &q->el);
+        /* perf's decoder reads the module's code (and so loads its symbols) when it gets there
+         * in this block, not before */
+        q->kmod_read = d->kmod_read;
         if (err) m->err = err;
         if (m->view == VIEW_PERF && !q->ld->formatted)
             /* perf 6.1 builds the single decoder of an unformatted queue from the metadata of
@@ -181,6 +184,8 @@ static void decode_block(tr_emu *m, tr_queue *q)
     const sim_elem_vec *el = &q->el;
     while (q->ei < el->n) {
         const sim_elem *e = &el->v[q->ei++];
+        /* perf's decoder got past its first read of the module's code: symbols loaded */
+        if (q->ei > q->kmod_read) m->dec.kmod_loaded = 1;
         if (feed(m, q, e)) {
             if (m->view == VIEW_TRUE) {
                 /* a correct decoder delivers everything the block's bytes hold */
@@ -192,10 +197,12 @@ static void decode_block(tr_emu *m, tr_queue *q)
              * the next buffer starts with a decoder reset */
             uint64_t used = q->ld->formatted ? (e->gen / 16 + 1) * 16 : e->gen + 1;
             q->buf_len = q->ld->len > used ? q->ld->len - used : 0;
+            if (!q->buf_len && q->kmod_read != SIZE_MAX) m->dec.kmod_loaded = 1;
             return;
         }
     }
     q->buf_len = 0;
+    if (q->kmod_read != SIZE_MAX) m->dec.kmod_loaded = 1; /* the whole block is decoded */
 }
 
 static void process_all(tr_emu *m, tr_queue *q)
@@ -466,8 +473,10 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     m->nq = s->nevents;
     m->qs = calloc((size_t)m->nq + 1, sizeof(tr_queue));
     if (!m->qs) err = EK_ERR_NOMEM;
-    for (int i = 0; i < m->nq && !err; i++)
+    for (int i = 0; i < m->nq && !err; i++) {
         m->qs[i].tid0 = s->events[i].tid;
+        m->qs[i].kmod_read = SIZE_MAX;
+    }
     size_t *order = calloc(s->auxrecs.n + 1, sizeof(size_t));
     if (!order) err = EK_ERR_NOMEM;
     size_t norder = 0;

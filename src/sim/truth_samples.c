@@ -225,6 +225,26 @@ static void put_sym(const tr_emu *m, ek_sbuf *o, const sim_map *mp, uint64_t a)
         ek_sbuf_puts(o, "[unknown]");
 }
 
+/* perf view: a kernel module's section maps among the kernel's maps ([0, size), once its
+ * symbols are loaded): 1 with "sym+0xoff ([simmod].section)" put out when one holds a */
+static int put_kmod_section(const tr_emu *m, ek_sbuf *o, uint64_t a)
+{
+    const sim_kmod *k = m->S->kmod;
+    if (!k || !m->dec.kmod_loaded) return 0;
+    for (int i = 0; i < k->nstray; i++) {
+        const sim_kmod_stray *y = &k->stray[i];
+        if (a >= y->size) continue;
+        uint64_t key = a + y->pgoff; /* map_ip: a - start (0) + pgoff */
+        if (key >= y->sym_start && key < y->sym_start + y->sym_size)
+            ek_sbuf_printf(o, "%s+0x%llx", y->sym, (unsigned long long)(key - y->sym_start));
+        else
+            ek_sbuf_puts(o, "[unknown]");
+        ek_sbuf_printf(o, " (%s%s)", k->short_name, y->section);
+        return 1;
+    }
+    return 0;
+}
+
 /* perf script's "ip sym+off (dso)" */
 static void put_loc(const tr_emu *m, ek_sbuf *o, uint64_t a, uint32_t serial, int pid)
 {
@@ -363,6 +383,14 @@ static void branch_sample(tr_emu *m, tr_lane *l, tr_tq *t)
         ek_sbuf_printf(o, "  %-21s  ", fl);
         put_loc(m, o, ip, t->prev.map, t->pid);
         ek_sbuf_puts(o, " => ");
+        /* perf resolves the target in the maps of the sample's cpumode (the ip's) first: a
+         * kernel sample's target below the kernel in the kernel's maps */
+        if (m->view == VIEW_PERF && ip >= m->S->kernel_map.start && addr < m->S->kernel_map.start) {
+            size_t at = o->len;
+            ek_sbuf_printf(o, "%16llx ", (unsigned long long)addr);
+            if (put_kmod_section(m, o, addr)) break;
+            o->len = at;
+        }
         put_loc(m, o, addr, t->pkt.map, t->pid);
         break;
     }

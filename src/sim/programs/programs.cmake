@@ -30,6 +30,8 @@ simprog_object(jitrt.o jitrt.S)
 simprog_object(jitcode.o jitcode.c -fPIC -fvisibility=hidden)
 # another build of libsima.so (scenario buildid-mismatch puts it into symfs)
 simprog_object(libsima-other.o libsima.c -fPIC -fvisibility=hidden -DSIM_OTHER_BUILD)
+# a kernel module (scenario kernel-module), compiled as kbuild compiles modules: no PIC
+simprog_object(simmod.o simmod.c -fno-pic -mcmodel=small)
 
 set(SIMPROG_LDFLAGS --build-id=sha1 --no-rosegment -z norelro --hash-style=gnu -z max-page-size=4096)
 function(simprog_link out script)
@@ -57,6 +59,16 @@ set(SIMPROG_LINK_EXTRA -shared -Bsymbolic -soname libsima.so)
 simprog_link(libsima-other.so user.lds libsima-other.o)
 set(SIMPROG_LINK_EXTRA -static -e primary_entry)
 simprog_link(vmlinux kernel.lds kernel.o)
+# simmod.ko: the relocatable module (what symfs holds); simmod.loaded: the module as the
+# kernel's loader laid it out and relocated it (what runs; simmod.lds)
+add_custom_command(OUTPUT ${SIMPROG_OUT}/simmod.ko
+  COMMAND ${ETMKIT_LLD} -r --build-id=sha1 ${SIMPROG_OUT}/simmod.o -o ${SIMPROG_OUT}/simmod.ko
+  DEPENDS ${SIMPROG_OUT}/simmod.o VERBATIM)
+add_custom_command(OUTPUT ${SIMPROG_OUT}/simmod.loaded
+  COMMAND ${ETMKIT_LLD} --no-rosegment -z norelro -z max-page-size=4096 -static -e 0
+    --build-id=none --just-symbols=${SIMPROG_OUT}/vmlinux -T ${SIMPROG_SRC}/simmod.lds
+    ${SIMPROG_OUT}/simmod.ko -o ${SIMPROG_OUT}/simmod.loaded
+  DEPENDS ${SIMPROG_OUT}/simmod.ko ${SIMPROG_OUT}/vmlinux ${SIMPROG_SRC}/simmod.lds VERBATIM)
 
 # simreal: a real program for workload-real, PIE and BIND_NOW, linked against stand-ins of
 # libc.so.6, libm.so.6, libresolv.so.2 and libgomp.so.1 (the real ones come from Debian's
@@ -119,7 +131,7 @@ add_custom_command(OUTPUT ${SIMPROG_OUT}/simreal
 
 set(SIMPROG_IMAGES ${SIMPROG_OUT}/simloop ${SIMPROG_OUT}/simchild ${SIMPROG_OUT}/libsima.so
     ${SIMPROG_OUT}/libsimb.so ${SIMPROG_OUT}/vmlinux ${SIMPROG_OUT}/simjit ${SIMPROG_OUT}/jitcode.so ${SIMPROG_OUT}/simreal
-    ${SIMPROG_OUT}/libsima-other.so)
+    ${SIMPROG_OUT}/libsima-other.so ${SIMPROG_OUT}/simmod.ko ${SIMPROG_OUT}/simmod.loaded)
 add_custom_target(etmkit_simprog DEPENDS ${SIMPROG_IMAGES})
 add_dependencies(etmkit_objects etmkit_simprog)
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/sim/blobs.c PROPERTIES
