@@ -268,11 +268,15 @@ static void branch(ek_etm3_decoder *d, const ek_etm3_packet *k)
     }
 }
 
-/* A packet the decoder cannot use while synchronised: start again at the next A-Sync. */
+/* A packet the decoder cannot use while synchronised: start again at the next A-Sync. What was
+ * decoded before it stands (decode_packet has released the range held back: a bad packet is not
+ * an exception cancelling it). */
 static void lost_sync(ek_etm3_decoder *d)
 {
     d->unsync_reason = EK_UNSYNC_BAD_PACKET;
-    dec_reset(d);
+    d->state = D_NO_SYNC;
+    d->npend = 0;
+    set_need_addr(d, 1);
 }
 
 /* EK_ETM3_OCSD_FATAL: the packets OpenCSD 1.8.0's decoder answers with a fatal response. */
