@@ -18,8 +18,9 @@
  *   01100110 ignore   01101110 context ID   01110110 exception exit   01111110 exception entry
  *   01000x10 timestamp
  *
- * As for PTM, behaviour follows OpenCSD 1.8.0 where the architecture leaves room (see
- * docs/PROTOCOLS.md for the places where etmkit follows the architecture instead). */
+ * As for PTM, behaviour follows OpenCSD 1.8.0 where the architecture leaves room; where OpenCSD
+ * departs from it, etmkit follows IHI 0014 and reproduces OpenCSD only under the
+ * EK_ETM3_OCSD_* options (docs/PROTOCOLS.md gives the evidence). */
 #ifndef ETMKIT_ETM3_H
 #define ETMKIT_ETM3_H
 
