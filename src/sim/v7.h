@@ -89,4 +89,13 @@ int v7_encode_ptm(const v7_trace *t, const ek_etm3_regs *regs, const v7_enc_opts
 int v7_encode_etm3(const v7_trace *t, const ek_etm3_regs *regs, const v7_enc_opts *o,
                    v7_bytes *out);
 
+/* `etmkit gen` scenarios armv7-ptm and armv7-etm3 (v7gen.c): listed after the AArch64 ones. */
+struct ek_sim_opts;
+struct ek_sim_result;
+size_t sim_v7_scenario_count(void);
+const char *sim_v7_scenario_name(size_t i);
+const char *sim_v7_scenario_desc(size_t i);
+int sim_v7_find(const char *name); /* index, or -1 */
+int sim_v7_gen(const struct ek_sim_opts *o, int which, struct ek_sim_result *res);
+
 #endif

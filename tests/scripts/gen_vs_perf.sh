@@ -30,11 +30,20 @@ workload-real: as workload (raw queues as cpu 0, samples before a context change
 PERF_MAY_FAIL="
 arbitration-stress: random topologies: per-CPU TRBEs (raw queues reported as cpu 0) and system-wide sessions (samples given to the next thread); a refused session may record no trace at all
 "
+# scenario: why there is no perf 6.1 prediction for it (these are skipped, with the reason)
+NOT_PREDICTED="
+armv7-ptm: Armv7 (PTM) recording: the perf-script ground truth and perf 6.1's prediction are modelled for AArch64 only; tests/unit/test_sim_v7_perf.c decodes it against truth.branches.tsv
+armv7-etm3: Armv7 (ETMv3) recording: as armv7-ptm
+"
 fails() { echo "$PERF_FAILS" | grep -q "^$1:"; }
 may_fail() { echo "$PERF_MAY_FAIL" | grep -q "^$1:"; }
 scenarios=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list | awk '{print $1}')}
 fail=0
 for sc in $scenarios; do
+  if echo "$NOT_PREDICTED" | grep -q "^$sc:"; then
+    echo "skipped: $sc:$(echo "$NOT_PREDICTED" | grep "^$sc:" | cut -d: -f2-)"
+    continue
+  fi
   for seed in 1 7; do
     out="$tmp/$sc-$seed"
     if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" -o "$out" 2>"$out.log"; then

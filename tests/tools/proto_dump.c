@@ -3,7 +3,7 @@
  * lines), so that tests can compare the library modules with the reference listings through
  * ocsd-compare before `etmkit dump` drives them through the protocol-neutral decode tree.
  *
- * usage: ek_proto_dump [--decode] [--decode-only] [--pkt-mon] SNAPSHOT_DIR
+ * usage: ek_proto_dump [--decode] [--decode-only] [--pkt-mon] [--no-ocsd-compat] SNAPSHOT_DIR
  * Only the first buffer is decoded (trc_pkt_lister's default). Sources of other protocols are
  * skipped (etmkit dump handles ETMv4/ETE).
  *
@@ -51,6 +51,7 @@ typedef struct pipe {
 
 typedef struct ctx {
     int decode, decode_only, pkt_mon;
+    int no_compat; /* --no-ocsd-compat: the modules' architecture behaviour (for debugging) */
     ek_sbuf out;
     ek_snapshot *ss;
     pipe_t *pipes[NUM_IDS];
@@ -299,16 +300,16 @@ static pipe_t *new_pipe(ctx_t *c, const ek_snap_source *s, unsigned print_id)
     case EK_PROTO_STM:
         ek_stm_parser_init(&pp->stm, id);
         ek_stm_decoder_init(&pp->stm_dec, id);
-        pp->stm_dec.compat = EK_STM_OCSD_FATAL;
+        pp->stm_dec.compat = c->no_compat ? 0 : EK_STM_OCSD_FATAL;
         break;
     case EK_PROTO_ITM:
         ek_itm_parser_init(&pp->itm, id);
         ek_itm_decoder_init(&pp->itm_dec, id, s->cfg.regs.tcr);
-        pp->itm_dec.compat = EK_ITM_OCSD_FATAL;
+        pp->itm_dec.compat = c->no_compat ? 0 : EK_ITM_OCSD_FATAL;
         break;
     case EK_PROTO_ETMV3:
         ek_etm3_config_from_source(&pp->etm3_cfg, &s->cfg);
-        pp->etm3_cfg.compat = EK_ETM3_OCSD_ALL;
+        pp->etm3_cfg.compat = c->no_compat ? 0 : EK_ETM3_OCSD_ALL;
         ek_etm3_parser_init(&pp->etm3, &pp->etm3_cfg);
         if (c->decode) {
             ek_flow_mem mem = ek_flow_mem_image(c->img);
@@ -346,6 +347,8 @@ int main(int argc, char **argv)
             c.decode = c.decode_only = 1;
         else if (!strcmp(argv[i], "--pkt-mon"))
             c.pkt_mon = 1;
+        else if (!strcmp(argv[i], "--no-ocsd-compat"))
+            c.no_compat = 1;
         else if (argv[i][0] == '-')
             ; /* other lister options do not apply to these protocols */
         else
@@ -394,7 +397,7 @@ int main(int argc, char **argv)
         return 1;
     }
     ek_dfmt_init(&c.dfmt, (buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN) |
-                              EK_DFMT_OCSD_EMPTY);
+                              (c.no_compat ? 0 : EK_DFMT_OCSD_EMPTY));
     uint64_t processed = m.size;
     for (size_t pos = 0; pos < m.size && !c.fatal; pos += BLOCK) {
         const size_t len = m.size - pos < BLOCK ? m.size - pos : BLOCK;

@@ -317,6 +317,7 @@ static const cfgcase ptm_cases[] = {
     {"return-stack", 0x20004000u, 0x008008EAu},
     {"branch-broadcast", 0x00004100u, 0x008008EAu},
     {"vmid-cid1-cc-rs", 0x70005000u, 0x208008EAu},
+    {"gen-armv7-ptm", 0x3000C000u, 0x008008EAu}, /* as etmkit gen --scenario armv7-ptm */
 };
 
 static void test_ptm_round_trip(void **state)
@@ -332,6 +333,7 @@ static const cfgcase etm3_cases[] = {
     {"cid4-ts64", 0x1000C000u, 0x344008F2u},
     {"cycle-acc-ts48", 0x10005000u, 0x144008F2u},
     {"cycle-acc-vmid", 0x00009000u, 0x344008F2u | (1u << 26)},
+    {"gen-armv7-etm3", 0x1000D000u, 0x344008F2u}, /* as etmkit gen --scenario armv7-etm3 */
 };
 
 static void test_etm3_round_trip(void **state)
