@@ -165,14 +165,20 @@ void ek_bolt_map_free(ek_bolt_map *m);
  * next function starts. Returns 0, EK_ERR_ARG or EK_ERR_NOMEM. */
 int ek_bolt_map_add_symbol(ek_bolt_map *m, uint64_t addr, uint64_t size, const char *name,
                            unsigned flags);
-/* A basic-block start other than a function entry (BOLT splits blocks at branch targets and
- * after branches; calls do not end a block). */
+/* A basic-block start other than a function entry. BOLT (buildCFG) starts a block at each
+ * branch target and after each branch that is not a call, but an unconditional direct branch
+ * right after a conditional one stays in the conditional branch's block. */
 int ek_bolt_map_add_block(ek_bolt_map *m, uint64_t addr);
-/* An indirect branch (not a return) at addr: the targets the profile shows for it start
- * blocks too (BOLT finds them in jump tables). */
-int ek_bolt_map_add_indirect(ek_bolt_map *m, uint64_t addr);
+/* A conditional branch at addr: the executions of ranges ending there that did not take a
+ * branch fall through to addr + 4 (when that starts a block). */
+int ek_bolt_map_add_conditional(ek_bolt_map *m, uint64_t addr);
+/* The function holding addr gets no fall-through lines: llvm-bolt cannot build its control
+ * flow graph (llvm-bolt 16 fails on every AArch64 jump table: "failed to post-process
+ * indirect branches"), and perf2bolt then writes its taken branches only. */
+int ek_bolt_map_add_no_fallthrough(ek_bolt_map *m, uint64_t addr);
 /* The map of an ELF file: symbols from .symtab (else .dynsym) and, for AArch64 code, block
- * starts and indirect branches from decoding each function (skipping $d data). Returns 0,
+ * starts, conditional branches and functions with indirect jumps from decoding each function
+ * (skipping $d data). Returns 0,
  * EK_ERR_IO or EK_ERR_FORMAT (diag "elf.bad-file"), EK_ERR_NOMEM. */
 int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **out);
 /* The function holding addr: its BOLT name and addr's offset in it. Returns 0 or
@@ -184,9 +190,11 @@ int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_
  * blocks inside a range (hex offsets; "0 [unknown] ADDR" for an end outside every function,
  * 0 for an external one; 0 mispredictions: trace does not see them). Lines are sorted (by
  * from function, from offset, to function, to offset). Fall-throughs: a range [b, e] counts
- * once for every block start s with b < s <= e (from s - 4 to s), and the executions of
- * ranges ending at e that did not take a branch there count for e -> e + 4 when e + 4 starts
- * a block (A64). Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
+ * once for every block start s with b < s <= e (from s - 4 to s: A64), and the executions of
+ * ranges ending at a conditional branch e that did not take a branch there count for
+ * e -> e + 4 when e + 4 starts a block. Ranges may end at every branch (as ETM sees them) or
+ * at taken branches only (as branch stacks do): both give perf2bolt's fall-throughs.
+ * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
 
 #ifdef __cplusplus

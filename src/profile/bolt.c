@@ -27,12 +27,14 @@ typedef struct bm_sym {
 typedef struct bm_func {
     uint64_t start, end; /* [start, end) */
     const char *name;    /* BOLT's name (owned by names[]) */
+    int no_ft;           /* no fall-through lines (BOLT has no CFG for it) */
 } bm_func;
 
 struct ek_bolt_map {
     EK_VEC(bm_sym) syms;
     EK_VEC(uint64_t) blocks;
-    EK_VEC(uint64_t) indirect;
+    EK_VEC(uint64_t) cond; /* conditional branches */
+    EK_VEC(uint64_t) noft; /* addresses in functions without fall-throughs */
     /* built by finalize(), dropped by any change */
     int final;
     bm_func *funcs;
@@ -68,7 +70,8 @@ void ek_bolt_map_free(ek_bolt_map *m)
         free(m->syms.v[i].name);
     ek_vec_free(&m->syms);
     ek_vec_free(&m->blocks);
-    ek_vec_free(&m->indirect);
+    ek_vec_free(&m->cond);
+    ek_vec_free(&m->noft);
     free(m);
 }
 
@@ -94,11 +97,18 @@ int ek_bolt_map_add_block(ek_bolt_map *m, uint64_t addr)
     return ek_vec_push(&m->blocks, addr) ? EK_ERR_NOMEM : EK_OK;
 }
 
-int ek_bolt_map_add_indirect(ek_bolt_map *m, uint64_t addr)
+int ek_bolt_map_add_conditional(ek_bolt_map *m, uint64_t addr)
 {
     if (!m) return EK_ERR_ARG;
     unfinalize(m);
-    return ek_vec_push(&m->indirect, addr) ? EK_ERR_NOMEM : EK_OK;
+    return ek_vec_push(&m->cond, addr) ? EK_ERR_NOMEM : EK_OK;
+}
+
+int ek_bolt_map_add_no_fallthrough(ek_bolt_map *m, uint64_t addr)
+{
+    if (!m) return EK_ERR_ARG;
+    unfinalize(m);
+    return ek_vec_push(&m->noft, addr) ? EK_ERR_NOMEM : EK_OK;
 }
 
 /* BOLT's order of symbols (discoverFileObjects' CompareSymbols, stable): by address, functions
@@ -135,6 +145,21 @@ static size_t sort_unique(uint64_t *v, size_t n)
     for (size_t i = 1; i < n; i++)
         if (v[i] != v[k - 1]) v[k++] = v[i];
     return k;
+}
+
+static const bm_func *find_func(const ek_bolt_map *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->nfuncs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->funcs[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || addr == EK_PROFILE_EXTERNAL) return NULL;
+    const bm_func *f = &m->funcs[lo - 1];
+    return addr < f->end ? f : NULL;
 }
 
 static int finalize(ek_bolt_map *m)
@@ -188,6 +213,7 @@ static int finalize(ek_bolt_map *m)
         f[nf].start = s->addr;
         f[nf].end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
         f[nf].name = bname[s->seq];
+        f[nf].no_ft = 0;
         nf++;
     }
     /* a function of size 0 ends where the next one starts; overlaps end at the next start */
@@ -202,7 +228,12 @@ static int finalize(ek_bolt_map *m)
     m->nnames = n;
     bname = NULL;
     m->blocks.n = sort_unique(m->blocks.v, m->blocks.n);
-    m->indirect.n = sort_unique(m->indirect.v, m->indirect.n);
+    m->cond.n = sort_unique(m->cond.v, m->cond.n);
+    /* mark the functions that get no fall-throughs */
+    for (size_t i = 0; i < m->noft.n; i++) {
+        bm_func *hit = (bm_func *)find_func(m, m->noft.v[i]);
+        if (hit) hit->no_ft = 1;
+    }
     m->final = 1;
 out:
     if (bname) {
@@ -212,21 +243,6 @@ out:
     }
     free(ord);
     return rc;
-}
-
-static const bm_func *find_func(const ek_bolt_map *m, uint64_t addr)
-{
-    size_t lo = 0, hi = m->nfuncs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->funcs[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo || addr == EK_PROFILE_EXTERNAL) return NULL;
-    const bm_func *f = &m->funcs[lo - 1];
-    return addr < f->end ? f : NULL;
 }
 
 int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_t *offset)
@@ -319,7 +335,6 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
     if (rc) return rc;
     ek_profile_count *br = NULL, *rg = NULL;
     size_t nbr = 0, nrg = 0;
-    uint64_t *lead = NULL;
     end_total *ends = NULL;
     bolt_line *lines = NULL;
     prof_table rec = {0};
@@ -327,21 +342,8 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
         (rc = prof_table_sorted(&p->bin[bin]->t[EK_PROFILE_RANGES], &rg, &nrg)))
         goto out;
 
-    /* block starts: the map's, and targets the profile shows for indirect branches inside
-     * their function (jump tables) */
+    const uint64_t *lead = m->blocks.v;
     size_t nlead = m->blocks.n;
-    lead = malloc((m->blocks.n + nbr + 1) * sizeof *lead);
-    if (!lead) {
-        rc = EK_ERR_NOMEM;
-        goto out;
-    }
-    memcpy(lead, m->blocks.v, m->blocks.n * sizeof *lead);
-    for (size_t i = 0; i < nbr; i++)
-        if (in_sorted(m->indirect.v, m->indirect.n, br[i].a)) {
-            const bm_func *f = find_func(m, br[i].a);
-            if (f && f == find_func(m, br[i].b) && br[i].b != f->start) lead[nlead++] = br[i].b;
-        }
-    nlead = sort_unique(lead, nlead);
 
     /* taken branches */
     for (size_t i = 0; i < nbr && !rc; i++)
@@ -373,8 +375,8 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
         for (; j < nbr && br[j].a == e; j++)
             taken = prof_sat_add(taken, br[j].count);
         const bm_func *f = find_func(m, e);
-        if (total > taken && e <= UINT64_MAX - 4 && f && find_func(m, e + 4) == f &&
-            in_sorted(lead, nlead, e + 4))
+        if (total > taken && e <= UINT64_MAX - 4 && f && !f->no_ft && find_func(m, e + 4) == f &&
+            in_sorted(m->cond.v, m->cond.n, e) && in_sorted(lead, nlead, e + 4))
             rc = prof_table_add(&rec, e, e + 4, total - taken);
     }
     if (rc) goto out;
@@ -410,7 +412,6 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
 out:
     free(br);
     free(rg);
-    free(lead);
     free(ends);
     free(lines);
     prof_table_free(&rec);

@@ -8,8 +8,9 @@
  * Basic blocks (AArch64 only; other machines get functions alone): decoding each function's
  * code with the ISA classifier, outside $d data, a block starts at the target of a direct
  * branch inside the function and after every branch that is not a call (conditional or not,
- * direct, indirect or a return), as BOLT's CFG does; an indirect branch that is not a return
- * is remembered (its targets, from the profile, start blocks too).
+ * direct, indirect or a return), but for an unconditional direct branch right after a
+ * conditional one, as BOLT's buildCFG does. A function with an indirect jump (not a return)
+ * gets no fall-throughs: llvm-bolt 16 does not build a CFG for it on AArch64.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -72,27 +73,40 @@ static int in_data(const mark *mk, size_t n, uint64_t addr)
     return lo ? mk[lo - 1].data : 0;
 }
 
+static uint32_t word_at(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
 static int decode_function(ek_bolt_map *m, const uint8_t *code, uint64_t start, uint64_t end,
                            const mark *mk, size_t nmk, const ek_isa_cfg *cfg)
 {
-    int rc = EK_OK;
+    int rc = EK_OK, jumps = 0;
     for (uint64_t a = start; a + 4 <= end && !rc; a += 4) {
         if (in_data(mk, nmk, a)) continue;
-        const uint8_t *b = code + (a - start);
-        uint32_t w =
-            (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        uint32_t w = word_at(code + (a - start));
         if (ek_isa_a64_is_plain(w)) continue;
         ek_insn in;
         ek_isa_classify(w, EK_ISA_A64, a, cfg, &in);
         if (!(in.flags & EK_IF_BRANCH) || (in.flags & EK_IF_LINK))
             continue; /* not a branch, or a call: the block goes on */
-        if (!(in.flags & EK_IF_INDIRECT) && in.target >= start && in.target < end &&
-            in.target != start)
-            rc = ek_bolt_map_add_block(m, in.target);
-        if (!rc && (in.flags & EK_IF_INDIRECT) && !(in.flags & (EK_IF_RETURN | EK_IF_ERET)))
-            rc = ek_bolt_map_add_indirect(m, a);
-        if (!rc && a + 4 < end) rc = ek_bolt_map_add_block(m, a + 4);
+        int inside = !(in.flags & EK_IF_INDIRECT) && in.target >= start && in.target < end;
+        if (inside && in.target != start) rc = ek_bolt_map_add_block(m, in.target);
+        if ((in.flags & EK_IF_INDIRECT) && !(in.flags & (EK_IF_RETURN | EK_IF_ERET))) jumps = 1;
+        int cond = (in.flags & EK_IF_COND) != 0;
+        if (!rc && cond) rc = ek_bolt_map_add_conditional(m, a);
+        if (rc || a + 4 >= end) continue;
+        /* BOLT keeps "B.cond X; B Y" in one block (not when the first is a tail call) */
+        if (cond && inside && !in_data(mk, nmk, a + 4)) {
+            ek_insn nx;
+            ek_isa_classify(word_at(code + (a + 4 - start)), EK_ISA_A64, a + 4, cfg, &nx);
+            if ((nx.flags & EK_IF_BRANCH) &&
+                !(nx.flags & (EK_IF_COND | EK_IF_INDIRECT | EK_IF_LINK)))
+                continue;
+        }
+        rc = ek_bolt_map_add_block(m, a + 4);
     }
+    if (!rc && jumps) rc = ek_bolt_map_add_no_fallthrough(m, start);
     return rc;
 }
 
