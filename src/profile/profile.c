@@ -267,7 +267,7 @@ int ek_profile_add_branch(ek_profile *p, size_t bin, uint64_t from, uint64_t to,
     return prof_table_add(&p->bin[bin]->t[EK_PROFILE_BRANCHES], from, to, count);
 }
 
-int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag)
+int prof_merge(ek_profile *dst, const ek_profile *src, const char *fname, const ek_diag *diag)
 {
     if (!dst || !src || dst == src) return EK_ERR_ARG;
     /* check first, so that a refused merge leaves dst as it was */
@@ -282,7 +282,7 @@ int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag
                 hex[2 * k + 1] = dig[s->build_id[k] & 15];
                 hex[2 * k + 2] = 0;
             }
-            ek_diag_emit(diag, EK_SEV_ERROR, "profile.load-base-differs", EK_ERR_FORMAT, NULL, -1,
+            ek_diag_emit(diag, EK_SEV_ERROR, "profile.load-base-differs", EK_ERR_FORMAT, fname, -1,
                          -1, -1,
                          "binary '%s' (build-id %s): first load segment at 0x%llx in one "
                          "profile, 0x%llx in the other: its addresses cannot be merged",
@@ -307,6 +307,11 @@ int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag
         }
     }
     return EK_OK;
+}
+
+int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag)
+{
+    return prof_merge(dst, src, NULL, diag);
 }
 
 int ek_profile_counts(const ek_profile *p, size_t bin, ek_profile_kind kind, ek_profile_count **out,

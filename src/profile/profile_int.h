@@ -48,6 +48,10 @@ PROF_HIDDEN void prof_build_id_canon(const uint8_t *id, size_t len, uint8_t *out
 /* Order of binaries in every writer (path, then build-id). */
 PROF_HIDDEN int prof_binary_cmp(const prof_binary *x, const prof_binary *y);
 
+/* ek_profile_merge, naming the file src was read from in its diagnostic. */
+PROF_HIDDEN int prof_merge(ek_profile *dst, const ek_profile *src, const char *fname,
+                           const ek_diag *diag);
+
 /* The readers: parse the text into p (a fresh profile the caller merges on success). */
 PROF_HIDDEN int prof_read_autofdo(ek_profile *p, prof_lines *l, const ek_profile_read_opts *opts);
 PROF_HIDDEN int prof_read_branch_list(ek_profile *p, prof_lines *l);

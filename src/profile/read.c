@@ -49,7 +49,7 @@ int ek_profile_read(ek_profile *p, const char *text, size_t len, ek_profile_form
         rc = prof_read_autofdo(tmp, &l, opts);
     else
         rc = prof_read_branch_list(tmp, &l);
-    if (!rc) rc = ek_profile_merge(p, tmp, diag);
+    if (!rc) rc = prof_merge(p, tmp, fname, diag);
     ek_profile_free(tmp);
     return rc;
 }
