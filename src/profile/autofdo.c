@@ -197,6 +197,14 @@ static void afdo_bin_free(afdo_bin *b)
     memset(b, 0, sizeof *b);
 }
 
+/* x + base, when that is an address (no overflow, not EK_PROFILE_EXTERNAL). */
+static int rebase(uint64_t x, uint64_t base, uint64_t *out)
+{
+    if (base >= EK_PROFILE_EXTERNAL || x > EK_PROFILE_EXTERNAL - 1 - base) return -1;
+    *out = x + base;
+    return 0;
+}
+
 /* Add one binary's tables (relative addresses) to p. */
 static int afdo_commit(ek_profile *p, prof_lines *l, afdo_bin *ab, const char *path,
                        const uint8_t *id, size_t idlen, const ek_profile_read_opts *opts)
@@ -212,21 +220,20 @@ static int afdo_commit(ek_profile *p, prof_lines *l, afdo_bin *ab, const char *p
     if (rc) return rc == EK_ERR_ARG ? prof_lines_error(l, "path or build-id too long") : rc;
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < ab->n[k]; i++) {
-            afdo_item *it = &ab->v[k][i];
-            uint64_t a = it->a + base, b = it->b + base;
-            if (a < it->a || a == EK_PROFILE_EXTERNAL || (k == EK_PROFILE_RANGES && b < it->b) ||
-                (k == EK_PROFILE_RANGES && b == EK_PROFILE_EXTERNAL) ||
-                (k == EK_PROFILE_BRANCHES && it->b && (b < it->b || b == EK_PROFILE_EXTERNAL)))
+            const afdo_item *it = &ab->v[k][i];
+            uint64_t a, b = 0;
+            int ext = k == EK_PROFILE_BRANCHES && it->b == 0; /* simpleperf's target "0" */
+            if (rebase(it->a, base, &a) ||
+                (k != EK_PROFILE_ADDRESSES && !ext && rebase(it->b, base, &b)))
                 return prof_lines_error(l,
-                                        "an address of binary '%s' overflows with load base "
-                                        "0x%llx",
+                                        "binary '%s': an address overflows with load base 0x%llx",
                                         path, (unsigned long long)base);
             if (k == EK_PROFILE_RANGES)
                 rc = ek_profile_add_range(p, h, a, b, it->n);
             else if (k == EK_PROFILE_ADDRESSES)
                 rc = ek_profile_add_address(p, h, a, it->n);
             else
-                rc = ek_profile_add_branch(p, h, a, it->b ? b : EK_PROFILE_EXTERNAL, it->n);
+                rc = ek_profile_add_branch(p, h, a, ext ? EK_PROFILE_EXTERNAL : b, it->n);
             if (rc) return rc;
         }
     return EK_OK;
