@@ -191,7 +191,12 @@ static void test_insertion_order_invisible(void **state)
     assert_int_equal(ek_profile_add_range(p, a1, 0x10, 0x20, 5), 0);
     assert_int_equal(ek_profile_add_branch(p, b1, 0x10, 0x20, 3), 0);
     assert_int_equal(ek_profile_add_branch(p, b1, 0x20, 0x10, 1), 0);
+    /* enough entries that the hash table's order is not the sorted one */
+    for (uint64_t i = 0; i < 12; i++)
+        assert_int_equal(ek_profile_add_branch(p, b1, 0x1000 - 0x10 * i, 0x40 + i, i + 1), 0);
     size_t a2 = add_bin(q, "/a", NULL, 0), b2 = add_bin(q, "/b", NULL, 0);
+    for (uint64_t i = 12; i-- > 0;)
+        assert_int_equal(ek_profile_add_branch(q, b2, 0x1000 - 0x10 * i, 0x40 + i, i + 1), 0);
     assert_int_equal(ek_profile_add_branch(q, b2, 0x20, 0x10, 3), 0);
     assert_int_equal(ek_profile_add_branch(q, b2, 0x10, 0x20, 3), 0);
     assert_int_equal(ek_profile_add_range(q, a2, 0x10, 0x20, 5), 0);
@@ -205,7 +210,10 @@ static void test_insertion_order_invisible(void **state)
                            "binary - 0 /b\n"
                            "ranges 0\n"
                            "addresses 0\n"
-                           "branches 2\n10 20 3\n20 10 3\n"
+                           "branches 14\n10 20 3\n20 10 3\n"
+                           "f50 4b 12\nf60 4a 11\nf70 49 10\nf80 48 9\nf90 47 8\n"
+                           "fa0 46 7\nfb0 45 6\nfc0 44 5\nfd0 43 4\nfe0 42 3\n"
+                           "ff0 41 2\n1000 40 1\n"
                            "end\n");
     free(x);
     free(y);
@@ -653,6 +661,7 @@ static void test_bolt_exact(void **state)
     assert_int_equal(ek_profile_add_range(p, h, 0x1040, 0x1044, 3), 0);
     assert_int_equal(ek_profile_add_branch(p, h, 0x1044, 0x1018, 3), 0);
     assert_int_equal(ek_profile_add_range(p, h, 0x1050, 0x1054, 2), 0); /* no CFG: nothing */
+    assert_int_equal(ek_profile_add_range(p, h, 0x1054, 0x105c, 1), 0); /* covers 0x1058 */
     assert_int_equal(ek_profile_add_branch(p, h, 0x1054, 0x105c, 2), 0);
     assert_int_equal(ek_profile_add_branch(p, h, 0x1024, EK_PROFILE_EXTERNAL, 4), 0);
     assert_int_equal(ek_profile_add_branch(p, h, EK_PROFILE_EXTERNAL, 0x1000, 10), 0);
@@ -729,6 +738,59 @@ static void test_bolt_map_from_elf(void **state)
         assert_int_equal(rc, EK_ERR_FORMAT);
 }
 
+/* Blocks decoded as llvm-bolt 16 builds them (tests/data/bolt/blocks.S; the lines below are
+ * what perf2bolt-16 -pa writes for the same execution): "B.cond; B" is one
+ * block, a conditional tail call is not, $d data is not decoded, a function with an indirect
+ * jump gets no fall-throughs. f runs twice as x0 = 1 (3 times) and x0 = 0 (5 times). */
+static void test_bolt_blocks_from_elf(void **state)
+{
+    (void)state;
+    const char *src = getenv("ETMKIT_SRC");
+    if (!src) {
+        tu_skip("ETMKIT_SRC is not set");
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/bolt/blocks.elf", src);
+    ek_bolt_map *m = NULL;
+    assert_int_equal(ek_bolt_map_load_elf(path, NULL, &m), 0);
+    ek_profile *p = new_profile();
+    size_t h = add_bin(p, path, NULL, 0x10000);
+    const uint64_t f = 0x10000, g = 0x10024;
+    static const struct {
+        uint64_t b, e, n;
+    } ranges[] = {{0, 4, 8},       {0xc, 0x10, 3}, {0x14, 0x14, 3}, {0x1c, 0x1c, 3},
+                  {0x20, 0x20, 3}, {8, 8, 5},      {0x10, 0x10, 5}};
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        assert_int_equal(ek_profile_add_range(p, h, f + ranges[i].b, f + ranges[i].e, ranges[i].n),
+                         0);
+    assert_int_equal(ek_profile_add_range(p, h, g, g + 4, 5), 0);
+    assert_int_equal(ek_profile_add_range(p, h, g + 8, g + 8, 5), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, f + 4, f + 0xc, 3), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, f + 0x14, f + 0x1c, 3), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, f + 0x20, EK_PROFILE_EXTERNAL, 3), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, f + 8, f + 0x10, 5), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, f + 0x10, g, 5), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, g + 4, g + 8, 5), 0);
+    assert_int_equal(ek_profile_add_branch(p, h, g + 8, EK_PROFILE_EXTERNAL, 5), 0);
+    ek_sbuf s = EK_SBUF_INIT;
+    assert_int_equal(ek_profile_write_bolt(p, h, m, &s), 0);
+    /* no "f 4 -> f 8": b.eq's not-taken side stays in its block (the B at f+8) */
+    assert_string_equal(s.p, "1 f 4 1 f c 0 3\n"
+                             "1 f 8 1 f 10 0 5\n"
+                             "1 f c 1 f 10 0 3\n"
+                             "1 f 10 1 f 14 0 3\n"
+                             "1 f 10 1 g/1 0 0 5\n"
+                             "1 f 14 1 f 1c 0 3\n"
+                             "1 f 1c 1 f 20 0 3\n"
+                             "1 f 20 0 [unknown] 0 0 3\n"
+                             "1 g/1 4 1 g/1 8 0 5\n"
+                             "1 g/1 8 0 [unknown] 0 0 5\n");
+    ek_sbuf_free(&s);
+    ek_profile_free(p);
+    ek_bolt_map_free(m);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -746,6 +808,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bolt_names),
         cmocka_unit_test(test_bolt_exact),
         cmocka_unit_test(test_bolt_map_from_elf),
+        cmocka_unit_test(test_bolt_blocks_from_elf),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
