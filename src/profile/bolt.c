@@ -353,7 +353,7 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
     for (size_t i = 0; i < nrg && !rc; i++) {
         uint64_t b = rg[i].a, e = rg[i].b;
         const bm_func *f = find_func(m, b);
-        if (!f || e < b || find_func(m, e) != f) continue;
+        if (!f || f->no_ft || e < b || find_func(m, e) != f) continue;
         for (size_t k = upper(lead, nlead, b); k < nlead && lead[k] <= e && !rc; k++)
             rc = prof_table_add(&rec, lead[k] - 4, lead[k], rg[i].count);
     }

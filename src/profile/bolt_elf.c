@@ -175,7 +175,7 @@ int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **ou
     }
     /* basic blocks of AArch64 code */
     if (!rc && eh.e_machine == EM_AARCH64 && fns.n) {
-        qsort(marks.v, marks.n, sizeof *marks.v, mark_cmp);
+        if (marks.n) qsort(marks.v, marks.n, sizeof *marks.v, mark_cmp);
         qsort(fns.v, fns.n, sizeof *fns.v, fn_cmp);
         ek_isa_cfg cfg;
         ek_isa_cfg_init(&cfg, EK_ARCH_UNKNOWN, EK_PROFILE_A, 0);
