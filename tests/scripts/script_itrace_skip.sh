@@ -54,4 +54,8 @@ if [ ! -s "$T/want" ] || ! cmp -s "$T/want" "$T/got"; then
 else
   echo "ok: --itrace=bs$n --tid $tid: $(wc -l <"$T/got") lines (skipped before the filter)"
 fi
+# -C leaves the other CPUs' buffers out of decoding, as perf does: their samples do not count
+cpu=$(awk 'NR == 1 { gsub(/[][]/, "", $2); print $2 + 0 }' "$T/b")
+run "$T/bc" --itrace=b -C "$cpu" "${B[@]}"
+check "--itrace=bs3 -C $cpu" 3 "$T/bc" --itrace=bs3 -C "$cpu" "${B[@]}"
 exit $fail
