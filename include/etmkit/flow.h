@@ -181,6 +181,8 @@ void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
  * the decoder name carries the trace ID ("DCD_ETMV4_0016"), as the lister's decoders of a
  * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4". */
 int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
+/* 1 when ek_flow_diag_ocsd() would give a line for ev (OpenCSD logs that error). */
+int ek_flow_diag_logged(const ek_diag_event *ev);
 
 #ifdef __cplusplus
 }
