@@ -63,8 +63,11 @@ extern "C" {
 
 /* ---- a protocol's operations ------------------------------------------------------------ */
 
+struct ek_decode_pump;
+
 /* What the tree (and any consumer) knows of a packet without knowing its protocol. The
- * protocol's own record is `pkt` (ETMv4 / ETE: const ek_etm4_packet *). */
+ * protocol's own record is `pkt` (ETMv4 / ETE: const ek_etm4_packet *). timestamp, context_id
+ * and vmid are set only with the flags that name them. */
 typedef struct ek_decode_packet {
     const void *pkt;     /* the protocol's packet record */
     uint64_t index;      /* trace index of its first byte */
@@ -114,19 +117,43 @@ typedef struct ek_decode_proto {
     /* names of a packet's type and, for error packets, of what it was being decoded as (NULL
      * when none): for diagnostics */
     const char *(*packet_name)(const void *pkt, int what);
-    /* the flow decoder (all NULL: packets only); see etmkit/flow.h */
+    /* the flow decoder (all NULL: packets only); see etmkit/flow.h. The elements a call gives
+     * (in place, in *elems / *count) are the caller's until the next call on that decoder that
+     * can make elements (packet, end, reset), which first forgets them. */
     int (*flow_new)(const ek_flow_config *cfg, void **out);
     void (*flow_free)(void *flow);
-    int (*flow_packet)(void *flow, const void *pkt);
-    int (*flow_end)(void *flow);
+    int (*flow_packet)(void *flow, const void *pkt, const ek_elem **elems, size_t *count);
+    int (*flow_end)(void *flow, const ek_elem **elems, size_t *count);
     void (*flow_reset)(void *flow);
+    /* the elements queued at this moment, and forgetting them (for a diagnostic sink, which
+     * the flow decoder lets take the elements made before the error) */
     const ek_elem *(*flow_elems)(const void *flow, size_t *count);
     void (*flow_elems_clear)(void *flow);
     void (*flow_stats)(const void *flow, ek_flow_stats *out);
     /* 1 when the reference decoder logs this diagnostic of the flow decoder as an error (an
      * ocsd listing prints it in line: EK_DECODE_DIAG_ITEMS) */
     int (*flow_diag_logged)(const ek_diag_event *ev);
+    /* optional, for speed: the parser's packets to the flow decoder in a loop, as the tree
+     * does it with the functions above when no packet is listed (see ek_decode_pump) */
+    int (*pump)(void *parser, void *flow, const struct ek_decode_pump *pp, const ek_elem **elems,
+                size_t *count);
 } ek_decode_proto;
+
+/* What a pump needs from the tree: each packet goes to hook (if any), is counted, then goes
+ * to the flow decoder; the pump returns 1 with the first elements (*count > 0) or as soon as
+ * *stop is non-zero after a packet (a diagnostic item waits), 0 when the parser has no more
+ * packets, or a negative status. */
+typedef struct ek_decode_pump {
+    void (*hook)(void *ctx, unsigned trace_id, const ek_decode_packet *p);
+    void *ctx;
+    uint32_t hook_flags;  /* the hook has packets with these flags ... */
+    const uint8_t *watch; /* ... and every packet while *watch */
+    unsigned trace_id;
+    uint64_t *packets;      /* += 1 per packet */
+    uint64_t *packet_bytes; /* += its size */
+    uint64_t *bad_packets;  /* += 1 per EK_DPKT_ERROR packet */
+    const size_t *stop;
+} ek_decode_pump;
 
 /* The built-in table for protocol p (ETMv4, ETMv4-M, ETE), or NULL. */
 const ek_decode_proto *ek_decode_proto_find(ek_protocol p);
@@ -163,10 +190,18 @@ typedef struct ek_decode_config {
                           bytes (a raw frame listing shows where they end); 0: whole */
     ek_flow_mem mem;   /* code for the flow decoders ... */
     /* ... or, when set, what this gives for each trace ID's flow decoder as it is made
-     * (called with the ID and the source number; a negative return fails the call that
-     * needed the decoder with that status) */
+     * (called with the ID and the source number; EK_ERR_NOMEM fails the call that needed the
+     * decoder, another negative status leaves the ID without decoders) */
     int (*mem_for)(void *ctx, unsigned trace_id, int source, ek_flow_mem *out);
     void *mem_ctx;
+    /* called with every packet as it is parsed, before its PACKET item and before the flow
+     * decoder has it (what a consumer that steers the code reads must see first: the session
+     * follows context and time there); may be NULL */
+    void (*packet_hook)(void *ctx, unsigned trace_id, const ek_decode_packet *p);
+    void *hook_ctx;
+    /* only packets with one of these EK_DPKT_* flags go to the hook, and every packet of a
+     * trace ID the consumer watches (ek_decode_watch); 0: every packet */
+    uint32_t hook_flags;
     uint32_t flow_flags;                  /* EK_FLOW_* for every flow decoder */
     const ek_diag *diag;                  /* may be NULL */
     const char *file;                     /* named in diagnostics (ek_decode_set_file changes it) */
@@ -275,6 +310,10 @@ void ek_decode_reset(ek_decode *t);
  * partial frame left in the deformatter is reported first.) */
 void ek_decode_end(ek_decode *t);
 
+/* Every packet of trace_id goes to the packet hook while on (with ek_decode_config.hook_flags;
+ * trace_id must have a decoder). */
+void ek_decode_watch(ek_decode *t, unsigned trace_id, int on);
+
 /* 1 when trace_id's decoder had data since the last reset (or barrier). */
 int ek_decode_active(const ek_decode *t, unsigned trace_id);
 /* 1 when trace_id has a decoder (made, and not refused). */
@@ -283,10 +322,11 @@ int ek_decode_has_decoder(const ek_decode *t, unsigned trace_id);
 /* ---- counters --------------------------------------------------------------------------- */
 
 typedef struct ek_decode_source_stats {
-    int source;           /* the source it decodes (ek_decode_source_info_get) */
-    uint64_t bytes;       /* bytes given to its parser */
-    uint64_t packets;     /* packets parsed */
-    uint64_t bad_packets; /* EK_DPKT_ERROR packets (not the unsynchronised ones) */
+    int source;            /* the source it decodes (ek_decode_source_info_get) */
+    uint64_t bytes;        /* bytes given to its parser */
+    uint64_t packets;      /* packets parsed */
+    uint64_t packet_bytes; /* their bytes */
+    uint64_t bad_packets;  /* EK_DPKT_ERROR packets (not the unsynchronised ones) */
     int has_flow;
     ek_flow_stats flow; /* with has_flow */
 } ek_decode_source_stats;

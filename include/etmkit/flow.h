@@ -149,6 +149,13 @@ int ek_flow_packet(ek_flow *f, const struct ek_etm4_packet *pkt);
 /* End of trace: output what can still be output and EO_TRACE. */
 int ek_flow_end(ek_flow *f);
 
+/* The same as ek_flow_elems_clear(), then ek_flow_packet() / ek_flow_end(), then
+ * ek_flow_elems(): one packet in, its elements out (in *elems, *count; valid as for
+ * ek_flow_elems). Returns what ek_flow_packet / ek_flow_end returns. */
+int ek_flow_step(ek_flow *f, const struct ek_etm4_packet *pkt, const ek_elem **elems,
+                 size_t *count);
+int ek_flow_end_step(ek_flow *f, const ek_elem **elems, size_t *count);
+
 /* Start a new session on the same source (decoders reset between buffers): the next packet
  * gives NO_SYNC [reset-decoder]. The element queue is kept. */
 void ek_flow_reset(ek_flow *f);

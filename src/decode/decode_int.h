@@ -21,6 +21,9 @@ typedef struct dcd {
     void *flow;
     const void *pcfg;
     ek_diag fdiag; /* the flow decoder's sink (tree_flow_diag) */
+    int pump_ok;   /* the protocol's pump may run this decoder */
+    uint8_t watch; /* every packet to the hook */
+    ek_decode_pump pump;
     ek_decode_source_stats st;
 } dcd;
 
@@ -43,6 +46,7 @@ enum { OP_NONE = 0, OP_FLUSH, OP_END, OP_RESET_ITEMS };
 
 struct ek_decode {
     ek_decode_config c;
+    uint32_t hook_flags; /* c.hook_flags, or every flag */
     EK_VEC(src_ent) srcs;
     int16_t bind[NIDS];
     int raw_id; /* raw input goes to this trace ID's decoder (-1: nobody) */
@@ -70,8 +74,9 @@ struct ek_decode {
     dcd *pkt_owner;  /* the packet handed out goes to this decoder's flow next */
     const void *pkt; /* (that packet) */
     uint64_t pkt_index;
-    dcd *view;          /* elements handed out in place: clear them on the next call */
-    dcd *view_pending;  /* a flow step ended: hand out its elements */
+    dcd *view_pending;     /* a flow step's elements follow the side queue */
+    const ek_elem *pend_e; /* (those elements) */
+    size_t pend_n;
     ek_dfmt_item fitem; /* the deformatter item handed out */
     int held;           /* fitem is ID data shown before it is routed */
     EK_VEC(side_ent) side;

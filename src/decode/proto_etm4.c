@@ -31,26 +31,38 @@ static void parser_eot(void *p)
     ek_etm4_eot(p);
 }
 
-static int parser_next(void *p, ek_decode_packet *out)
+/* The generic flags each packet type always has. */
+static const uint8_t type_flags[256] = {
+    [EK_ETM4_NOTSYNC] = EK_DPKT_NOTSYNC,
+    [EK_ETM4_TIMESTAMP] = EK_DPKT_TIMESTAMP,
+};
+
+/* The generic flags of a packet. */
+static inline uint32_t flags_of(const ek_etm4_packet *k)
 {
-    const ek_etm4_packet *k;
-    if (ek_etm4_next(p, &k) <= 0) return 0;
-    uint32_t fl = 0;
-    if (k->type == EK_ETM4_NOTSYNC) fl |= EK_DPKT_NOTSYNC;
-    if (k->flags & EK_ETM4_PF_UNSYNCED) fl |= EK_DPKT_UNSYNCED;
-    if (k->flags & EK_ETM4_PF_NOTSYNC_MORE) fl |= EK_DPKT_REPEAT;
-    if ((k->flags & EK_ETM4_PF_ERROR) && !(fl & (EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED))) {
-        fl |= EK_DPKT_ERROR;
-        if (k->type == EK_ETM4_INCOMPLETE_EOT) fl |= EK_DPKT_TRUNCATED;
-    }
-    if (k->type == EK_ETM4_TIMESTAMP) {
-        fl |= EK_DPKT_TIMESTAMP;
-        out->timestamp = k->timestamp;
+    uint32_t fl = type_flags[k->type];
+    const unsigned pf = k->flags;
+    if (pf & (EK_ETM4_PF_ERROR | EK_ETM4_PF_UNSYNCED | EK_ETM4_PF_NOTSYNC_MORE)) {
+        if (pf & EK_ETM4_PF_UNSYNCED) fl |= EK_DPKT_UNSYNCED;
+        if (pf & EK_ETM4_PF_NOTSYNC_MORE) fl |= EK_DPKT_REPEAT;
+        if ((pf & EK_ETM4_PF_ERROR) && !(fl & (EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED))) {
+            fl |= EK_DPKT_ERROR;
+            if (k->type == EK_ETM4_INCOMPLETE_EOT) fl |= EK_DPKT_TRUNCATED;
+        }
     }
     if (k->ctx.updated) {
         fl |= EK_DPKT_CONTEXT;
         if (k->ctx.cid_updated || k->ctx.valid) fl |= EK_DPKT_CID_VALID;
         if (k->ctx.vmid_updated || k->ctx.valid) fl |= EK_DPKT_VMID_VALID;
+    }
+    return fl;
+}
+
+/* The generic view of a packet with those flags. */
+static inline void view(const ek_etm4_packet *k, uint32_t fl, ek_decode_packet *out)
+{
+    if (fl & EK_DPKT_TIMESTAMP) out->timestamp = k->timestamp;
+    if (fl & EK_DPKT_CONTEXT) {
         out->context_id = k->ctx.cid;
         out->vmid = k->ctx.vmid;
     }
@@ -59,7 +71,34 @@ static int parser_next(void *p, ek_decode_packet *out)
     out->raw = k->raw;
     out->size = k->size;
     out->flags = fl;
+}
+
+static int parser_next(void *p, ek_decode_packet *out)
+{
+    const ek_etm4_packet *k;
+    if (ek_etm4_next(p, &k) <= 0) return 0;
+    view(k, flags_of(k), out);
     return 1;
+}
+
+static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elems, size_t *n)
+{
+    const ek_etm4_packet *k;
+    while (ek_etm4_next(p, &k) > 0) {
+        const uint32_t fl = flags_of(k);
+        (*pp->packets)++;
+        *pp->packet_bytes += k->size;
+        if (fl & EK_DPKT_ERROR) (*pp->bad_packets)++;
+        if (pp->hook && ((fl & pp->hook_flags) || *pp->watch)) {
+            ek_decode_packet gp;
+            view(k, fl, &gp);
+            pp->hook(pp->ctx, pp->trace_id, &gp);
+        }
+        const int rc = ek_flow_step(f, k, elems, n);
+        if (rc == EK_ERR_NOMEM) return rc;
+        if (*n || *pp->stop) return 1;
+    }
+    return 0;
 }
 
 static const void *parser_config(const void *p)
@@ -94,18 +133,19 @@ static void flow_free(void *f)
     ek_flow_free(f);
 }
 
-static int flow_packet(void *f, const void *pkt)
+static int flow_packet(void *f, const void *pkt, const ek_elem **elems, size_t *n)
 {
-    return ek_flow_packet(f, pkt);
+    return ek_flow_step(f, pkt, elems, n);
 }
 
-static int flow_end(void *f)
+static int flow_end(void *f, const ek_elem **elems, size_t *n)
 {
-    return ek_flow_end(f);
+    return ek_flow_end_step(f, elems, n);
 }
 
 static void flow_reset(void *f)
 {
+    ek_flow_elems_clear(f);
     ek_flow_reset(f);
 }
 
@@ -147,4 +187,5 @@ const ek_decode_proto ek_decode_proto_etm4 = {
     .flow_elems_clear = flow_elems_clear,
     .flow_stats = flow_stats,
     .flow_diag_logged = ek_flow_diag_logged,
+    .pump = pump,
 };

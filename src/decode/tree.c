@@ -37,6 +37,7 @@ int ek_decode_new(const ek_decode_config *c, ek_decode **out)
     if (!t) return EK_ERR_NOMEM;
     t->c = *c;
     t->file = c->file;
+    t->hook_flags = c->hook_flags ? c->hook_flags : ~(uint32_t)0;
     for (int i = 0; i < NIDS; i++)
         t->bind[i] = -1;
     t->raw_id = -1;
@@ -220,6 +221,7 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
     }
     d->t = t;
     d->id = (uint8_t)id;
+    d->watch = t->c.hook_flags == 0; /* (0: every packet) */
     d->src = si;
     d->protocol = s->cfg.protocol;
     d->ops = s->ops;
@@ -242,7 +244,10 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
             int r = t->c.mem_for(t->c.mem_ctx, id, si, &fc.mem);
             if (r < 0) {
                 dcd_free(d);
-                *rc = r;
+                if (r == EK_ERR_NOMEM)
+                    *rc = r;
+                else
+                    t->refused[id] = 1;
                 return NULL;
             }
         }
@@ -262,6 +267,17 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
             return NULL;
         }
         d->st.has_flow = 1;
+        /* the protocol's loop can stand for the tree's when no packet is shown */
+        d->pump_ok = d->ops->pump && !(t->c.flags & (EK_DECODE_PACKETS | EK_DECODE_DIAG_STREAM));
+        d->pump.hook = t->c.packet_hook;
+        d->pump.ctx = t->c.hook_ctx;
+        d->pump.hook_flags = t->hook_flags;
+        d->pump.watch = &d->watch;
+        d->pump.trace_id = d->id;
+        d->pump.packets = &d->st.packets;
+        d->pump.packet_bytes = &d->st.packet_bytes;
+        d->pump.bad_packets = &d->st.bad_packets;
+        d->pump.stop = &t->side.n;
     }
     t->ids[id] = d;
     return d;
@@ -290,6 +306,11 @@ static void reset_decoder(dcd *d)
     d->ops->parser_reset(d->parser);
     if (d->flow) d->ops->flow_reset(d->flow);
     d->stale = 0;
+}
+
+void ek_decode_watch(ek_decode *t, unsigned trace_id, int on)
+{
+    if (trace_id < NIDS && t->ids[trace_id] && t->c.hook_flags) t->ids[trace_id]->watch = on != 0;
 }
 
 int ek_decode_active(const ek_decode *t, unsigned trace_id)
@@ -374,17 +395,22 @@ static int next_piece(ek_decode *t)
     return 1;
 }
 
-static void fill_item(const dcd *d, ek_decode_item *out, unsigned kind)
+/* The fields every item has (the others are set by kind: no memset, this is the hot path). */
+static inline void fill_item(const dcd *d, ek_decode_item *out, unsigned kind)
 {
-    memset(out, 0, sizeof *out);
     out->kind = (uint8_t)kind;
-    out->source = -1;
     if (d) {
         out->trace_id = d->id;
         out->source = d->src;
         out->protocol = d->protocol;
         out->proto = d->ops;
         out->config = d->pcfg;
+    } else {
+        out->trace_id = 0;
+        out->source = -1;
+        out->protocol = EK_PROTO_UNKNOWN;
+        out->proto = NULL;
+        out->config = NULL;
     }
 }
 
@@ -546,38 +572,57 @@ static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p)
     }
 }
 
-static void to_flow(ek_decode *t, dcd *d, const void *pkt, uint64_t index)
+/* A packet to its flow decoder: 1 with an ELEMS item, or 0. */
+static inline int to_flow(ek_decode *t, dcd *d, const void *pkt, uint64_t index,
+                          ek_decode_item *out)
 {
-    if (d->ops->flow_packet(d->flow, pkt) == EK_ERR_NOMEM)
+    const ek_elem *e;
+    size_t n;
+    if (d->ops->flow_packet(d->flow, pkt, &e, &n) == EK_ERR_NOMEM)
         ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
                      file_off(t, index), d->id, "out of memory decoding");
-    t->view_pending = d;
+    if (t->side.n) {
+        /* a diagnostic came in the middle: what came before it first */
+        t->view_pending = d;
+        t->pend_e = e;
+        t->pend_n = n;
+        return 0;
+    }
+    if (!n) return 0;
+    fill_item(d, out, EK_DI_ELEMS);
+    out->elems = e;
+    out->count = n;
+    return 1;
 }
 
 /* The next packet of t->cur's parser: 1 (PACKET item), 0 (look again). */
-static int packet_step(ek_decode *t, ek_decode_item *out)
+static inline int packet_step(ek_decode *t, ek_decode_item *out)
 {
     dcd *d = t->cur;
-    ek_decode_packet p;
-    if (d->ops->parser_next(d->parser, &p) <= 0) {
+    ek_decode_packet *p = &out->packet;
+    if (d->ops->parser_next(d->parser, p) <= 0) {
         t->cur = NULL;
         return 0;
     }
     d->st.packets++;
-    if (p.flags & EK_DPKT_ERROR) d->st.bad_packets++;
-    if (t->c.flags & EK_DECODE_DIAG_STREAM) packet_diag(t, d, &p);
+    d->st.packet_bytes += p->size;
+    if (p->flags & (EK_DPKT_ERROR | EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED)) {
+        if (p->flags & EK_DPKT_ERROR) d->st.bad_packets++;
+        if (t->c.flags & EK_DECODE_DIAG_STREAM) packet_diag(t, d, p);
+    }
+    if (t->c.packet_hook && ((p->flags & t->hook_flags) || d->watch))
+        t->c.packet_hook(t->c.hook_ctx, d->id, p);
     if (t->c.flags & EK_DECODE_PACKETS) {
         fill_item(d, out, EK_DI_PACKET);
-        out->index = p.index;
-        out->packet = p;
+        out->index = p->index;
         if (d->flow) {
             t->pkt_owner = d;
-            t->pkt = p.pkt;
-            t->pkt_index = p.index;
+            t->pkt = p->pkt;
+            t->pkt_index = p->index;
         }
         return 1;
     }
-    if (d->flow) to_flow(t, d, p.pkt, p.index);
+    if (d->flow) return to_flow(t, d, p->pkt, p->index, out);
     return 0;
 }
 
@@ -611,8 +656,12 @@ static int op_step(ek_decode *t, ek_decode_item *out)
             if (t->op_stage == 1) {
                 t->op_stage = 2;
                 if (d->flow) {
-                    d->ops->flow_end(d->flow);
+                    const ek_elem *e;
+                    size_t n;
+                    d->ops->flow_end(d->flow, &e, &n);
                     t->view_pending = d;
+                    t->pend_e = e;
+                    t->pend_n = n;
                 }
                 return 0;
             }
@@ -634,13 +683,19 @@ static int op_step(ek_decode *t, ek_decode_item *out)
     return 0;
 }
 
-int ek_decode_next(ek_decode *t, ek_decode_item *out)
+/* Everything but the usual way round (see ek_decode_next). */
+static int next_slow(ek_decode *t, ek_decode_item *out)
 {
-    if (t->view) {
-        t->view->ops->flow_elems_clear(t->view->flow);
-        t->view = NULL;
-    }
     for (;;) {
+        if (t->pkt_owner && !t->side.n) {
+            dcd *d = t->pkt_owner;
+            t->pkt_owner = NULL;
+            if (to_flow(t, d, t->pkt, t->pkt_index, out)) return 1;
+        }
+        if (t->cur && !t->side.n && !t->view_pending) {
+            if (packet_step(t, out)) return 1;
+            continue;
+        }
         if (t->side_pos < t->side.n) {
             const side_ent *s = &t->side.v[t->side_pos++];
             fill_item(s->d, out, s->kind);
@@ -654,31 +709,22 @@ int ek_decode_next(ek_decode *t, ek_decode_item *out)
             }
             return 1;
         }
-        if (t->side.n) side_clear(t);
+        if (t->side.n) {
+            side_clear(t);
+            continue;
+        }
         if (t->view_pending) {
             dcd *d = t->view_pending;
             t->view_pending = NULL;
-            size_t n = 0;
-            const ek_elem *e = d->ops->flow_elems(d->flow, &n);
-            if (n) {
-                t->view = d;
+            if (t->pend_n) {
                 fill_item(d, out, EK_DI_ELEMS);
-                out->elems = e;
-                out->count = n;
+                out->elems = t->pend_e;
+                out->count = t->pend_n;
                 return 1;
             }
             continue;
         }
-        if (t->pkt_owner) {
-            dcd *d = t->pkt_owner;
-            t->pkt_owner = NULL;
-            to_flow(t, d, t->pkt, t->pkt_index);
-            continue;
-        }
-        if (t->cur) {
-            if (packet_step(t, out)) return 1;
-            continue;
-        }
+        if (t->pkt_owner || t->cur) continue;
         if (t->op) {
             if (op_step(t, out)) return 1;
             continue;
@@ -687,6 +733,49 @@ int ek_decode_next(ek_decode *t, ek_decode_item *out)
         if (r == 1 || r < 0) return r;
         if (r == 2) return 0;
     }
+}
+
+int ek_decode_next(ek_decode *t, ek_decode_item *out)
+{
+    /* the usual way round, kept short: the packet handed out goes to its flow decoder (its
+     * elements are the item), then the next packet of the same parser; without PACKET items
+     * the packets of a parser go to the flow decoder in a loop until one gives elements */
+    if (!t->side.n && !t->view_pending) {
+        if (t->pkt_owner) {
+            dcd *d = t->pkt_owner;
+            t->pkt_owner = NULL;
+            if (to_flow(t, d, t->pkt, t->pkt_index, out)) return 1;
+        }
+        dcd *d = t->cur;
+        if (!d || t->side.n || t->view_pending) return next_slow(t, out);
+        if (t->c.flags & EK_DECODE_PACKETS) {
+            if (packet_step(t, out)) return 1;
+        } else if (d->pump_ok) {
+            /* the protocol's own loop over the parser's packets */
+            const ek_elem *e;
+            size_t n = 0;
+            int r = d->ops->pump(d->parser, d->flow, &d->pump, &e, &n);
+            if (r < 0)
+                ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", r, t->file, -1, -1, d->id,
+                             "out of memory decoding");
+            if (r <= 0) {
+                t->cur = NULL;
+            } else if (t->side.n) {
+                t->view_pending = d;
+                t->pend_e = e;
+                t->pend_n = n;
+            } else if (n) {
+                fill_item(d, out, EK_DI_ELEMS);
+                out->elems = e;
+                out->count = n;
+                return 1;
+            }
+        } else {
+            while (t->cur && !t->side.n && !t->view_pending)
+                if (packet_step(t, out)) return 1;
+        }
+    }
+    return next_slow(t, out);
 }
 
 /* ---- operations ------------------------------------------------------------------------------ */
@@ -704,6 +793,7 @@ void ek_decode_reset(ek_decode *t)
     t->cur = NULL;
     t->pkt_owner = NULL;
     t->view_pending = NULL;
+    side_clear(t);
     t->held = 0;
     t->in_done = 1;
     t->piece = NULL;
