@@ -140,9 +140,10 @@ typedef struct ek_decode_proto {
 } ek_decode_proto;
 
 /* What a pump needs from the tree: each packet goes to hook (if any), is counted, then goes
- * to the flow decoder; the pump returns 1 with the first elements (*count > 0) or as soon as
- * *stop is non-zero after a packet (a diagnostic item waits), 0 when the parser has no more
- * packets, or a negative status. */
+ * to the flow decoder. The pump returns 1 with the first packet's elements (*count > 0; with
+ * batch, the elements of packets up to about batch of them), or as soon as *stop is non-zero
+ * after a packet (a diagnostic item waits); 0 when the parser has no more packets (and there
+ * are no elements); or a negative status. (PACKET items do not use it.) */
 typedef struct ek_decode_pump {
     void (*hook)(void *ctx, unsigned trace_id, const ek_decode_packet *p);
     void *ctx;
@@ -153,6 +154,7 @@ typedef struct ek_decode_pump {
     uint64_t *packet_bytes; /* += its size */
     uint64_t *bad_packets;  /* += 1 per EK_DPKT_ERROR packet */
     const size_t *stop;
+    size_t batch; /* 0: one packet's elements at a time */
 } ek_decode_pump;
 
 /* The built-in table for protocol p (ETMv4, ETMv4-M, ETE), or NULL. */
@@ -165,21 +167,29 @@ typedef enum ek_decode_model {
     EK_DECODE_MODEL_PERF,     /* resets as etmkit script decodes perf's AUX slices */
 } ek_decode_model;
 
-/* ek_decode_config.flags: what comes out */
-#define EK_DECODE_PACKETS      0x0001u /* PACKET items (else packets go to the flow unseen) */
-#define EK_DECODE_ELEMS        0x0002u /* flow decoders and ELEMS items (else packets only) */
-#define EK_DECODE_RAW_PACKED   0x0004u /* FRAME items for raw frames / FSYNC runs, FOOTER items */
-#define EK_DECODE_RAW_UNPACKED 0x0008u /* FRAME items for each run of de-formatted ID data */
-#define EK_DECODE_UNDECODED    0x0010u /* UNDECODED and FRAME_ERROR items */
-#define EK_DECODE_DIAG_ITEMS                                                                       \
-    0x0020u /* DIAG items: the flow errors the reference logs, in                                  \
-               order with the elements */
-#define EK_DECODE_DIAG_STREAM                                                                      \
-    0x0040u /* diagnostics for bad packets, unsynchronised bytes,                                  \
-               frame errors and a partial frame at the end */
-#define EK_DECODE_DSTREAM                                                                          \
-    0x0080u /* input is DSTREAM records: 504 data bytes and an                                     \
-               8-byte footer (not part of the trace index) */
+/* ek_decode_config.flags: what comes out
+ *  PACKETS       PACKET items (else packets go to the flow decoders unseen)
+ *  ELEMS         flow decoders and ELEMS items (else packets only)
+ *  RAW_PACKED    FRAME items for raw frames and FSYNC runs; FOOTER items
+ *  RAW_UNPACKED  FRAME items for each run of de-formatted ID data
+ *  UNDECODED     UNDECODED and FRAME_ERROR items
+ *  DIAG_ITEMS    DIAG items: the flow errors the reference decoder logs, in order with the
+ *                elements
+ *  DIAG_STREAM   diagnostics for bad packets, unsynchronised bytes, frame errors and a partial
+ *                frame at the end
+ *  DSTREAM       input is DSTREAM records: 504 data bytes and an 8-byte footer (not part of
+ *                the trace index)
+ *  BATCH         (without PACKETS) an ELEMS item may hold the elements of several packets of
+ *                its source; else it holds one packet's */
+#define EK_DECODE_PACKETS      0x0001u
+#define EK_DECODE_ELEMS        0x0002u
+#define EK_DECODE_RAW_PACKED   0x0004u
+#define EK_DECODE_RAW_UNPACKED 0x0008u
+#define EK_DECODE_UNDECODED    0x0010u
+#define EK_DECODE_DIAG_ITEMS   0x0020u
+#define EK_DECODE_DIAG_STREAM  0x0040u
+#define EK_DECODE_DSTREAM      0x0080u
+#define EK_DECODE_BATCH        0x0100u
 
 typedef struct ek_decode_config {
     uint32_t size;        /* sizeof(ek_decode_config), set by ek_decode_config_init */
@@ -202,9 +212,10 @@ typedef struct ek_decode_config {
     /* only packets with one of these EK_DPKT_* flags go to the hook, and every packet of a
      * trace ID the consumer watches (ek_decode_watch); 0: every packet */
     uint32_t hook_flags;
-    uint32_t flow_flags;                  /* EK_FLOW_* for every flow decoder */
-    const ek_diag *diag;                  /* may be NULL */
-    const char *file;                     /* named in diagnostics (ek_decode_set_file changes it) */
+    uint32_t flow_flags;       /* EK_FLOW_* for every flow decoder */
+    uint32_t flow_max_pending; /* ek_flow_config.max_pending of every flow decoder (0: default) */
+    const ek_diag *diag;       /* may be NULL */
+    const char *file;          /* named in diagnostics (ek_decode_set_file changes it) */
     const ek_decode_proto *const *protos; /* more protocols (NULL-terminated), tried first */
 } ek_decode_config;
 

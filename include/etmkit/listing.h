@@ -69,7 +69,8 @@ typedef struct ek_list_proto {
     const char *(*printer_name)(ek_protocol p);
     /* the lister's packet line, with raw bytes or not (see ek_list_etm4_ocsd) */
     void (*ocsd)(ek_sbuf *out, const void *pkt, unsigned trace_id, int with_raw, const void *cfg);
-    /* the lister's log entry that precedes a packet line, if any (ek_list_etm4_ocsd_pre) */
+    /* the lister's log entry that precedes a packet line, if any (ek_list_etm4_ocsd_pre);
+     * asked only for packets with EK_DPKT_ERROR, _NOTSYNC or _UNSYNCED */
     void (*ocsd_pre)(ek_sbuf *out, const void *pkt, const void *cfg);
     void (*text)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);
     void (*json)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);

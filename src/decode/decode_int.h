@@ -71,9 +71,6 @@ struct ek_decode {
 
     /* work in progress */
     dcd *cur;        /* its parser was fed: packets may follow */
-    dcd *pkt_owner;  /* the packet handed out goes to this decoder's flow next */
-    const void *pkt; /* (that packet) */
-    uint64_t pkt_index;
     dcd *view_pending;     /* a flow step's elements follow the side queue */
     const ek_elem *pend_e; /* (those elements) */
     size_t pend_n;

@@ -84,6 +84,7 @@ static int parser_next(void *p, ek_decode_packet *out)
 static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elems, size_t *n)
 {
     const ek_etm4_packet *k;
+    size_t have = 0; /* (batch: the elements kept from earlier packets of this call) */
     while (ek_etm4_next(p, &k) > 0) {
         const uint32_t fl = flags_of(k);
         (*pp->packets)++;
@@ -94,10 +95,18 @@ static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elem
             view(k, fl, &gp);
             pp->hook(pp->ctx, pp->trace_id, &gp);
         }
-        const int rc = ek_flow_step(f, k, elems, n);
+        int rc;
+        if (!have) {
+            rc = ek_flow_step(f, k, elems, n);
+        } else {
+            rc = ek_flow_packet(f, k);
+            *elems = ek_flow_elems(f, n);
+        }
         if (rc == EK_ERR_NOMEM) return rc;
-        if (*n || *pp->stop) return 1;
+        if (*pp->stop || *n > pp->batch) return 1;
+        have = *n;
     }
+    if (have) return 1;
     return 0;
 }
 

@@ -172,7 +172,8 @@ static void tree_flow_diag(void *ctx, const ek_diag_event *ev)
     if ((t->c.flags & EK_DECODE_DIAG_ITEMS) && d->ops->flow_diag_logged &&
         d->ops->flow_diag_logged(ev)) {
         size_t n = 0;
-        const ek_elem *el = d->ops->flow_elems(d->flow, &n);
+        /* (none while the decoder is being made: it may report its configuration) */
+        const ek_elem *el = d->flow ? d->ops->flow_elems(d->flow, &n) : NULL;
         side_ent s;
         memset(&s, 0, sizeof s);
         int ok = ek_vec_reserve(&t->side, t->side.n + 2) == 0 &&
@@ -199,6 +200,19 @@ static void tree_flow_diag(void *ctx, const ek_diag_event *ev)
     if (t->c.diag && t->c.diag->fn) t->c.diag->fn(t->c.diag->ctx, &e);
 }
 
+static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p);
+
+/* The pump's hook when the tree reports bad packets itself (then the consumer's hook is called
+ * from here, for the packets it asked for). */
+static void tree_hook(void *ctx, unsigned trace_id, const ek_decode_packet *p)
+{
+    dcd *d = ctx;
+    ek_decode *t = d->t;
+    if (p->flags & (EK_DPKT_ERROR | EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED)) packet_diag(t, d, p);
+    if (t->c.packet_hook && ((p->flags & t->hook_flags) || d->watch))
+        t->c.packet_hook(t->c.hook_ctx, trace_id, p);
+}
+
 /* trace_id's decoder, made on first use from the source bound to it then. NULL (and *rc 0)
  * when it has none; *rc EK_ERR_NOMEM when memory ran out. */
 static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
@@ -221,7 +235,7 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
     }
     d->t = t;
     d->id = (uint8_t)id;
-    d->watch = t->c.hook_flags == 0; /* (0: every packet) */
+    d->watch = t->c.packet_hook && !t->c.hook_flags; /* (0: every packet) */
     d->src = si;
     d->protocol = s->cfg.protocol;
     d->ops = s->ops;
@@ -252,12 +266,23 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
             }
         }
         fc.flags = t->c.flow_flags;
+        fc.max_pending = t->c.flow_max_pending;
         d->fdiag.fn = tree_flow_diag;
         d->fdiag.ctx = d;
         fc.diag = &d->fdiag;
         fc.file = t->file;
         int r = d->ops->flow_new(&fc, &d->flow);
         if (r) {
+            /* what it said while being made goes to the sink only */
+            size_t k = 0;
+            for (size_t i = 0; i < t->side.n; i++) {
+                if (t->side.v[i].d == d) {
+                    if (t->side.v[i].kind == EK_DI_DIAG) free((char *)t->side.v[i].ev.msg);
+                    continue;
+                }
+                t->side.v[k++] = t->side.v[i];
+            }
+            t->side.n = k;
             dcd_free(d);
             if (r == EK_ERR_NOMEM) {
                 *rc = r;
@@ -267,17 +292,28 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
             return NULL;
         }
         d->st.has_flow = 1;
-        /* the protocol's loop can stand for the tree's when no packet is shown */
-        d->pump_ok = d->ops->pump && !(t->c.flags & (EK_DECODE_PACKETS | EK_DECODE_DIAG_STREAM));
-        d->pump.hook = t->c.packet_hook;
-        d->pump.ctx = t->c.hook_ctx;
-        d->pump.hook_flags = t->hook_flags;
+    }
+    /* without PACKET items the protocol's loop stands for the tree's own; the tree's packet
+     * diagnostics then come through the hook */
+    d->pump_ok = d->ops->pump && d->flow && !(t->c.flags & EK_DECODE_PACKETS);
+    if (d->pump_ok) {
+        if (t->c.flags & EK_DECODE_DIAG_STREAM) {
+            d->pump.hook = tree_hook;
+            d->pump.ctx = d;
+            d->pump.hook_flags = (t->c.packet_hook ? t->hook_flags : 0) | EK_DPKT_ERROR |
+                                 EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED;
+        } else {
+            d->pump.hook = t->c.packet_hook;
+            d->pump.ctx = t->c.hook_ctx;
+            d->pump.hook_flags = t->hook_flags;
+        }
         d->pump.watch = &d->watch;
         d->pump.trace_id = d->id;
         d->pump.packets = &d->st.packets;
         d->pump.packet_bytes = &d->st.packet_bytes;
         d->pump.bad_packets = &d->st.bad_packets;
         d->pump.stop = &t->side.n;
+        d->pump.batch = (t->c.flags & EK_DECODE_BATCH) ? 256 : 0;
     }
     t->ids[id] = d;
     return d;
@@ -613,12 +649,26 @@ static inline int packet_step(ek_decode *t, ek_decode_item *out)
     if (t->c.packet_hook && ((p->flags & t->hook_flags) || d->watch))
         t->c.packet_hook(t->c.hook_ctx, d->id, p);
     if (t->c.flags & EK_DECODE_PACKETS) {
+        /* the packet comes with what its flow decoder made of it */
         fill_item(d, out, EK_DI_PACKET);
         out->index = p->index;
+        out->elems = NULL;
+        out->count = 0;
         if (d->flow) {
-            t->pkt_owner = d;
-            t->pkt = p->pkt;
-            t->pkt_index = p->index;
+            const ek_elem *e;
+            size_t n;
+            if (d->ops->flow_packet(d->flow, p->pkt, &e, &n) == EK_ERR_NOMEM)
+                ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
+                             file_off(t, p->index), d->id, "out of memory decoding");
+            if (t->side.n) {
+                /* a diagnostic came in the middle: the elements follow as items */
+                t->view_pending = d;
+                t->pend_e = e;
+                t->pend_n = n;
+            } else {
+                out->elems = e;
+                out->count = n;
+            }
         }
         return 1;
     }
@@ -687,11 +737,6 @@ static int op_step(ek_decode *t, ek_decode_item *out)
 static int next_slow(ek_decode *t, ek_decode_item *out)
 {
     for (;;) {
-        if (t->pkt_owner && !t->side.n) {
-            dcd *d = t->pkt_owner;
-            t->pkt_owner = NULL;
-            if (to_flow(t, d, t->pkt, t->pkt_index, out)) return 1;
-        }
         if (t->cur && !t->side.n && !t->view_pending) {
             if (packet_step(t, out)) return 1;
             continue;
@@ -724,7 +769,7 @@ static int next_slow(ek_decode *t, ek_decode_item *out)
             }
             continue;
         }
-        if (t->pkt_owner || t->cur) continue;
+        if (t->cur) continue;
         if (t->op) {
             if (op_step(t, out)) return 1;
             continue;
@@ -737,22 +782,15 @@ static int next_slow(ek_decode *t, ek_decode_item *out)
 
 int ek_decode_next(ek_decode *t, ek_decode_item *out)
 {
-    /* the usual way round, kept short: the packet handed out goes to its flow decoder (its
-     * elements are the item), then the next packet of the same parser; without PACKET items
-     * the packets of a parser go to the flow decoder in a loop until one gives elements */
+    /* the usual way round, kept short: the next packet of the parser that was fed last, with
+     * its elements; without PACKET items the protocol's loop (or the tree's) gives the packets
+     * to the flow decoder until one gives elements */
     if (!t->side.n && !t->view_pending) {
-        if (t->pkt_owner) {
-            dcd *d = t->pkt_owner;
-            t->pkt_owner = NULL;
-            if (to_flow(t, d, t->pkt, t->pkt_index, out)) return 1;
-        }
         dcd *d = t->cur;
         if (!d || t->side.n || t->view_pending) return next_slow(t, out);
-        if (t->c.flags & EK_DECODE_PACKETS) {
-            if (packet_step(t, out)) return 1;
-        } else if (d->pump_ok) {
+        if (d->pump_ok) {
             /* the protocol's own loop over the parser's packets */
-            const ek_elem *e;
+            const ek_elem *e = NULL;
             size_t n = 0;
             int r = d->ops->pump(d->parser, d->flow, &d->pump, &e, &n);
             if (r < 0)
@@ -770,6 +808,8 @@ int ek_decode_next(ek_decode *t, ek_decode_item *out)
                 out->count = n;
                 return 1;
             }
+        } else if (t->c.flags & EK_DECODE_PACKETS) {
+            if (packet_step(t, out)) return 1;
         } else {
             while (t->cur && !t->side.n && !t->view_pending)
                 if (packet_step(t, out)) return 1;
@@ -791,7 +831,6 @@ void ek_decode_reset(ek_decode *t)
 {
     if (t->frame_flags) ek_dfmt_reset(&t->dfmt);
     t->cur = NULL;
-    t->pkt_owner = NULL;
     t->view_pending = NULL;
     side_clear(t);
     t->held = 0;

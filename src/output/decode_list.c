@@ -26,28 +26,34 @@ static void truncate_to(ek_sbuf *out, size_t at)
 
 static void packet(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it, unsigned id)
 {
+    if (!l->packets) return;
     const ek_list_proto *f = ek_list_proto_find(it->protocol);
-    if (!f || !l->packets) return;
+    if (!f) return;
     const void *pkt = it->packet.pkt;
     /* a packet sink sees only the first of a run of unsynchronised packets */
     const int repeat = (it->packet.flags & EK_DPKT_REPEAT) != 0;
+    /* (the lister logs something before a packet only for damaged ones) */
+    const int damaged =
+        (it->packet.flags & (EK_DPKT_ERROR | EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED)) != 0;
     switch (l->format) {
     case EK_LISTING_OCSD:
         if (l->monitor || !repeat) {
-            f->ocsd_pre(out, pkt, it->config);
+            if (damaged) f->ocsd_pre(out, pkt, it->config);
             f->ocsd(out, pkt, id, l->monitor, it->config);
         }
         break;
     case EK_LISTING_PERF:
         if (!repeat) {
             /* perf prints the lister's log lines and packet lines, each after a tab */
-            const size_t at = out->len;
-            ek_sbuf_putc(out, '\t');
-            f->ocsd_pre(out, pkt, it->config);
-            if (out->len > at + 1)
-                ek_sbuf_putc(out, '\n');
-            else
-                truncate_to(out, at);
+            if (damaged) {
+                const size_t at = out->len;
+                ek_sbuf_putc(out, '\t');
+                f->ocsd_pre(out, pkt, it->config);
+                if (out->len > at + 1)
+                    ek_sbuf_putc(out, '\n');
+                else
+                    truncate_to(out, at);
+            }
             ek_sbuf_putc(out, '\t');
             f->ocsd(out, pkt, it->trace_id, 0, it->config);
         }
@@ -61,18 +67,30 @@ void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it)
 {
     const unsigned id = l->single_source ? 0 : it->trace_id;
     switch (it->kind) {
-    case EK_DI_PACKET: packet(out, l, it, id); break;
+    case EK_DI_PACKET:
+        packet(out, l, it, id);
+        if (!it->count) break;
+        __attribute__((fallthrough)); /* its elements */
     case EK_DI_ELEMS:
-        for (size_t i = 0; i < it->count; i++) {
-            switch (l->format) {
-            case EK_LISTING_OCSD: ek_elem_format_ocsd_line(out, &it->elems[i]); break;
-            case EK_LISTING_PERF:
+        switch (l->format) {
+        case EK_LISTING_OCSD:
+            for (size_t i = 0; i < it->count; i++)
+                ek_elem_format_ocsd_line(out, &it->elems[i]);
+            break;
+        case EK_LISTING_PERF:
+            for (size_t i = 0; i < it->count; i++) {
                 ek_sbuf_putc(out, '\t');
                 ek_elem_format_ocsd_line(out, &it->elems[i]);
-                break;
-            case EK_LISTING_TEXT: ek_elem_format_text(out, &it->elems[i]); break;
-            case EK_LISTING_JSON: ek_elem_format_json(out, &it->elems[i]); break;
             }
+            break;
+        case EK_LISTING_TEXT:
+            for (size_t i = 0; i < it->count; i++)
+                ek_elem_format_text(out, &it->elems[i]);
+            break;
+        case EK_LISTING_JSON:
+            for (size_t i = 0; i < it->count; i++)
+                ek_elem_format_json(out, &it->elems[i]);
+            break;
         }
         break;
     case EK_DI_DIAG: {

@@ -255,7 +255,7 @@ static char *format_body(char *p, const ek_elem *e)
 
 void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     p = format_body(p, e);
     *p = '\0';
@@ -264,7 +264,7 @@ void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e)
 
 void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     EF_PUTS(p, "Idx:");
     p = ef_dec(p, e->index);

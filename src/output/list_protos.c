@@ -37,12 +37,14 @@ static const ek_list_proto etm4 = {
     .diag_ocsd = ek_flow_diag_ocsd,
 };
 
-static const ek_list_proto *const all[] = {&etm4};
+/* by protocol (every packet line looks here) */
+static const ek_list_proto *const by_protocol[32] = {
+    [EK_PROTO_ETMV4] = &etm4,
+    [EK_PROTO_ETMV4M] = &etm4,
+    [EK_PROTO_ETE] = &etm4,
+};
 
 const ek_list_proto *ek_list_proto_find(ek_protocol p)
 {
-    if ((unsigned)p >= 32) return NULL;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i]->protocols & (1u << p)) return all[i];
-    return NULL;
+    return (unsigned)p < 32 ? by_protocol[p] : NULL;
 }

@@ -18,7 +18,7 @@ typedef struct wr {
 static inline int wr_begin(wr *w, ek_sbuf *s, size_t room)
 {
     w->s = s;
-    if (ek_sbuf_reserve(s, room)) {
+    if (ek_sbuf_room(s, room)) {
         w->p = w->end = NULL;
         return 0;
     }

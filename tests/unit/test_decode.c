@@ -106,6 +106,10 @@ static void take(ek_decode *t, int with_index)
             assert_int_equal(it.index, it.packet.index);
             assert_non_null(it.config);
             log_packet(it.trace_id, it.packet.pkt, with_index);
+            for (size_t i = 0; i < it.count; i++) {
+                assert_int_equal(it.elems[i].trace_id, it.trace_id);
+                log_elem(&it.elems[i], with_index);
+            }
             break;
         case EK_DI_ELEMS:
             assert_true(it.count > 0);
@@ -623,6 +627,40 @@ static void test_diag_items(void **state)
     free(want);
 }
 
+/* A flow decoder may report its configuration as it is made (here LSP0 elements, which the
+ * reference decoder does not support and logs): with DIAG_ITEMS that is a DIAG item before
+ * the ID's first packet, for a decoder made on first data and for one made in advance. */
+static void test_diag_at_creation(void **state)
+{
+    (void)state;
+    for (int eager = 0; eager < 2; eager++) {
+        ek_decode_config c;
+        ek_decode_config_init(&c);
+        c.flags = EK_DECODE_PACKETS | EK_DECODE_ELEMS | EK_DECODE_DIAG_ITEMS;
+        c.mem = ek_flow_mem_image(img);
+        ek_decode *t;
+        assert_int_equal(ek_decode_new(&c, &t), 0);
+        ek_source_config s = source(0x10);
+        s.regs.etm4.configr |= 0x2; /* LSP0 */
+        ek_decode_bind_raw(t, ek_decode_add_source(t, &s, "etm", NULL));
+        if (eager) {
+            assert_int_equal(ek_decode_make_all(t), 0);
+            take(t, 1);
+            char *got = take_log();
+            assert_string_equal(got, "D 10 flow.config\n");
+            free(got);
+        }
+        ek_decode_feed(t, trace, trace_len, 0);
+        take(t, 1);
+        char *got = take_log();
+        if (!eager) assert_true(!strncmp(got, "D 10 flow.config\nP 10 0 I_ASYNC 12\n", 33));
+        assert_true(!strncmp(got + (eager ? 0 : 17), "P 10 0 I_ASYNC 12\n", 18));
+        assert_int_equal(strstr(got, "flow.config") == NULL, eager);
+        free(got);
+        ek_decode_free(t);
+    }
+}
+
 /* DSTREAM: records of 504 data bytes and an 8-byte footer. Footers are not trace (indices run
  * on over them) and are shown after their record's items as the lister shows them. */
 static void test_dstream_records(void **state)
@@ -803,8 +841,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_raw_single_source), cmocka_unit_test(test_packets_or_elements_alone),
         cmocka_unit_test(test_formatted_routing), cmocka_unit_test(test_ocsd_reset_and_end),
         cmocka_unit_test(test_perf_model),        cmocka_unit_test(test_barrier),
-        cmocka_unit_test(test_diag_items),        cmocka_unit_test(test_dstream_records),
-        cmocka_unit_test(test_protocol_table),
+        cmocka_unit_test(test_diag_items),        cmocka_unit_test(test_diag_at_creation),
+        cmocka_unit_test(test_dstream_records),   cmocka_unit_test(test_protocol_table),
     };
     const int rc = tu_run_group(argc, argv, tests, setup, teardown);
     ek_sbuf_free(&log_text);

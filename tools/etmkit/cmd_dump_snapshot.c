@@ -357,7 +357,8 @@ static int build_tree(dump_ctx *c, size_t b)
     const ek_snap_buffer *buf = &c->ss->buffers[b];
     ek_decode_config dc;
     ek_decode_config_init(&dc);
-    dc.flags = EK_DECODE_PACKETS | EK_DECODE_DIAG_STREAM | EK_DECODE_DIAG_ITEMS;
+    dc.flags = EK_DECODE_DIAG_STREAM | EK_DECODE_DIAG_ITEMS;
+    dc.flags |= c->o.decode_only ? EK_DECODE_BATCH : EK_DECODE_PACKETS;
     if (c->o.decode) dc.flags |= EK_DECODE_ELEMS;
     if (c->o.raw_packed) dc.flags |= EK_DECODE_RAW_PACKED;
     if (c->o.raw_unpacked) dc.flags |= EK_DECODE_RAW_UNPACKED;
@@ -386,6 +387,13 @@ static int build_tree(dump_ctx *c, size_t b)
     c->listing.packets = !c->o.decode_only;
     c->listing.monitor = c->o.pkt_mon || c->o.decode;
     c->listing.single_source = !c->formatted;
+    /* what a decoder said as it was made (its configuration), printed before its banner as
+     * the lister logs it */
+    ek_sbuf said[128];
+    memset(said, 0, sizeof said);
+    ek_decode_item it;
+    while (ek_decode_next(c->tree, &it) > 0)
+        ek_list_item(&said[it.trace_id & 127], &c->listing, &it);
     /* the sources as the lister names them; those of other protocols are not decoded */
     const size_t n = ek_decode_source_count(c->tree);
     for (size_t i = 0; i < n; i++) {
@@ -397,12 +405,17 @@ static int build_tree(dump_ctx *c, size_t b)
                     buf->name, ek_protocol_name(si.cfg->protocol), si.name, si.cfg->trace_id);
             continue;
         }
+        ek_sbuf *pre = &said[si.cfg->trace_id & 127];
+        if (pre->len) ek_sbuf_put(&c->out, pre->p, pre->len);
+        ek_sbuf_free(pre);
         const ek_list_proto *lp = ek_list_proto_find(si.cfg->protocol);
         if (c->o.format == FMT_OCSD && lp)
             ek_sbuf_printf(&c->out, "Trace Packet Lister : Protocol printer %s on Trace ID 0x%x\n",
                            lp->printer_name(si.cfg->protocol),
                            c->formatted ? si.cfg->trace_id & 0x7fu : 0);
     }
+    for (size_t i = 0; i < 128; i++)
+        ek_sbuf_free(&said[i]);
     return rc;
 }
 
