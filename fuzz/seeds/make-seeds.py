@@ -131,6 +131,33 @@ def main():
         b'\xf7' * 16 + ADDR_L64(0x8ff0) + b'\xf6\xf7' * 8)
     put('flow', 'tiny-region-reset', bytes([2, 0x80]) + ASYNC + TINFO + ADDR_L64(0x20000) + CTXT +
         b'\xf7\xf7' + ASYNC + TINFO + ADDR_L64(0x1000) + CTXT + b'\xf7' * 12)
+    # v7trace: protocol/config selector, block seed, stream (see fuzz_v7trace.c)
+    async5 = b'\x00' * 5 + b'\x80'
+    # PTM: A-Sync, I-Sync (A32 0x8000, S), atoms, branch address (T32), exception branch, TS
+    ptm = (b'\x11\x22' + async5 + b'\x08\x00\x80\x00\x00\x20' + b'\x84\xd0\x90' +
+           b'\x81\x80\x80\x80\x18' + b'\x81\x80\x80\x80\x48\x02' +
+           b'\x42\x85\x2b' + b'\x3c\x05\x6e\x72\x10\x76\x0c\x66' + b'\x88' * 4)
+    for sel in (0x00, 0x04, 0x18, 0x40):
+        put('v7trace', 'ptm-%02x' % sel, bytes([sel, 0]) + ptm)
+    # ETMv3: A-Sync, I-Sync, P-headers, branch with exception, timestamp, data packets
+    etm3 = (b'\x33' + async5 + b'\x08\x01\x80\x00\x00\x00' + b'\x84\x88\x90\xbc\xa8\x82' +
+            b'\x81\x80\x80\x80\x08\x45' + b'\x42\xbd\x9a\x03' + b'\x04\x85\x01' +
+            b'\x70\x85\x01\x01\x00\x80\x00\x00' + b'\x06\x12\x34' + b'\x0e\x01\x02\x03\x04' +
+            b'\x2a\x91\x02\x78' + b'\x62\x66\x76\x7e\x50\x3c\x07' + b'\x82' * 3)
+    for sel in (0x01, 0x05, 0x85, 0x45, 0x25):
+        put('v7trace', 'etm3-%02x' % sel, bytes([sel, 0]) + etm3)
+    # STM: junk, ASYNC (21 x F then 0), VERSION 3, M8, C8, D32M, FLAG_TS, D8TS, FREQ
+    stm = (b'\xf1\x12' + b'\xff' * 10 + b'\x0f' + b'\x0f\x30' + b'\x41\x31\x30\x10' +
+           b'\xaf\x01\x00\x00\x10' + b'\xee\x00\x00\x00\x30' + b'\xf4\x23\x25' +
+           b'\x0f\x08\x21\xf4\x08\x10' + b'\xf2\x01\x20\x13\x0f\x06\x55')
+    put('v7trace', 'stm', bytes([0x02, 0]) + stm)
+    put('v7trace', 'stm-blocks', bytes([0x02, 5]) + stm)
+    # ITM: junk, A-Sync, overflow, SWIT, local TS, DWT, GTS1 / GTS2, extension
+    itm = (b'\xf0\x00\x00\x34' + async5 + b'\x70\x19\xbb\x20\xc0\x82\xc8\x04' +
+           b'\x0e\x04\x10\x17\x00\x10\x00\x00\x95\x44\x94\xd6\xe8\xc8\x67' +
+           b'\xb4\x93\x98\xa0\xa0\x80\x00\x28\x52\x45\x23\x8b\x01\x02\x03\x04')
+    put('v7trace', 'itm', bytes([0x03, 0]) + itm)
+    put('v7trace', 'itm-prescale', bytes([0x33, 3]) + itm)
     put('snapshot', 'ini-only', '[snapshot]\nversion=1.0\n[device_list]\ndevice0=x.ini\n'
                                 '[trace]\nmetadata=trace.ini\n')
 

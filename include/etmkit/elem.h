@@ -35,11 +35,11 @@ typedef enum ek_elem_type {
     EK_ELEM_TIMESTAMP,       /* time stamp: earlier elements happened before it */
     EK_ELEM_CYCLE_COUNT,     /* cycles since the last cycle count */
     EK_ELEM_EVENT,           /* trigger or numbered event */
-    EK_ELEM_SWTRACE,         /* software trace (STM) -- not produced by ETMv4/ETE */
+    EK_ELEM_SWTRACE,         /* software trace (STM): u.swt, timestamp with EK_SWT_HAS_TS */
     EK_ELEM_SYNC_MARKER,     /* marks the place of an element that is output later */
     EK_ELEM_MEMTRANS,        /* transactional memory: start, commit, fail */
     EK_ELEM_INSTRUMENTATION, /* PE instrumentation (FEAT_ITE) */
-    EK_ELEM_ITMTRACE,        /* ITM software trace -- not produced by ETMv4/ETE */
+    EK_ELEM_ITMTRACE,        /* ITM software / DWT trace: u.itm, timestamp for time stamps */
     EK_ELEM_CUSTOM,
     EK_ELEM_NTYPES
 } ek_elem_type;
@@ -101,6 +101,26 @@ typedef enum ek_event_type {
     EK_EVENT_NUMBERED,
 } ek_event_type;
 
+/* STM software trace element flags (ek_elem.u.swt.flags). */
+#define EK_SWT_ID_VALID   0x01u /* master and channel are known (an M8 packet was seen) */
+#define EK_SWT_MARKER     0x02u /* marker packet (FLAG, or data with marker) */
+#define EK_SWT_TRIGGER    0x04u /* trigger packet */
+#define EK_SWT_HAS_TS     0x08u /* ek_elem.timestamp is the packet's time stamp */
+#define EK_SWT_FREQ       0x10u /* frequency packet: payload is the time stamp frequency in Hz */
+#define EK_SWT_MASTER_ERR 0x20u /* master error packet */
+#define EK_SWT_GLOBAL_ERR 0x40u /* global error packet */
+
+/* What an ITM element reports (ek_elem.u.itm.kind); OpenCSD's swt_itm_type order. */
+typedef enum ek_itm_kind {
+    EK_ITM_SWIT = 0,        /* software stimulus write: port = channel, value = payload */
+    EK_ITM_DWT,             /* hardware (DWT) stimulus: port = discriminator */
+    EK_ITM_TS_SYNC,         /* local time stamp, synchronous with the previous packet */
+    EK_ITM_TS_DELAY,        /* local time stamp delayed relative to the packet */
+    EK_ITM_TS_PKT_DELAY,    /* packet delayed relative to the event */
+    EK_ITM_TS_PKT_TS_DELAY, /* both delayed */
+    EK_ITM_TS_GLOBAL,       /* global time stamp (in ek_elem.timestamp) */
+} ek_itm_kind;
+
 /* Per-element flags (ek_elem.flags). */
 #define EK_ELEMF_LAST_EXEC       0x0001u /* INSTR_RANGE: last instruction executed (E atom) */
 #define EK_ELEMF_LAST_COND       0x0002u /* INSTR_RANGE: last instruction conditional */
@@ -155,6 +175,20 @@ typedef struct ek_elem {
             uint64_t value;
             uint8_t el;
         } ite; /* INSTRUMENTATION */
+        struct {
+            uint64_t payload; /* data (payload_bits wide), FREQ: Hz, errors: status byte */
+            uint16_t channel;
+            uint8_t master;
+            uint8_t payload_bits; /* 0 (none), 4, 8, 16, 32 or 64 */
+            uint8_t flags;        /* EK_SWT_* */
+        } swt;                    /* SWTRACE (STM) */
+        struct {
+            uint32_t value;   /* payload; local time stamps: the delta */
+            uint16_t port;    /* SWIT: stimulus port (page * 32 + channel); DWT: discriminator */
+            uint8_t kind;     /* ek_itm_kind */
+            uint8_t size;     /* payload bytes: 1, 2 or 4 */
+            uint8_t overflow; /* an overflow packet came before this one */
+        } itm;                /* ITMTRACE; time stamps in ek_elem.timestamp */
     } u;
     ek_pe_context context; /* PE_CONTEXT */
 } ek_elem;

@@ -44,6 +44,12 @@ const char *ek_strerror(int status);
 /* Library version as "MAJOR.MINOR.PATCH". */
 const char *ek_version(void);
 
+/* Progress of a long run (decoding a recording, simulating one): done of total bytes of
+ * trace. Long-running calls whose options carry one call it from the caller's own thread
+ * only, a few times per slice or block of trace at most (never per byte), and once more at
+ * the end. done never exceeds total; total may be 0 when it is not known. */
+typedef void (*ek_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
 #ifdef __cplusplus
 }
 #endif

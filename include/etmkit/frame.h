@@ -99,6 +99,14 @@ void ek_dfmt_feed(ek_deformatter *d, const uint8_t *data, size_t len, uint64_t i
 /* Returns 1 with *out filled, or 0 when the input block is used up. A partial frame at the
  * end of a block is kept for the next block. */
 int ek_dfmt_next(ek_deformatter *d, ek_dfmt_item *out);
+/* OpenCSD 1.8.0 compatibility. OpenCSD keeps each frame's bytes for one ID in a record
+ * {u64 index; u8 id; u8 data[15]; u32 valid; u32 used} and its STM packet processor, when it
+ * reports unsynchronised data, may list bytes past the end of the block it was given: they are
+ * whatever follows in that record (bytes of an earlier frame, then the little-endian valid and
+ * used counts). This writes up to n of those bytes for DATA item `it` (just returned by
+ * ek_dfmt_next, as OpenCSD has them before the processor used any) and returns how many. */
+size_t ek_dfmt_ocsd_tail(const ek_deformatter *d, const ek_dfmt_item *it, uint8_t *out, size_t n);
+
 /* Bytes of an incomplete frame held back (for an end-of-data diagnostic). */
 static inline unsigned ek_dfmt_pending(const ek_deformatter *d)
 {

@@ -41,13 +41,16 @@ extern "C" {
 typedef struct ek_script_fields {
     uint32_t fields;    /* EK_SF_F_* */
     int user_set;       /* -F given: addr of branches is printed only when asked */
+    uint32_t named;     /* EK_SF_F_* named in -F (with + or - too): perf keeps these even
+                           where the recording lacks them; a default field (cpu) it drops */
     int ns;             /* --ns: nanosecond times */
     const char *names[2]; /* event names by ek_sample_kind (NULL: "branches", "instructions";
                              perf adds the recorded event's modifiers: "branches:u") */
 } ek_script_fields;
 
 /* perf's default fields for the synthesised hardware events:
- * comm,tid,cpu,time,event,ip,sym,symoff,dso,period (time dropped when samples have none). */
+ * comm,tid,cpu,time,event,ip,sym,symoff,dso,period (time dropped when samples have none, cpu
+ * when the recorded event has no PERF_SAMPLE_CPU and -F does not name it). */
 void ek_script_fields_default(ek_script_fields *f);
 /* Parse a -F list: "pid,tid,ip,sym" replaces the defaults; "+addr,-period" edits them. A
  * leading "<type>:" (hw, synth, ...) is accepted and ignored. Returns 0 or EK_ERR_ARG (with

@@ -44,7 +44,19 @@ typedef struct ek_session_opts {
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
     unsigned threads;         /* decoder threads; 0: one per online CPU */
     unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
+    /* --- version 2 (size >= EK_SESSION_OPTS_SIZE_V2) --- */
+    /* bytes of AUX trace decoded of the recording's total, while ek_session_script or
+     * ek_session_samples runs: called from the thread that called them (never from a decoder
+     * thread) when a slice of trace has been decoded, and every 100 ms while the output
+     * waits for the decoders; NULL: none */
+    ek_progress_fn progress;
+    void *progress_ctx;
 } ek_session_opts;
+
+/* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
+ * caller's size are taken as zero). */
+#define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
+#define EK_SESSION_OPTS_SIZE_V2 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
@@ -76,8 +88,9 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
 /* The account of what was not turned into samples (after a run; before one, only what the
  * file itself shows). */
 #define EK_REPORT_SUMMARY 0 /* a few lines: counts and the main remedies */
-#define EK_REPORT_FULL 1    /* doctor: every group with its details and remedies */
-#define EK_REPORT_VERBOSE 2 /* also every address range and record offset */
+/* doctor: every cause (a problem) with its details and remedies; notes counted in one line */
+#define EK_REPORT_FULL    1
+#define EK_REPORT_VERBOSE 2 /* also every record, the notes, and diagnostic ids ("[kind]") */
 void ek_session_report(ek_session *s, ek_sbuf *out, int level);
 
 /* Number of kinds of problems found in the recording and its trace (0: none). */

@@ -31,7 +31,17 @@ typedef struct ek_sim_opts {
     const char *config_file; /* optional "key = value" overrides (see docs/SIMULATOR.md) */
     const char *outdir;      /* created if missing */
     const ek_diag *diag;     /* problems and notes; may be NULL */
+    /* --- version 2 (size >= EK_SIM_OPTS_SIZE_V2) --- */
+    /* bytes of trace produced of trace_size (or the scenario's default), from the calling
+     * thread, about every 256 KiB of trace; NULL: none */
+    ek_progress_fn progress;
+    void *progress_ctx;
 } ek_sim_opts;
+
+/* Sizes of the versions of ek_sim_opts that ek_sim_run accepts (fields past a caller's size
+ * are taken as zero). */
+#define EK_SIM_OPTS_SIZE_V1 offsetof(ek_sim_opts, progress)
+#define EK_SIM_OPTS_SIZE_V2 sizeof(ek_sim_opts)
 
 typedef struct ek_sim_result {
     uint64_t trace_bytes; /* bytes the trace units produced */

@@ -65,8 +65,9 @@ typedef struct ek_itrace {
     uint64_t initial_skip;   /* s<N>: drop the first N samples of each kind */
 } ek_itrace;
 
-/* perf's defaults when --itrace is not given for `perf script`: i100000 + b (+ events we do
- * not make). */
+/* perf 6.1's samples when `perf script` is given no --itrace (or --itrace without letters):
+ * its default is "ce", which cs-etm turns into a branches sample for every branch (it ignores
+ * 'c'), and no instructions samples. So: b + e. ek_itrace_parse(NULL) gives the same. */
 void ek_itrace_default(ek_itrace *o);
 /* Parse a perf --itrace= string ("i100i", "bl", "i64il16", "Z", ...) into o (which is reset
  * first). Letters perf accepts but that mean nothing for CoreSight (x w p o I f m t a M q A d

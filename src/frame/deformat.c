@@ -276,3 +276,23 @@ int ek_dfmt_next(ek_deformatter *d, ek_dfmt_item *out)
             extract_sync_frame(d);
     }
 }
+
+size_t ek_dfmt_ocsd_tail(const ek_deformatter *d, const ek_dfmt_item *it, uint8_t *out, size_t n)
+{
+    if (!it || it->kind != EK_DFMT_DATA || !it->data) return 0;
+    const uint8_t *base = &d->out_data[0][0];
+    if (it->data < base || it->data >= base + sizeof d->out_data) return 0;
+    const size_t slot = (size_t)(it->data - base) / sizeof d->out_data[0];
+    uint8_t rec[15 + 8];
+    size_t k = 0;
+    for (size_t i = it->len; i < 15; i++)
+        rec[k++] = d->out_data[slot][i];
+    const uint32_t valid = it->len, used = 0;
+    for (unsigned i = 0; i < 4; i++)
+        rec[k++] = (uint8_t)(valid >> (8 * i));
+    for (unsigned i = 0; i < 4; i++)
+        rec[k++] = (uint8_t)(used >> (8 * i));
+    if (n > k) n = k;
+    memcpy(out, rec, n);
+    return n;
+}

@@ -325,8 +325,9 @@ static int parse_auxtrace_index(ek_perf_file *f, const uint8_t *p, size_t len, u
         n = len / 16;
         f->feat.index_kind = EK_PERF_INDEX_SIMPLEPERF;
         pf_diag(f, f->diag, EK_SEV_NOTE, "perf.index-simpleperf", 0, record, (int64_t)offset,
-                "AUXTRACE index has no leading count (simpleperf's variant); read as %zu entries",
-                n);
+                "AUXTRACE index has no leading count (simpleperf's variant); read as %zu "
+                "entr%s",
+                n, n == 1 ? "y" : "ies");
     } else {
         f->feat.index_kind = EK_PERF_INDEX_BAD;
         feat_bad(f, EK_PERF_FEAT_AUXTRACE, offset, record, "size is not 16*n or 8+16*n");

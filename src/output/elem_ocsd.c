@@ -94,6 +94,89 @@ static char *put_mem_space(char *p, uint32_t space)
     return p;
 }
 
+/* STM software trace: OpenCSD's printSWInfoPkt. */
+static char *put_swt(char *p, const ek_elem *e)
+{
+    const unsigned f = e->u.swt.flags;
+    if (f & EK_SWT_GLOBAL_ERR) {
+        EF_PUTS(p, "{Global Error.}");
+        return p;
+    }
+    if (f & EK_SWT_ID_VALID) {
+        EF_PUTS(p, " (Ma:0x");
+        p = ef_hex(p, e->u.swt.master, 2);
+        EF_PUTS(p, "; Ch:0x");
+        p = ef_hex(p, e->u.swt.channel, 2);
+        EF_PUTS(p, ") ");
+    } else {
+        EF_PUTS(p, "(Ma:0x?\?; Ch:0x?\?) ");
+    }
+    const unsigned bits = e->u.swt.payload_bits;
+    if (bits) {
+        EF_PUTS(p, "0x");
+        switch (bits) {
+        case 4: p = ef_hex(p, e->u.swt.payload & 0xF, 1); break;
+        case 8: p = ef_hex(p, e->u.swt.payload & 0xFF, 2); break;
+        case 16: p = ef_hex(p, e->u.swt.payload & 0xFFFF, 4); break;
+        case 32: p = ef_hex(p, e->u.swt.payload & 0xFFFFFFFFu, 8); break;
+        case 64: p = ef_hex(p, e->u.swt.payload, 16); break;
+        default: EF_PUTS(p, "{Data Error : unsupported bit width.}"); break;
+        }
+        EF_PUTS(p, "; ");
+    }
+    if (f & EK_SWT_MARKER) EF_PUTS(p, "+Mrk ");
+    if (f & EK_SWT_TRIGGER) EF_PUTS(p, "Trig ");
+    if (f & EK_SWT_HAS_TS) {
+        EF_PUTS(p, " [ TS=0x");
+        p = ef_hex(p, e->timestamp, 12);
+        EF_PUTS(p, "]; ");
+    }
+    if (f & EK_SWT_FREQ) EF_PUTS(p, "Freq");
+    if (f & EK_SWT_MASTER_ERR) EF_PUTS(p, "{Master Error.}");
+    return p;
+}
+
+/* ITM software / hardware trace, as OpenCSD 1.8.0 prints ITMTRACE elements. */
+static char *put_itm(char *p, const ek_elem *e)
+{
+    static const char *const local_ts[4] = {"TS Sync", "TS Delay", "Packet Delay",
+                                            "TS and Packet Delay"};
+    const unsigned size = e->u.itm.size <= 4 ? e->u.itm.size : 4;
+    if (e->u.itm.overflow) EF_PUTS(p, "ITM_OVERFLOW; ");
+    switch (e->u.itm.kind) {
+    case EK_ITM_SWIT:
+    case EK_ITM_DWT:
+        if (e->u.itm.kind == EK_ITM_SWIT)
+            EF_PUTS(p, "ITM_SWIT (ch: 0x");
+        else
+            EF_PUTS(p, "ITM_DWT (desc: 0x");
+        p = ef_hex(p, e->u.itm.port, 0);
+        EF_PUTS(p, "; Data: 0x");
+        p = ef_hex(p, e->u.itm.value, size * 2);
+        EF_PUTS(p, ") ");
+        break;
+    case EK_ITM_TS_GLOBAL:
+        EF_PUTS(p, "ITM_TS_GLOBAL ( TS: 0x");
+        p = ef_hex(p, e->timestamp, 16);
+        EF_PUTS(p, ") ");
+        break;
+    case EK_ITM_TS_SYNC:
+    case EK_ITM_TS_DELAY:
+    case EK_ITM_TS_PKT_DELAY:
+    case EK_ITM_TS_PKT_TS_DELAY:
+        EF_PUTS(p, "ITM_TS_LOCAL ( TS delta: 0x");
+        p = ef_hex(p, e->u.itm.value, 8);
+        EF_PUTS(p, ", { ");
+        p = ef_str(p, local_ts[e->u.itm.kind - EK_ITM_TS_SYNC]);
+        EF_PUTS(p, "}; TS cumulative: 0x");
+        p = ef_hex(p, e->timestamp, 16);
+        EF_PUTS(p, ") ");
+        break;
+    default: break;
+    }
+    return p;
+}
+
 /* Writes the element text into p (at most ~300 bytes); returns the end. */
 static char *format_body(char *p, const ek_elem *e)
 {
@@ -232,6 +315,9 @@ static char *format_body(char *p, const ek_elem *e)
     case EK_ELEM_MEMTRANS:
         if (e->u.memtrans <= EK_MEMTRANS_FAIL) p = ef_str(p, memtrans_text[e->u.memtrans]);
         break;
+
+    case EK_ELEM_SWTRACE: p = put_swt(p, e); break;
+    case EK_ELEM_ITMTRACE: p = put_itm(p, e); break;
 
     case EK_ELEM_INSTRUMENTATION:
         EF_PUTS(p, "EL");

@@ -54,7 +54,7 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
         spec = colon + 1;
     }
     int edit = spec[0] == '+' || spec[0] == '-';
-    uint32_t fields = edit ? def.fields : 0;
+    uint32_t fields = edit ? def.fields : 0, named = 0;
     const char *p = spec;
     while (*p) {
         const char *e = p;
@@ -82,10 +82,12 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
                 fields &= ~bit;
             else
                 fields |= bit;
+            named |= bit;
         }
         p = *e ? e + 1 : e;
     }
     f->fields = fields;
+    f->named = named;
     f->user_set = 1;
     return 0;
 }
@@ -341,7 +343,13 @@ static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *
     uint32_t F = f->fields;
     if (F & EK_SF_F_COMM) {
         const char *comm = r && r->comm ? r->comm(r->ctx, s) : NULL;
-        put_strw(out, comm ? comm : ":-1", 16);
+        char unknown[16];
+        if (!comm) {
+            /* perf names a thread no COMM record named ":TID" (thread__new) */
+            snprintf(unknown, sizeof unknown, ":%d", (int)s->tid);
+            comm = unknown;
+        }
+        put_strw(out, comm, 16);
         wputc(out, ' ');
     }
     if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID)) {

@@ -273,6 +273,13 @@ int as_build(aspace *as)
         return 0;
     if (as->evs.n)
         qsort(as->evs.v, as->evs.n, sizeof *as->evs.v, ev_cmp);
+    /* The idle task, pid 0 / tid 0, is "swapper" from the start: perf registers it so before it
+     * reads any record (perf_session__register_idle_thread), no COMM record names it, and a
+     * later COMM for tid 0 would rename it. (The kernel calls each CPU's idle task
+     * "swapper/N"; perf keeps one thread for all of them.) */
+    as_thread *idle = thread_get(as, 0, 0);
+    as_comm swapper = {0, AS_IDLE_COMM, 0};
+    if (!idle || ek_vec_push(&idle->comms, swapper)) return EK_ERR_NOMEM;
     for (size_t i = 0; i < as->evs.n; i++) {
         int rc = replay(as, &as->evs.v[i]);
         if (rc)

@@ -24,6 +24,7 @@
 
 #define AS_TIME_MAX UINT64_MAX
 #define AS_KERNEL_PID (-1)
+#define AS_IDLE_COMM  "swapper" /* perf's name for pid 0 / tid 0 (the idle task) */
 
 typedef struct as_dso as_dso; /* owned by the caller (the DSO registry); opaque here */
 
@@ -113,7 +114,8 @@ const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t 
                          uint64_t t_hi, int has_t, uint64_t t, int *how, uint64_t *t_from,
                          uint64_t *t_to);
 
-/* Thread tid: its pid (or -1 when unknown) and comm at time t (NULL when unknown). */
+/* Thread tid: its pid (or -1 when unknown) and comm at time t (NULL when unknown; tid 0, the
+ * idle task, is AS_IDLE_COMM until a COMM record says otherwise). */
 int32_t as_pid_of(const aspace *as, int32_t tid);
 const char *as_comm_at(const aspace *as, int32_t tid, uint64_t t);
 const as_thread *as_thread_get(const aspace *as, int32_t tid);

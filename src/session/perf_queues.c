@@ -377,7 +377,8 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
                nlimited, FIND_STEPS_LATE);
     if (q->nempty)
         q_diag(f, diag, EK_SEV_NOTE, "perf.aux-empty", 0, -1, -1,
-               "%zu AUX record(s) with size 0 queue nothing", q->nempty);
+               "%zu AUX record%s of size 0 (nothing to decode)", q->nempty,
+               q->nempty == 1 ? "" : "s");
 
     /* queues in key order; slices in AUX record order within each */
     if (skeys.n) qsort(skeys.v, skeys.n, sizeof *skeys.v, skey_cmp);
@@ -448,6 +449,13 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         nsp++;
     }
     qsort(sp, nsp, sizeof *sp, span_cmp);
+    /* perf record pads every AUXTRACE buffer to a multiple of 8 bytes (the size it records
+     * includes the padding): up to 7 bytes after the last slice are that padding, not trace */
+    uint8_t *padded = calloc(nbuf ? nbuf : 1, 1);
+    if (!padded) {
+        free(sp);
+        goto nomem;
+    }
     for (size_t i = 0; i < nsp;) {
         size_t b = sp[i].buffer;
         uint64_t covered = 0, hi = 0;
@@ -457,6 +465,8 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
             if (sp[i].hi > hi) hi = sp[i].hi;
         }
         q->use[b].covered = covered;
+        padded[b] =
+            covered == hi && buf[b].size % 8 == 0 && buf[b].size >= hi && buf[b].size - hi < 8;
     }
     free(sp);
     for (size_t b = 0; b < nbuf; b++) {
@@ -467,13 +477,14 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
                    "no AUX record",
                    buf[b].cpu, buf[b].tid, (unsigned long long)buf[b].aux_offset,
                    (unsigned long long)buf[b].size);
-        else if (q->use[b].covered < buf[b].size)
+        else if (q->use[b].covered < buf[b].size && !padded[b])
             q_diag(f, diag, EK_SEV_NOTE, "perf.buffer-uncovered", 0, buf[b].record,
                    (int64_t)buf[b].offset,
                    "0x%llx of the 0x%llx bytes of this AUXTRACE buffer lie in no AUX record",
                    (unsigned long long)(buf[b].size - q->use[b].covered),
                    (unsigned long long)buf[b].size);
     }
+    free(padded);
     q->nqueues = nq;
     free(brefs);
     ek_vec_free(&skeys);

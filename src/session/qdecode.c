@@ -13,9 +13,12 @@
  *
  * Everything here is private to the queue; the session, the timeline and the DSOs are only
  * read (DSO symbol tables lock themselves). */
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "etmkit/decode.h"
 #include "etmkit/etmkit.h"
@@ -213,7 +216,11 @@ void qout_init(qout *o, size_t limit)
 {
     memset(o, 0, sizeof *o);
     pthread_mutex_init(&o->mu, NULL);
-    pthread_cond_init(&o->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* for the writer's timed waits */
+    pthread_cond_init(&o->cv, &ca);
+    pthread_condattr_destroy(&ca);
     o->limit = limit;
     qseg first = {0, 0, 0};
     ek_vec_push(&o->segs, first);
@@ -303,12 +310,28 @@ static int out_flush(qout *o, int last)
     return 0;
 }
 
-qchunk *qout_peek(qout *o)
+qchunk *qout_peek(qout *o, const qidle *idle)
 {
+    if (idle) idle->fn(idle->ctx);
     pthread_mutex_lock(&o->mu);
     while (!o->first && !o->done) {
         o->writer_waits++;
-        pthread_cond_wait(&o->cv, &o->mu);
+        if (!idle) {
+            pthread_cond_wait(&o->cv, &o->mu);
+        } else {
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            t.tv_nsec += QIDLE_MS * 1000000L;
+            if (t.tv_nsec >= 1000000000L) {
+                t.tv_sec++;
+                t.tv_nsec -= 1000000000L;
+            }
+            if (pthread_cond_timedwait(&o->cv, &o->mu, &t) == ETIMEDOUT) {
+                pthread_mutex_unlock(&o->mu);
+                idle->fn(idle->ctx);
+                pthread_mutex_lock(&o->mu);
+            }
+        }
         o->writer_waits--;
     }
     qchunk *c = o->first;
@@ -958,10 +981,16 @@ EK_HOT int refill(qjob *j)
             break;
         case EK_DI_UNDECODED:
             if (it.why == EK_DECODE_NO_ID) {
-                qresult_gap(j->res,
-                            "formatter data before the slice's first trace ID (its ID was set "
-                            "in an earlier, lost frame)",
-                            it.len, it.index);
+                /* The null ID (0x00) is the formatter's padding: a sink that stops or is
+                 * flushed mid-frame fills the rest of the frame with it (every `etmkit gen` ETR
+                 * and ETF does, as do the real ones). Like the frame headers, it is overhead,
+                 * not lost trace. */
+                if (it.trace_id == EK_TRACE_ID_NULL) break;
+                if (it.trace_id == EK_TRACE_ID_UNKNOWN)
+                    qresult_gap(j->res, GAP_NO_ID, it.len, it.index);
+                else
+                    qresult_gap(j->res, "formatter data under a reserved trace ID (0x70-0x7f)",
+                                it.len, it.index);
                 j->res->noid_bytes += it.len;
             } else {
                 qresult_gap(j->res, "trace ID without configuration", it.len, it.index);
@@ -983,6 +1012,8 @@ static void block_release(qjob *j)
 {
     if (!j->rel_data || !j->rel_len)
         return;
+    if (j->s->o.progress)
+        atomic_fetch_add_explicit(&j->s->progress_done, j->rel_len, memory_order_relaxed);
     uintptr_t a = (uintptr_t)j->rel_data, e = a + j->rel_len;
     uintptr_t pg = 4096;
     a = (a + pg - 1) & ~(pg - 1);

@@ -26,6 +26,29 @@ static void plural(ek_sbuf *out, uint64_t n, const char *one, const char *many)
     ek_sbuf_printf(out, "%llu %s", (unsigned long long)n, n == 1 ? one : many);
 }
 
+/* "s" for a count other than one */
+static const char *pl(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* A diagnostic's own text on one line: control characters as \xNN, one final '.' dropped (the
+ * report adds its own punctuation after it). */
+static void put_msg(ek_sbuf *out, const char *m)
+{
+    size_t n = m ? strlen(m) : 0;
+    while (n && (m[n - 1] == '\n' || m[n - 1] == '\r'))
+        n--;
+    if (n && m[n - 1] == '.') n--;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)m[i];
+        if (c < 0x20 || c == 0x7f)
+            ek_sbuf_printf(out, "\\x%02x", c);
+        else
+            ek_sbuf_putc(out, (char)c);
+    }
+}
+
 /* ---- merging the queues' results --------------------------------------------------------------- */
 
 typedef struct agg {
@@ -105,87 +128,154 @@ static void header(ek_session *s, ek_sbuf *out)
                    ete ? "ETE" : "", cs->snapshot ? "snapshot mode" : "full trace",
                    s->timeless ? "no time stamps used" : "with time stamps");
     ek_session_stats st = s->st;
-    ek_sbuf_printf(out, "  %llu queue%s, %llu AUX slice%s, %llu bytes of trace in the file",
-                   (unsigned long long)st.queues, st.queues == 1 ? "" : "s",
-                   (unsigned long long)st.slices, st.slices == 1 ? "" : "s",
-                   (unsigned long long)st.trace_bytes);
+    ek_sbuf_puts(out, "  ");
+    plural(out, st.queues, "queue", "queues");
+    ek_sbuf_puts(out, ", ");
+    plural(out, st.slices, "AUX slice", "AUX slices");
+    ek_sbuf_puts(out, ", ");
+    plural(out, st.trace_bytes, "byte", "bytes");
+    ek_sbuf_puts(out, " of trace in the file");
     if (s->ran) {
         uint64_t data = 0;
         for (size_t i = 0; i < s->nqres; i++)
             data += s->qres[i].data_bytes + s->qres[i].noid_bytes;
         ek_sbuf_printf(out, " (%llu of them frame headers and padding)",
                        (unsigned long long)(st.trace_bytes > data ? st.trace_bytes - data : 0));
-        ek_sbuf_printf(out, "\n  decoded: %llu trace bytes -> %llu instructions, %llu branches "
-                            "samples, %llu instructions samples\n",
-                       (unsigned long long)st.trace_bytes_decoded,
-                       (unsigned long long)st.instructions,
-                       (unsigned long long)st.samples_branches,
-                       (unsigned long long)st.samples_instructions);
+        ek_sbuf_puts(out, "\n  decoded: ");
+        plural(out, st.trace_bytes_decoded, "trace byte", "trace bytes");
+        ek_sbuf_puts(out, " -> ");
+        plural(out, st.instructions, "instruction", "instructions");
+        ek_sbuf_puts(out, ", ");
+        plural(out, st.samples_branches, "branch sample", "branch samples");
+        ek_sbuf_puts(out, ", ");
+        plural(out, st.samples_instructions, "instruction sample", "instruction samples");
+        ek_sbuf_putc(out, '\n');
     } else {
         ek_sbuf_putc(out, '\n');
     }
 }
 
+/* Where the report goes: numbered causes (problems: trace that did not become samples), and
+ * notes (worth knowing, not problems) under their own heading, listed with --verbose only. */
+typedef struct rep {
+    ek_sbuf causes, notes;
+    int ncauses, nnotes;
+    int level;
+} rep;
+
+static void cause(rep *r)
+{
+    ek_sbuf_printf(&r->causes, "\n[%d] ", ++r->ncauses);
+}
+
+static ek_sbuf *note(rep *r)
+{
+    r->nnotes++;
+    ek_sbuf_puts(&r->notes, "  - ");
+    return &r->notes;
+}
+
+/* Snapshot mode (perf record -S) writes the AUX buffer out only when a snapshot is taken: an
+ * AUX record whose trace was overwritten in the buffer before the next snapshot has no data in
+ * the file, by design. One is "overwritten" when a later AUX record of its queue has data. */
+static int snapshot_overwritten(ek_session *s, const ek_perf_slice *sl, size_t nsl,
+                                const int64_t *last_with_data, size_t i)
+{
+    (void)nsl;
+    if (!s->cs->snapshot || !(sl[i].flags & EK_PERF_AUX_FLAG_OVERWRITE)) return 0;
+    return last_with_data && sl[i].queue < ek_perf_queues_count(s->pq) &&
+           last_with_data[sl[i].queue] > sl[i].aux_record;
+}
+
 /* AUX records: without data, truncated, collisions, partial. */
-static int aux_problems(ek_session *s, ek_sbuf *out, int level, int *n)
+static int aux_problems(ek_session *s, rep *r)
 {
     size_t nsl = 0;
     const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
+    size_t nq = ek_perf_queues_count(s->pq);
+    int64_t *last_with_data = calloc(nq ? nq : 1, sizeof *last_with_data);
+    for (size_t q = 0; last_with_data && q < nq; q++)
+        last_with_data[q] = -1;
+    for (size_t i = 0; last_with_data && i < nsl; i++)
+        if (!(sl[i].problems & EK_SLICE_NO_DATA) && sl[i].queue < nq &&
+            sl[i].aux_record > last_with_data[sl[i].queue])
+            last_with_data[sl[i].queue] = sl[i].aux_record;
     uint64_t nodata = 0, nodata_bytes = 0, clipped = 0, clipped_bytes = 0;
+    uint64_t over = 0, over_bytes = 0;
     for (size_t i = 0; i < nsl; i++) {
         if (sl[i].problems & EK_SLICE_NO_DATA) {
-            nodata++;
-            nodata_bytes += sl[i].aux_size;
+            if (snapshot_overwritten(s, sl, nsl, last_with_data, i)) {
+                over++;
+                over_bytes += sl[i].aux_size;
+            } else {
+                nodata++;
+                nodata_bytes += sl[i].aux_size;
+            }
         } else if (sl[i].problems & EK_SLICE_CLIPPED) {
             clipped++;
             clipped_bytes += sl[i].aux_size - sl[i].data_size;
         }
     }
     if (nodata) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] ", *n);
-        plural(out, nodata, "AUX record has", "AUX records have");
-        ek_sbuf_printf(out, " no trace data in the file (%llu bytes of trace announced, none "
-                            "stored):\n",
-                       (unsigned long long)nodata_bytes);
+        cause(r);
+        plural(&r->causes, nodata, "AUX record has", "AUX records have");
+        ek_sbuf_puts(&r->causes, " no trace data in the file (");
+        plural(&r->causes, nodata_bytes, "byte", "bytes");
+        ek_sbuf_puts(&r->causes, " of trace announced, none stored):\n");
         unsigned shown = 0;
         for (size_t i = 0; i < nsl; i++) {
-            if (!(sl[i].problems & EK_SLICE_NO_DATA))
+            if (!(sl[i].problems & EK_SLICE_NO_DATA) ||
+                snapshot_overwritten(s, sl, nsl, last_with_data, i))
                 continue;
-            if (level < EK_REPORT_VERBOSE && shown == 8) {
-                ek_sbuf_printf(out, "      ... and %llu more (--verbose lists them all)\n",
+            if (r->level < EK_REPORT_VERBOSE && shown == 8) {
+                ek_sbuf_printf(&r->causes, "      ... and %llu more (--verbose lists them all)\n",
                                (unsigned long long)(nodata - shown));
                 break;
             }
             shown++;
-            ek_sbuf_printf(out, "      AUX record #%lld at offset %#llx: cpu %d, aux offset %#llx, "
-                                "size %#llx\n",
+            ek_sbuf_printf(&r->causes,
+                           "      AUX record #%lld at offset %#llx: cpu %d, aux offset %#llx, "
+                           "size %#llx\n",
                            (long long)sl[i].aux_record, (unsigned long long)sl[i].aux_record_offset,
                            (sl[i].sid.present & EK_PERF_SAMPLE_CPU) ? (int)sl[i].sid.cpu : -1,
                            (unsigned long long)sl[i].aux_offset,
                            (unsigned long long)sl[i].aux_size);
         }
-        ek_sbuf_puts(out, "    why: the PERF_RECORD_AUXTRACE records that hold the data are missing "
-                          "(the recorder did not copy the AUX buffer out: it stopped early, "
-                          "lost it, or the file was cut)\n"
-                          "    remedy: record again; with simpleperf give a bigger "
-                          "--aux-buffer-size / --user-buffer-size, with perf a bigger -m ,SIZE\n");
+        ek_sbuf_puts(&r->causes,
+                     "    why: the PERF_RECORD_AUXTRACE records that hold the data are missing "
+                     "(the recorder did not copy the AUX buffer out: it stopped early, lost it, "
+                     "or the file was cut)\n"
+                     "    remedy: record again; with simpleperf give a bigger --aux-buffer-size / "
+                     "--user-buffer-size, with perf a bigger -m ,SIZE\n");
     }
+    if (over) {
+        ek_sbuf *o = note(r);
+        ek_sbuf_puts(o, "snapshot mode: the trace of ");
+        plural(o, over, "AUX record", "AUX records");
+        ek_sbuf_puts(o, " (");
+        plural(o, over_bytes, "byte", "bytes");
+        ek_sbuf_puts(o, ") was overwritten in the AUX buffer before the next snapshot, as "
+                        "snapshot mode does (perf record -S keeps what the buffer holds when a "
+                        "snapshot is taken; a bigger -m ,SIZE keeps more)\n");
+    }
+    free(last_with_data);
     if (clipped) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] ", *n);
-        plural(out, clipped, "AUX record's", "AUX records'");
-        ek_sbuf_printf(out, " data is cut short by the end of the file (%llu bytes missing)\n"
-                            "    remedy: the file is truncated; copy it again\n",
-                       (unsigned long long)clipped_bytes);
+        cause(r);
+        plural(&r->causes, clipped, "AUX record's", "AUX records'");
+        ek_sbuf_puts(&r->causes, " data is cut short by the end of the file (");
+        plural(&r->causes, clipped_bytes, "byte", "bytes");
+        ek_sbuf_puts(&r->causes, " missing)\n    remedy: the file is truncated; copy it again\n");
     }
     /* flags */
     size_t naux = 0;
     const ek_perf_aux_rec *aux = ek_perf_aux_records(s->pf, &naux);
-    uint64_t trunc = 0, coll = 0, part = 0, empty = 0;
-    int64_t first_trunc = -1, first_coll = -1;
+    uint64_t trunc = 0, refused = 0, coll = 0, part = 0;
+    int64_t first_trunc = -1, first_refused = -1, first_coll = -1;
     for (size_t i = 0; i < naux; i++) {
-        if (aux[i].flags & EK_PERF_AUX_FLAG_TRUNCATED) {
+        if ((aux[i].flags & EK_PERF_AUX_FLAG_TRUNCATED) && !aux[i].aux_size) {
+            /* the CoreSight driver's way of saying the event could not start tracing */
+            if (!refused++) first_refused = (int64_t)aux[i].offset;
+        } else if (aux[i].flags & EK_PERF_AUX_FLAG_TRUNCATED) {
             if (!trunc++)
                 first_trunc = (int64_t)aux[i].offset;
         }
@@ -193,47 +283,51 @@ static int aux_problems(ek_session *s, ek_sbuf *out, int level, int *n)
             if (!coll++)
                 first_coll = (int64_t)aux[i].offset;
         }
-        if (aux[i].flags & EK_PERF_AUX_FLAG_PARTIAL)
-            part++;
-        if (!aux[i].aux_size)
-            empty++;
+        if (aux[i].flags & EK_PERF_AUX_FLAG_PARTIAL) part++;
     }
     if (trunc) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] ", *n);
-        plural(out, trunc, "AUX record is", "AUX records are");
-        ek_sbuf_printf(out, " flagged TRUNCATED (first at offset %#llx): the AUX buffer was full, "
-                            "trace after those points was lost by the hardware/driver\n"
-                            "    remedy: a bigger AUX buffer (perf record -m ,SIZE; simpleperf "
-                            "--aux-buffer-size), address filters, or less traced code\n",
+        cause(r);
+        plural(&r->causes, trunc, "AUX record is", "AUX records are");
+        ek_sbuf_printf(&r->causes,
+                       " flagged TRUNCATED (first at offset %#llx): the AUX buffer was full, "
+                       "trace after those points was lost by the hardware/driver\n"
+                       "    remedy: a bigger AUX buffer (perf record -m ,SIZE; simpleperf "
+                       "--aux-buffer-size), address filters, or less traced code\n",
                        (unsigned long long)first_trunc);
     }
+    if (refused) {
+        cause(r);
+        plural(&r->causes, refused, "AUX record is", "AUX records are");
+        ek_sbuf_printf(&r->causes,
+                       " empty and flagged TRUNCATED (first at offset %#llx): tracing could not "
+                       "start then (the sink was busy with another perf session, or the AUX "
+                       "buffer had no room), so that trace was never collected\n"
+                       "    remedy: one perf session per sink at a time; a bigger AUX buffer "
+                       "(perf record -m ,SIZE)\n",
+                       (unsigned long long)first_refused);
+    }
     if (coll) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] ", *n);
-        plural(out, coll, "AUX record is", "AUX records are");
-        ek_sbuf_printf(out, " flagged COLLISION (first at offset %#llx): another event wrote the "
-                            "same sink; parts of that trace are someone else's\n"
-                            "    remedy: do not share the sink between perf sessions\n",
+        cause(r);
+        plural(&r->causes, coll, "AUX record is", "AUX records are");
+        ek_sbuf_printf(&r->causes,
+                       " flagged COLLISION (first at offset %#llx): another event wrote the "
+                       "same sink; parts of that trace are someone else's\n"
+                       "    remedy: do not share the sink between perf sessions\n",
                        (unsigned long long)first_coll);
     }
-    if (part && level >= EK_REPORT_FULL) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] ", *n);
-        plural(out, part, "AUX record is", "AUX records are");
-        ek_sbuf_puts(out, " flagged PARTIAL: the hardware buffer was read while tracing went on; "
-                          "a packet may be cut at the boundary\n");
-    }
-    if (empty && level >= EK_REPORT_VERBOSE) {
-        ek_sbuf_printf(out, "    note: %zu AUX record%s of size 0 (nothing to decode)\n",
-                       (size_t)empty, empty == 1 ? "" : "s");
+    if (part) {
+        ek_sbuf *o = note(r);
+        plural(o, part, "AUX record is", "AUX records are");
+        ek_sbuf_puts(o, " flagged PARTIAL: the hardware buffer was read while tracing went on; "
+                        "a packet may be cut at the boundary\n");
     }
     if (s->lost_records) {
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] %llu LOST record%s: %llu sideband events were dropped, maps or "
-                            "threads may be missing\n    remedy: a bigger perf buffer (-m)\n",
-                       *n, (unsigned long long)s->lost_records, s->lost_records == 1 ? "" : "s",
-                       (unsigned long long)s->lost_events);
+        cause(r);
+        plural(&r->causes, s->lost_records, "LOST record", "LOST records");
+        ek_sbuf_puts(&r->causes, ": ");
+        plural(&r->causes, s->lost_events, "sideband event was", "sideband events were");
+        ek_sbuf_puts(&r->causes, " dropped, maps or threads may be missing\n"
+                                 "    remedy: a bigger perf buffer (-m)\n");
     }
     return 0;
 }
@@ -290,9 +384,10 @@ static void dso_remedy(ek_session *s, ek_sbuf *out, const as_dso *d)
     ek_sbuf_puts(out, " (`perf archive` / `perf buildid-cache -a FILE` on the traced system)\n");
 }
 
-static void one_miss(ek_session *s, ek_sbuf *out, const miss *m, int n, int level)
+static void one_miss(ek_session *s, rep *r, const miss *m)
 {
-    ek_sbuf_printf(out, "\n[%d] ", n);
+    cause(r);
+    ek_sbuf *out = &r->causes;
     switch (m->kind) {
     case MISS_NO_MAP:
         ek_sbuf_printf(out, "code of pid %d at %#llx..%#llx is in no map the recording knows",
@@ -327,10 +422,12 @@ static void one_miss(ek_session *s, ek_sbuf *out, const miss *m, int n, int leve
                        (unsigned long long)m->hi);
         break;
     }
-    ek_sbuf_printf(out, "\n    %llu place%s in the trace, %llu trace bytes not decoded (first at "
-                        "file offset %#llx)\n",
-                   (unsigned long long)m->count, m->count == 1 ? "" : "s",
-                   (unsigned long long)m->bytes, (unsigned long long)m->first_offset);
+    ek_sbuf_puts(out, "\n    ");
+    plural(out, m->count, "place", "places");
+    ek_sbuf_puts(out, " in the trace, ");
+    plural(out, m->bytes, "trace byte", "trace bytes");
+    ek_sbuf_printf(out, " not decoded (first at file offset %#llx)\n",
+                   (unsigned long long)m->first_offset);
     if (m->kind == MISS_KERNEL || m->kind == MISS_NO_KMAP) {
         /* say which kernel is needed */
         const ek_perf_features *ft = ek_perf_features_get(s->pf);
@@ -365,30 +462,73 @@ static void one_miss(ek_session *s, ek_sbuf *out, const miss *m, int n, int leve
                           "build of the file?)\n");
         break;
     }
-    (void)level;
 }
 
-static void diag_groups(ek_session *s, ek_sbuf *out, int level, int *n)
+/* One diagnostic group: its message, how often, where first; its id (kind) with --verbose. */
+static void one_group(ek_session *s, ek_sbuf *out, const diag_group *g, int level)
+{
+    put_msg(out, g->msg ? g->msg : g->kind);
+    ek_sbuf sub = EK_SBUF_INIT; /* what goes in parentheses */
+    if (g->count != 1) ek_sbuf_printf(&sub, "%llu times", (unsigned long long)g->count);
+    const char *sep = g->count != 1 ? ", first " : "";
+    if (g->file && strcmp(g->file, s->path)) {
+        ek_sbuf_printf(&sub, "%sin ", sep);
+        put_msg(&sub, g->file);
+        sep = ", ";
+    }
+    if (g->record >= 0) {
+        ek_sbuf_printf(&sub, "%srecord %lld", sep, (long long)g->record);
+        sep = ", ";
+    }
+    if (g->example_offset >= 0) {
+        ek_sbuf_printf(&sub, "%sat offset %#llx", sep, (unsigned long long)g->example_offset);
+        sep = ", ";
+    }
+    if (g->trace_id >= 0) ek_sbuf_printf(&sub, "%strace ID %#x", sep, (unsigned)g->trace_id);
+    if (sub.len) ek_sbuf_printf(out, " (%s)", sub.p);
+    ek_sbuf_free(&sub);
+    if (level >= EK_REPORT_VERBOSE) ek_sbuf_printf(out, " [%s]", g->kind);
+    ek_sbuf_putc(out, '\n');
+    if (g->noffsets > 1) {
+        ek_sbuf_puts(out, "    at offsets");
+        for (unsigned k = 0; k < g->noffsets; k++)
+            ek_sbuf_printf(out, " %#llx", (unsigned long long)g->offsets[k]);
+        if (g->count > g->noffsets) ek_sbuf_puts(out, " ...");
+        ek_sbuf_putc(out, '\n');
+    }
+}
+
+/* Groups in file order of their examples (those without an offset last), then by id: the
+ * order the decoder threads reported in does not matter. */
+static int group_cmp(const void *a, const void *b)
+{
+    const diag_group *x = *(const diag_group *const *)a, *y = *(const diag_group *const *)b;
+    uint64_t ox = (uint64_t)x->example_offset, oy = (uint64_t)y->example_offset; /* -1: last */
+    if (ox != oy) return ox < oy ? -1 : 1;
+    return strcmp(x->kind, y->kind);
+}
+
+/* Problems (warnings and errors) are causes; notes go under their own heading. */
+static void diag_groups(ek_session *s, rep *r)
 {
     pthread_mutex_lock(&s->diag_lock);
-    for (size_t i = 0; i < s->dgroups.n; i++) {
-        const diag_group *g = &s->dgroups.v[i];
+    size_t ng = s->dgroups.n;
+    const diag_group **order = malloc((ng ? ng : 1) * sizeof *order);
+    for (size_t i = 0; order && i < ng; i++)
+        order[i] = &s->dgroups.v[i];
+    if (order && ng > 1) qsort(order, ng, sizeof *order, group_cmp);
+    for (size_t i = 0; i < ng; i++) {
+        const diag_group *g = order ? order[i] : &s->dgroups.v[i];
         if (!strcmp(g->kind, "perf.aux-no-data"))
             continue; /* reported above with the AUX records */
-        if (g->sev < EK_SEV_WARN && level < EK_REPORT_FULL)
-            continue;
-        (*n)++;
-        ek_sbuf_printf(out, "\n[%d] %llu x %s: %s\n", *n, (unsigned long long)g->count, g->kind,
-                       g->first ? g->first : "");
-        if (g->noffsets > 1) {
-            ek_sbuf_puts(out, "    at offsets");
-            for (unsigned k = 0; k < g->noffsets; k++)
-                ek_sbuf_printf(out, " %#llx", (unsigned long long)g->offsets[k]);
-            if (g->count > g->noffsets)
-                ek_sbuf_puts(out, " ...");
-            ek_sbuf_putc(out, '\n');
+        if (g->sev >= EK_SEV_WARN) {
+            cause(r);
+            one_group(s, &r->causes, g, r->level);
+        } else {
+            one_group(s, note(r), g, r->level);
         }
     }
+    free(order);
     pthread_mutex_unlock(&s->diag_lock);
 }
 
@@ -397,44 +537,65 @@ static void diag_groups(ek_session *s, ek_sbuf *out, int level, int *n)
 static void full(ek_session *s, ek_sbuf *out, int level)
 {
     header(s, out);
-    int n = 0;
-    ek_sbuf body = EK_SBUF_INIT;
-    aux_problems(s, &body, level, &n);
+    rep r;
+    memset(&r, 0, sizeof r);
+    r.level = level;
+    aux_problems(s, &r);
     agg a;
     memset(&a, 0, sizeof a);
     merge(s, &a);
     if (a.misses.n > 1)
         qsort(a.misses.v, a.misses.n, sizeof *a.misses.v, miss_cmp);
     for (size_t i = 0; i < a.misses.n; i++)
-        one_miss(s, &body, &a.misses.v[i], ++n, level);
+        one_miss(s, &r, &a.misses.v[i]);
     /* modules whose calls to the kernel could not be resolved */
     for (size_t i = 0; i < dso_reg_count(s->reg); i++) {
         const as_dso *d = dso_reg_at(s->reg, i);
         if (d->kind != DSO_KMODULE || !d->used || !d->relocs_unresolved)
             continue;
-        ek_sbuf_printf(&body, "\n[%d] %s: %llu of %llu branch relocations name kernel symbols "
-                              "that are not known; the decoder takes those calls as indirect and "
-                              "waits for the next address in the trace\n    remedy: --kallsyms "
-                              "FILE or -k vmlinux\n",
-                       ++n, d->name, (unsigned long long)d->relocs_unresolved,
-                       (unsigned long long)(d->relocs + d->relocs_unresolved));
+        cause(&r);
+        ek_sbuf_printf(&r.causes,
+                       "%s: %llu of %llu branch relocations %s that %s not known; "
+                       "the decoder takes those calls as indirect and waits for the "
+                       "next address in the trace\n    remedy: --kallsyms FILE or -k "
+                       "vmlinux\n",
+                       d->name, (unsigned long long)d->relocs_unresolved,
+                       (unsigned long long)(d->relocs + d->relocs_unresolved),
+                       d->relocs_unresolved == 1 ? "names a kernel symbol" : "name kernel symbols",
+                       d->relocs_unresolved == 1 ? "is" : "are");
     }
     for (size_t i = 0; i < a.gaps.n; i++) {
         const gap *g = &a.gaps.v[i];
-        ek_sbuf_printf(&body, "\n[%d] %s: %llu trace bytes in %llu place%s (first at offset "
-                              "%#llx)\n",
-                       ++n, g->kind, (unsigned long long)g->bytes, (unsigned long long)g->count,
-                       g->count == 1 ? "" : "s", (unsigned long long)g->first_offset);
+        cause(&r);
+        ek_sbuf_printf(&r.causes, "%s: ", g->kind);
+        plural(&r.causes, g->bytes, "trace byte", "trace bytes");
+        ek_sbuf_puts(&r.causes, " in ");
+        plural(&r.causes, g->count, "place", "places");
+        ek_sbuf_printf(&r.causes, " (first at offset %#llx)\n",
+                       (unsigned long long)g->first_offset);
+        if (!strcmp(g->kind, GAP_NO_ID))
+            ek_sbuf_puts(&r.causes, "    why: the frame that named their trace ID is not in the "
+                                    "AUX slice (the sink's buffer wrapped over it, or it went "
+                                    "with an earlier slice)\n");
     }
-    diag_groups(s, &body, level, &n);
-    if (n) {
-        ek_sbuf_printf(out, "\nNot turned into samples (%d cause%s):\n", n, n == 1 ? "" : "s");
-        if (body.len)
-            ek_sbuf_put(out, body.p, body.len);
+    diag_groups(s, &r);
+    if (r.ncauses) {
+        ek_sbuf_printf(out, "\nNot turned into samples (%d cause%s):\n", r.ncauses,
+                       pl((uint64_t)r.ncauses));
+        ek_sbuf_put(out, r.causes.p, r.causes.len);
     } else {
         ek_sbuf_puts(out, "\nAll trace was decoded.\n");
     }
-    ek_sbuf_free(&body);
+    if (r.nnotes && level >= EK_REPORT_VERBOSE) {
+        ek_sbuf_printf(out, "\nNotes (not problems):\n");
+        ek_sbuf_put(out, r.notes.p, r.notes.len);
+    } else if (r.nnotes) {
+        ek_sbuf_printf(out, "\n%d %s (--verbose shows %s).\n", r.nnotes,
+                       r.nnotes == 1 ? "note, not a problem" : "notes, not problems",
+                       r.nnotes == 1 ? "it" : "them");
+    }
+    ek_sbuf_free(&r.causes);
+    ek_sbuf_free(&r.notes);
     ek_vec_free(&a.misses);
     ek_vec_free(&a.gaps);
 }
@@ -479,29 +640,38 @@ static void summary(ek_session *s, ek_sbuf *out)
         any = 1;
     }
     if (kernel_missing) {
-        ek_sbuf_printf(out, "etmkit: %llu places in kernel code not decoded (%llu trace bytes): no "
-                            "kernel image; use -k vmlinux, --kcore DIR or --kallsyms FILE\n",
-                       (unsigned long long)kernel, (unsigned long long)kbytes);
+        ek_sbuf_printf(out,
+                       "etmkit: %llu place%s in kernel code not decoded (%llu trace byte%s): "
+                       "no kernel image; use -k vmlinux, --kcore DIR or --kallsyms FILE\n",
+                       (unsigned long long)kernel, pl(kernel), (unsigned long long)kbytes,
+                       pl(kbytes));
         any = 1;
     }
     if (user) {
-        ek_sbuf_printf(out, "etmkit: %llu places in user code not decoded (%llu trace bytes): "
-                            "files missing or of another build; use --symfs DIR or a build-id "
-                            "cache\n",
-                       (unsigned long long)user, (unsigned long long)ubytes);
+        ek_sbuf_printf(out,
+                       "etmkit: %llu place%s in user code not decoded (%llu trace byte%s): "
+                       "files missing or of another build; use --symfs DIR or a build-id "
+                       "cache\n",
+                       (unsigned long long)user, pl(user), (unsigned long long)ubytes, pl(ubytes));
         any = 1;
     }
     if (other) {
-        ek_sbuf_printf(out, "etmkit: %llu places where the files hold no code at the traced "
-                            "address\n",
-                       (unsigned long long)other);
+        ek_sbuf_printf(out,
+                       "etmkit: %llu place%s where the files hold no code at the traced "
+                       "address\n",
+                       (unsigned long long)other, pl(other));
         any = 1;
     }
     /* problems in the file and the trace: one line per kind, with where it first happened */
     pthread_mutex_lock(&s->diag_lock);
     unsigned shown = 0, more = 0;
-    for (size_t i = 0; i < s->dgroups.n; i++) {
-        const diag_group *g = &s->dgroups.v[i];
+    size_t ng = s->dgroups.n;
+    const diag_group **order = malloc((ng ? ng : 1) * sizeof *order);
+    for (size_t i = 0; order && i < ng; i++)
+        order[i] = &s->dgroups.v[i];
+    if (order && ng > 1) qsort(order, ng, sizeof *order, group_cmp);
+    for (size_t i = 0; i < ng; i++) {
+        const diag_group *g = order ? order[i] : &s->dgroups.v[i];
         if (g->sev < EK_SEV_WARN || !strcmp(g->kind, "perf.aux-no-data"))
             continue;
         if (shown == 10) {
@@ -514,9 +684,11 @@ static void summary(ek_session *s, ek_sbuf *out)
             ek_sbuf_printf(out, " (%llu times)", (unsigned long long)g->count);
         ek_sbuf_putc(out, '\n');
     }
+    free(order);
     pthread_mutex_unlock(&s->diag_lock);
     if (more)
-        ek_sbuf_printf(out, "etmkit: ... and %u more kinds of problems\n", more);
+        ek_sbuf_printf(out, "etmkit: ... and %u more kind%s of problem%s\n", more, pl(more),
+                       pl(more));
     if (shown)
         any = 1;
     if (any)

@@ -1,6 +1,7 @@
 /* ek_session: open a recording, build its sideband timeline, decode its queues, output in
  * perf's order. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,32 @@ static char *keep(ek_session *s, const char *str)
     return c;
 }
 
+/* A group's example event: the one earliest in the file (decoder threads report in any order;
+ * the report must not depend on which came first). */
+static void group_example(diag_group *g, const ek_diag_event *ev)
+{
+    free(g->first);
+    free(g->msg);
+    free(g->file);
+    ek_sbuf line = EK_SBUF_INIT;
+    ek_diag_format(&line, ev);
+    g->first = line.p ? strdup(line.p) : NULL;
+    ek_sbuf_free(&line);
+    g->msg = ev->msg ? strdup(ev->msg) : NULL;
+    g->file = ev->file ? strdup(ev->file) : NULL;
+    g->record = ev->record;
+    g->trace_id = ev->trace_id;
+    g->example_offset = ev->offset;
+}
+
+static int earlier(const ek_diag_event *ev, const diag_group *g)
+{
+    if (ev->offset < 0) return 0;
+    if (g->example_offset < 0 || ev->offset != g->example_offset)
+        return g->example_offset < 0 || ev->offset < g->example_offset;
+    return ev->trace_id < g->trace_id;
+}
+
 /* Every diagnostic: grouped by kind for the report, forwarded to the caller's sink, one at a
  * time whatever thread reports it. */
 static void diag_fn(void *ctx, const ek_diag_event *ev)
@@ -47,21 +74,29 @@ static void diag_fn(void *ctx, const ek_diag_event *ev)
         memset(&n, 0, sizeof n);
         n.kind = strdup(kind);
         n.sev = ev->sev;
-        ek_sbuf line = EK_SBUF_INIT;
-        ek_diag_format(&line, ev);
-        n.first = line.p ? strdup(line.p) : NULL;
-        ek_sbuf_free(&line);
+        group_example(&n, ev);
         if (n.kind && !ek_vec_push(&s->dgroups, n))
             g = &s->dgroups.v[s->dgroups.n - 1];
         else {
             free(n.kind);
             free(n.first);
+            free(n.msg);
+            free(n.file);
         }
+    } else if (earlier(ev, g)) {
+        group_example(g, ev);
     }
     if (g) {
         g->count++;
-        if (ev->offset >= 0 && g->noffsets < 8)
-            g->offsets[g->noffsets++] = ev->offset;
+        /* the lowest offsets, in order */
+        if (ev->offset >= 0 && (g->noffsets < 8 || ev->offset < g->offsets[7])) {
+            unsigned k = g->noffsets < 8 ? g->noffsets++ : 7;
+            while (k > 0 && g->offsets[k - 1] > ev->offset) {
+                g->offsets[k] = g->offsets[k - 1];
+                k--;
+            }
+            g->offsets[k] = ev->offset;
+        }
     }
     /* the caller's sink runs under the lock too: decoder threads report concurrently, and a
      * sink (the CLI's collector) need not be thread-safe */
@@ -269,12 +304,13 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
                     ek_session **out)
 {
     *out = NULL;
-    if (!path || !o || o->size < sizeof *o)
-        return EK_ERR_ARG;
+    if (!path || !o || o->size < EK_SESSION_OPTS_SIZE_V1) return EK_ERR_ARG;
     ek_session *s = calloc(1, sizeof *s);
     if (!s)
         return EK_ERR_NOMEM;
-    s->o = *o;
+    /* an older caller's smaller struct: the fields it does not have stay zero */
+    memcpy(&s->o, o, o->size < sizeof *o ? o->size : sizeof *o);
+    s->o.size = sizeof s->o;
     if (!s->o.itrace.set)
         ek_itrace_default(&s->o.itrace);
     s->path = strdup(path);
@@ -401,6 +437,8 @@ void ek_session_free(ek_session *s)
     for (size_t i = 0; i < s->dgroups.n; i++) {
         free(s->dgroups.v[i].kind);
         free(s->dgroups.v[i].first);
+        free(s->dgroups.v[i].msg);
+        free(s->dgroups.v[i].file);
     }
     ek_vec_free(&s->dgroups);
     pthread_mutex_destroy(&s->diag_lock);
@@ -548,6 +586,7 @@ typedef struct writer {
     int (*put)(void *ctx, const char *data, size_t len);
     void *ctx;
     int rc;
+    const qidle *idle; /* progress, while the writer waits (NULL: none) */
 } writer;
 
 typedef struct run {
@@ -589,7 +628,7 @@ static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_
 {
     int first = 1;
     for (;;) {
-        qchunk *c = qout_peek(o);
+        qchunk *c = qout_peek(o, w->idle);
         if (!c)
             return 0;
         while (*si < c->nsegs) {
@@ -612,6 +651,18 @@ static int write_until_head(qout *o, size_t *si, writer *w, int at_head, uint64_
     }
 }
 
+/* Tell the caller how far decoding got, when that changed (the writer's thread only). */
+static void progress_tell(void *ctx)
+{
+    ek_session *s = ctx;
+    uint64_t done = atomic_load_explicit(&s->progress_done, memory_order_relaxed);
+    if (done > s->progress_total) done = s->progress_total;
+    if (done != s->progress_told) {
+        s->progress_told = done;
+        s->o.progress(s->o.progress_ctx, done, s->progress_total);
+    }
+}
+
 static int run_all(ek_session *s, const qfmt *fmt, writer *w)
 {
     if (s->ran)
@@ -629,6 +680,21 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     s->nqres = nq;
     for (size_t i = 0; i < nq; i++)
         qout_init(&outs[i], QOUT_LIMIT);
+    /* progress: the bytes every queue's decoder will take (load_block), reported by the
+     * decoders as each slice is done */
+    qidle idle = {progress_tell, s};
+    if (s->o.progress) {
+        for (size_t i = 0; i < nq; i++) {
+            const ek_perf_queue *q = ek_perf_queue_at(s->pq, i);
+            for (size_t k = 0; k < q->nslices; k++) {
+                size_t len = 0;
+                ek_perf_slice_data(s->pf, &q->slices[k], &len);
+                s->progress_total += len;
+            }
+        }
+        s->o.progress(s->o.progress_ctx, 0, s->progress_total);
+        w->idle = &idle;
+    }
     run r;
     memset(&r, 0, sizeof r);
     r.s = s;
@@ -708,7 +774,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(pos);
     /* drain whatever is left (after a write error) so that decoders can finish */
     for (size_t i = 0; i < nq; i++)
-        while (qout_peek(&outs[i]))
+        while (qout_peek(&outs[i], NULL))
             qout_pop(&outs[i]);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
@@ -718,6 +784,12 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(outs);
     free(order);
     pthread_mutex_destroy(&r.mu);
+    if (s->o.progress) {
+        /* the end: every decoder has finished (done < total only after an error) */
+        progress_tell(s);
+        s->o.progress(s->o.progress_ctx, s->progress_told, s->progress_total);
+    }
+    w->idle = NULL;
     collect_stats(s);
     return r.rc ? r.rc : w->rc;
 }
@@ -787,6 +859,12 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     ek_script_fields fl = *f0;
     const ek_script_fields *f = &fl;
     event_names(s, names);
+    /* perf drops the fields the synthesised events' sample_type lacks from its defaults
+     * (builtin-script.c evsel__do_check_stype) unless -F names them; the cs_etm event's
+     * PERF_SAMPLE_CPU (absent with perf record --per-thread) decides the cpu field */
+    if (s->cs->attr && !(s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU) &&
+        !(fl.named & EK_SF_F_CPU))
+        fl.fields &= ~(uint32_t)EK_SF_F_CPU;
     if (!fl.names[0])
         fl.names[0] = names[0];
     if (!fl.names[1])
@@ -800,7 +878,7 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
                              EK_SF_F_MISC | EK_SF_F_IPC;
     qfmt fmt = {text_emit, &t, !(f->fields & varying)};
     text_put p = {write, ctx};
-    writer w = {put_text, &p, 0};
+    writer w = {put_text, &p, 0, NULL};
     return run_all(s, &fmt, &w);
 }
 
@@ -874,6 +952,6 @@ int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
 {
     qfmt fmt = {rec_emit, NULL, 0};
     rec_put p = {s, fn, ctx};
-    writer w = {put_recs, &p, 0};
+    writer w = {put_recs, &p, 0, NULL};
     return run_all(s, &fmt, &w);
 }

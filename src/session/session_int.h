@@ -45,6 +45,9 @@ typedef struct miss {
     uint64_t first_offset; /* file offset of the first trace byte concerned */
 } miss;
 
+/* Gap kinds the report explains further */
+#define GAP_NO_ID "formatter data before the slice's first trace ID"
+
 typedef struct gap {     /* trace bytes lost for other reasons, by kind */
     const char *kind;
     uint64_t bytes, count, first_offset;
@@ -71,8 +74,13 @@ typedef struct diag_group {
     char *kind;
     int sev;
     uint64_t count;
-    char *first;          /* first event, formatted */
-    int64_t offsets[8];   /* first offsets */
+    /* an example: the event earliest in the file (the first reported when none has an offset) */
+    char *first;            /* formatted */
+    char *msg, *file;       /* its message and file (may be NULL) */
+    int64_t record;         /* its record (-1: none) */
+    int trace_id;           /* its trace ID (-1: none) */
+    int64_t example_offset; /* its offset (-1: none) */
+    int64_t offsets[8];     /* the lowest offsets, ascending */
     unsigned noffsets;
 } diag_group;
 
@@ -106,6 +114,10 @@ struct ek_session {
     ek_session_stats st;
     uint64_t lost_records, lost_events;
     EK_VEC(char *) strings;  /* owned copies of names the aspace points at */
+    /* progress (o.progress): trace bytes of finished slices, added by the decoder threads;
+     * the writer (the caller's thread) reports it when it changed */
+    _Atomic uint64_t progress_done;
+    uint64_t progress_total, progress_told;
 };
 
 /* The thread running on cpu at key (from ITRACE_START / switch records); 0 if unknown. */
@@ -171,8 +183,15 @@ int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64
 
 void qout_init(qout *o, size_t limit);
 void qout_free(qout *o);
-/* writer side: the first complete chunk (waits for it); NULL when the queue is finished. */
-qchunk *qout_peek(qout *o);
+/* Something for the writer to do while it waits (NULL: nothing). */
+typedef struct qidle {
+    void (*fn)(void *ctx);
+    void *ctx;
+} qidle;
+#define QIDLE_MS 100
+/* writer side: the first complete chunk (waits for it); NULL when the queue is finished.
+ * With idle: idle->fn is called first, and every QIDLE_MS of waiting. */
+qchunk *qout_peek(qout *o, const qidle *idle);
 void qout_pop(qout *o);
 
 /* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. */

@@ -688,6 +688,21 @@ int sim_mkdirs(const char *path)
     return 0;
 }
 
+void sim_progress(sim *S)
+{
+    S->progress_told = S->trace_total;
+    if (S->opts->progress)
+        S->opts->progress(S->opts->progress_ctx,
+                          S->trace_total < S->trace_budget ? S->trace_total : S->trace_budget,
+                          S->trace_budget);
+}
+
+int sim_fclose(FILE *f)
+{
+    int e = ferror(f);
+    return fclose(f) || e ? EK_ERR_IO : 0;
+}
+
 static char *join(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 2;
@@ -741,7 +756,7 @@ static int write_kallsyms(sim *S, const char *out)
     for (size_t i = 0; i < k->nsyms; i++)
         fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
                 k->syms[i].global ? 'T' : 't', k->syms[i].name);
-    return fclose(f) ? EK_ERR_IO : 0;
+    return sim_fclose(f);
 }
 
 static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
@@ -801,7 +816,7 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
     for (size_t i = 0; i < S->nprocs; i++)
         fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
                 S->procs[i]->steps);
-    return fclose(f) ? EK_ERR_IO : 0;
+    return sim_fclose(f);
 }
 
 /* ------------------------------------------------------------------ --config overrides */
@@ -929,9 +944,16 @@ static int apply_config(sim *S, const char *path, int phase)
 
 /* ------------------------------------------------------------------ the run */
 
-int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
+int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
 {
-    if (!o || o->size < sizeof(ek_sim_opts) || !o->scenario || !o->outdir) return EK_ERR_ARG;
+    if (!opts || opts->size < EK_SIM_OPTS_SIZE_V1) return EK_ERR_ARG;
+    /* an older caller's smaller struct: the fields it does not have stay zero */
+    ek_sim_opts oc;
+    memset(&oc, 0, sizeof oc);
+    memcpy(&oc, opts, opts->size < sizeof oc ? opts->size : sizeof oc);
+    oc.size = sizeof oc;
+    const ek_sim_opts *o = &oc;
+    if (!o->scenario || !o->outdir) return EK_ERR_ARG;
     size_t si = 0;
     while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
         si++;
@@ -986,7 +1008,9 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         sim_sessions_poll(S, S->now);
         err = scenarios[si].run(S);
     }
+    if (o->progress) o->progress(o->progress_ctx, 0, S->trace_budget);
     if (!err) err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
+    sim_progress(S); /* the end of the trace (below the budget when the processes ended) */
     if (!err) err = sim_sessions_finish(S);
     /* at the end every sink is free and every trace unit is off */
     sim_sinks_check(S);
@@ -1015,8 +1039,9 @@ int ek_sim_run(const ek_sim_opts *o, ek_sim_result *res)
         }
     }
     if (S->branches_out) {
-        fclose(S->branches_out);
+        int e2 = sim_fclose(S->branches_out);
         S->branches_out = NULL;
+        if (!err) err = e2;
     }
     if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
     if (!err) err = write_kallsyms(S, o->outdir);

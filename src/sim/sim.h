@@ -33,6 +33,7 @@
 /* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
  * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
 #define SIM_TRUTH_MAX  (4ull << 20)
+#define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
 #define SIM_MAX_SCRIPT 32
 /* simulated time starts one second after boot: trace timestamps are never zero */
 #define SIM_BOOT_NS 1000000000ull
@@ -428,6 +429,7 @@ struct sim {
     uint64_t stat_mixed, stat_refused, stat_touched;
     uint64_t trace_budget; /* stop once this many trace bytes were produced */
     uint64_t trace_total;
+    uint64_t progress_told; /* trace_total when opts->progress was last called */
     uint64_t insn_total, branch_total;
     int done;
     int err;
@@ -533,6 +535,11 @@ int sim_snapshot_write(sim *S, const char *dir);
 void sim_snapshot_prune(sim *S);
 /* mkdir -p */
 int sim_mkdirs(const char *path);
+/* Tell opts->progress (if any) how much trace was produced; sim_sessions_poll calls it every
+ * SIM_PROGRESS_STEP bytes of trace. */
+void sim_progress(sim *S);
+/* fclose that also reports an earlier write error on f: 0 or EK_ERR_IO */
+int sim_fclose(FILE *f);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,

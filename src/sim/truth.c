@@ -45,7 +45,7 @@ void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint6
     if (S->branches_written >= S->branches_limit) {
         fprintf(S->branches_out, "# limit of %llu lines reached; totals in truth.summary\n",
                 (unsigned long long)S->branches_limit);
-        fclose(S->branches_out);
+        if (sim_fclose(S->branches_out) && !S->err) S->err = EK_ERR_IO;
         S->branches_out = NULL;
         return;
     }
@@ -953,7 +953,7 @@ static void branch_sample(emu *m, tq *t)
     ek_sbuf_putc(&m->out, '\n');
     m->lines++;
     if (m->out.len > (1u << 20)) {
-        fwrite(m->out.p, 1, m->out.len, m->f);
+        if (fwrite(m->out.p, 1, m->out.len, m->f) != m->out.len && !m->err) m->err = EK_ERR_IO;
         ek_sbuf_reset(&m->out);
     }
 }
@@ -1417,8 +1417,9 @@ static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t 
         }
     }
     if (m->f) {
-        if (m->out.len) fwrite(m->out.p, 1, m->out.len, m->f);
-        if (fclose(m->f) && !err) err = EK_ERR_IO;
+        if (m->out.len && fwrite(m->out.p, 1, m->out.len, m->f) != m->out.len && !err)
+            err = EK_ERR_IO;
+        if (sim_fclose(m->f) && !err) err = EK_ERR_IO;
     }
     *lines = m->lines;
     ek_sbuf_free(&m->out);
@@ -1444,7 +1445,7 @@ int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *pe
         /* perf 6.1 knows AUXTRACE_INFO up to version 1 and refuses the whole file */
         FILE *f = fopen(perf_expected, "w");
         s->perf_lines = 0;
-        return f && !fclose(f) ? 0 : EK_ERR_IO;
+        return f && !sim_fclose(f) ? 0 : EK_ERR_IO;
     }
     return emulate(S, s, VIEW_PERF, perf_expected, &s->perf_lines);
 }

@@ -7,10 +7,13 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/synth.h"
 
+/* perf script without --itrace (or with --itrace and no letters) asks for "ce": calls and
+ * errors, no instructions samples (builtin-script.c sets default_no_sample, and
+ * itrace_synth_opts__set_default then sets branches and calls, not instructions). perf 6.1's
+ * cs-etm ignores 'c' and makes a sample of every branch: those are the samples here. */
 void ek_itrace_default(ek_itrace *o)
 {
     memset(o, 0, sizeof *o);
-    o->instructions = 1;
     o->period = EK_ITRACE_DEFAULT_PERIOD;
     o->period_type = EK_ITRACE_PERIOD_INSTRUCTIONS;
     o->branches = 1;

@@ -200,6 +200,20 @@ const char *tu_elem_diff(const ek_elem *a, const ek_elem *b)
         TU_FIELD(u.ite.value);
         TU_FIELD(u.ite.el);
         break;
+    case EK_ELEM_SWTRACE:
+        TU_FIELD(u.swt.payload);
+        TU_FIELD(u.swt.channel);
+        TU_FIELD(u.swt.master);
+        TU_FIELD(u.swt.payload_bits);
+        TU_FIELD(u.swt.flags);
+        break;
+    case EK_ELEM_ITMTRACE:
+        TU_FIELD(u.itm.value);
+        TU_FIELD(u.itm.port);
+        TU_FIELD(u.itm.kind);
+        TU_FIELD(u.itm.size);
+        TU_FIELD(u.itm.overflow);
+        break;
     default: break;
     }
     const char *c = tu_pe_context_diff(&a->context, &b->context);

@@ -130,12 +130,37 @@ static void test_fork_exec_threads(void **state)
     as_free(as);
 }
 
+/* The idle task (pid 0 / tid 0) is "swapper" from the start, as perf names it
+ * (perf_session__register_idle_thread); no record needs to mention it, a COMM record for tid 0
+ * renames it from its time on, and a thread no COMM names has no comm here (the perf-script
+ * writer prints ":TID" for it). */
+static void test_idle_is_swapper(void **state)
+{
+    aspace *as = as_new();
+    assert_int_equal(as_build(as), 0);
+    assert_string_equal(as_comm_at(as, 0, 0), "swapper");
+    assert_string_equal(as_comm_at(as, 0, 123456), "swapper");
+    assert_int_equal(as_pid_of(as, 0), 0);
+    assert_null(as_comm_at(as, 7, 0));
+    as_free(as);
+
+    as = as_new();
+    simple_ev(as, AS_EV_COMM, 50, 1, 0, 0, 0, "idle", 0);
+    simple_ev(as, AS_EV_FORK, 60, 2, 2, 2, 0, NULL, 0); /* kthreadd, forked by the idle task */
+    assert_int_equal(as_build(as), 0);
+    assert_string_equal(as_comm_at(as, 0, 10), "swapper");
+    assert_string_equal(as_comm_at(as, 0, 50), "idle");
+    assert_string_equal(as_comm_at(as, 2, 70), "idle");
+    as_free(as);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_late_and_split),
         cmocka_unit_test(test_fork_exec_threads),
+        cmocka_unit_test(test_idle_is_swapper),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "etmkit/elem.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
+#include "etmkit/session.h"
 #include "etmkit/synth.h"
 #include "testutil.h"
 
@@ -276,13 +277,82 @@ static void test_fields_parse(void **state)
     ek_sbuf_free(&err);
 }
 
+/* Without --itrace (and with --itrace alone) perf script asks for "ce"; perf 6.1's cs-etm makes
+ * a branches sample of every branch and no instructions samples: etmkit's default is that. */
+static void test_itrace_default(void **state)
+{
+    ek_itrace o;
+    ek_itrace_default(&o);
+    assert_false(o.instructions);
+    assert_true(o.branches);
+    assert_false(o.calls);
+    assert_false(o.returns);
+    assert_false(o.last_branch);
+    assert_true(o.errors);
+    assert_int_equal(ek_itrace_parse(NULL, &o, NULL), 0);
+    assert_true(o.set);
+    assert_false(o.instructions);
+    assert_true(o.branches);
+    assert_false(o.calls);
+    assert_true(o.errors);
+    ek_session_opts so;
+    ek_session_opts_init(&so);
+    assert_false(so.itrace.instructions);
+    assert_true(so.itrace.branches);
+}
+
+/* perf names a thread that no COMM record named ":TID" (thread__new), whatever the TID. */
+static void test_comm_unknown_thread(void **state)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_script_fields_parse("comm,tid,ip", &r.f, &err), 0);
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    s.pid = 17;
+    s.tid = 18;
+    s.cpu = 7;
+    s.ip = 0x1004;
+    smp(&r, &s);
+    s.pid = s.tid = -1;
+    smp(&r, &s);
+    expect(&r, ":18 18 1004\n"
+               ":-1 -1 1004\n");
+    ek_sbuf_free(&err);
+}
+
+/* -F names: perf keeps a field -F names even where the recording lacks it, and drops a default
+ * one (cpu without PERF_SAMPLE_CPU) */
+static void test_fields_named(void **state)
+{
+    ek_script_fields f;
+    ek_script_fields_default(&f);
+    assert_int_equal(f.named, 0);
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_script_fields_parse("cpu,ip", &f, &err), 0);
+    assert_int_equal(f.named, EK_SF_F_CPU | EK_SF_F_IP);
+    assert_int_equal(ek_script_fields_parse("+addr,-period", &f, &err), 0);
+    assert_int_equal(f.named, EK_SF_F_ADDR | EK_SF_F_PERIOD);
+    assert_true(f.fields & EK_SF_F_CPU);
+    assert_false(f.named & EK_SF_F_CPU);
+    ek_sbuf_free(&err);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_branches),     cmocka_unit_test(test_instructions),
-        cmocka_unit_test(test_last_branch),  cmocka_unit_test(test_exceptions),
-        cmocka_unit_test(test_itrace_parse), cmocka_unit_test(test_flags_text),
+        cmocka_unit_test(test_branches),
+        cmocka_unit_test(test_instructions),
+        cmocka_unit_test(test_last_branch),
+        cmocka_unit_test(test_exceptions),
+        cmocka_unit_test(test_itrace_parse),
+        cmocka_unit_test(test_flags_text),
         cmocka_unit_test(test_fields_parse),
+        cmocka_unit_test(test_itrace_default),
+        cmocka_unit_test(test_comm_unknown_thread),
+        cmocka_unit_test(test_fields_named),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

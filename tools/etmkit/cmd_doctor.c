@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "etmkit/session.h"
 
 static void usage(FILE *f)
@@ -18,7 +19,9 @@ static void usage(FILE *f)
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore'\n"
             "  --itrace=OPTS     as for 'etmkit script' (default: branches)\n"
-            "  -v, --verbose     list every record and address range\n");
+            "  -q, --quiet       no progress line on stderr\n"
+            "  -v, --verbose     list every record and address range\n"
+            "On a terminal, a run longer than a second shows its progress on stderr.\n");
 }
 
 static int discard(void *ctx, const ek_sample *s, const ek_script_resolver *r)
@@ -35,7 +38,7 @@ int cmd_doctor(int argc, char **argv)
     ek_session_opts_init(&o);
     ek_itrace_parse("b", &o.itrace, NULL);
     const char *input = NULL;
-    int level = EK_REPORT_FULL;
+    int level = EK_REPORT_FULL, quiet = 0;
     ek_sbuf err = EK_SBUF_INIT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -49,6 +52,8 @@ int cmd_doctor(int argc, char **argv)
             return CLI_OK;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             level = EK_REPORT_VERBOSE;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (OPT("--symfs", NULL)) {
             o.symfs = v;
         } else if (OPT("--buildid-dir", NULL)) {
@@ -78,18 +83,24 @@ int cmd_doctor(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
+    cli_progress pr;
+    cli_progress_start(&pr, "doctor", quiet, 0);
+    o.progress = pr.on ? cli_progress_update : NULL; /* none: nothing to tell */
+    o.progress_ctx = &pr;
     ek_session *s = NULL;
     /* problems that stop the recording from opening are only known to the sink */
     ek_diag_collector *early = ek_diag_collector_new(1);
     ek_diag early_sink = ek_diag_collector_sink(early);
     int rc = ek_session_open(input, &o, &early_sink, &s);
     if (rc) {
+        cli_progress_end(&pr);
         cli_print_diag_summary(early, 0);
         ek_diag_collector_free(early);
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
     rc = ek_session_samples(s, discard, NULL);
+    cli_progress_end(&pr);
     ek_sbuf rep = EK_SBUF_INIT;
     ek_session_report(s, &rep, level);
     if (rep.len)

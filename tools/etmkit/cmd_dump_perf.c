@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "etmkit/perf.h"
 #include "etmkit/perf_dump.h"
 
@@ -41,6 +42,8 @@ static void usage(FILE *f)
                "                  text (default) or one JSON document\n"
                "  -v, --verbose   list every kept problem instead of one line per kind\n"
                "  --strict        exit 1 when any problem (warning or worse) was reported\n"
+               "  -q, --quiet     no progress line on stderr (shown on a terminal when the\n"
+               "                  records take more than a second and the listing goes elsewhere)\n"
                "  -h, --help      this text\n"
                "\n"
                "Exit status: 0 when something usable was read, 1 when nothing was (or --strict\n"
@@ -75,8 +78,12 @@ static void json_diag_fn(void *ctx, const ek_diag_event *ev)
     if (j->next.fn) j->next.fn(j->next.ctx, ev);
 }
 
-static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format fmt)
+static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format fmt,
+                        cli_progress *pr)
 {
+    const ek_perf_header_info *h = ek_perf_header(f);
+    uint64_t total = h->data_end > h->data_begin ? h->data_end - h->data_begin : 0;
+    cli_progress_update(pr, 0, total);
     ek_perf_iter *it;
     int rc = ek_perf_iter_new(f, 0, NULL, &it);
     if (rc) return rc;
@@ -85,7 +92,8 @@ static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format
     while ((rc = ek_perf_iter_next(it, &rec)) == 0) {
         if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, n ? ",\n" : "\n");
         ek_perf_dump_record(out, &rec, fmt);
-        n++;
+        if (!(++n & 255) && rec.offset >= h->data_begin && rec.offset - h->data_begin <= total)
+            cli_progress_update(pr, rec.offset - h->data_begin, total);
         cli_maybe_flush(out, stdout);
     }
     ek_perf_iter_free(it);
@@ -118,7 +126,7 @@ int cmd_dump_perf(int argc, char **argv)
     unsigned sections = 0;
     ek_perf_dump_format fmt = EK_PERF_DUMP_TEXT;
     const char *input = NULL;
-    int verbose = 0, strict = 0;
+    int verbose = 0, strict = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -136,6 +144,8 @@ int cmd_dump_perf(int argc, char **argv)
             strict = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             verbose = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
         } else if (!strncmp(a, "--format=", 9)) {
             if (!strcmp(a + 9, "text"))
                 fmt = EK_PERF_DUMP_TEXT;
@@ -206,7 +216,10 @@ int cmd_dump_perf(int argc, char **argv)
             ek_sbuf_printf(&out, "%s\"records\":[", sep);
         else
             ek_sbuf_puts(&out, *sep || (sections & SEC_HEADER) ? "\n# records\n" : "# records\n");
-        rc = list_records(&out, f, fmt);
+        cli_progress pr;
+        cli_progress_start(&pr, "dump", quiet, 1);
+        rc = list_records(&out, f, fmt, &pr);
+        cli_progress_end(&pr);
         if (json) ek_sbuf_puts(&out, "]");
         sep = ",\n";
     }

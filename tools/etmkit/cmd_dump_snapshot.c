@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "core/mapfile.h"
 #include "etmkit/decode.h"
 #include "etmkit/elem.h"
@@ -24,7 +26,7 @@ enum { FMT_OCSD, FMT_TEXT, FMT_JSON };
 
 typedef struct dump_opts {
     int format;
-    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict;
+    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict, quiet;
     int dstream, tpiu, tpiu_hsync, raw_packed, raw_unpacked;
     const char *dir;
 } dump_opts;
@@ -39,7 +41,9 @@ typedef struct dump_ctx {
     ek_decode *tree;
     ek_listing listing;
     int formatted;
-    ek_image *img; /* code for the flow decoders */
+    ek_image *img;   /* code for the flow decoders */
+    cli_progress pr; /* bytes of the buffers to list: done (before this buffer), total */
+    uint64_t pr_done, pr_total, pr_base, pr_items;
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
@@ -63,6 +67,8 @@ static void usage(FILE *f)
           "                     --decode also elements by kind, instructions, decode errors)\n"
           "  -v, --verbose      every diagnostic on stderr as it happens, notes included\n"
           "  --strict           exit 1 when any problem (warning or worse) was reported\n"
+          "  -q, --quiet        no progress line on stderr (shown on a terminal when the run\n"
+          "                     takes more than a second and the listing goes elsewhere)\n"
           "\n"
           "what to list (trc_pkt_lister equivalents in brackets):\n"
           "  --pkt-mon          packets with their raw bytes, as a packet monitor sees them\n"
@@ -139,6 +145,8 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         FLAG("--verbose", verbose)
         FLAG("-v", verbose)
         FLAG("--strict", strict)
+        FLAG("-q", quiet)
+        FLAG("--quiet", quiet)
         FLAG("--dstream", dstream)
         FLAG("--tpiu", tpiu)
         FLAG("--tpiu-hsync", tpiu_hsync)
@@ -265,6 +273,11 @@ static void drain(dump_ctx *c)
     while ((rc = ek_decode_next(c->tree, &it)) > 0) {
         ek_list_item(&c->out, &c->listing, &it);
         flush_out(c);
+        if (!(++c->pr_items & 4095)) {
+            ek_decode_stats st;
+            ek_decode_stats_get(c->tree, &st);
+            cli_progress_update(&c->pr, c->pr_done + (st.input_bytes - c->pr_base), c->pr_total);
+        }
     }
     if (rc < 0)
         ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.nomem", rc, c->ss->trace_ini, -1, -1, -1,
@@ -291,8 +304,10 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
         return rc;
     }
     ek_decode_set_file(c->tree, buf->path);
+    cli_progress_update(&c->pr, c->pr_done, c->pr_total);
     ek_decode_stats st0, st1;
     ek_decode_stats_get(c->tree, &st0);
+    c->pr_base = st0.input_bytes;
     ek_decode_feed(c->tree, m.data, m.size, 0);
     drain(c);
     ek_decode_end(c->tree); /* every decoder, in trace ID order */
@@ -301,6 +316,7 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     if (c->o.format == FMT_OCSD)
         ek_sbuf_printf(&c->out, "Trace Packet Lister : Trace buffer done, processed %llu bytes.\n",
                        (unsigned long long)(st1.input_bytes - st0.input_bytes));
+    c->pr_done += st1.input_bytes - st0.input_bytes;
     ek_unmap_file(&m);
     ek_decode_set_file(c->tree, NULL);
     return 0;
@@ -477,6 +493,13 @@ int cmd_dump_snapshot(int argc, char **argv)
     const size_t count = c->o.multi_session ? c->ss->nbuffers : 1;
     int decoded = 0;
     for (size_t k = 0; k < count; k++) {
+        const ek_snap_buffer *buf =
+            &c->ss->buffers[c->ss->buffer_order ? c->ss->buffer_order[k] : k];
+        struct stat st;
+        if (buf->path && !stat(buf->path, &st)) c->pr_total += (uint64_t)st.st_size;
+    }
+    cli_progress_start(&c->pr, "dump", c->o.quiet, 1);
+    for (size_t k = 0; k < count; k++) {
         const size_t b = c->ss->buffer_order ? c->ss->buffer_order[k] : k;
         if (dump_buffer(c, b, k, count) == 0) decoded++;
         if (c->o.multi_session) {
@@ -488,6 +511,7 @@ int cmd_dump_snapshot(int argc, char **argv)
         }
         flush_out(c);
     }
+    cli_progress_end(&c->pr);
     if (c->o.stats) print_stats(c);
     status = decoded ? CLI_OK : CLI_FAIL;
     if (c->o.strict && ek_diag_collector_count(c->diags, EK_SEV_WARN)) status = CLI_FAIL;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "etmkit/session.h"
 
 static void usage(FILE *f)
@@ -25,11 +26,13 @@ static void usage(FILE *f)
             "                    one per CPU); with time stamps each queue has its own thread\n"
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
-            "  -q, --quiet       no summary of unused trace on stderr\n"
+            "  -q, --quiet       no summary of unused trace and no progress line on stderr\n"
             "  -v, --verbose     the full account of unused trace on stderr (as etmkit doctor)\n"
             "  --strict          exit 1 when any problem was reported, even if samples came out\n"
             "Exit status: 0 when samples came out (or the recording holds no trace problem),\n"
-            "1 when nothing usable remains (or --strict and a problem), 2 on usage errors.\n");
+            "1 when nothing usable remains (or --strict and a problem), 2 on usage errors.\n"
+            "On a terminal, a run longer than a second shows its progress on stderr (when the\n"
+            "samples go elsewhere).\n");
 }
 
 /* Large blocks of text go straight to the file descriptor (no copy into stdio's buffer). */
@@ -139,12 +142,17 @@ int cmd_script(int argc, char **argv)
         return CLI_USAGE;
     }
     f.ns = ns;
+    cli_progress pr;
+    cli_progress_start(&pr, "script", quiet, 1);
+    o.progress = pr.on ? cli_progress_update : NULL; /* none: nothing to tell */
+    o.progress_ctx = &pr;
     ek_session *s = NULL;
     /* problems that stop the recording from opening are only known to the sink */
     ek_diag_collector *early = ek_diag_collector_new(1);
     ek_diag early_sink = ek_diag_collector_sink(early);
     int rc = ek_session_open(input, &o, &early_sink, &s);
     if (rc) {
+        cli_progress_end(&pr);
         cli_print_diag_summary(early, 0);
         ek_diag_collector_free(early);
         cli_err("%s: %s", input, ek_strerror(rc));
@@ -152,6 +160,7 @@ int cmd_script(int argc, char **argv)
     }
     rc = ek_session_script(s, &f, write_stdout, NULL);
     fflush(stdout);
+    cli_progress_end(&pr);
     /* the summary says what was not turned into samples; --strict fails when it says anything */
     ek_sbuf rep = EK_SBUF_INIT;
     ek_session_report(s, &rep, verbose ? EK_REPORT_VERBOSE : EK_REPORT_SUMMARY);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 
 void cli_write(ek_sbuf *out, FILE *f)
 {
@@ -16,6 +17,7 @@ void cli_err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    cli_progress_clear();
     fputs("etmkit: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -26,6 +28,7 @@ static void print_event(void *ctx, const ek_diag_event *ev)
 {
     ek_sbuf line = EK_SBUF_INIT;
     ek_diag_format(&line, ev);
+    cli_progress_clear();
     fprintf(stderr, "etmkit: %s\n", line.p ? line.p : "");
     ek_sbuf_free(&line);
 }
@@ -41,6 +44,7 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose)
     ek_sbuf s = EK_SBUF_INIT;
     ek_diag_collector_summary(c, &s, verbose);
     if (s.len) {
+        cli_progress_clear();
         fputs(s.p, stderr);
     }
     ek_sbuf_free(&s);

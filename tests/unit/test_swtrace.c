@@ -1,0 +1,322 @@
+/* STM and ITM packet parsers and decoders on hand-made byte streams: packet fields, the index
+ * and raw-byte rules of OpenCSD's listings, time stamps (natural binary and Gray code, local
+ * and global), stimulus port pages, overflow marking, unsynchronised data. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "etmkit/itm.h"
+#include "etmkit/sbuf.h"
+#include "etmkit/stm.h"
+#include "testutil.h"
+
+/* ---- STM ------------------------------------------------------------------------------------ */
+
+typedef struct stm_run {
+    ek_stm_packet pk[32];
+    uint8_t raw[32][EK_STM_MAX_RAW];
+    size_t n;
+    ek_elem el[64];
+    size_t nel;
+} stm_run;
+
+/* The first `first` bytes go in one block (the synchronisation search reports what it skipped
+ * per block, as OpenCSD's does), the rest in blocks of blk. */
+static void stm_parse(stm_run *r, const uint8_t *b, size_t len, size_t first, size_t blk)
+{
+    static ek_stm_parser p;
+    ek_stm_decoder d;
+    ek_stm_parser_init(&p, 0x20);
+    ek_stm_decoder_init(&d, 0x20);
+    memset(r, 0, sizeof *r);
+    const ek_stm_packet *k;
+    for (size_t pos = 0, step = first;; pos += step, step = blk) {
+        if (pos < len)
+            ek_stm_feed(&p, b + pos, len - pos < step ? len - pos : step, pos);
+        else
+            ek_stm_eot(&p);
+        while (ek_stm_next(&p, &k) > 0) {
+            assert_true(r->n < 32);
+            r->pk[r->n] = *k;
+            memcpy(r->raw[r->n], k->raw, k->raw_len);
+            r->pk[r->n].raw = r->raw[r->n];
+            r->n++;
+            r->nel += (size_t)ek_stm_decode(&d, k, &r->el[r->nel]);
+            assert_true(r->nel < 60);
+        }
+        if (pos >= len) break;
+    }
+}
+
+static ek_elem swt(uint64_t index, unsigned bits, uint64_t payload, unsigned flags)
+{
+    ek_elem e;
+    memset(&e, 0, sizeof e);
+    e.index = index;
+    e.trace_id = 0x20;
+    e.type = EK_ELEM_SWTRACE;
+    e.u.swt.payload_bits = (uint8_t)bits;
+    e.u.swt.payload = payload;
+    e.u.swt.flags = (uint8_t)flags;
+    e.u.swt.master = 0x41;
+    e.u.swt.channel = 5;
+    return e;
+}
+
+static void test_stm_packets(void **state)
+{
+    (void)state;
+    /* ASYNC (21 x F, 0), VERSION 3, M8 0x41, C8 0x05, D32M 0x12345678, FLAG_TS (2 nibbles) */
+    uint8_t b[64];
+    size_t n = tu_hex("ff ff ff ff ff ff ff ff ff ff 0f  0f 30  41 31 50  af 21 43 65 87  2e ba", b,
+                      sizeof b);
+    for (size_t blk = 1; blk <= n; blk = blk * 2 + 1) {
+        stm_run r;
+        stm_parse(&r, b, n, 11, blk);
+        assert_int_equal(r.n, 6);
+        assert_int_equal(r.pk[0].type, EK_STM_ASYNC);
+        assert_int_equal(r.pk[0].index, 0);
+        assert_int_equal(r.pk[0].raw_len, 11);
+        assert_int_equal(r.pk[1].type, EK_STM_VERSION);
+        assert_int_equal(r.pk[1].index, 11);
+        assert_int_equal(r.pk[1].payload, 3);
+        assert_int_equal(r.pk[2].type, EK_STM_M8);
+        assert_int_equal(r.pk[2].index, 13);
+        assert_int_equal(r.pk[2].master, 0x41);
+        /* C8's header is the high nibble of byte 14: its index is that of the next byte, and
+         * its raw bytes start with that nibble as 0x30 */
+        assert_int_equal(r.pk[3].type, EK_STM_C8);
+        assert_int_equal(r.pk[3].index, 15);
+        assert_int_equal(r.pk[3].channel, 5);
+        assert_int_equal(r.pk[3].raw_len, 2);
+        assert_int_equal(r.pk[3].raw[0], 0x30);
+        assert_int_equal(r.pk[3].raw[1], 0x50);
+        assert_int_equal(r.pk[4].type, EK_STM_D32);
+        assert_int_equal(r.pk[4].index, 16);
+        assert_int_equal(r.pk[4].marker, 1);
+        assert_int_equal(r.pk[4].payload, 0x12345678);
+        assert_int_equal(r.pk[5].type, EK_STM_FLAG);
+        assert_int_equal(r.pk[5].index, 21);
+        assert_int_equal(r.pk[5].has_ts, 1);
+        assert_int_equal(r.pk[5].ts_bits, 8);
+        assert_int_equal(r.pk[5].timestamp, 0xAB);
+
+        ek_elem want[3];
+        memset(&want[0], 0, sizeof want[0]);
+        want[0].type = EK_ELEM_NO_SYNC;
+        want[0].trace_id = 0x20;
+        want[0].u.unsync_reason = EK_UNSYNC_INIT_DECODER;
+        want[1] = swt(16, 32, 0x12345678, EK_SWT_ID_VALID | EK_SWT_MARKER);
+        want[2] = swt(21, 0, 0, EK_SWT_ID_VALID | EK_SWT_MARKER | EK_SWT_HAS_TS);
+        want[2].timestamp = 0xAB;
+        assert_int_equal(r.nel, 3);
+        const char *d = tu_elems_diff(r.el, want, 3);
+        if (d) fail_msg("%s", d);
+    }
+}
+
+static void test_stm_gray_and_eot(void **state)
+{
+    (void)state;
+    /* ASYNC, VERSION 4 (Gray code time stamps), FLAG_TS with 1 nibble (Gray 3 = binary 2),
+     * NULL, then a D32 header with 3 of its 8 data nibbles */
+    uint8_t b[64];
+    size_t n = tu_hex("ff ff ff ff ff ff ff ff ff ff 0f  0f 40  1e 03  36 01", b, sizeof b);
+    stm_run r;
+    stm_parse(&r, b, n, n, n);
+    assert_int_equal(r.n, 5);
+    assert_int_equal(r.pk[2].type, EK_STM_FLAG);
+    assert_int_equal(r.pk[2].timestamp, 2);
+    assert_int_equal(r.pk[3].type, EK_STM_NULL);
+    assert_int_equal(r.pk[4].type, EK_STM_INCOMPLETE_EOT);
+    assert_int_equal(r.pk[4].err_type, EK_STM_D32);
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_list_stm_ocsd(&s, &r.pk[4], 0x20, 0, NULL, 0);
+    assert_string_equal(s.p, "Idx:15; ID:20;\tINCOMPLETE_EOT:Incomplete packet flushed at end of "
+                             "trace[D32]\n");
+    ek_sbuf_reset(&s);
+    ek_list_stm_ocsd(&s, &r.pk[2], 0x20, 1, NULL, 0);
+    assert_string_equal(s.p, "Idx:13; ID:20; [0x1e 0x03 ];\tFLAGTS:Flag packet + timestamp; "
+                             "TS=0x0000000000000002 ~[0x2]\n");
+    ek_sbuf_free(&s);
+}
+
+static void test_stm_unsynced(void **state)
+{
+    (void)state;
+    /* bytes before the ASYNC are one NOTSYNC report per block; as in OpenCSD the ASYNC is
+     * reported when more data follows it */
+    uint8_t b[64];
+    size_t n = tu_hex("12 34 56  ff ff ff ff ff ff ff ff ff ff 0f  0f 30", b, sizeof b);
+    stm_run r;
+    stm_parse(&r, b, n, n, n);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.pk[0].type, EK_STM_NOTSYNC);
+    assert_int_equal(r.pk[0].index, 0);
+    assert_int_equal(r.pk[0].raw_len, 3);
+    assert_int_equal(r.pk[1].type, EK_STM_ASYNC);
+    assert_int_equal(r.pk[1].index, 3);
+    assert_int_equal(r.nel, 1); /* NO_SYNC only */
+}
+
+/* ---- ITM ------------------------------------------------------------------------------------ */
+
+typedef struct itm_run {
+    ek_itm_packet pk[32];
+    uint8_t raw[32][EK_ITM_MAX_RAW];
+    size_t n;
+    ek_elem el[64];
+    size_t nel;
+} itm_run;
+
+static void itm_parse(itm_run *r, const uint8_t *b, size_t len, size_t blk, uint32_t tcr)
+{
+    static ek_itm_parser p;
+    ek_itm_decoder d;
+    ek_itm_parser_init(&p, 0x14);
+    ek_itm_decoder_init(&d, 0x14, tcr);
+    memset(r, 0, sizeof *r);
+    const ek_itm_packet *k;
+    for (size_t pos = 0;; pos += blk) {
+        if (pos < len)
+            ek_itm_feed(&p, b + pos, len - pos < blk ? len - pos : blk, pos);
+        else
+            ek_itm_eot(&p);
+        while (ek_itm_next(&p, &k) > 0) {
+            if (!(k->flags & (EK_ITM_PF_LIST | EK_ITM_PF_DECODE))) continue; /* empty report */
+            assert_true(r->n < 32);
+            r->pk[r->n] = *k;
+            memcpy(r->raw[r->n], k->raw, k->raw_len);
+            r->pk[r->n].raw = r->raw[r->n];
+            r->n++;
+            if (k->flags & EK_ITM_PF_DECODE) r->nel += (size_t)ek_itm_decode(&d, k, &r->el[r->nel]);
+            assert_true(r->nel < 60);
+        }
+        if (pos >= len) break;
+    }
+}
+
+static ek_elem itm_el(uint64_t index, unsigned kind, unsigned port, uint32_t value, unsigned size)
+{
+    ek_elem e;
+    memset(&e, 0, sizeof e);
+    e.index = index;
+    e.trace_id = 0x14;
+    e.type = EK_ELEM_ITMTRACE;
+    e.u.itm.kind = (uint8_t)kind;
+    e.u.itm.port = (uint16_t)port;
+    e.u.itm.value = value;
+    e.u.itm.size = (uint8_t)size;
+    return e;
+}
+
+static void test_itm_packets(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    size_t n = tu_hex("f0  00 00 00 00 00 80  70  19 bb  28  52 45 23  c0 82 c8 04"
+                      "  94 82 cf fa 77  b4 93 98 a0 a0 80 00  0e 04 10",
+                      b, sizeof b);
+    for (size_t blk = 1; blk <= n; blk = blk * 2 + 1) {
+        itm_run r;
+        itm_parse(&r, b, n, blk, 0x100); /* TSPrescale 1: local time stamps x4 */
+        assert_int_equal(r.pk[0].type, EK_ITM_PKT_NOTSYNC);
+        assert_int_equal(r.pk[0].raw_len, 1);
+        assert_true(r.pk[0].flags & EK_ITM_PF_DECODE);
+        size_t i = 1;
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_ASYNC);
+        assert_int_equal(r.pk[i].index, 1);
+        i++;
+        assert_int_equal(r.pk[i++].type, EK_ITM_PKT_OVERFLOW);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_SWIT);
+        assert_int_equal(r.pk[i].src_id, 3);
+        assert_int_equal(r.pk[i++].value, 0xbb);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_EXTENSION);
+        assert_int_equal(r.pk[i++].value, 2);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_SWIT);
+        assert_int_equal(r.pk[i].val_sz, 2);
+        assert_int_equal(r.pk[i++].value, 0x2345);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_TS_LOCAL);
+        assert_int_equal(r.pk[i++].value, 0x12402);
+        /* GTS1 with wrap and clock change: the flags are taken out of the last byte */
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_TS_GLOBAL_1);
+        assert_int_equal(r.pk[i].src_id, 3);
+        assert_int_equal(r.pk[i].raw[4], 0x17);
+        assert_int_equal(r.pk[i++].value, 0x2FEA782);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_TS_GLOBAL_2);
+        assert_int_equal(r.pk[i].val_sz, 5);
+        assert_int_equal(r.pk[i++].value, 0x4080C13);
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_DWT);
+        assert_int_equal(r.pk[i].src_id, 1);
+        assert_int_equal(r.pk[i++].value, 0x1004);
+        assert_int_equal(r.n, i);
+
+        ek_elem want[6];
+        memset(&want[0], 0, sizeof want[0]);
+        want[0].type = EK_ELEM_NO_SYNC;
+        want[0].trace_id = 0x14;
+        want[0].u.unsync_reason = EK_UNSYNC_INIT_DECODER;
+        want[1] = itm_el(8, EK_ITM_SWIT, 3, 0xbb, 1);
+        want[1].u.itm.overflow = 1;
+        want[2] = itm_el(11, EK_ITM_SWIT, 0x4a, 0x2345, 2); /* page 2: port 2 * 32 + 10 */
+        want[3] = itm_el(14, EK_ITM_TS_SYNC, 0, 0x12402, 3);
+        want[3].timestamp = 0x12402ull * 4;
+        want[4] = itm_el(23, EK_ITM_TS_GLOBAL, 0, 0, 0);
+        want[4].timestamp = (0x4080C13ull << 26) | 0x2FEA782;
+        want[4].flags = EK_ELEMF_CPU_FREQ_CHANGE;
+        want[5] = itm_el(30, EK_ITM_DWT, 1, 0x1004, 2);
+        assert_int_equal(r.nel, 6);
+        const char *d = tu_elems_diff(r.el, want, 6);
+        if (d) fail_msg("blk %zu: %s", blk, d);
+    }
+}
+
+static void test_itm_listing(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = tu_hex("00 00 00 00 00 80  15 00  94 7a  d0 0d  38", b, sizeof b);
+    itm_run r;
+    itm_parse(&r, b, n, n, 0);
+    /* the search reports the (empty) unsynchronised run to the decoder only */
+    assert_int_equal(r.n, 6);
+    assert_int_equal(r.pk[0].type, EK_ITM_PKT_NOTSYNC);
+    assert_int_equal(r.pk[0].raw_len, 0);
+    assert_int_equal(r.pk[0].flags, EK_ITM_PF_DECODE);
+    static const char *const want[5] = {
+        "Idx:0; ID:14; [0x00 0x00 0x00 0x00 0x00 0x80 ];\tITM_ASYNC: ; 'Alignment "
+        "synchronisation packet'\n",
+        "Idx:6; ID:14; [0x15 0x00 ];\tITM_DWT: {desc: 0x02} [PC Sample: 0x00] ; 'DWT hardware "
+        "stimulus write'\n",
+        "Idx:8; ID:14; [0x94 0x7a ];\tITM_GTS_1: { TS bits [6:0]} 0x7a; 'Global Timestamp "
+        "[25:0]'\n",
+        "Idx:10; ID:14; [0xd0 0x0d ];\tITM_TS_LOCAL: 0x0d { TS Delayed }; 'Local Timestamp'\n",
+        "Idx:12; ID:14; [0x38 ];\tITM_EXTENSION: {stim port page} 0x03; 'Extension packet'\n",
+    };
+    ek_sbuf s = EK_SBUF_INIT;
+    for (size_t i = 0; i < 5; i++) {
+        ek_sbuf_reset(&s);
+        ek_list_itm_ocsd(&s, &r.pk[i + 1], 0x14, 1);
+        assert_string_equal(s.p, want[i]);
+    }
+    /* the element text OpenCSD prints for a local time stamp */
+    ek_sbuf_reset(&s);
+    ek_elem e = itm_el(10, EK_ITM_TS_DELAY, 0, 0xd, 1);
+    e.timestamp = 0x11;
+    ek_elem_format_ocsd(&s, &e);
+    assert_string_equal(s.p, "OCSD_GEN_TRC_ELEM_ITMTRACE(ITM_TS_LOCAL ( TS delta: 0x0000000d, "
+                             "{ TS Delay}; TS cumulative: 0x0000000000000011) )");
+    ek_sbuf_free(&s);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stm_packets),  cmocka_unit_test(test_stm_gray_and_eot),
+        cmocka_unit_test(test_stm_unsynced), cmocka_unit_test(test_itm_packets),
+        cmocka_unit_test(test_itm_listing),
+    };
+    return tu_run_group(argc, argv, tests, NULL, NULL);
+}
