@@ -56,11 +56,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "flow_bench: %s: not a usable snapshot\n", dir);
         return 1;
     }
-    ek_image *img;
-    if (ek_image_new(NULL, &img)) return 1;
-    for (size_t d = ss->ndevices; d-- > 0;)
-        if (ss->devices[d].ndumps) ek_image_add_snapshot_core(img, ss, d);
     const size_t b = ss->buffer_order ? ss->buffer_order[0] : 0;
+    ek_image *img;
+    if (ek_image_new(NULL, &img) || ek_image_add_snapshot_buffer(img, ss, b) < 0) return 1;
     const ek_snap_buffer *buf = &ss->buffers[b];
     ek_mapped m;
     if (!buf->path || ek_map_file(buf->path, &m)) {

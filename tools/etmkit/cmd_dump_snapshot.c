@@ -167,95 +167,12 @@ static int parse_args(dump_opts *o, int argc, char **argv)
 
 /* ---- the memory image --------------------------------------------------------------------- */
 
-/* The code the flow decoders read, mapped as the reference lister maps it: the memory dumps of
- * the cores of buffer b's trace sources (sources in name order, each core's dumps in their
- * order). Like OpenCSD's memory-accessor map, a dump whose first or last byte falls inside an
- * earlier accepted dump of an overlapping memory space is rejected whole (a note says so), and
- * where accepted dumps overlap the earlier one is read. */
-static int cmp_source_name(const void *a, const void *b, void *ctx)
-{
-    const dump_ctx *c = ctx;
-    const ek_snap_source *const *x = a, *const *y = b;
-    return strcmp(c->ss->devices[(*x)->device].name, c->ss->devices[(*y)->device].name);
-}
-
-typedef struct dump_ref {
-    const ek_snap_dump *d;
-    uint64_t len;
-} dump_ref;
-
-static int dump_rejected(const dump_ref *acc, size_t nacc, const ek_snap_dump *d, uint64_t len)
-{
-    const uint64_t first = d->address, last = d->address + len - 1;
-    for (size_t i = 0; i < nacc; i++) {
-        const uint64_t a0 = acc[i].d->address, a1 = a0 + acc[i].len - 1;
-        const unsigned sa = acc[i].d->space ? acc[i].d->space : EK_MS_ANY;
-        const unsigned sd = d->space ? d->space : EK_MS_ANY;
-        if (((first >= a0 && first <= a1) || (last >= a0 && last <= a1)) && (sa & sd)) return 1;
-    }
-    return 0;
-}
-
 static int build_image(dump_ctx *c, size_t b)
 {
-    const ek_snapshot *ss = c->ss;
     int rc = ek_image_new(&c->diag, &c->img);
     if (rc) return rc;
-    size_t ndumps = 0;
-    for (size_t i = 0; i < ss->ndevices; i++)
-        ndumps += ss->devices[i].ndumps;
-    const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
-    long *cores = calloc(ss->nsources + 1, sizeof *cores);
-    dump_ref *acc = calloc(ndumps + 1, sizeof *acc);
-    size_t n = 0, ncores = 0, nacc = 0;
-    if (!list || !cores || !acc) {
-        rc = EK_ERR_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == (long)b) list[n++] = &ss->sources[i];
-    qsort_r(list, n, sizeof *list, cmp_source_name, c);
-    for (size_t i = 0; i < n; i++) /* every core once (its dumps again would all overlap) */
-    {
-        long core = list[i]->core;
-        int seen = core < 0 || (size_t)core >= ss->ndevices;
-        for (size_t k = 0; k < ncores && !seen; k++)
-            seen = cores[k] == core;
-        if (!seen) cores[ncores++] = core;
-    }
-    for (size_t k = 0; k < ncores; k++) {
-        const ek_snap_device *dev = &ss->devices[cores[k]];
-        for (size_t j = 0; j < dev->ndumps; j++) {
-            const ek_snap_dump *d = &dev->dumps[j];
-            if (!d->present) continue;
-            uint64_t len = d->has_length              ? d->length
-                           : d->file_size > d->offset ? d->file_size - d->offset
-                                                      : 0;
-            if (len == 0) continue;
-            if (dump_rejected(acc, nacc, d, len)) {
-                ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.overlapping-image", 0, dev->ini_path, -1,
-                             -1, -1, "memory dump %s at 0x%llx overlaps an earlier one: not used",
-                             d->section ? d->section : d->path, (unsigned long long)d->address);
-                continue;
-            }
-            acc[nacc].d = d;
-            acc[nacc].len = len;
-            nacc++;
-        }
-    }
-    /* the image lets later regions win: add the accepted dumps last to first */
-    for (size_t k = nacc; k-- > 0;) {
-        const ek_snap_dump *d = acc[k].d;
-        rc = ek_image_add_file(c->img, d->path, d->offset, d->has_length ? d->length : 0,
-                               d->address, d->space);
-        if (rc == EK_ERR_NOMEM) goto done;
-    }
-    rc = 0;
-done:
-    free(list);
-    free(cores);
-    free(acc);
-    return rc;
+    rc = ek_image_add_snapshot_buffer(c->img, c->ss, b);
+    return rc == EK_ERR_NOMEM ? rc : 0;
 }
 
 /* ---- one buffer ------------------------------------------------------------------------------ */
