@@ -147,6 +147,10 @@ typedef struct ek_decode_proto {
 typedef struct ek_decode_pump {
     void (*hook)(void *ctx, unsigned trace_id, const ek_decode_packet *p);
     void *ctx;
+    /* with each flow step's new elements (in place), before the next packet is parsed; not for
+     * a step that set *stop (the tree does it then) */
+    void (*elems_hook)(void *ctx, unsigned trace_id, const ek_elem *e, size_t n);
+    void *elems_ctx;
     uint32_t hook_flags;  /* the hook has packets with these flags ... */
     const uint8_t *watch; /* ... and every packet while *watch */
     unsigned trace_id;
@@ -179,8 +183,8 @@ typedef enum ek_decode_model {
  *                frame at the end
  *  DSTREAM       input is DSTREAM records: 504 data bytes and an 8-byte footer (not part of
  *                the trace index)
- *  BATCH         (without PACKETS) an ELEMS item may hold the elements of several packets of
- *                its source; else it holds one packet's */
+ *  BATCH         (without PACKETS and DIAG_ITEMS) an ELEMS item may hold the elements of
+ *                several packets of its source; else it holds one packet's */
 #define EK_DECODE_PACKETS      0x0001u
 #define EK_DECODE_ELEMS        0x0002u
 #define EK_DECODE_RAW_PACKED   0x0004u
@@ -209,6 +213,11 @@ typedef struct ek_decode_config {
      * follows context and time there); may be NULL */
     void (*packet_hook)(void *ctx, unsigned trace_id, const ek_decode_packet *p);
     void *hook_ctx;
+    /* called (with hook_ctx) with the elements of every flow step as they are made, before the
+     * next packet is parsed, whatever items they come out in (a consumer whose code reads
+     * depend on what was decoded so far follows it there, and may then take batched items);
+     * may be NULL */
+    void (*elems_hook)(void *ctx, unsigned trace_id, const ek_elem *e, size_t n);
     /* only packets with one of these EK_DPKT_* flags go to the hook, and every packet of a
      * trace ID the consumer watches (ek_decode_watch); 0: every packet */
     uint32_t hook_flags;

@@ -36,7 +36,8 @@ typedef struct src_ent {
 
 /* An item copied out of a flow step (EK_DECODE_DIAG_ITEMS). */
 typedef struct side_ent {
-    uint8_t kind; /* EK_DI_ELEMS or EK_DI_DIAG */
+    uint8_t kind;   /* EK_DI_ELEMS or EK_DI_DIAG */
+    uint8_t hooked; /* ELEMS: given to the elements hook */
     dcd *d;
     size_t first, count; /* ELEMS: side_elems[first .. first + count) */
     ek_diag_event ev;    /* DIAG (its msg is owned) */
@@ -70,7 +71,7 @@ struct ek_decode {
     uint8_t footer[DSTREAM_FOOT];
 
     /* work in progress */
-    dcd *cur;        /* its parser was fed: packets may follow */
+    dcd *cur;              /* its parser was fed: packets may follow */
     dcd *view_pending;     /* a flow step's elements follow the side queue */
     const ek_elem *pend_e; /* (those elements) */
     size_t pend_n;

@@ -103,7 +103,10 @@ static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elem
             *elems = ek_flow_elems(f, n);
         }
         if (rc == EK_ERR_NOMEM) return rc;
-        if (*pp->stop || *n > pp->batch) return 1;
+        if (*pp->stop) return 1; /* (the tree gives this step's elements to the hook) */
+        if (pp->elems_hook && *n > have)
+            pp->elems_hook(pp->elems_ctx, pp->trace_id, *elems + have, *n - have);
+        if (*n > pp->batch) return 1;
         have = *n;
     }
     if (have) return 1;

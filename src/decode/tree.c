@@ -202,6 +202,19 @@ static void tree_flow_diag(void *ctx, const ek_diag_event *ev)
 
 static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p);
 
+/* A flow step's elements to the consumer's hook: those copied out for a diagnostic in the
+ * middle of the step first (still in the side queue), then the rest. */
+static void elems_to_hook(ek_decode *t, dcd *d, const ek_elem *e, size_t n)
+{
+    for (size_t i = t->side_pos; i < t->side.n; i++)
+        if (t->side.v[i].kind == EK_DI_ELEMS && t->side.v[i].d == d && !t->side.v[i].hooked) {
+            t->side.v[i].hooked = 1;
+            t->c.elems_hook(t->c.hook_ctx, d->id, t->side_elems.v + t->side.v[i].first,
+                            t->side.v[i].count);
+        }
+    if (n) t->c.elems_hook(t->c.hook_ctx, d->id, e, n);
+}
+
 /* The pump's hook when the tree reports bad packets itself (then the consumer's hook is called
  * from here, for the packets it asked for). */
 static void tree_hook(void *ctx, unsigned trace_id, const ek_decode_packet *p)
@@ -312,8 +325,12 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
         d->pump.packets = &d->st.packets;
         d->pump.packet_bytes = &d->st.packet_bytes;
         d->pump.bad_packets = &d->st.bad_packets;
+        d->pump.elems_hook = t->c.elems_hook;
+        d->pump.elems_ctx = t->c.hook_ctx;
         d->pump.stop = &t->side.n;
-        d->pump.batch = (t->c.flags & EK_DECODE_BATCH) ? 256 : 0;
+        /* (a diagnostic's copy takes every queued element: one packet's at a time then) */
+        d->pump.batch =
+            (t->c.flags & EK_DECODE_BATCH) && !(t->c.flags & EK_DECODE_DIAG_ITEMS) ? 256 : 0;
     }
     t->ids[id] = d;
     return d;
@@ -617,6 +634,7 @@ static inline int to_flow(ek_decode *t, dcd *d, const void *pkt, uint64_t index,
     if (d->ops->flow_packet(d->flow, pkt, &e, &n) == EK_ERR_NOMEM)
         ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
                      file_off(t, index), d->id, "out of memory decoding");
+    if (t->c.elems_hook) elems_to_hook(t, d, e, n);
     if (t->side.n) {
         /* a diagnostic came in the middle: what came before it first */
         t->view_pending = d;
@@ -660,6 +678,7 @@ static inline int packet_step(ek_decode *t, ek_decode_item *out)
             if (d->ops->flow_packet(d->flow, p->pkt, &e, &n) == EK_ERR_NOMEM)
                 ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
                              file_off(t, p->index), d->id, "out of memory decoding");
+            if (t->c.elems_hook) elems_to_hook(t, d, e, n);
             if (t->side.n) {
                 /* a diagnostic came in the middle: the elements follow as items */
                 t->view_pending = d;
@@ -709,6 +728,7 @@ static int op_step(ek_decode *t, ek_decode_item *out)
                     const ek_elem *e;
                     size_t n;
                     d->ops->flow_end(d->flow, &e, &n);
+                    if (t->c.elems_hook) elems_to_hook(t, d, e, n);
                     t->view_pending = d;
                     t->pend_e = e;
                     t->pend_n = n;
@@ -733,12 +753,47 @@ static int op_step(ek_decode *t, ek_decode_item *out)
     return 0;
 }
 
+/* The packets of t->cur's parser, with their elements: 1 (item), 0 (look again). Without
+ * PACKET items the protocol's loop (or the tree's) gives the packets to the flow decoder until
+ * one gives elements. */
+static inline int cur_step(ek_decode *t, ek_decode_item *out)
+{
+    dcd *d = t->cur;
+    if (!d->pump_ok) {
+        if (t->c.flags & EK_DECODE_PACKETS) return packet_step(t, out);
+        while (t->cur && !t->side.n && !t->view_pending)
+            if (packet_step(t, out)) return 1;
+        return 0;
+    }
+    const ek_elem *e = NULL;
+    size_t n = 0;
+    const int r = d->ops->pump(d->parser, d->flow, &d->pump, &e, &n);
+    if (r < 0)
+        ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", r, t->file, -1, -1, d->id,
+                     "out of memory decoding");
+    if (r <= 0) {
+        t->cur = NULL;
+    } else if (t->side.n) {
+        /* a diagnostic came in the middle: what came before it first */
+        if (t->c.elems_hook) elems_to_hook(t, d, e, n);
+        t->view_pending = d;
+        t->pend_e = e;
+        t->pend_n = n;
+    } else if (n) {
+        fill_item(d, out, EK_DI_ELEMS);
+        out->elems = e;
+        out->count = n;
+        return 1;
+    }
+    return 0;
+}
+
 /* Everything but the usual way round (see ek_decode_next). */
 static int next_slow(ek_decode *t, ek_decode_item *out)
 {
     for (;;) {
         if (t->cur && !t->side.n && !t->view_pending) {
-            if (packet_step(t, out)) return 1;
+            if (cur_step(t, out)) return 1;
             continue;
         }
         if (t->side_pos < t->side.n) {
@@ -782,39 +837,8 @@ static int next_slow(ek_decode *t, ek_decode_item *out)
 
 int ek_decode_next(ek_decode *t, ek_decode_item *out)
 {
-    /* the usual way round, kept short: the next packet of the parser that was fed last, with
-     * its elements; without PACKET items the protocol's loop (or the tree's) gives the packets
-     * to the flow decoder until one gives elements */
-    if (!t->side.n && !t->view_pending) {
-        dcd *d = t->cur;
-        if (!d || t->side.n || t->view_pending) return next_slow(t, out);
-        if (d->pump_ok) {
-            /* the protocol's own loop over the parser's packets */
-            const ek_elem *e = NULL;
-            size_t n = 0;
-            int r = d->ops->pump(d->parser, d->flow, &d->pump, &e, &n);
-            if (r < 0)
-                ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", r, t->file, -1, -1, d->id,
-                             "out of memory decoding");
-            if (r <= 0) {
-                t->cur = NULL;
-            } else if (t->side.n) {
-                t->view_pending = d;
-                t->pend_e = e;
-                t->pend_n = n;
-            } else if (n) {
-                fill_item(d, out, EK_DI_ELEMS);
-                out->elems = e;
-                out->count = n;
-                return 1;
-            }
-        } else if (t->c.flags & EK_DECODE_PACKETS) {
-            if (packet_step(t, out)) return 1;
-        } else {
-            while (t->cur && !t->side.n && !t->view_pending)
-                if (packet_step(t, out)) return 1;
-        }
-    }
+    /* the usual way round, kept short: the packets of the parser that was fed last */
+    if (t->cur && !t->side.n && !t->view_pending && cur_step(t, out)) return 1;
     return next_slow(t, out);
 }
 

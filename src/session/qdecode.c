@@ -875,10 +875,12 @@ EK_HOT void account(idst *d, const ek_elem *e)
     }
 }
 
-/* A flow decoder's new elements: accounted for (and the decoder's notion of time moved on)
- * as they are decoded, then handed on as the pending view. */
-EK_HOT void on_elems(qjob *j, idst *d, const ek_elem *e, size_t n)
+/* A flow decoder's new elements, as they are decoded (the tree's elements hook): accounted for,
+ * and the decoder's notion of time moved on, before the next packet is parsed. */
+static void on_elems(void *ctx, unsigned id, const ek_elem *e, size_t n)
 {
+    qjob *j = ctx;
+    idst *d = j->ids[id & 127];
     for (size_t i = 0; i < n; i++) {
         account(d, &e[i]);
         if (e[i].type == EK_ELEM_INSTR_RANGE && d->mem_has_t) {
@@ -890,9 +892,6 @@ EK_HOT void on_elems(qjob *j, idst *d, const ek_elem *e, size_t n)
             }
         }
     }
-    j->pv = e;
-    j->pn = n;
-    j->ph = 0;
 }
 
 /* A packet, before the flow decoder has it: what it costs or gives the account, and what it
@@ -974,7 +973,12 @@ EK_HOT int refill(qjob *j)
         }
         idst *d = j->ids[it.trace_id & 127];
         switch (it.kind) {
-        case EK_DI_ELEMS: on_elems(j, d, it.elems, it.count); break;
+        case EK_DI_ELEMS:
+            /* (already accounted for by on_elems) */
+            j->pv = it.elems;
+            j->pn = it.count;
+            j->ph = 0;
+            break;
         case EK_DI_RESET:
             /* a fresh decoder for every block, as perf resets its decoder between buffers */
             d->gen++;
@@ -1293,10 +1297,9 @@ static int end_queue(qjob *j, int end_blocks)
             if ((rc = ek_synth_end_block(d->synth))) return rc;
         }
         if (it.kind == EK_DI_ELEMS) {
-            for (size_t i = 0; i < it.count && !rc; i++) {
-                account(d, &it.elems[i]);
+            /* (accounted for by on_elems as the decoder made them) */
+            for (size_t i = 0; i < it.count && !rc; i++)
                 rc = process_elem(d, &it.elems[i]);
-            }
             if (rc) return rc;
         }
     }
@@ -1421,11 +1424,12 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
             j->direct = 0;
     ek_decode_config dc;
     ek_decode_config_init(&dc);
-    dc.flags = EK_DECODE_ELEMS | EK_DECODE_UNDECODED;
+    dc.flags = EK_DECODE_ELEMS | EK_DECODE_UNDECODED | EK_DECODE_BATCH;
     dc.model = EK_DECODE_MODEL_PERF;
     dc.mem_for = id_make;
     dc.mem_ctx = j;
     dc.packet_hook = on_packet;
+    dc.elems_hook = on_elems;
     dc.hook_ctx = j;
     dc.hook_flags =
         EK_DPKT_NOTSYNC | EK_DPKT_ERROR | EK_DPKT_UNSYNCED | EK_DPKT_TIMESTAMP | EK_DPKT_CONTEXT;

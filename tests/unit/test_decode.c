@@ -174,6 +174,8 @@ static void ref_diag(void *ctx, const ek_diag_event *ev)
     }
 }
 
+static uint32_t ref_flow_flags; /* EK_FLOW_* of the reference's flow decoder */
+
 static void ref_init(ref *r, unsigned id)
 {
     memset(r, 0, sizeof *r);
@@ -185,6 +187,7 @@ static void ref_init(ref *r, unsigned id)
     ek_flow_config_init(&fc);
     fc.source = &s;
     fc.mem = ek_flow_mem_image(img);
+    fc.flags = ref_flow_flags;
     static ek_diag d;
     d.fn = ref_diag;
     d.ctx = r;
@@ -661,6 +664,123 @@ static void test_diag_at_creation(void **state)
     }
 }
 
+/* The consumer's hooks: the packet hook sees the packets with the flags asked for (and every
+ * packet of a watched ID) before the flow decoder has them; the elements hook sees every
+ * element once, in order, as its packet is decoded, whatever items the elements then come out
+ * in (one packet's, a batch, copies before a diagnostic). */
+static void on_pkt_hook(void *ctx, unsigned id, const ek_decode_packet *p)
+{
+    (void)ctx;
+    const ek_etm4_packet *k = p->pkt;
+    ek_sbuf_printf(&log_text, "P %02x %llu %s\n", id, (unsigned long long)p->index,
+                   ek_etm4_type_name(k->type));
+}
+static void on_elems_hook(void *ctx, unsigned id, const ek_elem *e, size_t n)
+{
+    (void)ctx;
+    (void)id;
+    for (size_t i = 0; i < n; i++)
+        log_elem(&e[i], 1);
+}
+
+static size_t count_of(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *q = text; (q = strstr(q, what)); q++)
+        n++;
+    return n;
+}
+
+static void test_hooks(void **state)
+{
+    (void)state;
+    uint8_t bad[80], nn[80];
+    memcpy(bad, trace, 27);
+    bad[27] = 0x08; /* a reserved header: a flow error the reference logs */
+    memcpy(bad + 28, trace + 27, trace_len - 27);
+    const size_t nbad = trace_len + 1;
+    /* atoms N N after the context: b.eq not taken, then an N on the bl after it, which the
+     * image check refuses in the same step, after the first range (copied out for the error) */
+    memcpy(nn, trace, 25);
+    nn[25] = 0xd8;
+    memcpy(nn + 26, trace + 29, trace_len - 29);
+    const size_t nnn = trace_len - 3;
+    const uint32_t flag_sets[] = {EK_DECODE_ELEMS, EK_DECODE_ELEMS | EK_DECODE_BATCH,
+                                  EK_DECODE_ELEMS | EK_DECODE_DIAG_ITEMS,
+                                  EK_DECODE_PACKETS | EK_DECODE_ELEMS | EK_DECODE_DIAG_ITEMS};
+    ref_flow_flags = EK_FLOW_CHK_N_UNCOND_DIR_BR;
+    for (size_t k = 0; k < sizeof flag_sets / sizeof flag_sets[0]; k++) {
+        for (int damaged = 0; damaged < 3; damaged++) {
+            const uint8_t *in = damaged == 2 ? nn : damaged ? bad : trace;
+            const size_t nin = damaged == 2 ? nnn : damaged ? nbad : trace_len;
+            /* the elements the layers give */
+            ref r;
+            ref_init(&r, 0x10);
+            ref_feed(&r, in, nin, 0, 1);
+            ref_end(&r, 1);
+            ref_free(&r);
+            char *all = take_log();
+            ek_sbuf want = EK_SBUF_INIT;
+            for (const char *q = all; *q;) {
+                const char *e = strchr(q, '\n');
+                const size_t len = e ? (size_t)(e - q + 1) : strlen(q);
+                if (q[0] == 'E') ek_sbuf_put(&want, q, len);
+                q += len;
+            }
+            free(all);
+
+            ek_decode_config c;
+            ek_decode_config_init(&c);
+            c.flags = flag_sets[k];
+            c.mem = ek_flow_mem_image(img);
+            c.packet_hook = on_pkt_hook;
+            c.elems_hook = on_elems_hook;
+            c.hook_flags = EK_DPKT_CONTEXT;
+            c.flow_flags = ref_flow_flags;
+            ek_decode *t;
+            assert_int_equal(ek_decode_new(&c, &t), 0);
+            ek_decode_bind_raw(t, add(t, 0x10));
+            ek_decode_feed(t, in, nin, 0);
+            size_t taken = 0, diags = 0;
+            ek_decode_item it;
+            for (int pass = 0; pass < 2; pass++) {
+                while (ek_decode_next(t, &it) > 0) {
+                    if (it.kind == EK_DI_ELEMS || it.kind == EK_DI_PACKET) taken += it.count;
+                    diags += it.kind == EK_DI_DIAG;
+                    /* the hook had every element before an item gives it */
+                    assert_true(count_of(log_text.p ? log_text.p : "", "E 10 ") >= taken);
+                }
+                if (!pass) ek_decode_end(t);
+            }
+            ek_decode_free(t);
+            char *got = take_log();
+            /* one packet has the flag asked for (the address and context packet at 15); it
+             * reached the hook before the elements it helps make (the first after NO_SYNC) */
+            assert_int_equal(count_of(got, "P 10 "), 1);
+            const char *p15 = strstr(got, "P 10 15 I_ADDR_CTXT_L_64IS0\n");
+            assert_non_null(p15);
+            assert_true(p15 < strstr(got, "E 10 14 "));
+            assert_true(strstr(got, "E 10 0 ") < p15);
+            /* the hooked elements, in order, are the layers' */
+            ek_sbuf e = EK_SBUF_INIT;
+            for (const char *q = got; *q;) {
+                const char *x = strchr(q, '\n');
+                const size_t len = x ? (size_t)(x - q + 1) : strlen(q);
+                if (q[0] == 'E') ek_sbuf_put(&e, q, len);
+                q += len;
+            }
+            assert_string_equal(e.p, want.p);
+            assert_int_equal(taken, count_of(want.p, "E 10 "));
+            /* (the damaged streams give the errors as items when asked) */
+            assert_int_equal(diags > 0, damaged && (flag_sets[k] & EK_DECODE_DIAG_ITEMS));
+            ek_sbuf_free(&e);
+            ek_sbuf_free(&want);
+            free(got);
+        }
+    }
+    ref_flow_flags = 0;
+}
+
 /* DSTREAM: records of 504 data bytes and an 8-byte footer. Footers are not trace (indices run
  * on over them) and are shown after their record's items as the lister shows them. */
 static void test_dstream_records(void **state)
@@ -838,11 +958,17 @@ static void test_protocol_table(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_raw_single_source), cmocka_unit_test(test_packets_or_elements_alone),
-        cmocka_unit_test(test_formatted_routing), cmocka_unit_test(test_ocsd_reset_and_end),
-        cmocka_unit_test(test_perf_model),        cmocka_unit_test(test_barrier),
-        cmocka_unit_test(test_diag_items),        cmocka_unit_test(test_diag_at_creation),
-        cmocka_unit_test(test_dstream_records),   cmocka_unit_test(test_protocol_table),
+        cmocka_unit_test(test_raw_single_source),
+        cmocka_unit_test(test_packets_or_elements_alone),
+        cmocka_unit_test(test_formatted_routing),
+        cmocka_unit_test(test_ocsd_reset_and_end),
+        cmocka_unit_test(test_perf_model),
+        cmocka_unit_test(test_barrier),
+        cmocka_unit_test(test_diag_items),
+        cmocka_unit_test(test_diag_at_creation),
+        cmocka_unit_test(test_hooks),
+        cmocka_unit_test(test_dstream_records),
+        cmocka_unit_test(test_protocol_table),
     };
     const int rc = tu_run_group(argc, argv, tests, setup, teardown);
     ek_sbuf_free(&log_text);
