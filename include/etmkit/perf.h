@@ -115,6 +115,7 @@ const char *ek_perf_record_name(uint32_t type);
 /* perf_event_attr flag bits (the bit-field word at offset 40) */
 #define EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL  (1ull << 18)
 #define EK_PERF_ATTR_FLAG_MMAP2          (1ull << 23)
+#define EK_PERF_ATTR_FLAG_USE_CLOCKID    (1ull << 25) /* clockid below is the events' clock */
 #define EK_PERF_ATTR_FLAG_CONTEXT_SWITCH (1ull << 26)
 #define EK_PERF_ATTR_FLAG_AUX_OUTPUT     (1ull << 31)
 
@@ -214,6 +215,7 @@ typedef struct ek_perf_attr {
     size_t nids;
     uint64_t offset; /* file offset of the attribute */
     int64_t record;  /* pipe mode: number of its HEADER_ATTR record, else -1 */
+    int32_t clockid; /* with EK_PERF_ATTR_FLAG_USE_CLOCKID (perf record -k): 1 CLOCK_MONOTONIC */
 } ek_perf_attr;
 
 typedef struct ek_perf_build_id {

@@ -51,12 +51,18 @@ typedef struct ek_session_opts {
      * waits for the decoders; NULL: none */
     ek_progress_fn progress;
     void *progress_ctx;
+    /* --- version 3 --- */
+    /* --jitdump: a JIT's jit-PID.dump to use for process PID (its header names the pid) when
+     * the recording's own is not found; NULL: none. JIT code is otherwise read from the jitdump
+     * the process mapped (its MMAP2 record), looked for under symfs and at the recorded path. */
+    const char *jitdump;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
  * caller's size are taken as zero). */
 #define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
-#define EK_SESSION_OPTS_SIZE_V2 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
+#define EK_SESSION_OPTS_SIZE_V3 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */

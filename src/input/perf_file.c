@@ -107,6 +107,7 @@ int pf_add_attr(ek_perf_file *f, const uint8_t *p, size_t avail, int64_t record,
     a->config1 = pf_u64(buf + 56, swap);
     a->config2 = pf_u64(buf + 64, swap);
     a->branch_sample_type = pf_u64(buf + 72, swap);
+    a->clockid = (int32_t)pf_u32(buf + 92, swap);
     a->aux_watermark = pf_u32(buf + 104, swap);
     a->config3 = pf_u64(buf + 128, swap);
     a->offset = offset;

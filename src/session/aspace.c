@@ -44,7 +44,9 @@ void as_free(aspace *as)
 
 int as_add(aspace *as, const as_event *ev)
 {
-    return ek_vec_push(&as->evs, *ev) ? EK_ERR_NOMEM : 0;
+    as_event e = *ev;
+    e.seq = as->evs.n;
+    return ek_vec_push(&as->evs, e) ? EK_ERR_NOMEM : 0;
 }
 
 /* ---- build ------------------------------------------------------------------------------- */
@@ -54,7 +56,9 @@ static int ev_cmp(const void *a, const void *b)
     const as_event *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
-    return x->record < y->record ? -1 : x->record > y->record;
+    if (x->record != y->record)
+        return x->record < y->record ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* Linear lookup during build (the counts are small); sorted afterwards. */

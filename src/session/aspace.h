@@ -84,6 +84,7 @@ typedef struct as_event {
     /* COMM */
     const char *comm;     /* must outlive the aspace */
     int comm_exec;
+    uint64_t seq; /* set by as_add: events of equal key and record keep their order */
 } as_event;
 
 aspace *as_new(void);

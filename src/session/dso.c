@@ -179,7 +179,7 @@ static dso_kind kind_of(const char *name, int kernel)
     }
     if (!strcmp(name, "[vdso]") || !strcmp(name, "[vdso32]") || !strcmp(name, "[vdsox32]"))
         return DSO_VDSO;
-    if (name[0] != '/')
+    if (name[0] != '/' || !strncmp(name, "//anon", 6))
         return DSO_ANON; /* //anon, [heap], [stack], [anon:...], memfd:... */
     if (!strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/", 5) || strstr(name, " (deleted)"))
         return DSO_ANON;
@@ -213,6 +213,39 @@ as_dso *dso_get(dso_reg *r, const char *name, int kernel)
     d->print_len = (uint32_t)strlen(d->print_name);
     if (k == DSO_KERNEL)
         r->kernel = d;
+    return d;
+}
+
+as_dso *dso_jit(dso_reg *r, const char *name, const char *sym, const uint8_t *code,
+                uint64_t size)
+{
+    for (size_t i = 0; i < r->dsos.n; i++)
+        if (r->dsos.v[i]->kind == DSO_JIT && !strcmp(r->dsos.v[i]->name, name))
+            return r->dsos.v[i];
+    as_dso *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    pthread_mutex_init(&d->lock, NULL);
+    d->reg = r;
+    d->kind = DSO_JIT;
+    d->name = strdup(name);
+    d->print_name = strdup(name);
+    if (!d->name || !d->print_name || ek_vec_push(&r->dsos, d)) {
+        dso_free(d);
+        return NULL;
+    }
+    d->print_len = (uint32_t)strlen(d->print_name);
+    d->bytes = code;
+    d->size = code ? (size_t)size : 0;
+    d->status = code ? DSO_OK : DSO_NO_FILE;
+    /* its symbol, keyed like a file's: the map's pgoff (0) + offset in the map */
+    d->syms_key = DSO_KEY_FILEOFF;
+    d->syms_state = 1;
+    if (ek_symtab_new(&d->syms) == 0) {
+        if (ek_symtab_insert(d->syms, 0, size, 1 /* STB_GLOBAL */, 2 /* STT_FUNC */,
+                             sym ? sym : "") == 0)
+            ek_symtab_fixup(d->syms, 0);
+    }
     return d;
 }
 

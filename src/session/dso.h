@@ -21,6 +21,7 @@ typedef enum dso_kind {
     DSO_KMODULE,   /* a kernel module (*.ko or [name]) */
     DSO_VDSO,      /* [vdso] */
     DSO_ANON,      /* //anon, [heap], [stack], memfd, JIT... : no file */
+    DSO_JIT,      /* code a JIT wrote, from its jitdump (dso_jit) */
 } dso_kind;
 
 typedef enum dso_status {
@@ -96,6 +97,10 @@ void dso_reg_free(dso_reg *r);
 
 /* The DSO for a recorded name (created on first use). kernel: from a kernel (pid -1) record. */
 as_dso *dso_get(dso_reg *r, const char *name, int kernel);
+/* A JIT's function from its jitdump: named `name` (what `perf inject --jit` calls its
+ * jitted-PID-N.so), code bytes [code, code + size) (kept by the caller), one symbol `sym` over
+ * them. The same name gives the same DSO. */
+as_dso *dso_jit(dso_reg *r, const char *name, const char *sym, const uint8_t *code, uint64_t size);
 /* A recorded build-id for a name (HEADER_BUILD_ID feature, MMAP2 with build id). */
 void dso_set_build_id(dso_reg *r, const char *name, int kernel, const uint8_t *id, size_t len);
 /* Find and map the files of every DSO that a map uses (single-threaded, before decoding). */

@@ -479,7 +479,8 @@ static int code_at(ek_session *s, uint64_t t_lo, uint64_t t_hi, int has_t, uint6
         }
         *kind = MISS_DSO;
         return 0;
-    case DSO_USER: {
+    case DSO_USER:
+    case DSO_JIT: {
         if (d->status != DSO_OK) {
             *kind = MISS_DSO;
             return 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "etmkit/etmkit.h"
 #include "session/session_int.h"
@@ -384,10 +385,90 @@ static void dso_remedy(ek_session *s, ek_sbuf *out, const as_dso *d)
     ek_sbuf_puts(out, " (`perf archive` / `perf buildid-cache -a FILE` on the traced system)\n");
 }
 
+/* perf-PID.map: where a JIT's function names may be (symfs first, then /tmp as perf reads it) */
+static int perf_map_at(const ek_session *s, int32_t pid, char *buf, size_t n)
+{
+    const char *symfs = s->o.symfs && *s->o.symfs && strcmp(s->o.symfs, "/") ? s->o.symfs : NULL;
+    if (symfs) {
+        snprintf(buf, n, "%s/tmp/perf-%d.map", symfs, (int)pid);
+        if (!access(buf, R_OK))
+            return 1;
+    }
+    snprintf(buf, n, "/tmp/perf-%d.map", (int)pid);
+    return !access(buf, R_OK);
+}
+
+/* Anonymous executable memory: JIT code. What the recording says about the JIT's jitdump, and
+ * what to supply. */
+static void jit_explain(ek_session *s, ek_sbuf *out, const miss *m)
+{
+    const jit_src *j = jit_of(s, m->pid);
+    char pm[4096];
+    int have_map = perf_map_at(s, m->pid, pm, sizeof pm);
+    ek_sbuf_printf(out, "JIT code? anonymous executable memory (%s) of pid %d at %#llx..%#llx: ",
+                   m->dso->name, (int)m->pid, (unsigned long long)m->lo, (unsigned long long)m->hi);
+    if (!j) {
+        ek_sbuf_printf(out,
+                       "the process mapped no jitdump (jit-%d.dump), so nothing tells what "
+                       "code was there",
+                       (int)m->pid);
+    } else if (!j->dump) {
+        ek_sbuf_printf(out, "its jitdump %s", j->recorded ? j->recorded : "");
+        if (j->record >= 0)
+            ek_sbuf_printf(out, " (MMAP2 record %lld)", (long long)j->record);
+        if (j->status == EK_ERR_FORMAT)
+            ek_sbuf_printf(out, " is not a usable jitdump (%s)", j->tried ? j->tried : "");
+        else
+            ek_sbuf_printf(out, " was not found (looked for %s)", j->tried ? j->tried : "");
+    } else if (j->status == EK_ERR_UNSUPPORTED) {
+        ek_sbuf_printf(out,
+                       "its jitdump %s was read but its times cannot be compared with the "
+                       "trace (the recording was not made with perf record -k 1)",
+                       j->path);
+    } else {
+        ek_sbuf_printf(out,
+                       "its jitdump %s (%llu loads, %llu moves) has no code there at that "
+                       "time",
+                       j->path, (unsigned long long)j->loads, (unsigned long long)j->moves);
+    }
+    ek_sbuf_puts(out, "\n    ");
+    plural(out, m->count, "place", "places");
+    ek_sbuf_puts(out, " in the trace, ");
+    plural(out, m->bytes, "trace byte", "trace bytes");
+    ek_sbuf_printf(out, " not decoded (first at file offset %#llx)\n",
+                   (unsigned long long)m->first_offset);
+    if (j && !j->dump)
+        ek_sbuf_printf(out,
+                       "    remedy: copy the jit-%d.dump the JIT wrote on the traced system "
+                       "to <DIR>%s and pass --symfs DIR, or give it with --jitdump FILE\n",
+                       (int)m->pid, j->recorded ? j->recorded : "");
+    else if (j && j->status == EK_ERR_UNSUPPORTED)
+        ek_sbuf_puts(out, "    remedy: record with perf record -k 1 (CLOCK_MONOTONIC, the "
+                          "jitdump's clock)\n");
+    else if (!j)
+        ek_sbuf_printf(out, "    remedy: have the JIT write a jitdump (perf's JVMTI agent "
+                            "libperf-jvmti.so, node --perf-prof, LLVM's PerfJITEventListener) and "
+                            "record with perf record -k 1; or give one with --jitdump FILE\n");
+    if (have_map)
+        ek_sbuf_printf(out,
+                       "    note: %s names the JIT's functions but holds no code: names "
+                       "alone cannot be decoded\n",
+                       pm);
+    else
+        ek_sbuf_printf(out,
+                       "    note: perf-%d.map (under symfs /tmp or in /tmp) would only name "
+                       "the JIT's functions: a jitdump holds the code\n",
+                       (int)m->pid);
+}
+
 static void one_miss(ek_session *s, rep *r, const miss *m)
 {
     cause(r);
     ek_sbuf *out = &r->causes;
+    if (m->kind == MISS_DSO && m->dso && m->dso->kind == DSO_ANON && m->pid >= 0) {
+        jit_explain(s, out, m);
+        return;
+    }
     switch (m->kind) {
     case MISS_NO_MAP:
         ek_sbuf_printf(out, "code of pid %d at %#llx..%#llx is in no map the recording knows",

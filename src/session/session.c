@@ -214,6 +214,8 @@ static int sideband(ek_session *s)
             if (r.type == EK_PERF_RECORD_MMAP2 && r.u.mmap.has_build_id && ev.dso)
                 dso_set_build_id(s->reg, fn, kernel, r.u.mmap.build_id, r.u.mmap.build_id_size);
             as_add(s->as, &ev);
+            if (!kernel)
+                jit_note_mmap(s, ev.pid, fn, r.index, r.offset);
             break;
         }
         case EK_PERF_RECORD_COMM:
@@ -373,7 +375,7 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
         if (b->filename)
             dso_set_build_id(s->reg, b->filename, kernel, b->id, b->size ? b->size : 20);
     }
-    if ((rc = sideband(s)) || (rc = as_build(s->as))) {
+    if ((rc = sideband(s)) || (rc = jit_load_all(s)) || (rc = as_build(s->as))) {
         ek_session_free(s);
         return rc;
     }
@@ -423,6 +425,7 @@ void ek_session_free(ek_session *s)
     free(s->qres);
     for (size_t i = 0; i < s->cpus.n; i++)
         ek_vec_free(&s->cpus.v[i].v);
+    jit_free_all(s);
     ek_vec_free(&s->cpus);
     ek_vec_free(&s->aux_keys);
     as_free(s->as);

@@ -84,6 +84,34 @@ typedef struct diag_group {
     unsigned noffsets;
 } diag_group;
 
+/* ---- JIT code (jit.c) ------------------------------------------------------------------------ */
+
+struct ek_jitdump;
+
+/* A jitdump a process mapped (perf's marker MMAP2 of .../jit-PID.dump), or the one given with
+ * --jitdump. */
+typedef struct jit_src {
+    int32_t pid;
+    const char *recorded; /* the name in the MMAP2 record (NULL: given with --jitdump) */
+    int64_t record;       /* that record, -1 */
+    uint64_t offset;
+    char *path;  /* the file read (NULL: none) */
+    char *tried; /* where it was looked for ("a, b") */
+    int status;  /* 0 read; EK_ERR_NOT_FOUND, EK_ERR_FORMAT, EK_ERR_UNSUPPORTED (clock) */
+    struct ek_jitdump *dump;
+    uint64_t loads, moves; /* records turned into maps */
+} jit_src;
+
+/* A MMAP2 record of pid names a file: note it when it is a jitdump (ek_jitdump_name_matches). */
+void jit_note_mmap(ek_session *s, int32_t pid, const char *filename, int64_t record,
+                   uint64_t offset);
+/* Find and read the jitdumps, and turn their loads and moves into maps of JIT code (aspace
+ * events, before as_build). */
+int jit_load_all(ek_session *s);
+void jit_free_all(ek_session *s);
+/* The jitdump of pid (NULL: the process mapped none). */
+const jit_src *jit_of(const ek_session *s, int32_t pid);
+
 /* ---- the session --------------------------------------------------------------------------- */
 
 struct ek_session {
@@ -114,6 +142,7 @@ struct ek_session {
     ek_session_stats st;
     uint64_t lost_records, lost_events;
     EK_VEC(char *) strings;  /* owned copies of names the aspace points at */
+    EK_VEC(jit_src) jits;   /* jitdumps (jit.c) */
     /* progress (o.progress): trace bytes of finished slices, added by the decoder threads;
      * the writer (the caller's thread) reports it when it changed */
     _Atomic uint64_t progress_done;

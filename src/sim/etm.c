@@ -59,7 +59,7 @@ void sim_etm_free(sim_etm *e)
 
 void sim_etm_configure(sim_etm *e, const sim_session *s)
 {
-    uint8_t id = (uint8_t)(0x10 + 2 * e->cpu);
+    uint8_t id = sim_trace_id(e->S, s, e->cpu);
     ek_etm4_enc_default_regs(&e->cfg, s->ete, id, s->configr);
     uint64_t base = e->produced;
     ek_etm4_enc_init(&e->enc, &e->cfg);

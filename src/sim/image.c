@@ -120,6 +120,24 @@ static int load_meta(sim_image *img, const uint8_t *sh)
     return 0;
 }
 
+/* next_stop / stop tables of the decoded slots */
+static int build_stops(sim_image *img)
+{
+    uint32_t next = img->ninsn;
+    img->next_stop[img->ninsn] = img->ninsn;
+    for (uint32_t i = img->ninsn; i-- > 0;) {
+        if (img->insn[i].cls != SIM_I_OTHER || img->insn[i].dec) next = i;
+        img->next_stop[i] = next;
+    }
+    img->stop = calloc(img->ninsn + 1, sizeof(*img->stop));
+    if (!img->stop) return EK_ERR_NOMEM;
+    for (uint32_t i = 0; i <= img->ninsn; i++) {
+        img->stop[i].idx = img->next_stop[i];
+        if (img->next_stop[i] < img->ninsn) img->stop[i].insn = img->insn[img->next_stop[i]];
+    }
+    return 0;
+}
+
 int sim_image_load(sim_image *img, const sim_blob *blob)
 {
     memset(img, 0, sizeof(*img));
@@ -130,7 +148,8 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
         return EK_ERR_FORMAT;
     unsigned type = ek_le16(img->data + 16);
     img->is_shared = type == 3;
-    img->is_kernel = blob->path[0] == '[';
+    img->is_kernel = !strcmp(blob->path, "[kernel.kallsyms]");
+    img->hidden = blob->optional;
     uint64_t phoff = ek_le64(img->data + 32);
     unsigned phentsize = ek_le16(img->data + 54), phnum = ek_le16(img->data + 56);
     for (unsigned i = 0; i < phnum; i++) {
@@ -180,20 +199,56 @@ int sim_image_load(sim_image *img, const sim_blob *blob)
         else if (!strncmp(img->syms[i].name, "api_", 4) && img->syms[i].global)
             img->api[img->napi++] = img->syms[i].addr;
     }
-    /* the code segment may not contain instructions the trace model does not handle */
-    uint32_t next = img->ninsn;
-    img->next_stop[img->ninsn] = img->ninsn;
-    for (uint32_t i = img->ninsn; i-- > 0;) {
-        if (img->insn[i].cls != SIM_I_OTHER || img->insn[i].dec) next = i;
-        img->next_stop[i] = next;
+    return build_stops(img);
+}
+
+int sim_image_slice(sim_image *img, const sim_blob *blob, const sim_image *tmpl, const sim_sym *fn)
+{
+    memset(img, 0, sizeof(*img));
+    if (fn->addr < tmpl->seg_vaddr || fn->addr + fn->size > tmpl->seg_vaddr + tmpl->seg_filesz ||
+        (fn->addr & 3) || (fn->size & 3) || !fn->size)
+        return EK_ERR_FORMAT;
+    img->blob = blob;
+    img->data = tmpl->data;
+    img->size = tmpl->size;
+    img->jit = 1;
+    img->hidden = 1;
+    img->seg_vaddr = fn->addr;
+    img->seg_off = tmpl->seg_off + (fn->addr - tmpl->seg_vaddr);
+    img->seg_filesz = fn->size;
+    img->ninsn = (uint32_t)(fn->size / 4);
+    img->insn = calloc(img->ninsn + 1, sizeof(sim_insn));
+    img->next_stop = calloc(img->ninsn + 1, sizeof(uint32_t));
+    img->syms = calloc(1, sizeof(sim_sym));
+    img->cb = calloc(1, sizeof(uint64_t));
+    img->api = calloc(1, sizeof(uint64_t));
+    if (!img->insn || !img->next_stop || !img->syms || !img->cb || !img->api) return EK_ERR_NOMEM;
+    for (uint32_t i = 0; i < img->ninsn; i++) {
+        sim_a64_decode(ek_le32(img->data + img->seg_off + 4ull * i), &img->insn[i]);
+        /* copied code keeps only what is position independent: no calls or jumps out of it,
+         * and it must end in a return */
+        int cls = img->insn[i].cls;
+        if (cls == SIM_I_BL || cls == SIM_I_BLR || cls == SIM_I_BR || cls == SIM_I_SVC ||
+            cls == SIM_I_BAD || cls == SIM_I_ERET)
+            return EK_ERR_FORMAT;
+        if ((cls == SIM_I_B || cls == SIM_I_BCOND) &&
+            ((int64_t)i * 4 + img->insn[i].imm < 0 ||
+             (uint64_t)((int64_t)i * 4 + img->insn[i].imm) >= fn->size))
+            return EK_ERR_FORMAT;
     }
-    img->stop = calloc(img->ninsn + 1, sizeof(*img->stop));
-    if (!img->stop) return EK_ERR_NOMEM;
-    for (uint32_t i = 0; i <= img->ninsn; i++) {
-        img->stop[i].idx = img->next_stop[i];
-        if (img->next_stop[i] < img->ninsn) img->stop[i].insn = img->insn[img->next_stop[i]];
-    }
-    return 0;
+    img->syms[0] = *fn;
+    img->nsyms = 1;
+    img->api[0] = fn->addr;
+    img->napi = 1;
+    return build_stops(img);
+}
+
+void sim_image_nocode(sim_image *img, const sim_blob *blob)
+{
+    memset(img, 0, sizeof(*img));
+    img->blob = blob;
+    img->no_code = 1;
+    img->hidden = 1;
 }
 
 void sim_image_free(sim_image *img)
@@ -204,6 +259,7 @@ void sim_image_free(sim_image *img)
     free(img->insn);
     free(img->next_stop);
     free(img->stop);
+    free(img->seen);
     memset(img, 0, sizeof(*img));
 }
 
@@ -234,6 +290,7 @@ const sim_sym *sim_image_symbol(const sim_image *img, const char *name)
 
 uint32_t sim_image_word(const sim_image *img, uint64_t addr)
 {
+    if (img->no_code) return 0;
     if (addr < img->seg_vaddr || addr + 4 > img->seg_vaddr + img->seg_filesz) return 0;
     return ek_le32(img->data + img->seg_off + (addr - img->seg_vaddr));
 }

@@ -11,6 +11,7 @@ typedef struct sim_blob {
     const char *name; /* short name, also the file name under symfs */
     const char *path; /* path the recording names ("[kernel.kallsyms]" for the kernel) */
     const unsigned char *start, *end;
+    int optional; /* not in a recording unless a scenario uses it (no symfs file, no build-id) */
 } sim_blob;
 
 size_t sim_blob_count(void);
@@ -52,6 +53,11 @@ typedef struct sim_image {
     size_t size;
     int is_kernel;
     int is_shared;
+    int jit;        /* a function a JIT copied into its code cache (sim_image_slice) */
+    int no_code;    /* a mapping without code for the machine (anonymous memory, a data file) */
+    int hidden;     /* not a file of the recording: no build-id, nothing in symfs */
+    int real;       /* a real binary walked under realcode.c's rules */
+    uint64_t *seen; /* real binaries: a bit per instruction slot that ran (the footprint) */
     /* the executable PT_LOAD segment (link-time addresses) */
     uint64_t seg_vaddr, seg_off, seg_filesz;
     uint8_t build_id[20];
@@ -71,6 +77,11 @@ typedef struct sim_image {
 
 /* Parse an embedded image; returns 0 or a negative ek_status. */
 int sim_image_load(sim_image *img, const sim_blob *blob);
+/* An image of one function of tmpl (its code only, its symbol, itself as the one callable
+ * entry): what a JIT copies into its code cache. blob names it. */
+int sim_image_slice(sim_image *img, const sim_blob *blob, const sim_image *tmpl, const sim_sym *fn);
+/* An image without code: anonymous memory or a file that is mapped but never executed. */
+void sim_image_nocode(sim_image *img, const sim_blob *blob);
 void sim_image_free(sim_image *img);
 
 /* Decode one A64 instruction into a sim_insn. Pure. */

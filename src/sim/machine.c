@@ -7,6 +7,8 @@
  * process, returns use a shadow stack of call and exception frames. System calls, timer
  * interrupts, context switches and exception returns go through the kernel image the same
  * way, so the executed path is a path real hardware could take through this code. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@ enum {
     NR_CLONE = 220,
     NR_EXECVE = 221,
     NR_MMAP = 222,
+    NR_MPROTECT = 226,
 };
 
 static const char *syscall_name(int nr)
@@ -39,22 +42,27 @@ static const char *syscall_name(int nr)
     case NR_CLONE: return "sys_clone";
     case NR_EXECVE: return "sys_execve";
     case NR_MMAP: return "sys_mmap";
+    case NR_MPROTECT: return "sys_mprotect";
     default: return "sys_ni_syscall";
     }
 }
 
+/* the system calls the kernel image implements, in the order of S->k_syscall (the last, 0,
+ * stands for every other number: sys_ni_syscall) */
+static const int syscall_nrs[SIM_NSYSCALLS] = {
+    NR_WRITE, NR_EXIT,   NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID, NR_MUNMAP,
+    NR_CLONE, NR_EXECVE, NR_MMAP,      NR_MPROTECT,    0};
+
 static uint64_t syscall_target(sim *S, int nr)
 {
-    static const int nrs[] = {NR_WRITE,  NR_EXIT,  NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
-                              NR_MUNMAP, NR_CLONE, NR_EXECVE,    NR_MMAP};
-    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
-        if (nrs[i] == nr) return S->k_syscall[i];
-    return S->k_syscall[9]; /* sys_ni_syscall */
+    for (unsigned i = 0; i + 1 < SIM_NSYSCALLS; i++)
+        if (syscall_nrs[i] == nr) return S->k_syscall[i];
+    return S->k_syscall[SIM_NSYSCALLS - 1]; /* sys_ni_syscall */
 }
 
 static const char *action_sym[SIM_ACT__COUNT] = {
     "act_none",   "act_getpid",  "act_write", "act_yield", "act_sleep",
-    "act_dlopen", "act_dlclose", "act_clone", "act_exec",
+    "act_dlopen", "act_dlclose", "act_clone", "act_exec",  "act_jit",
 };
 
 const sim_image *sim_find_image(const sim *S, const char *name)
@@ -106,6 +114,7 @@ static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
         t->cap = nc;
     }
     t->stack[t->depth].addr = addr;
+    t->stack[t->depth].budget = t->budget;
     t->stack[t->depth].exc = (uint8_t)exc;
     t->stack[t->depth].el = (uint8_t)el;
     t->depth++;
@@ -182,21 +191,19 @@ static int prepare_new_thread(sim *S, sim_thread *t, uint64_t entry)
 
 /* ------------------------------------------------------------------ address spaces */
 
-static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr)
-{
-    if (addr >= S->kernel_map.start && addr < S->kernel_map.end) return &S->kernel_map;
-    if (p)
-        for (int i = 0; i < p->nmaps; i++)
-            if (addr >= p->maps[i].start && addr < p->maps[i].end) return &p->maps[i];
-    return NULL;
-}
-
 const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr)
 {
     if (!p) return NULL;
     for (int i = 0; i < p->nmaps; i++)
-        if (addr >= p->maps[i].start && addr < p->maps[i].end) return &p->maps[i];
+        if (addr >= p->maps[i].start && addr < p->maps[i].end && !p->maps[i].img->no_code)
+            return &p->maps[i];
     return NULL;
+}
+
+static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr)
+{
+    if (addr >= S->kernel_map.start && addr < S->kernel_map.end) return &S->kernel_map;
+    return sim_map_lookup(p, addr);
 }
 
 uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr)
@@ -216,15 +223,19 @@ static int svc_before(const sim *S, const sim_process *p, uint64_t addr)
     return S->truth && is_svc(sim_word_at(S, p, addr - 4)); /* only the truth needs it */
 }
 
-static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
-                              uint64_t time)
+/* a mapping of img at [start, end) with runtime = link-time + bias */
+static sim_map *add_map_at(sim *S, sim_process *p, const sim_image *img, uint64_t start,
+                           uint64_t end, uint64_t bias, uint64_t time)
 {
-    if (p->nmaps == SIM_MAX_MAPS) return NULL;
+    if (p->nmaps == SIM_MAX_MAPS) {
+        fail(S, "too many mappings in %s (%llx)", p->comm, start);
+        return NULL;
+    }
     sim_map *m = &p->maps[p->nmaps++];
-    uint64_t seg_lo = img->seg_vaddr & ~0xFFFull;
-    m->bias = img->is_shared ? base : 0;
-    m->start = seg_lo + m->bias;
-    m->end = ((img->seg_vaddr + img->seg_filesz + 0xFFF) & ~0xFFFull) + m->bias;
+    memset(m, 0, sizeof(*m));
+    m->bias = bias;
+    m->start = start;
+    m->end = end;
     m->img = img;
     m->serial = ++S->next_serial;
     m->pid = p->pid;
@@ -240,10 +251,231 @@ static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint
     return m;
 }
 
+/* maps_all holds a copy of every mapping: keep it in step with a field changed later */
+static void map_sync(sim *S, const sim_map *m)
+{
+    for (size_t i = S->nmaps_all; i-- > 0;)
+        if (S->maps_all[i].serial == m->serial) {
+            S->maps_all[i] = *m;
+            return;
+        }
+}
+
+static const sim_map *add_map(sim *S, sim_process *p, const sim_image *img, uint64_t base,
+                              uint64_t time)
+{
+    uint64_t seg_lo = img->seg_vaddr & ~0xFFFull;
+    uint64_t bias = img->is_shared ? base : 0;
+    return add_map_at(S, p, img, seg_lo + bias,
+                      ((img->seg_vaddr + img->seg_filesz + 0xFFF) & ~0xFFFull) + bias, bias, time);
+}
+
+/* ------------------------------------------------------------------ JIT */
+
+const char *sim_strdup(sim *S, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = NULL;
+    int n = vasprintf(&p, fmt, ap);
+    va_end(ap);
+    if (n < 0 || ek_vec_push(&S->strings, p)) {
+        if (n >= 0) free(p);
+        S->err = EK_ERR_NOMEM;
+        return "";
+    }
+    return p;
+}
+
+sim_image *sim_new_image(sim *S)
+{
+    if (S->nimages == SIM_MAX_IMAGES) {
+        fail(S, "too many images (%s %llx)", "sim", (uint64_t)S->nimages);
+        return NULL;
+    }
+    return &S->images[S->nimages++];
+}
+
+/* an image without code named path (anonymous memory, a mapped data file) */
+static const sim_image *nocode_image(sim *S, const char *name, const char *path)
+{
+    for (int i = 0; i < S->nimages; i++)
+        if (S->images[i].no_code && !strcmp(S->images[i].blob->path, path)) return &S->images[i];
+    sim_blob *b = calloc(1, sizeof(*b));
+    sim_image *img = b ? sim_new_image(S) : NULL;
+    if (!b || !img || ek_vec_push(&S->blobs, b)) {
+        free(b);
+        if (!S->err) S->err = EK_ERR_NOMEM;
+        return NULL;
+    }
+    b->name = sim_strdup(S, "%s", name);
+    b->path = sim_strdup(S, "%s", path);
+    sim_image_nocode(img, b);
+    return img;
+}
+
+int sim_jit_enable(sim *S, sim_process *p, const char *dir)
+{
+    if (!S->jit_tmpl) {
+        const sim_image *t = sim_find_image(S, "jitcode");
+        if (!t) return EK_ERR_NOT_FOUND;
+        S->jit_tmpl = t;
+        S->jit_first = S->nimages;
+        for (size_t i = 0; i < t->nsyms && !S->err; i++) {
+            if (strncmp(t->syms[i].name, "jit_", 4) || !t->syms[i].global) continue;
+            sim_blob *b = calloc(1, sizeof(*b));
+            sim_image *img = b ? sim_new_image(S) : NULL;
+            if (!b || !img || ek_vec_push(&S->blobs, b)) {
+                free(b);
+                return S->err ? S->err : EK_ERR_NOMEM;
+            }
+            b->name = t->syms[i].name;
+            b->path = "[jit]";
+            b->start = t->data;
+            b->end = t->data + t->size;
+            int rc = sim_image_slice(img, b, t, &t->syms[i]);
+            if (rc) return rc;
+            S->jit_count++;
+        }
+        if (!S->jit_count) return EK_ERR_NOT_FOUND;
+    }
+    sim_jit *j = calloc(1, sizeof(*j));
+    if (!j) return EK_ERR_NOMEM;
+    p->jit = j;
+    j->cache = 0x0000ffff9c000000ull;
+    j->cache_size = 64u << 10;
+    j->next = j->cache;
+    j->dump_addr = 0x0000ffff9bfff000ull;
+    snprintf(j->dir, sizeof(j->dir), "%s", dir);
+    snprintf(j->dump_path, sizeof(j->dump_path), "%s/jit-%d.dump", dir, p->pid);
+    return S->err;
+}
+
+static void jit_rec(sim *S, sim_jit *j, uint32_t id, uint64_t time, int tid, const sim_map *m,
+                    uint64_t old_addr, uint64_t index)
+{
+    sim_jitrec r = {.id = id, .time = time, .tid = tid, .old_addr = old_addr, .index = index};
+    if (m) {
+        r.addr = m->start;
+        r.size = m->end - m->start;
+        r.img = m->img;
+    }
+    if (ek_vec_push(&j->recs, r)) S->err = EK_ERR_NOMEM;
+}
+
+/* the JIT agent starts: it maps its jitdump (so that perf record sees it) and the code cache */
+static void jit_start(sim *S, struct sim_cpu *c, sim_thread *t, sim_jit *j)
+{
+    sim_process *p = t->proc;
+    j->started = 1;
+    j->start_time = c->time;
+    const sim_image *dump = nocode_image(S, "jitdump", j->dump_path);
+    const sim_image *anon = nocode_image(S, "anon", "//anon");
+    if (!dump || !anon) return;
+    sim_map *dm = add_map_at(S, p, dump, j->dump_addr, j->dump_addr + 4096, 0, c->time);
+    if (!dm) return;
+    sim_side_mmap(S, t, dm, c->time, c->id);
+    sim_map *am = add_map_at(S, p, anon, j->cache, j->cache + j->cache_size, 0, c->time);
+    if (!am) return;
+    /* perf names an anonymous executable mapping after the process's perf map file */
+    am->path = sim_strdup(S, "/tmp/perf-%d.map", p->pid);
+    map_sync(S, am);
+    sim_side_mmap(S, t, am, c->time, c->id);
+}
+
+static void jit_remove(sim_process *p, int i)
+{
+    memmove(&p->maps[i], &p->maps[i + 1], (size_t)(p->nmaps - 1 - i) * sizeof(sim_map));
+    p->nmaps--;
+}
+
+/* copy template k to addr */
+static sim_map *jit_install(sim *S, sim_process *p, int k, uint64_t addr, uint64_t index,
+                            uint64_t time)
+{
+    const sim_image *img = &S->images[S->jit_first + k];
+    sim_map *m = add_map_at(S, p, img, addr, addr + img->seg_filesz, addr - img->seg_vaddr, time);
+    if (!m) return NULL;
+    m->jit = 1;
+    m->exact = 1;
+    m->path = sim_strdup(S, "%s/jitted-%d-%llu.so", p->jit->dir, p->pid, (unsigned long long)index);
+    map_sync(S, m);
+    return m;
+}
+
+static uint64_t jit_index_of(const sim_map *m)
+{
+    const char *d = strrchr(m->path, '-');
+    return d ? strtoull(d + 1, NULL, 10) : 0;
+}
+
+/* The JIT's work in one mprotect: compile a function into the cache; now and then move one
+ * (compaction) or collect the whole cache, after which new code goes to addresses that held
+ * other code before. */
+static void do_jit(sim *S, struct sim_cpu *c, sim_thread *t)
+{
+    sim_process *p = t->proc;
+    sim_jit *j = p ? p->jit : NULL;
+    if (!j) return;
+    if (!j->started) jit_start(S, c, t, j);
+    if (S->err) return;
+    int nlive = 0, oldest = -1;
+    for (int i = 0; i < p->nmaps; i++)
+        if (p->maps[i].jit) {
+            nlive++;
+            if (oldest < 0 || p->maps[i].serial < p->maps[oldest].serial) oldest = i;
+        }
+    uint32_t r = sim_rng_below(&S->rng, 256);
+    if (nlive >= 2 && r < 64 &&
+        j->next + (p->maps[oldest].end - p->maps[oldest].start) <= j->cache + j->cache_size) {
+        /* move the oldest function to the end of the cache */
+        sim_map old = p->maps[oldest];
+        uint64_t index = jit_index_of(&old);
+        jit_remove(p, oldest);
+        int k = (int)(old.img - &S->images[S->jit_first]);
+        sim_map *m = jit_install(S, p, k, j->next, index, c->time);
+        if (!m) return;
+        j->next = (m->end + 15) & ~15ull;
+        jit_rec(S, j, SIM_JIT_MOVE, c->time, t->tid, m, old.start, index);
+        j->moves++;
+        t->mcache = NULL;
+        return;
+    }
+    int k = (int)sim_rng_below(&S->rng, (uint32_t)S->jit_count);
+    uint64_t size = S->images[S->jit_first + k].seg_filesz;
+    if (j->next + size > j->cache + j->cache_size || (nlive >= 4 && r < 128)) {
+        /* collect: every function goes; new code starts again at the cache's start, where
+         * other code was (not the function that was there last) */
+        int at_base = -1;
+        for (int i = 0; i < p->nmaps; i++)
+            if (p->maps[i].jit && p->maps[i].start == j->cache)
+                at_base = (int)(p->maps[i].img - &S->images[S->jit_first]);
+        for (int i = p->nmaps; i-- > 0;)
+            if (p->maps[i].jit) jit_remove(p, i);
+        j->next = j->cache;
+        j->gcs++;
+        if (k == at_base) k = (k + 1) % S->jit_count;
+        size = S->images[S->jit_first + k].seg_filesz;
+    }
+    uint64_t index = j->next_index++;
+    sim_map *m = jit_install(S, p, k, j->next, index, c->time);
+    if (!m) return;
+    j->next = (m->end + 15) & ~15ull;
+    /* the agent writes the line table before the code it describes */
+    if (index % 3 == 0) jit_rec(S, j, SIM_JIT_DEBUG_INFO, c->time, t->tid, m, 0, index);
+    jit_rec(S, j, SIM_JIT_LOAD, c->time, t->tid, m, 0, index);
+    j->loads++;
+    t->mcache = NULL;
+}
+
 /* ------------------------------------------------------------------ processes */
 
-sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
-                       unsigned session_mask, int parent_pid)
+/* A process running exe at base (runtime = link-time + base for a PIE), with nlibs more images
+ * mapped at their bases, its thread starting at entry (runtime) */
+static sim_process *spawn_at(sim *S, const sim_image *exe, const char *comm, int cpu,
+                             uint64_t budget, unsigned session_mask, int parent_pid, uint64_t base,
+                             sim_image *const *libs, const uint64_t *lib_base, int nlibs,
+                             uint64_t entry)
 {
     if (S->nprocs == S->cap_procs) {
         size_t nc = S->cap_procs ? S->cap_procs * 2 : 8;
@@ -263,18 +495,42 @@ sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, 
     p->thread_budget = budget / 2 + 1;
     p->lib_base = 0x0000ffff8a400000ull;
     if (cpu < 0 || cpu >= S->ncpus) cpu = least_loaded_cpu(S);
-    add_map(S, p, exe, 0, S->cpus[cpu].time);
+    uint64_t now = S->cpus[cpu].time;
+    if (!add_map(S, p, exe, base, now)) return NULL;
+    for (int i = 0; i < nlibs; i++)
+        if (!add_map(S, p, libs[i], lib_base[i], now)) return NULL;
     sim_thread *t = new_thread(S, p, p->pid);
     if (!t) return NULL;
     t->budget = budget;
-    const sim_sym *entry = sim_image_symbol(exe, "_start");
-    if (!entry || prepare_new_thread(S, t, entry->addr)) return NULL;
+    if (prepare_new_thread(S, t, entry)) return NULL;
     p->live_threads = 1;
-    uint64_t now = S->cpus[cpu].time;
     sim_side_fork(S, t, parent_pid, parent_pid, now, cpu);
     sim_side_comm(S, t, 1, now, cpu);
-    sim_side_mmap(S, t, &p->maps[0], now, cpu);
+    for (int i = 0; i < p->nmaps; i++)
+        sim_side_mmap(S, t, &p->maps[i], now, cpu);
     enqueue(S, cpu, t);
+    return p;
+}
+
+sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
+                       unsigned session_mask, int parent_pid)
+{
+    const sim_sym *entry = sim_image_symbol(exe, "_start");
+    if (!entry) return NULL;
+    return spawn_at(S, exe, comm, cpu, budget, session_mask, parent_pid, 0, NULL, NULL, 0,
+                    entry->addr);
+}
+
+/* A process of real binaries (realcode.c): the kernel maps the program and the dynamic linker
+ * and starts the thread at the linker's entry; the linker maps the libraries (recorded at the
+ * start here too) and jumps to the program's entry. The bases are fixed (no ASLR). */
+sim_process *sim_spawn_real(sim *S, int cpu, uint64_t budget, unsigned session_mask)
+{
+    if (!S->real_exe) return NULL;
+    sim_process *p =
+        spawn_at(S, S->real_exe, S->real_exe->blob->name, cpu, budget, session_mask, 1,
+                 S->real_exe_base, S->real_libs, S->real_lib_base, S->nreal_libs, S->real_entry);
+    if (p) p->real = 1;
     return p;
 }
 
@@ -293,10 +549,8 @@ int sim_machine_init(sim *S)
     uint64_t idle_pc = ksym(S, "cpu_idle_loop");
     S->k_vectors = ksym(S, "vectors");
     S->k_ret_from_fork = ksym(S, "ret_from_fork");
-    static const int nrs[] = {NR_WRITE,  NR_EXIT,  NR_NANOSLEEP, NR_SCHED_YIELD, NR_GETPID,
-                              NR_MUNMAP, NR_CLONE, NR_EXECVE,    NR_MMAP,        0};
-    for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
-        S->k_syscall[i] = ksym(S, syscall_name(nrs[i]));
+    for (unsigned i = 0; i < SIM_NSYSCALLS; i++)
+        S->k_syscall[i] = ksym(S, syscall_name(syscall_nrs[i]));
     for (int i = 0; i < S->ncpus; i++) {
         struct sim_cpu *c = &S->cpus[i];
         c->id = i;
@@ -322,9 +576,18 @@ void sim_machine_free(sim *S)
         free(S->threads[i]);
     }
     free(S->threads);
-    for (size_t i = 0; i < S->nprocs; i++)
+    for (size_t i = 0; i < S->nprocs; i++) {
+        if (S->procs[i]->jit) ek_vec_free(&S->procs[i]->jit->recs);
+        free(S->procs[i]->jit);
         free(S->procs[i]);
+    }
     free(S->procs);
+    for (size_t i = 0; i < S->strings.n; i++)
+        free(S->strings.v[i]);
+    ek_vec_free(&S->strings);
+    for (size_t i = 0; i < S->blobs.n; i++)
+        free(S->blobs.v[i]);
+    ek_vec_free(&S->blobs);
     free(S->maps_all);
     for (int i = 0; i < S->ncpus; i++) {
         free(S->cpus[i].rq);
@@ -406,7 +669,11 @@ static void do_exit(sim *S, struct sim_cpu *c, sim_thread *t)
     t->state = SIM_T_DEAD;
     sim_process *p = t->proc;
     sim_side_exit(S, t, c->time, c->id);
-    if (p && --p->live_threads == 0) p->exited = 1;
+    if (p && --p->live_threads == 0) {
+        p->exited = 1;
+        if (p->jit && p->jit->started)
+            jit_rec(S, p->jit, SIM_JIT_CLOSE, c->time, t->tid, NULL, 0, 0);
+    }
     c->need_resched = 1;
 }
 
@@ -496,6 +763,11 @@ static int others_runnable(struct sim_cpu *c)
 
 static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
 {
+    /* a real program's memory management, threads and execs are its own business: only
+     * sleeping, yielding and exiting change what the machine runs */
+    if (t->proc && t->proc->real && t->sc_nr != NR_NANOSLEEP && t->sc_nr != NR_SCHED_YIELD &&
+        t->sc_nr != NR_EXIT && t->sc_nr != 94 && t->sc_nr != -1)
+        return;
     switch (t->sc_nr) {
     case -1: /* timer tick */
         if (others_runnable(c)) c->need_resched = 1;
@@ -508,11 +780,13 @@ static void do_action(sim *S, struct sim_cpu *c, sim_thread *t)
         t->wake_at = c->time + S->tick / 2 + sim_rng_below(&S->rng, (uint32_t)(S->tick + 1));
         c->need_resched = 1;
         break;
-    case NR_EXIT: do_exit(S, c, t); break;
+    case NR_EXIT:
+    case 94: /* exit_group */ do_exit(S, c, t); break;
     case NR_CLONE: do_clone(S, c, t); break;
     case NR_EXECVE: do_exec(S, c, t); break;
     case NR_MMAP: do_mmap(S, c, t); break;
     case NR_MUNMAP: do_munmap(S, c, t); break;
+    case NR_MPROTECT: do_jit(S, c, t); break;
     default: break;
     }
 }
@@ -526,7 +800,8 @@ static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
     unsigned n = m->img->ncb;
     if (p)
         for (int k = 0; k < p->nmaps; k++)
-            if (&p->maps[k] != m && p->maps[k].img->is_shared) n += p->maps[k].img->napi;
+            if (&p->maps[k] != m && (p->maps[k].img->is_shared || p->maps[k].jit))
+                n += p->maps[k].img->napi;
     if (!n) {
         fail(S, "no indirect-call target in %s (%llx)", m->img->blob->name, t->pc);
         return 0;
@@ -536,7 +811,7 @@ static uint64_t pick_callable(sim *S, sim_thread *t, const sim_map *m)
     r -= m->img->ncb;
     for (int k = 0; p && k < p->nmaps; k++) {
         const sim_map *o = &p->maps[k];
-        if (o == m || !o->img->is_shared) continue;
+        if (o == m || !(o->img->is_shared || o->jit)) continue;
         if (r < o->img->napi) return o->img->api[r] + o->bias;
         r -= o->img->napi;
     }
@@ -550,6 +825,7 @@ static sim_action next_action(sim *S, sim_thread *t)
         uint32_t step = p->steps++;
         if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
             return p->script[p->script_pos++].action;
+        if (p->jit && p->jit_every && step % p->jit_every == 0) return SIM_ACT_JIT;
     }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
@@ -563,6 +839,11 @@ static uint64_t indirect_target(sim *S, struct sim_cpu *c, sim_thread *t, const 
                                 const sim_insn *in)
 {
     (void)c;
+    if (in->dec == SIM_DEC_REAL) {
+        uint64_t a = sim_real_target(S, t, m, t->pc);
+        if (!a) fail(S, "indirect branch without a target in %s (%llx)", m->img->blob->name, t->pc);
+        return a;
+    }
     if (in->dec == SIM_DEC_SYSCALL) return syscall_target(S, t->sc_nr);
     if (in->dec == SIM_DEC_SCRIPT) {
         sim_action a = next_action(S, t);
@@ -604,9 +885,11 @@ static void take_irq(sim *S, struct sim_cpu *c, sim_thread *t)
 
 /* ------------------------------------------------------------------ the interpreter */
 
-static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_insn *in)
+static int decide(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m, const sim_insn *in,
+                  uint64_t ia)
 {
     switch (in->dec) {
+    case SIM_DEC_GUIDED: return sim_real_bcond(S, t, m, in, ia);
     case SIM_DEC_NORESCHED: return !c->need_resched;
     case SIM_DEC_IDLE_WAKE: return others_runnable(c) || c->need_resched;
     case SIM_DEC_CONTINUE: return t->budget > 0 && !S->done;
@@ -634,7 +917,7 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         t->pc = ia + 4;
         return;
     case SIM_I_BCOND:
-        taken = decide(S, c, t, in);
+        taken = decide(S, c, t, m, in, ia);
         target = ia + (int64_t)in->imm;
         sim_etm_branch(e, ia, in->cls, taken, target, m->serial, 0);
         sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);
@@ -720,7 +1003,8 @@ static void exec_stop(sim *S, struct sim_cpu *c, sim_thread *t, const sim_map *m
         return;
     }
     case SIM_I_SVC:
-        t->sc_nr = (int)t->xreg[8];
+        /* real binaries: the number the code puts into x8 before it (-1: not known) */
+        t->sc_nr = m->img->real ? in->imm : (int)t->xreg[8];
         take_exception(S, c, t, EK_ETM4_EXC_CALL, ia + 4, 0x400);
         return;
     default: fail(S, "unsupported instruction in %s at %llx", m->img->blob->name, ia); return;
@@ -758,12 +1042,18 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->budget -= k;
             else
                 t->budget = 0;
+            if (img->seen)
+                for (uint64_t q = i; q < i + k; q++)
+                    img->seen[q >> 6] |= 1ull << (q & 63);
             t->pc += 4 * k;
             take_irq(S, c, t);
             continue;
         }
         c->time += n;
         S->insn_total += n;
+        if (img->seen)
+            for (uint32_t k = i; k <= s; k++)
+                img->seen[k >> 6] |= 1ull << (k & 63);
         if (t->el == 0) {
             if (t->budget > n)
                 t->budget -= n;
@@ -781,6 +1071,7 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
             uint64_t target = ia + (int64_t)in->imm;
             if (in->cls == SIM_I_BL) {
                 t->stack[t->depth].addr = ia + 4;
+                t->stack[t->depth].budget = t->budget;
                 t->stack[t->depth].exc = 0;
                 t->stack[t->depth].el = (uint8_t)t->el;
                 t->depth++;

@@ -87,6 +87,10 @@ static void attr_bytes(const sim_writer *w, int dummy, uint8_t *a)
     }
     ek_put_le32(a + 4, ATTR_SIZE);
     ek_put_le64(a + 24, w->sample_type);
+    if (s->clock_monotonic) {
+        flags |= 1ull << 25;    /* use_clockid */
+        ek_put_le32(a + 92, 1); /* clockid: CLOCK_MONOTONIC */
+    }
     ek_put_le64(a + 40, flags);
 }
 
@@ -159,12 +163,22 @@ int sim_writer_record(sim_writer *w, const sim_rec *r)
         ek_put_le64(b + 16, r->addr);
         ek_put_le64(b + 24, r->len);
         ek_put_le64(b + 32, r->pgoff);
-        ek_put_le32(b + 40, 8);                                        /* maj */
-        ek_put_le32(b + 44, 1);                                        /* min */
-        ek_put_le64(b + 48, 1000 + (uint64_t)(r->img - w->S->images)); /* ino */
-        ek_put_le64(b + 56, 0);
-        ek_put_le32(b + 64, 5); /* PROT_READ | PROT_EXEC */
-        ek_put_le32(b + 68, 2); /* MAP_PRIVATE */
+        if (!strcmp(r->img->blob->path, "//anon")) {
+            /* anonymous memory (a JIT's code cache): no device, no inode */
+            ek_put_le32(b + 40, 0);
+            ek_put_le32(b + 44, 0);
+            ek_put_le64(b + 48, 0);
+            ek_put_le64(b + 56, 0);
+            ek_put_le32(b + 64, 7);    /* PROT_READ | PROT_WRITE | PROT_EXEC */
+            ek_put_le32(b + 68, 0x22); /* MAP_PRIVATE | MAP_ANONYMOUS */
+        } else {
+            ek_put_le32(b + 40, 8);                                        /* maj */
+            ek_put_le32(b + 44, 1);                                        /* min */
+            ek_put_le64(b + 48, 1000 + (uint64_t)(r->img - w->S->images)); /* ino */
+            ek_put_le64(b + 56, 0);
+            ek_put_le32(b + 64, 5); /* PROT_READ | PROT_EXEC */
+            ek_put_le32(b + 68, 2); /* MAP_PRIVATE */
+        }
         n = 72 + put_str(b + 72, r->img->blob->path, 8);
         break;
     case SIM_R_MMAP: /* kernel map */
@@ -379,7 +393,7 @@ int sim_writer_close(sim_writer *w)
         switch (feats[i]) {
         case 2:
             for (int k = 0; k < S->nimages; k++)
-                feat_build_id(w, &S->images[k], S->images[k].is_kernel);
+                if (!S->images[k].hidden) feat_build_id(w, &S->images[k], S->images[k].is_kernel);
             break;
         case 4: feat_string(w, "6.1.0-etmkit-sim"); break;
         case 5: feat_string(w, "6.1.187"); break;

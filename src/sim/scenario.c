@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/sim.h"
 
@@ -56,6 +57,16 @@ static void add_etr(sim *S, uint32_t size)
         S->cpus[c].sink = k;
 }
 
+/* an ETR for CPUs first .. first+n-1 (a cluster's funnel) */
+static void add_etr_group(sim *S, uint32_t size, int first, int n)
+{
+    sim_sink *k = &S->sinks[S->nsinks];
+    sim_sink_init(k, SIM_SINK_ETR, S->nsinks, size, S->truth);
+    S->nsinks++;
+    for (int c = first; c < first + n && c < S->ncpus; c++)
+        S->cpus[c].sink = k;
+}
+
 /* one ETF per CPU: every CPU's ETM has its own sink */
 static void add_etf_per_cpu(sim *S, uint32_t size)
 {
@@ -79,8 +90,9 @@ static void add_trbe(sim *S, uint32_t size)
 
 static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
 {
-    const sim_image *img = sim_find_image(S, exe);
+    sim_image *img = (sim_image *)sim_find_image(S, exe);
     if (!img) return NULL;
+    img->hidden = 0; /* an optional program is a file of this recording */
     return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
 }
 
@@ -411,6 +423,62 @@ static int sc_header_v2(sim *S)
     return sc_header(S, 2, 1);
 }
 
+/* Linux 6.12+: trace IDs are allocated per sink and announced by AUX_OUTPUT_HW_ID version 0.1
+ * with the sink's ID. Two clusters of 4 CPUs, each with its own ETR; the pool of trace IDs is
+ * made small (1-4, as if the 0x6f IDs were taken by more trace units than a global map could
+ * hold), so both sinks use the same four IDs: the CPU of a trace ID depends on the sink. */
+static int sc_trace_id_per_sink(sim *S)
+{
+    S->ncpus = 8;
+    S->trace_id_top = 5;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->header_version = 2;
+    s->hw_id_records = 1;
+    s->hw_id_minor = 1;
+    add_etr_group(S, 256u << 10, 0, 4);
+    add_etr_group(S, 256u << 10, 4, 4);
+    return 0;
+}
+
+static int sc_trace_id_per_sink_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    for (uint32_t k = 1; k <= 7; k++)
+        script(p, k, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* A JIT: simjit compiles functions into an anonymous code cache, calls them, moves some and
+ * collects the cache, after which other code runs at the same addresses. The JIT writes
+ * jit-PID.dump (which it maps, so that the recording names it) and /tmp/perf-PID.map; both
+ * are in symfs at their paths. perf record -k 1: CLOCK_MONOTONIC sample times, the clock of
+ * the jitdump's time stamps. Time stamps in the trace tell which code ran when. */
+static int sc_jit(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
+    s->clock_monotonic = 1;
+    add_etr(S, 1u << 20);
+    return 0;
+}
+
+#define SIM_JIT_DIR "/home/sim/.debug/jit/simjit-jit-20261203.q3Xe1B"
+
+static int sc_jit_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simjit", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    int err = sim_jit_enable(S, p, S->jit_dir ? S->jit_dir : SIM_JIT_DIR);
+    if (err) return err;
+    p->random_actions = 12;
+    p->jit_every = 3; /* a JIT action every third work step */
+    return 0;
+}
+
 /* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
  * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
  * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
@@ -447,6 +515,27 @@ static int sc_workload_run(sim *S)
     b->next_exe = sim_find_image(S, "simchild");
     script(b, 500, SIM_ACT_EXEC);
     return err;
+}
+
+/* Real code for benchmarks: the workload's topology (4 CPUs, ETE, TRBE, system-wide kernel and
+ * user), three processes running simreal on Debian's libc.so.6 and libm.so.6, started through
+ * ld-linux-aarch64.so.1 (realcode.c). A megabyte and more of distinct code runs, so a decoder
+ * cannot live off a few hot lines. */
+static int sc_workload_real(sim *S)
+{
+    int rc = sc_workload(S);
+    if (!rc) rc = sim_real_setup(S);
+    return rc;
+}
+
+static int sc_workload_real_run(sim *S)
+{
+    for (int i = 0; i < 3; i++) {
+        sim_process *p = sim_spawn_real(S, i, S->work, 0);
+        if (!p) return S->err ? S->err : EK_ERR_NOMEM;
+        p->random_actions = 4;
+    }
+    return 0;
 }
 
 /* Randomized schedule of the sink rules: 2-8 CPUs, one topology (a shared ETR, an ETF per CPU
@@ -636,6 +725,28 @@ static const struct {
       sc_header_v2, 0},
      sc_two_threads_run,
      64 << 10},
+    {{"trace-id-per-sink",
+      "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
+      "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
+      "6.1 refuses the file",
+      sc_trace_id_per_sink, 0},
+     sc_trace_id_per_sink_run,
+     256 << 10},
+    {{"jit-reuse",
+      "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
+      "replaced by other code at the same addresses; jit-PID.dump (code and names by time) and "
+      "perf-PID.map in symfs, perf record -k 1; perf 6.1 cannot read JIT code",
+      sc_jit, 0},
+     sc_jit_run,
+     128 << 10},
+    {{"workload-real",
+      "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
+      "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
+      "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
+      "megabytes of distinct code; --trace-size up to gigabytes",
+      sc_workload_real, 0},
+     sc_workload_real_run,
+     256 << 10},
     {{"arbitration-stress",
       "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
       "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
@@ -726,6 +837,7 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
     for (int i = 0; i < S->nimages && !err; i++) {
         const sim_image *img = &S->images[i];
         char rel[512];
+        if (img->hidden) continue;
         if (img->is_kernel) {
             if (!with_vmlinux) continue;
             snprintf(rel, sizeof(rel), "symfs/vmlinux");
@@ -740,6 +852,150 @@ static int write_symfs(sim *S, const char *out, int with_vmlinux)
         *slash = '/';
         if (!err) err = write_file(path, img->data, img->size);
         free(path);
+    }
+    return err;
+}
+
+/* ------------------------------------------------------------------ JIT files */
+
+static void put32(FILE *f, uint32_t v)
+{
+    uint8_t b[4];
+    ek_put_le32(b, v);
+    fwrite(b, 1, 4, f);
+}
+
+static void put64(FILE *f, uint64_t v)
+{
+    uint8_t b[8];
+    ek_put_le64(b, v);
+    fwrite(b, 1, 8, f);
+}
+
+static void pad8(FILE *f, size_t n)
+{
+    static const uint8_t z[8];
+    fwrite(z, 1, (8 - (n & 7)) & 7, f);
+}
+
+/* jit-PID.dump in perf's jitdump format (tools/perf/util/jitdump.h), as perf's JVMTI agent
+ * writes it: a 40-byte header, then records with a 16-byte prefix (id, total size, time);
+ * debug info is padded to 8 bytes, code loads are not. Times are the simulated clock
+ * (CLOCK_MONOTONIC, as perf record -k 1 stamps its events). */
+static int write_jitdump(sim *S, const sim_process *p, const char *path)
+{
+    const sim_jit *j = p->jit;
+    FILE *f = fopen(path, "wb");
+    if (!f) return EK_ERR_IO;
+    put32(f, 0x4A695444); /* "JiTD" */
+    put32(f, 1);          /* version */
+    put32(f, 40);         /* header size */
+    put32(f, 183);        /* EM_AARCH64 */
+    put32(f, 0);
+    put32(f, (uint32_t)p->pid);
+    put64(f, j->start_time);
+    put64(f, 0); /* flags: time stamps are not the architectural counter */
+    for (size_t i = 0; i < j->recs.n; i++) {
+        const sim_jitrec *r = &j->recs.v[i];
+        const char *name = r->img ? r->img->blob->name : "";
+        size_t n;
+        switch (r->id) {
+        case SIM_JIT_LOAD:
+            /* not padded: perf takes the code as the record's last code_size bytes */
+            n = 16 + 40 + strlen(name) + 1 + r->size;
+            put32(f, SIM_JIT_LOAD);
+            put32(f, (uint32_t)n);
+            put64(f, r->time);
+            put32(f, (uint32_t)p->pid);
+            put32(f, (uint32_t)r->tid);
+            put64(f, r->addr); /* vma */
+            put64(f, r->addr);
+            put64(f, r->size);
+            put64(f, r->index);
+            fwrite(name, 1, strlen(name) + 1, f);
+            fwrite(r->img->data + r->img->seg_off, 1, r->size, f);
+            break;
+        case SIM_JIT_MOVE:
+            put32(f, SIM_JIT_MOVE);
+            put32(f, 64);
+            put64(f, r->time);
+            put32(f, (uint32_t)p->pid);
+            put32(f, (uint32_t)r->tid);
+            put64(f, r->addr); /* vma */
+            put64(f, r->old_addr);
+            put64(f, r->addr);
+            put64(f, r->size);
+            put64(f, r->index);
+            break;
+        case SIM_JIT_DEBUG_INFO: {
+            /* a line per 16 bytes of code, in a source file named after the function */
+            uint64_t ne = (r->size + 15) / 16;
+            char file[64];
+            snprintf(file, sizeof file, "%s.js", name);
+            n = 16 + 16;
+            for (uint64_t e = 0; e < ne; e++)
+                n += 16 + (e ? 2 : strlen(file) + 1);
+            put32(f, SIM_JIT_DEBUG_INFO);
+            put32(f, (uint32_t)(n + ((8 - (n & 7)) & 7)));
+            put64(f, r->time);
+            put64(f, r->addr);
+            put64(f, ne);
+            for (uint64_t e = 0; e < ne; e++) {
+                put64(f, r->addr + 16 * e);
+                put32(f, (uint32_t)(10 + e)); /* line */
+                put32(f, 0);                  /* discriminator */
+                if (e)
+                    fwrite("\xff", 1, 2, f); /* same file as the previous entry */
+                else
+                    fwrite(file, 1, strlen(file) + 1, f);
+            }
+            pad8(f, n);
+            break;
+        }
+        case SIM_JIT_CLOSE:
+            put32(f, SIM_JIT_CLOSE);
+            put32(f, 16);
+            put64(f, r->time);
+            break;
+        }
+    }
+    return sim_fclose(f);
+}
+
+/* perf-PID.map: "START SIZE name" per function the JIT installed (loads and moves) */
+static int write_perf_map(const sim_process *p, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return EK_ERR_IO;
+    for (size_t i = 0; i < p->jit->recs.n; i++) {
+        const sim_jitrec *r = &p->jit->recs.v[i];
+        if (r->id == SIM_JIT_LOAD || r->id == SIM_JIT_MOVE)
+            fprintf(f, "%llx %llx %s\n", (unsigned long long)r->addr, (unsigned long long)r->size,
+                    r->img->blob->name);
+    }
+    return sim_fclose(f);
+}
+
+static int write_jit_files(sim *S, const char *out)
+{
+    int err = 0;
+    for (size_t i = 0; i < S->nprocs && !err; i++) {
+        const sim_process *p = S->procs[i];
+        if (!p->jit || !p->jit->started) continue;
+        char *dir = NULL, *dump = NULL, *tmp = NULL, *map = NULL;
+        if (asprintf(&dir, "%s/symfs%s", out, p->jit->dir) < 0) dir = NULL;
+        if (asprintf(&dump, "%s/symfs%s", out, p->jit->dump_path) < 0) dump = NULL;
+        if (asprintf(&tmp, "%s/symfs/tmp", out) < 0) tmp = NULL;
+        if (asprintf(&map, "%s/symfs/tmp/perf-%d.map", out, p->pid) < 0) map = NULL;
+        if (!dir || !dump || !tmp || !map) err = EK_ERR_NOMEM;
+        if (!err) err = sim_mkdirs(dir);
+        if (!err) err = write_jitdump(S, p, dump);
+        if (!err) err = sim_mkdirs(tmp);
+        if (!err) err = write_perf_map(p, map);
+        free(dir);
+        free(dump);
+        free(tmp);
+        free(map);
     }
     return err;
 }
@@ -772,6 +1028,13 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
             (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
             (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
     fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
+    if (S->real) {
+        /* distinct instruction bytes of the real binaries that ran, of their code */
+        uint64_t fb, ft;
+        sim_real_footprint(S, &fb, &ft);
+        fprintf(f, "footprint\tbytes=%llu\ttext=%llu\n", (unsigned long long)fb,
+                (unsigned long long)ft);
+    }
     fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
             (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
             (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
@@ -888,10 +1151,16 @@ static int apply_config(sim *S, const char *path, int phase)
                 S->quantum = n;
             else if (!strcmp(p, "branches_limit") && isnum)
                 S->branches_limit = n;
+            else if (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90)
+                S->jit_dir = sim_strdup(S, "%s", v);
+            else if (!strcmp(p, "real_libdir") && v[0])
+                S->real_libdir = sim_strdup(S, "%s", v);
             continue;
         }
         if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
-            !strcmp(p, "branches_limit"))
+            !strcmp(p, "branches_limit") ||
+            (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90) ||
+            (!strcmp(p, "real_libdir") && v[0]))
             continue;
         if (!s) {
             ok = 0;
@@ -914,6 +1183,12 @@ static int apply_config(sim *S, const char *path, int phase)
             s->header_version = (int)n;
         } else if (!strcmp(p, "hwid") && isnum) {
             s->hw_id_records = n != 0;
+        } else if (!strcmp(p, "clock_monotonic") && isnum) {
+            s->clock_monotonic = n != 0;
+        } else if (!strcmp(p, "hwid_minor") && isnum && n <= 1) {
+            s->hw_id_minor = (int)n;
+        } else if (!strcmp(p, "trace_id_top") && isnum && n >= 2 && n <= 0x70) {
+            S->trace_id_top = (int)n;
         } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
             s->ring_size = (uint32_t)n;
         } else if (!strcmp(p, "read_period_ns") && isnum) {
@@ -968,6 +1243,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     S->now = SIM_BOOT_NS;
     S->quantum = 10000;
     S->tick = 50000;
+    S->trace_id_top = 0x70;
     S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
     S->truth = S->trace_budget <= SIM_TRUTH_MAX;
     S->work = ~0ull >> 2;
@@ -1044,6 +1320,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
         if (!err) err = e2;
     }
     if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
+    if (!err) err = write_jit_files(S, o->outdir);
     if (!err) err = write_kallsyms(S, o->outdir);
     if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
     for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
@@ -1080,9 +1357,13 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
         sim_sink_free(&S->sinks[i]);
     for (int c = 0; c < SIM_MAX_CPUS; c++)
         if (S->trbes[c]) sim_sink_free(S->trbes[c]);
+    sim_real_free(S);
     sim_machine_free(S);
     for (int i = 0; i < S->nimages; i++)
         sim_image_free(&S->images[i]);
+    for (size_t i = 0; i < S->buffers.n; i++)
+        free(S->buffers.v[i]);
+    ek_vec_free(&S->buffers);
     free(S);
     return err;
 }

@@ -29,12 +29,18 @@
 #define SIM_MAX_CPUS     8
 #define SIM_MAX_SESSIONS 6
 #define SIM_NO_OWNER     (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
-#define SIM_MAX_MAPS     8
+#define SIM_MAX_MAPS     32
+#define SIM_MAX_IMAGES   64
 /* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
  * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
-#define SIM_TRUTH_MAX  (4ull << 20)
+#define SIM_TRUTH_MAX     (4ull << 20)
 #define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
-#define SIM_MAX_SCRIPT 32
+#define SIM_MAX_SCRIPT    32
+#define SIM_NSYSCALLS     11 /* system calls of the kernel image (machine.c), sys_ni_syscall last */
+#define SIM_REAL_MAX      8  /* real binaries a run can load (realcode.c) */
+/* slot annotations of real binaries (realcode.c), beyond those of simmeta.h */
+#define SIM_DEC_GUIDED 10 /* conditional branch: chosen among successors that can return */
+#define SIM_DEC_REAL   11 /* indirect branch: target from realcode.c's analysis */
 /* simulated time starts one second after boot: trace timestamps are never zero */
 #define SIM_BOOT_NS 1000000000ull
 
@@ -53,8 +59,36 @@ typedef struct sim_map {
     const sim_image *img;
     uint32_t serial; /* identifies this mapping instance (dlopen reuse) */
     int pid;
-    uint64_t time; /* when it was made */
+    uint64_t time;    /* when it was made */
+    const char *path; /* the name a decoder prints for it (NULL: the image's path) */
+    uint8_t jit;      /* code a JIT installed: no MMAP record, only the jitdump knows it */
+    uint8_t exact;    /* [start, end) as given, not widened to pages */
 } sim_map;
+
+/* A JIT in a process (machine.c): it allocates code in an anonymous executable code cache,
+ * copies functions there (JIT_CODE_LOAD), moves them (JIT_CODE_MOVE) and, when the cache is
+ * collected, installs other code at the same addresses. It writes what it did into
+ * jit-PID.dump (perf's jitdump format), which it maps so that `perf record -k 1` sees it,
+ * and into perf-PID.map. */
+enum { SIM_JIT_LOAD = 0, SIM_JIT_MOVE = 1, SIM_JIT_DEBUG_INFO = 2, SIM_JIT_CLOSE = 3 };
+typedef struct sim_jitrec {
+    uint32_t id; /* SIM_JIT_* */
+    uint64_t time;
+    int tid;
+    uint64_t addr, old_addr, size, index;
+    const sim_image *img; /* LOAD, MOVE, DEBUG_INFO: the code */
+} sim_jitrec;
+
+typedef struct sim_jit {
+    uint64_t cache, cache_size, next; /* code cache and its allocation pointer */
+    uint64_t dump_addr;               /* where jit-PID.dump is mapped */
+    char dir[96];                     /* folder of the jitdump (perf inject writes there too) */
+    char dump_path[128];
+    uint64_t start_time, next_index;
+    int started;
+    uint32_t loads, moves, gcs;
+    EK_VEC(sim_jitrec) recs;
+} sim_jit;
 
 /* Scripted actions a process runs between work steps (the SIM_DEC_SCRIPT blr). */
 typedef enum sim_action {
@@ -67,6 +101,7 @@ typedef enum sim_action {
     SIM_ACT_DLCLOSE, /* unmap the most recent library */
     SIM_ACT_CLONE,   /* start a thread at thread_entry */
     SIM_ACT_EXEC,    /* exec the next program */
+    SIM_ACT_JIT,     /* the process's JIT compiles, moves or collects code (mprotect) */
     SIM_ACT__COUNT
 } sim_action;
 
@@ -94,11 +129,15 @@ struct sim_process {
     uint64_t thread_budget;  /* instructions each new thread works for */
     unsigned session_mask;   /* per-task sessions following this process */
     int parent;
+    sim_jit *jit;       /* a JIT runs in it (NULL: none) */
+    int real;           /* runs real binaries: only sleep, yield and exit act on the machine */
+    unsigned jit_every; /* its main thread runs a JIT action every that many work steps */
 };
 
 typedef struct sim_frame {
     uint64_t addr;
-    uint8_t exc; /* 1: exception frame (ERET returns here, to EL 'el') */
+    uint64_t budget; /* the thread's work budget when the frame was made (real code) */
+    uint8_t exc;     /* 1: exception frame (ERET returns here, to EL 'el') */
     uint8_t el;
 } sim_frame;
 
@@ -182,6 +221,7 @@ typedef struct sim_elem {
     uint8_t svc_at_end; /* RANGE: last instruction is an SVC */
     uint8_t el;
     uint8_t exc; /* EXCEPTION: number */
+    uint8_t cpu; /* the CPU whose trace unit produced it */
     uint32_t ninstr;
     uint32_t map;        /* RANGE: mapping serial */
     uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
@@ -253,6 +293,17 @@ typedef struct sim_etm {
 enum { SIM_SINK_ETR = 1, SIM_SINK_ETF, SIM_SINK_TRBE };
 enum { SIM_MODE_PER_CPU = 1, SIM_MODE_PER_THREAD, SIM_MODE_SYSTEM };
 
+/* A trace ID map of the kernel (coresight-trace-id.c): IDs are allocated when a session's
+ * events are created, CPU by CPU in CPU order (the legacy ID 0x10 + 2 * cpu when it is valid
+ * and free, else the lowest free one), and all released when the last session using the map
+ * ends. Linux 6.4-6.11 have one global map, 6.12+ one per sink; before 6.4 IDs are static
+ * (the legacy ones). */
+typedef struct sim_idmap {
+    uint8_t used[128];
+    uint8_t cpu_id[SIM_MAX_CPUS]; /* 0: none allocated */
+    int sessions;                 /* sessions holding the map */
+} sim_idmap;
+
 /* One piece of formatted data: frame 'frame' holds 'count' bytes of 'id' starting at the ID
  * stream offset 'xoff', the first of them at byte 'pos' of the frame. */
 typedef struct sim_fseg {
@@ -283,6 +334,8 @@ struct sim_sink {
     int refcnt;
     int barrier;       /* insert a 4 x FSYNC barrier frame after a wrap */
     int partial_flush; /* fault: an incomplete flush drops the tail of the last packet */
+    uint32_t sink_id;  /* AUX_OUTPUT_HW_ID v0.1 sink ID (the kernel's hash of the device name) */
+    sim_idmap ids;     /* its trace ID map (Linux 6.12+: one per sink) */
     uint64_t stat_refused, stat_copies, stat_lost, stat_mixed;
 };
 
@@ -348,8 +401,12 @@ struct sim_session {
     uint32_t configr;     /* TRCCONFIGR of its ETMs */
     uint32_t attr_config; /* cs_etm perf attr.config */
     int sink_kind;
-    int header_version; /* AUXTRACE_INFO version 0, 1, 2 */
-    int hw_id_records;  /* write AUX_OUTPUT_HW_ID */
+    int header_version;  /* AUXTRACE_INFO version 0, 1, 2 */
+    int hw_id_records;   /* write AUX_OUTPUT_HW_ID */
+    int hw_id_minor;     /* their version 0.<minor>: 1 adds the sink ID (Linux 6.12+) */
+    int clock_monotonic; /* perf record -k 1: events use CLOCK_MONOTONIC (jitdump time) */
+    sim_idmap *idmaps[2 * SIM_MAX_CPUS]; /* trace ID maps the session holds */
+    int nidmaps;
     uint32_t ring_size;
     sim_event events[SIM_MAX_CPUS];
     int nevents;
@@ -391,7 +448,7 @@ struct sim {
     const ek_sim_opts *opts;
     ek_diag *diag;
     sim_rng rng;
-    sim_image images[8];
+    sim_image images[SIM_MAX_IMAGES];
     int nimages;
     const sim_image *kernel;
     int ncpus;
@@ -425,6 +482,8 @@ struct sim {
     int truth;               /* keep packet truth and compute expected output */
     uint64_t work;           /* instructions of work per process (SIM_DEC_CONTINUE) */
     int no_vmlinux;          /* do not put the kernel image into symfs */
+    int trace_id_top;        /* trace IDs 1 .. top-1 are usable (0x70; smaller to model scarcity) */
+    sim_idmap global_ids;    /* the trace ID map of Linux 6.4-6.11 (AUX_OUTPUT_HW_ID v0.0) */
     uint64_t stat_invariant; /* sink arbitration invariant violations (must stay 0) */
     uint64_t stat_mixed, stat_refused, stat_touched;
     uint64_t trace_budget; /* stop once this many trace bytes were produced */
@@ -438,9 +497,24 @@ struct sim {
     uint64_t branches_written, branches_limit;
     const sim_map *kmap;
     sim_map kernel_map;
-    uint64_t k_vectors, k_ret_from_fork, k_syscall[10];
+    uint64_t k_vectors, k_ret_from_fork, k_syscall[SIM_NSYSCALLS];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
+    /* JIT: code templates, their function images, names owned by the run */
+    const sim_image *jit_tmpl;
+    int jit_first, jit_count; /* images[jit_first .. +jit_count): one per template function */
+    EK_VEC(char *) strings;
+    EK_VEC(sim_blob *) blobs;
+    const char *jit_dir;   /* --config jit_dir: where the JIT writes its jitdump (NULL: default) */
+    struct sim_real *real; /* real binaries and their analysis (realcode.c) */
+    sim_image *real_exe;   /* the program and where it is loaded */
+    uint64_t real_exe_base;
+    sim_image *real_libs[SIM_REAL_MAX]; /* the dynamic linker and the libraries */
+    uint64_t real_lib_base[SIM_REAL_MAX];
+    int nreal_libs;
+    uint64_t real_entry;     /* where a new process starts: the dynamic linker's entry */
+    const char *real_libdir; /* --config real_libdir: Debian's AArch64 libraries */
+    EK_VEC(void *) buffers;  /* file contents images point into */
 };
 
 /* machine.c */
@@ -448,11 +522,30 @@ int sim_machine_init(sim *S);
 void sim_machine_free(sim *S);
 sim_process *sim_spawn(sim *S, const sim_image *exe, const char *comm, int cpu, uint64_t budget,
                        unsigned session_mask, int parent_pid);
+/* give process p a JIT (its jitdump goes into dir) */
+int sim_jit_enable(sim *S, sim_process *p, const char *dir);
+/* a string / an image slot owned by the run */
+const char *sim_strdup(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sim_run(sim *S, uint64_t until_ns);
 const sim_image *sim_find_image(const sim *S, const char *name);
 const sim_map *sim_map_lookup(const sim_process *p, uint64_t addr);
 sim_thread *sim_find_thread(const sim *S, int tid);
 uint32_t sim_word_at(const sim *S, const sim_process *p, uint64_t addr);
+
+/* realcode.c */
+/* load Debian's AArch64 libraries and simreal, bind them and analyse their code; a clear error
+ * naming the package when the libraries are missing */
+int sim_real_setup(sim *S);
+int sim_real_add(sim *S, sim_image *img, uint64_t base, int exe, int interp);
+int sim_real_link(sim *S);
+void sim_real_free(sim *S);
+int sim_real_bcond(sim *S, sim_thread *t, const sim_map *m, const sim_insn *in, uint64_t ia);
+uint64_t sim_real_target(sim *S, sim_thread *t, const sim_map *m, uint64_t ia);
+void sim_real_footprint(const sim *S, uint64_t *bytes, uint64_t *text);
+/* start a process of real binaries: the program, its libraries, through the dynamic linker */
+sim_process *sim_spawn_real(sim *S, int cpu, uint64_t budget, unsigned session_mask);
+/* a new slot in S->images (NULL and S->err set when full) */
+sim_image *sim_new_image(sim *S);
 
 /* etm.c */
 void sim_etm_init(sim *S, sim_etm *e, int cpu);
@@ -496,6 +589,8 @@ static inline void sim_etm_direct(sim_etm *e, uint64_t addr, int cls, int taken,
 }
 
 /* sink.c */
+/* The trace ID of a CPU's trace unit in a session: the ID its sink's map gave it. */
+uint8_t sim_trace_id(const sim *S, const sim_session *s, int cpu);
 void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth);
 void sim_sink_free(sim_sink *k);
 void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uint64_t xoff,

@@ -35,6 +35,18 @@ void sim_sink_init(sim_sink *k, int kind, int index, uint32_t size, int truth)
     k->truth = truth;
     k->barrier = 1;
     k->seg_prune_at = 4096;
+    /* the kernel reports a hash of the sink's device name as its ID (coresight_get_sink_id);
+     * any stable 32-bit value per sink will do here: FNV-1a of the name the driver would use */
+    char name[32];
+    snprintf(name, sizeof name, "%s%d",
+             kind == SIM_SINK_ETR   ? "tmc_etr"
+             : kind == SIM_SINK_ETF ? "tmc_etf"
+                                    : "trbe",
+             index);
+    uint32_t h = 2166136261u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    k->sink_id = h;
 }
 
 void sim_sink_free(sim_sink *k)
@@ -206,6 +218,75 @@ void sim_sink_write(sim *S, sim_sink *k, int id, const uint8_t *p, size_t n, uin
         fmt_byte(k, id, p[i], xoff + i);
         i++;
     }
+}
+
+/* ------------------------------------------------------------------ trace IDs */
+
+static sim_sink *sink_of(sim *S, const sim_session *s, int cpu)
+{
+    return s->sink_kind == SIM_SINK_TRBE ? S->trbes[cpu] : S->cpus[cpu].sink;
+}
+
+/* The map a session's CPU takes its ID from: none before Linux 6.4 (AUXTRACE_INFO version
+ * below 2: static legacy IDs), the global one for AUX_OUTPUT_HW_ID v0.0, the sink's for v0.1. */
+static sim_idmap *idmap_of(sim *S, const sim_session *s, int cpu)
+{
+    if (s->header_version < 2) return NULL;
+    if (s->hw_id_minor < 1) return &S->global_ids;
+    sim_sink *k = sink_of(S, s, cpu);
+    return k ? &k->ids : NULL;
+}
+
+static int legacy_id(int cpu)
+{
+    return 0x10 + 2 * cpu;
+}
+
+/* coresight_trace_id_alloc_new_id for a CPU: its legacy ID if valid and free, else the lowest
+ * free ID; 0 when the pool is exhausted */
+static uint8_t id_alloc(const sim *S, sim_idmap *m, int cpu)
+{
+    int top = S->trace_id_top;
+    int id = legacy_id(cpu);
+    if (!(id > 0 && id < top && !m->used[id]))
+        for (id = 1; id < top && m->used[id]; id++)
+            ;
+    if (id >= top) return 0;
+    m->used[id] = 1;
+    return (uint8_t)id;
+}
+
+/* perf record creates the session's events: every CPU gets an ID in the map it uses */
+static void ids_acquire(sim *S, sim_session *s)
+{
+    for (int c = 0; c < S->ncpus; c++) {
+        sim_idmap *m = idmap_of(S, s, c);
+        if (!m) continue;
+        int held = 0;
+        for (int i = 0; i < s->nidmaps; i++)
+            held |= s->idmaps[i] == m;
+        if (!held && s->nidmaps < 2 * SIM_MAX_CPUS) {
+            s->idmaps[s->nidmaps++] = m;
+            m->sessions++;
+        }
+        if (!m->cpu_id[c] && !(m->cpu_id[c] = id_alloc(S, m, c)))
+            sim_note(S, "trace ID pool exhausted for CPU %d", c);
+    }
+}
+
+/* the last session using a map releases all its IDs */
+static void ids_release(sim_session *s)
+{
+    for (int i = 0; i < s->nidmaps; i++)
+        if (--s->idmaps[i]->sessions == 0) memset(s->idmaps[i], 0, sizeof(sim_idmap));
+    s->nidmaps = 0;
+}
+
+uint8_t sim_trace_id(const sim *S, const sim_session *s, int cpu)
+{
+    sim_idmap *m = s ? idmap_of((sim *)S, s, cpu) : NULL;
+    if (m && m->cpu_id[cpu]) return m->cpu_id[cpu];
+    return (uint8_t)legacy_id(cpu);
 }
 
 /* ------------------------------------------------------------------ rings and records */
@@ -537,7 +618,12 @@ static int event_start(sim *S, sim_session *s, sim_event *ev, int cpu, sim_threa
         r.tid = t && !t->idle ? t->tid : 0;
         r.cpu = cpu;
         r.time = time;
-        r.hw_id = (uint64_t)(0x10 + 2 * cpu);
+        /* version 0.minor, trace ID in bits 7:0, sink ID in 39:8 from version 0.1 on */
+        r.hw_id = (uint64_t)sim_trace_id(S, s, cpu) | ((uint64_t)s->hw_id_minor << 56);
+        if (s->hw_id_minor >= 1) {
+            const sim_sink *hk = sink_of(S, s, cpu);
+            r.hw_id |= (uint64_t)(hk ? hk->sink_id : 0) << 8;
+        }
         r.id = ev->id;
         sim_session_record(S, s, ev->idx, &r);
     }
@@ -817,6 +903,7 @@ static void synth_existing(sim *S, sim_session *s, uint64_t time)
 static void session_start(sim *S, sim_session *s, uint64_t time)
 {
     s->started = 1;
+    ids_acquire(S, s);
     synth_existing(S, s, time);
     for (int c = 0; c < S->ncpus; c++) {
         sim_thread *t = S->cpus[c].cur;
@@ -836,6 +923,7 @@ static void session_stop(sim *S, sim_session *s, uint64_t time)
         if (e->enabled && e->sess == s) event_stop(S, s, e->ev, c, S->cpus[c].cur, time);
     }
     s->stopped = 1;
+    ids_release(s);
     sim_sinks_check(S);
 }
 

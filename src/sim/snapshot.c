@@ -111,6 +111,7 @@ static size_t collect_dumps(const sim *S, dump *d, size_t cap)
         const sim_process *p = S->procs[i];
         for (int k = 0; k < p->nmaps; k++) {
             const sim_map *m = &p->maps[k];
+            if (m->img->no_code) continue;
             int seen = 0;
             for (size_t j = 0; j < n; j++)
                 seen |= d[j].img == m->img && d[j].addr == m->start;

@@ -314,6 +314,7 @@ typedef struct decoder {
     idstate st[128];
     int global_tid; /* timeless: one thread for all IDs */
     sim_elem_vec *out;
+    int cur_cpu; /* the trace unit of the op being decoded */
     int err;
 } decoder;
 
@@ -330,7 +331,8 @@ static const sim_map *perf_map_pid(const sim *S, uint64_t map_time, int pid, uin
     const sim_map *best = NULL;
     for (size_t i = 0; i < S->nmaps_all; i++) {
         const sim_map *m = &S->maps_all[i];
-        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end)
+        /* JIT code has no MMAP record: perf knows only the anonymous code cache */
+        if (m->pid == pid && m->time <= map_time && a >= m->start && a < m->end && !m->jit)
             best = m; /* the newest mapping of the address wins */
     }
     return best;
@@ -362,6 +364,7 @@ static int cur_tid(const decoder *d, const idstate *st)
 
 static void out_elem(decoder *d, sim_elem *e)
 {
+    e->cpu = (uint8_t)d->cur_cpu;
     if (ek_vec_push(d->out, *e)) d->err = EK_ERR_NOMEM;
 }
 
@@ -633,6 +636,7 @@ static int decode_ops(decoder *d, const sim_op_vec *ops, sim_elem_vec *out)
     for (size_t i = 0; i < ops->n && !d->err; i++) {
         const sim_op *o = &ops->v[i];
         idstate *st = &d->st[o->trace_id & 127];
+        d->cur_cpu = o->cpu;
         switch (o->kind) {
         case SIM_OP_NO_SYNC: {
             sim_elem e;
@@ -690,6 +694,7 @@ typedef struct psym {
 typedef struct psymtab {
     psym *v;
     size_t n;
+    char *names; /* the "name@plt" strings */
 } psymtab;
 
 static int cmp_psym(const void *a, const void *b)
@@ -722,19 +727,84 @@ static int best_a(const psym *a, const psym *b)
     return 1;
 }
 
+static const uint8_t *sec_named(const sim_image *img, const char *want)
+{
+    const uint8_t *d = img->data;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58), shstrndx = ek_le16(d + 62);
+    const uint8_t *ss = d + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t so = ek_le64(ss + 24), sz = ek_le64(ss + 32);
+    for (unsigned i = 0; i < shnum; i++) {
+        const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
+        uint32_t nm = ek_le32(sh);
+        if (nm < sz && !strcmp((const char *)d + so + nm, want)) return sh;
+    }
+    return NULL;
+}
+
+/* perf's "name@plt" symbols: one per .rela.plt entry, 16 bytes each after the 32-byte PLT
+ * header (AArch64), added after the fixups */
+static int add_plt(const sim_image *img, psymtab *t)
+{
+    const uint8_t *d = img->data;
+    const uint8_t *rel = sec_named(img, ".rela.plt"), *plt = sec_named(img, ".plt");
+    if (!t->n || !rel || !plt) return 0;
+    uint64_t shoff = ek_le64(d + 40);
+    unsigned shentsize = ek_le16(d + 58);
+    const uint8_t *dyn = d + shoff + (uint64_t)ek_le32(rel + 40) * shentsize;
+    const uint8_t *str = d + shoff + (uint64_t)ek_le32(dyn + 40) * shentsize;
+    uint64_t roff = ek_le64(rel + 24), rsize = ek_le64(rel + 32);
+    uint64_t doff = ek_le64(dyn + 24), stroff = ek_le64(str + 24);
+    size_t n = (size_t)(rsize / 24), len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        len += strlen((const char *)d + stroff + ek_le32(d + doff + 24ull * sym)) + 5;
+    }
+    psym *v = realloc(t->v, (t->n + n) * sizeof(psym));
+    t->names = malloc(len + 1);
+    if (!v || !t->names) {
+        if (v) t->v = v;
+        return EK_ERR_NOMEM;
+    }
+    t->v = v;
+    char *o = t->names;
+    uint64_t at = ek_le64(plt + 16) + 32;
+    for (size_t i = 0; i < n; i++, at += 16) {
+        uint32_t sym = (uint32_t)(ek_le64(d + roff + 24 * i + 8) >> 32);
+        const char *nm = (const char *)d + stroff + ek_le32(d + doff + 24ull * sym);
+        psym *p = &t->v[t->n++];
+        p->start = at;
+        p->end = at + 16;
+        p->name = o;
+        p->bind = 1;
+        p->order = SIZE_MAX;
+        o += sprintf(o, "%s@plt", nm) + 1;
+    }
+    qsort(t->v, t->n, sizeof(psym), cmp_psym);
+    return 0;
+}
+
 /* Symbols of an image as perf 6.1 loads them from .symtab: functions, objects and labels in
  * allocated (for labels: executable) sections, mapping symbols dropped, zero sizes extended to
  * the next symbol, duplicates at one address reduced to the best one. */
 static int load_psyms(const sim_image *img, psymtab *t)
 {
     const uint8_t *d = img->data;
+    t->v = NULL;
+    t->n = 0;
+    if (img->no_code) return 0;
     uint64_t shoff = ek_le64(d + 40);
     unsigned shnum = ek_le16(d + 60), shentsize = ek_le16(d + 58);
     t->v = NULL;
     t->n = 0;
+    t->names = NULL;
+    /* .symtab, or .dynsym when the file is stripped (Debian's libraries) */
+    unsigned symtype = 11;
+    for (unsigned i = 0; i < shnum; i++)
+        if (ek_le32(d + shoff + (uint64_t)i * shentsize + 4) == 2) symtype = 2;
     for (unsigned i = 0; i < shnum; i++) {
         const uint8_t *sh = d + shoff + (uint64_t)i * shentsize;
-        if (ek_le32(sh + 4) != 2) continue;
+        if (ek_le32(sh + 4) != symtype) continue;
         uint64_t off = ek_le64(sh + 24), size = ek_le64(sh + 32);
         const uint8_t *strsh = d + shoff + (uint64_t)ek_le32(sh + 40) * shentsize;
         uint64_t stroff = ek_le64(strsh + 24);
@@ -780,7 +850,7 @@ static int load_psyms(const sim_image *img, psymtab *t)
         t->v[o++] = t->v[i];
     }
     t->n = o;
-    return 0;
+    return add_plt(img, t);
 }
 
 static const psym *find_psym(const psymtab *t, uint64_t a)
@@ -859,7 +929,7 @@ typedef struct emu {
     int nq;
     ek_sbuf out;
     uint64_t lines;
-    psymtab syms[8];
+    psymtab syms[SIM_MAX_IMAGES];
     FILE *f;
     int err;
     int view;
@@ -896,7 +966,10 @@ static void print_loc(emu *m, uint64_t a, uint32_t serial, int pid)
         ek_sbuf_printf(o, "%s+0x%llx", s->name, (unsigned long long)(a - mp->bias - s->start));
     else
         ek_sbuf_puts(o, "[unknown]");
-    ek_sbuf_printf(o, " (%s)", mp->img->is_kernel ? "[kernel.kallsyms]" : mp->img->blob->path);
+    ek_sbuf_printf(o, " (%s)",
+                   mp->img->is_kernel ? "[kernel.kallsyms]"
+                   : mp->path         ? mp->path
+                                      : mp->img->blob->path);
 }
 
 static const char *flag_name(uint32_t f)
@@ -1077,20 +1150,13 @@ static tq *get_tq(pqueue *q, emu *m, int trace_id)
     return t;
 }
 
-static int cpu_of_id(const sim *S, int id)
-{
-    for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.cfg.trace_id == id || 0x10 + 2 * c == id) return c;
-    return -1;
-}
-
 /* Hand one decoder element to perf's packet queues; returns 1 for OCSD_RESP_WAIT. */
 static int feed(emu *m, pqueue *q, const sim_elem *e)
 {
     tq *t = get_tq(q, m, e->trace_id);
     ppkt p;
     memset(&p, 0, sizeof(p));
-    p.cpu = cpu_of_id(m->S, e->trace_id);
+    p.cpu = e->cpu; /* the trace ID's CPU in the map of the slice's sink */
     p.trace_id = e->trace_id;
     switch (e->kind) {
     case SIM_E_NO_SYNC:
@@ -1182,8 +1248,10 @@ static int get_block(emu *m, pqueue *q)
         if (m->view == VIEW_PERF && !q->ld->formatted)
             /* perf 6.1 builds the single decoder of an unformatted queue from the metadata of
              * the first CPU: every element carries that CPU's trace ID */
-            for (size_t i = 0; i < q->el.n; i++)
+            for (size_t i = 0; i < q->el.n; i++) {
                 q->el.v[i].trace_id = m->S->cpus[0].etm.cfg.trace_id;
+                q->el.v[i].cpu = 0;
+            }
     }
     return 1;
 }
@@ -1430,8 +1498,10 @@ static int emulate(sim *S, sim_session *s, int view, const char *path, uint64_t 
             ek_vec_free(&m->qs[i].tqs[k].q);
     }
     free(m->qs);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < SIM_MAX_IMAGES; i++) {
         free(m->syms[i].v);
+        free(m->syms[i].names);
+    }
     if (!err) err = m->err;
     free(m);
     return err;

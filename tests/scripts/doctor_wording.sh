@@ -42,7 +42,8 @@ ids='\[[a-z0-9]+\.[a-z0-9.-]+\]'
 
 # 1. clean simulated recordings
 clean="basic per-thread kernel-and-user dlopen-reuse mmap2-after-aux multi-aux-per-auxtrace
-shared-sink-multi-cpu session-arbitration per-cpu-trbe snapshot-wrap header-v0 header-v2 workload"
+shared-sink-multi-cpu session-arbitration per-cpu-trbe snapshot-wrap header-v0 header-v2 workload
+trace-id-per-sink jit-reuse"
 for sc in $clean flush-partial-packet; do
   "$ETMKIT_BIN" gen --scenario "$sc" --seed 1 -o "$tmp/$sc" >"$tmp/gen.log" 2>&1 ||
     { echo "FAIL: etmkit gen --scenario $sc: $(tail -2 "$tmp/gen.log")"; fail=1; continue; }

@@ -18,6 +18,7 @@ static void usage(FILE *f)
             "  -k, --vmlinux=F   kernel image (vmlinux, or a kcore file)\n"
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore'\n"
+           "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
             "  --itrace=OPTS     as for 'etmkit script' (default: branches)\n"
             "  -q, --quiet       no progress line on stderr\n"
             "  -v, --verbose     list every record and address range\n"
@@ -64,6 +65,8 @@ int cmd_doctor(int argc, char **argv)
             o.kallsyms = v;
         } else if (OPT("--kcore", NULL)) {
             o.kcore_dir = v;
+        } else if (OPT("--jitdump", NULL)) {
+            o.jitdump = v;
         } else if (OPT("--itrace", NULL)) {
             if (ek_itrace_parse(v, &o.itrace, &err)) {
                 cli_err("%s", err.p);

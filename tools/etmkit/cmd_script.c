@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "  -k, --vmlinux=F   kernel image (vmlinux, or a kcore file)\n"
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore'\n"
+            "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
             "  --ns              times in nanoseconds\n"
             "  -j, --threads=N   decoder threads for a recording without time stamps (default:\n"
             "                    one per CPU); with time stamps each queue has its own thread\n"
@@ -115,6 +116,8 @@ int cmd_script(int argc, char **argv)
             o.kallsyms = v;
         } else if ((v = optval(argc, argv, &i, "--kcore", NULL))) {
             o.kcore_dir = v;
+        } else if ((v = optval(argc, argv, &i, "--jitdump", NULL))) {
+            o.jitdump = v;
         } else if ((v = optval(argc, argv, &i, "--threads", "-j"))) {
             o.threads = (unsigned)strtoul(v, NULL, 10);
         } else if ((v = optval(argc, argv, &i, "--input", "-i"))) {

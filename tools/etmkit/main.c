@@ -111,8 +111,15 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            /* `etmkit CMD ... --version` as `etmkit --version` (options end at "--") */
+            for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
+                if (!strcmp(argv[a], "--version")) {
+                    printf("etmkit %s\n", ek_version());
+                    return CLI_OK;
+                }
             return commands[i].fn(argc - 1, argv + 1);
+        }
     cli_err("unknown command '%s'", argv[1]);
     usage(stderr);
     return CLI_USAGE;

@@ -403,6 +403,25 @@ FUNC(cpu_idle_loop)
     b cpu_idle_loop
 ENDF(cpu_idle_loop)
 
+/* mprotect: a JIT makes the code it wrote executable (appended here so that the code above
+ * keeps its addresses) */
+FUNC(sys_mprotect)
+    stp x29, x30, [sp, #-16]!
+    mov x29, sp
+    SIMDEC(SIM_DEC_ACTION) mov x0, #0
+    bl flush_icache_range
+    ldp x29, x30, [sp], #16
+    ret
+ENDF(sys_mprotect)
+
+FUNC(flush_icache_range)
+    mov x2, #0
+1:  add x2, x2, #1
+    cmp x2, #4
+    b.lo 1b
+    ret
+ENDF(flush_icache_range)
+
     .section .rodata
     .p2align 3
     .globl sys_call_table
