@@ -183,8 +183,9 @@ typedef enum ek_decode_model {
  *                frame at the end
  *  DSTREAM       input is DSTREAM records: 504 data bytes and an 8-byte footer (not part of
  *                the trace index)
- *  BATCH         (without PACKETS and DIAG_ITEMS) an ELEMS item may hold the elements of
- *                several packets of its source; else it holds one packet's */
+ *  BATCH         (without PACKETS, and not DIAG_ITEMS with an elements hook) an ELEMS item
+ *                may hold the elements of several packets of its source; else it holds one
+ *                packet's */
 #define EK_DECODE_PACKETS      0x0001u
 #define EK_DECODE_ELEMS        0x0002u
 #define EK_DECODE_RAW_PACKED   0x0004u

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hot.h"
 #include "core/vec.h"
 #include "decode/decode_int.h"
 #include "etmkit/etmkit.h"
@@ -328,9 +329,13 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
         d->pump.elems_hook = t->c.elems_hook;
         d->pump.elems_ctx = t->c.hook_ctx;
         d->pump.stop = &t->side.n;
-        /* (a diagnostic's copy takes every queued element: one packet's at a time then) */
-        d->pump.batch =
-            (t->c.flags & EK_DECODE_BATCH) && !(t->c.flags & EK_DECODE_DIAG_ITEMS) ? 256 : 0;
+        /* (a diagnostic's copy takes every queued element, those of earlier packets of the
+         * batch too: right for the order of the items, not for an elements hook, which had
+         * them already; with both, one packet's elements at a time) */
+        d->pump.batch = (t->c.flags & EK_DECODE_BATCH) &&
+                                !((t->c.flags & EK_DECODE_DIAG_ITEMS) && t->c.elems_hook)
+                            ? 256
+                            : 0;
     }
     t->ids[id] = d;
     return d;
@@ -650,7 +655,7 @@ static inline int to_flow(ek_decode *t, dcd *d, const void *pkt, uint64_t index,
 }
 
 /* The next packet of t->cur's parser: 1 (PACKET item), 0 (look again). */
-static inline int packet_step(ek_decode *t, ek_decode_item *out)
+EK_HOT int packet_step(ek_decode *t, ek_decode_item *out)
 {
     dcd *d = t->cur;
     ek_decode_packet *p = &out->packet;
@@ -756,7 +761,7 @@ static int op_step(ek_decode *t, ek_decode_item *out)
 /* The packets of t->cur's parser, with their elements: 1 (item), 0 (look again). Without
  * PACKET items the protocol's loop (or the tree's) gives the packets to the flow decoder until
  * one gives elements. */
-static inline int cur_step(ek_decode *t, ek_decode_item *out)
+EK_HOT int cur_step(ek_decode *t, ek_decode_item *out)
 {
     dcd *d = t->cur;
     if (!d->pump_ok) {
