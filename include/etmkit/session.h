@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "etmkit/diag.h"
+#include "etmkit/filter.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/script.h"
 #include "etmkit/synth.h"
@@ -56,13 +57,19 @@ typedef struct ek_session_opts {
      * the recording's own is not found; NULL: none. JIT code is otherwise read from the jitdump
      * the process mapped (its MMAP2 record), looked for under symfs and at the recorded path. */
     const char *jitdump;
+    /* --- version 4 --- */
+    /* samples to keep (perf's -C, --pid, --tid, --comm, --time); NULL: all. Kept by the
+     * caller until ek_session_free. Applied before any output: ek_session_script and
+     * ek_session_samples see only the samples it keeps; ek_session_stats counts all. */
+    const ek_sample_filter *filter;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
  * caller's size are taken as zero). */
 #define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
 #define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
-#define EK_SESSION_OPTS_SIZE_V3 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
+#define EK_SESSION_OPTS_SIZE_V4 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
@@ -74,8 +81,11 @@ typedef struct ek_session ek_session;
 /* Open a recording (a perf.data file, or a perf.data folder holding "data" and "kcore_dir")
  * and prepare it: sideband timeline, queues, DSOs. Problems found go to diag (if any) and to
  * the session's report. Decoding runs on several threads; diag's function is called from them
- * but never by two at once (the session serialises it). Returns 0, or a negative status when nothing can be decoded at all
- * (not a perf.data file, unreadable). */
+ * but never by two at once (the session serialises it). Returns 0, or a negative status when
+ * nothing can be decoded at all (not a perf.data file, unreadable: EK_ERR_IO, with the
+ * system's reason in the diagnostic), or EK_ERR_ARG when an option cannot apply to this
+ * recording (a CPU filter on samples without a CPU, or a CPU it does not have; one
+ * "session.filter" diagnostic says which). o->size may be that of an earlier version. */
 int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
                     ek_session **out);
 void ek_session_free(ek_session *s);

@@ -86,6 +86,12 @@ void ek_unmap_file(ek_mapped *m)
     memset(m, 0, sizeof *m);
 }
 
+const char *ek_errno_text(int err, char *buf, size_t n)
+{
+    /* GNU strerror_r (_GNU_SOURCE): returns the text, in buf or a static string */
+    return strerror_r(err, buf, n);
+}
+
 char *ek_path_join(const char *dir, const char *name)
 {
     if (!dir || !*dir || name[0] == '/')

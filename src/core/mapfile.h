@@ -15,6 +15,9 @@ typedef struct ek_mapped {
 int ek_map_file(const char *path, ek_mapped *m);
 void ek_unmap_file(ek_mapped *m);
 
+/* The system's text for errno value err ("No such file or directory"), in buf (thread-safe). */
+const char *ek_errno_text(int err, char *buf, size_t n);
+
 /* Join a directory and a relative name into a new string ("dir/name"; name if absolute). */
 char *ek_path_join(const char *dir, const char *name);
 

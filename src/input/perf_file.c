@@ -1,4 +1,5 @@
 /* perf.data reader: file header, attributes, feature sections and the indexing pass. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -836,8 +837,9 @@ int ek_perf_open(const char *path, const ek_diag *diag, ek_perf_file **out)
     }
     int rc = ek_map_file(path, &f->map);
     if (rc) {
+        char why[128];
         ek_diag_emit(diag, EK_SEV_ERROR, "perf.open", rc, path, -1, -1, -1, "cannot read: %s",
-                     ek_strerror(rc));
+                     rc == EK_ERR_IO ? ek_errno_text(errno, why, sizeof why) : ek_strerror(rc));
         free(f->name);
         free(f);
         return rc;

@@ -56,7 +56,7 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
     int edit = spec[0] == '+' || spec[0] == '-';
     uint32_t fields = edit ? def.fields : 0, named = 0;
     const char *p = spec;
-    while (*p) {
+    for (;;) {
         const char *e = p;
         while (*e && *e != ',')
             e++;
@@ -66,25 +66,28 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
             sign = *name == '+' ? 1 : -1;
             name++;
         }
+        if (e == name) {
+            if (err) ek_sbuf_printf(err, "-F: empty field name in '%s'", spec);
+            return EK_ERR_ARG;
+        }
         if (edit && !sign) {
             if (err) ek_sbuf_puts(err, "-F: cannot mix +field/-field with plain fields");
             return EK_ERR_ARG;
         }
         uint32_t bit;
-        if (e > name) {
-            if (lookup_field(name, (size_t)(e - name), &bit)) {
-                if (err)
-                    ek_sbuf_printf(err, "-F: unknown or unsupported field '%.*s'", (int)(e - name),
-                                   name);
-                return EK_ERR_ARG;
-            }
-            if (sign < 0)
-                fields &= ~bit;
-            else
-                fields |= bit;
-            named |= bit;
+        if (lookup_field(name, (size_t)(e - name), &bit)) {
+            if (err)
+                ek_sbuf_printf(err, "-F: unknown or unsupported field '%.*s'", (int)(e - name),
+                               name);
+            return EK_ERR_ARG;
         }
-        p = *e ? e + 1 : e;
+        if (sign < 0)
+            fields &= ~bit;
+        else
+            fields |= bit;
+        named |= bit;
+        if (!*e) break;
+        p = e + 1;
     }
     f->fields = fields;
     f->named = named;

@@ -368,6 +368,7 @@ void qout_pop(qout *o)
  * heap), except our own one for the elements before the first time stamp. */
 static int out_epoch(qjob *j, uint64_t key)
 {
+    if (!j->fmt || !j->fmt->emit) return 0; /* no output at all: no epochs for the writer */
     qout *o = j->out;
     int pre = j->pre_epoch;
     j->pre_epoch = 0;
@@ -660,6 +661,17 @@ static int on_sample(void *ctx, const ek_sample *smp)
         j->res->instrs_samples++;
     if (!j->fmt || !j->fmt->emit)
         return 0;
+    const ek_sample_filter *flt = j->s->o.filter;
+    if (flt) {
+        /* the thread's name as the output gives it (the resolver's) */
+        const char *comm = NULL;
+        if (flt->ncomms) {
+            rctx c = {j->s, j->t_lo, j->t_hi, NULL, d->out_has_t, d->out_t, 0, 0, UINT64_MAX};
+            ek_script_resolver r = qdecode_resolver(&c);
+            comm = r.comm(r.ctx, smp);
+        }
+        if (!ek_sample_filter_match(flt, smp, comm)) return 0;
+    }
     ek_sbuf *out = &j->out->cur;
     lcache_ent *le = NULL;
     lc_key key;

@@ -791,6 +791,14 @@ int ek_session_problems(ek_session *s)
     for (size_t i = 0; i < nsl; i++)
         if (sl[i].problems)
             n++;
+    /* code that could not be read: one kind per DSO (or map-less range) and process, as the
+     * report groups it */
+    agg a;
+    memset(&a, 0, sizeof a);
+    merge(s, &a);
+    n += (int)a.misses.n;
+    ek_vec_free(&a.misses);
+    ek_vec_free(&a.gaps);
     return n;
 }
 

@@ -2,6 +2,7 @@
  * perf's order. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,28 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A CPU filter needs CPUs in the samples and CPUs the recording has (perf refuses both). */
+static int check_filter(ek_session *s)
+{
+    const ek_sample_filter *f = s->o.filter;
+    if (!f || !f->ncpus || !s->cs->attr) return 0;
+    if (!(s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU)) {
+        ek_diag_emit(&s->diag, EK_SEV_ERROR, "session.filter", EK_ERR_ARG, s->data_path, -1, -1, -1,
+                     "the samples of this recording carry no CPU (perf record --per-thread): "
+                     "a CPU filter cannot apply");
+        return EK_ERR_ARG;
+    }
+    const ek_perf_features *ft = ek_perf_features_get(s->pf);
+    int32_t last = f->cpus[f->ncpus - 1];
+    if (ft && ft->have_nrcpus && (uint32_t)last >= ft->nr_cpus_avail) {
+        ek_diag_emit(&s->diag, EK_SEV_ERROR, "session.filter", EK_ERR_ARG, s->data_path, -1, -1, -1,
+                     "CPU %d is not in the recording (CPUs 0-%u)", (int)last,
+                     ft->nr_cpus_avail ? ft->nr_cpus_avail - 1 : 0);
+        return EK_ERR_ARG;
+    }
+    return 0;
+}
+
 int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
                     ek_session **out)
 {
@@ -352,6 +375,10 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
         return rc;
     }
     s->cs = ek_perf_cs_etm_get(s->pf);
+    if ((rc = check_filter(s))) {
+        ek_session_free(s);
+        return rc;
+    }
     rc = ek_perf_queues_new(s->pf, &s->diag, &s->pq);
     if (rc) {
         ek_session_free(s);
@@ -505,6 +532,7 @@ typedef struct qorder {
     size_t qi;
     uint32_t idx;
     uint64_t exit_key; /* timeless: perf decodes a thread's queue at its EXIT */
+    int hidden;        /* its samples are not output (a CPU filter without its CPU) */
 } qorder;
 
 static int qorder_cmp(const void *a, const void *b)
@@ -515,6 +543,21 @@ static int qorder_cmp(const void *a, const void *b)
     if (x->idx != y->idx)
         return x->idx < y->idx ? -1 : 1;
     return x->qi < y->qi ? -1 : x->qi > y->qi;
+}
+
+/* perf leaves the AUX buffers of CPUs a CPU filter does not list out of its queues
+ * (auxtrace.c, filter_cpu): their samples are not output, and the other queues interleave
+ * among themselves. They are decoded all the same, for the account of the trace. */
+static int queue_hidden(const ek_session *s, size_t qi)
+{
+    const ek_sample_filter *f = s->o.filter;
+    const ek_perf_queue *q = ek_perf_queue_at(s->pq, qi);
+    if (!f || !f->ncpus || q->per_thread || q->cpu < 0) return 0;
+    ek_sample smp;
+    memset(&smp, 0, sizeof smp);
+    smp.cpu = q->cpu;
+    ek_sample_filter only_cpus = {.cpus = f->cpus, .ncpus = f->ncpus};
+    return !ek_sample_filter_match(&only_cpus, &smp, NULL);
 }
 
 /* The order perf outputs queues in (timeless: at the EXIT of the queue's thread, then the rest;
@@ -530,6 +573,7 @@ static qorder *queue_order(ek_session *s, size_t nq)
         o[i].qi = i;
         o[i].idx = queue_idx(s, i, &tid, &has_tid);
         o[i].exit_key = UINT64_MAX;
+        o[i].hidden = queue_hidden(s, i);
         if (s->timeless && has_tid && (int32_t)tid > 0) {
             const as_thread *t = as_thread_get(s->as, (int32_t)tid);
             if (t && t->t_exit != AS_TIME_MAX)
@@ -613,7 +657,9 @@ static void *worker(void *arg)
         if (k >= r->nq)
             break;
         size_t qi = r->order[k].qi;
-        int rc = qdecode_run(r->s, qi, r->fmt, &r->outs[qi], &r->s->qres[qi]);
+        static const qfmt none = {NULL, NULL, 0};
+        int rc = qdecode_run(r->s, qi, r->order[k].hidden ? &none : r->fmt, &r->outs[qi],
+                             &r->s->qres[qi]);
         if (rc) {
             pthread_mutex_lock(&r->mu);
             if (!r->rc)

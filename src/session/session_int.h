@@ -223,7 +223,8 @@ typedef struct qidle {
 qchunk *qout_peek(qout *o, const qidle *idle);
 void qout_pop(qout *o);
 
-/* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. */
+/* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. A fmt
+ * without emit: nothing goes to out (no text, no epochs), only *res is filled. */
 int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
 
 /* A resolver for samples of a slice with time window (t_lo, t_hi]. */

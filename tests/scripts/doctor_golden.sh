@@ -14,11 +14,14 @@ fi
 G=$ETMKIT_SRC/tests/golden/doctor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/no-cache" # an empty build-id cache: only symfs counts
 fail=0
-run() { # recording mask
-  local b=$1 mask=$2
-  (cd "$S" && "$ETMKIT_BIN" doctor --buildid-dir /no/build-id/cache --symfs symfs "files/$b") \
-    >"$tmp/out" 2>"$tmp/err" || { echo "FAIL $b: doctor failed: $(head -3 "$tmp/err")"; fail=1; return; }
+run() { # recording mask exit-status
+  local b=$1 mask=$2 want=$3 rc
+  (cd "$S" && "$ETMKIT_BIN" doctor --buildid-dir "$tmp/no-cache" --symfs symfs "files/$b") \
+    >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq "$want" ] || { echo "FAIL $b: doctor exit $rc, want $want: $(head -3 "$tmp/err")"; fail=1; return; }
   if [ "$mask" = 1 ]; then
     # the first paragraph, then the paragraphs about kernel code
     awk 'BEGIN{RS=""; ORS="\n\n"} NR==1 || /kernel code at/' "$tmp/out" |
@@ -32,8 +35,9 @@ run() { # recording mask
     fail=1
   fi
 }
-run perf_kernel.data 1
-run perf_with_missing_aux_data.data 0
+run perf_kernel.data 1 0
+# no trace at all in the file: nothing usable, exit 1 (issue 11, item 4)
+run perf_with_missing_aux_data.data 0 1
 # the kernel report must name the missing kernel and every way to supply it
 for w in 'no kernel image was given' '-k /path/to/vmlinux' 'CONFIG_KALLSYMS' 'CONFIG_PROC_KCORE' \
          'perf record --kcore' '--kallsyms FILE'; do

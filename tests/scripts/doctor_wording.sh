@@ -17,14 +17,25 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 all=$tmp/all-outputs # every doctor output, for the wording checks at the end
 : >"$all"
+# an empty build-id cache (--buildid-dir must exist): only symfs counts; the output names it
+# CACHE, so that the pinned outputs do not depend on the temporary folder
+cache=$tmp/cache
+mkdir "$cache"
 
-# doctor DIR FILE [options]: run in DIR (paths in the output stay short); output in $tmp/out
+# doctor DIR FILE [options]: run in DIR (paths in the output stay short); output in $tmp/out.
+# The exit status is 0, or 1 for a recording of which not one sample came out while it has
+# problems (issue 11, item 4: nothing usable).
 doctor() {
   local dir=$1 file=$2
   shift 2
-  (cd "$dir" && "$ETMKIT_BIN" doctor "$@" "$file") >"$tmp/out" 2>"$tmp/err"
+  (cd "$dir" && "$ETMKIT_BIN" doctor "$@" "$file") >"$tmp/out.raw" 2>"$tmp/err"
   local rc=$?
+  sed "s|$cache|CACHE|g" "$tmp/out.raw" >"$tmp/out"
   cat "$tmp/out" >>"$all"
+  if [ $rc -eq 1 ] && sed -n 3p "$tmp/out" | grep -q ' 0 branch samples, 0 instruction samples$' &&
+     grep -q '^Not turned into samples' "$tmp/out"; then
+    return 0
+  fi
   if [ $rc -ne 0 ]; then
     echo "FAIL doctor $* $dir/$file: exit status $rc: $(head -2 "$tmp/err")"
     fail=1
@@ -43,7 +54,7 @@ ids='\[[a-z0-9]+\.[a-z0-9.-]+\]'
 # 1. clean simulated recordings
 clean="basic per-thread kernel-and-user dlopen-reuse mmap2-after-aux multi-aux-per-auxtrace
 shared-sink-multi-cpu session-arbitration per-cpu-trbe snapshot-wrap header-v0 header-v2 workload
-trace-id-per-sink jit-reuse"
+trace-id-per-sink jit-reuse two-processes"
 for sc in $clean flush-partial-packet; do
   "$ETMKIT_BIN" gen --scenario "$sc" --seed 1 -o "$tmp/$sc" >"$tmp/gen.log" 2>&1 ||
     { echo "FAIL: etmkit gen --scenario $sc: $(tail -2 "$tmp/gen.log")"; fail=1; continue; }
@@ -75,17 +86,17 @@ if [ -d "$S/files" ]; then
   for f in "$S"/files/*; do
     [ "$(head -c 8 "$f" 2>/dev/null | tr -d '\000')" = "PERFILE2" ] || continue
     b=$(basename "$f")
-    doctor "$S" "files/$b" --buildid-dir /no/build-id/cache --symfs symfs || continue
+    doctor "$S" "files/$b" --buildid-dir "$cache" --symfs symfs || continue
     if grep -Eq "$ids" "$tmp/out"; then
       echo "FAIL $b: diagnostic ids without -v:"
       grep -E "$ids" "$tmp/out" | head -3
       fail=1
     fi
-    doctor "$S" "files/$b" --buildid-dir /no/build-id/cache --symfs symfs -v
+    doctor "$S" "files/$b" --buildid-dir "$cache" --symfs symfs -v
   done
   b=perf_kernel.data@16f41ffd_2021
-  doctor "$S" "files/$b" --buildid-dir /no/build-id/cache --symfs symfs && golden "$b.txt"
-  doctor "$S" "files/$b" --buildid-dir /no/build-id/cache --symfs symfs -v && golden "$b.v.txt"
+  doctor "$S" "files/$b" --buildid-dir "$cache" --symfs symfs && golden "$b.txt"
+  doctor "$S" "files/$b" --buildid-dir "$cache" --symfs symfs -v && golden "$b.v.txt"
 else
   echo "note: $S is absent: the shared recordings are not checked"
 fi

@@ -14,6 +14,7 @@ if [ ! -d "$S/files" ] || [ ! -d "$S/expected-perf-6.1" ]; then
 fi
 G=$ETMKIT_SRC/tests/golden/script-vs-perf
 tmp=$(mktemp -d)
+mkdir "$tmp/no-cache" # an empty build-id cache: only symfs counts
 trap 'rm -rf "$tmp"' EXIT
 fold() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
 fail=0; n=0

@@ -342,6 +342,13 @@ static void test_fields_parse(void **state)
     assert_true(f.fields & EK_SF_F_ADDR);
     assert_false(f.fields & EK_SF_F_PERIOD);
     assert_int_equal(ek_script_fields_parse("ip,nosuch", &f, &err), EK_ERR_ARG);
+    /* an empty name is a mistake, not a field to skip (issue 11) */
+    const char *empty[] = {"ip,,sym", "ip,sym,", ",ip", ",", "+ip,,-sym", "branches:"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        ek_sbuf_reset(&err);
+        assert_int_equal(ek_script_fields_parse(empty[i], &f, &err), EK_ERR_ARG);
+        assert_non_null(strstr(err.p, "empty field name"));
+    }
     ek_sbuf_free(&err);
 }
 

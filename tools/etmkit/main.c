@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,12 @@ int cmd_dump(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (argv[i][0] != '-')
             input = argv[i];
+    struct stat st;
+    if (input && stat(input, &st)) {
+        /* neither a snapshot folder nor a perf.data file: say so, whatever the options */
+        cli_err("%s: %s", input, strerror(errno));
+        return CLI_FAIL;
+    }
     if (input && cli_is_dir(input))
         return cmd_dump_snapshot(argc, argv);
     if (!input)

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Errors name the real cause in one line (issue 11, item 3): a missing input is "No such file
+# or directory" (not "input/output error"); a folder given to script or doctor says what it
+# is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
+# missing whatever the options; -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump
+# are checked before decoding (exit 2, naming the option); bad values of -j, -F and --itrace
+# and unknown options are one line with a hint (exit 2), not the usage text. Each case checks the exit
+# status and the whole of stderr; the accepted forms are checked too, so that a command that
+# refused everything would fail here.
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+"$ETMKIT_BIN" gen --scenario basic -o "$T/g" >/dev/null 2>&1 || { echo "SKIP: etmkit gen basic failed"; exit 77; }
+P="$T/g/perf.data"
+"$ETMKIT_BIN" gen --scenario jit-reuse -o "$T/jit" >/dev/null 2>&1 || { echo "SKIP: etmkit gen jit-reuse failed"; exit 77; }
+jd=$(find "$T/jit" -name 'jit-*.dump' | head -1)
+[ -n "$jd" ] || { echo "FAIL: gen jit-reuse wrote no jitdump"; exit 1; }
+cp "$jd" "$T/jit.dump"
+fail=0
+# expect STATUS STDERR-LINE command...: exit status and stderr exactly (one line)
+expect() {
+  local want=$1 line=$2; shift 2
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  printf '%s\n' "$line" >"$T/want"
+  if [ "$rc" -ne "$want" ] || ! cmp -s "$T/want" "$T/err"; then
+    echo "FAIL: $*: exit $rc (want $want), stderr:"; sed 's/^/    /' "$T/err" | head -5
+    echo "  wanted:"; sed 's/^/    /' "$T/want"
+    fail=1
+  else
+    echo "ok: $*"
+  fi
+}
+# accepted: exit 0 (the check must not refuse what is right)
+accept() {
+  if ! "$@" >/dev/null 2>"$T/err"; then
+    echo "FAIL: $*: refused:"; head -3 "$T/err"; fail=1
+  else
+    echo "ok: $* (accepted)"
+  fi
+}
+hint() { echo " (see 'etmkit $1 --help')"; }
+
+# the input
+for cmd in script doctor; do
+  expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd "$T/missing.data"
+  expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd -i "$T/missing.data"
+  expect 1 "etmkit: $ETMKIT_SRC/examples/etm4-hello: a trace snapshot folder, not a perf recording: 'etmkit dump --decode $ETMKIT_SRC/examples/etm4-hello' lists its instruction flow" \
+    "$ETMKIT_BIN" $cmd "$ETMKIT_SRC/examples/etm4-hello"
+  expect 1 "etmkit: $T/g/symfs: Is a directory, not a perf.data file (nor a perf.data folder holding 'data')" \
+    "$ETMKIT_BIN" $cmd "$T/g/symfs"
+done
+expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump "$T/missing"
+expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --format=ocsd "$T/missing"
+expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --decode "$T/missing"
+accept "$ETMKIT_BIN" dump --format=ocsd "$ETMKIT_SRC/examples/etm4-hello"
+
+# file options, before decoding
+printf 'not a kernel\n' >"$T/text"
+mkdir -p "$T/emptydir" "$T/kc"
+cp "$T/g/kallsyms" "$T/kc/kallsyms"
+for cmd in script doctor; do
+  h=$(hint $cmd)
+  expect 2 "etmkit: $cmd: -k $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd -k "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --vmlinux $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --vmlinux="$T/nope" "$P"
+  expect 2 "etmkit: $cmd: -k $T/text: not an ELF file (a vmlinux, or a kcore file)$h" "$ETMKIT_BIN" $cmd -k "$T/text" "$P"
+  expect 2 "etmkit: $cmd: -k $T/emptydir: Is a directory$h" "$ETMKIT_BIN" $cmd -k "$T/emptydir" "$P"
+  expect 2 "etmkit: $cmd: --kallsyms $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --kallsyms "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --kallsyms $T/text: not a kallsyms file (its lines are 'ADDRESS TYPE NAME', as /proc/kallsyms)$h" \
+    "$ETMKIT_BIN" $cmd --kallsyms "$T/text" "$P"
+  expect 2 "etmkit: $cmd: --kallsyms $T/g/symfs/vmlinux: not a kallsyms file (its lines are 'ADDRESS TYPE NAME', as /proc/kallsyms)$h" \
+    "$ETMKIT_BIN" $cmd --kallsyms "$T/g/symfs/vmlinux" "$P"
+  expect 2 "etmkit: $cmd: --kcore $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --kcore "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --kcore $T/text: Not a directory$h" "$ETMKIT_BIN" $cmd --kcore "$T/text" "$P"
+  expect 2 "etmkit: $cmd: --kcore $T/kc: no kcore file in it (give the folder 'perf record --kcore' made: kcore_dir, with kcore and kallsyms)$h" \
+    "$ETMKIT_BIN" $cmd --kcore "$T/kc" "$P"
+  cp "$T/text" "$T/kc/kcore"
+  expect 2 "etmkit: $cmd: --kcore $T/kc/kcore: not an ELF file (a vmlinux, or a kcore file)$h" "$ETMKIT_BIN" $cmd --kcore "$T/kc" "$P"
+  rm "$T/kc/kcore"
+  expect 2 "etmkit: $cmd: --symfs $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --symfs "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --symfs $T/text: Not a directory$h" "$ETMKIT_BIN" $cmd --symfs="$T/text" "$P"
+  expect 2 "etmkit: $cmd: --buildid-dir $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --buildid-dir "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --jitdump $T/nope: No such file or directory$h" "$ETMKIT_BIN" $cmd --jitdump "$T/nope" "$P"
+  expect 2 "etmkit: $cmd: --jitdump $T/text: not a jitdump file (perf's jit-PID.dump starts with 'JiTD')$h" \
+    "$ETMKIT_BIN" $cmd --jitdump="$T/text" "$P"
+  # the right files pass
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --buildid-dir "$T/emptydir" -k "$T/g/symfs/vmlinux" \
+    --kallsyms "$T/g/kallsyms" "$P"
+  cp "$T/g/symfs/vmlinux" "$T/kc/kcore"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --kcore "$T/kc" "$P"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --jitdump "$T/jit.dump" "$P"
+  rm "$T/kc/kcore"
+
+  # values and options: one line with a hint
+  expect 2 "etmkit: $cmd: -j 'abc': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd -j abc "$P"
+  expect 2 "etmkit: $cmd: --threads '0': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd --threads=0 "$P"
+  expect 2 "etmkit: $cmd: -j '2x': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd -j2x "$P"
+  expect 2 "etmkit: $cmd: -F: empty field name in 'ip,,sym'$h" "$ETMKIT_BIN" $cmd -F ip,,sym "$P"
+  expect 2 "etmkit: $cmd: -F: unknown or unsupported field 'nosuch'$h" "$ETMKIT_BIN" $cmd -F ip,nosuch "$P"
+  expect 2 "etmkit: $cmd: bad --itrace options 'bz': unknown letter 'z'$h" "$ETMKIT_BIN" $cmd --itrace=bz "$P"
+  expect 2 "etmkit: $cmd: --itrace= is empty: give the samples to make, as i100i, b or il$h" "$ETMKIT_BIN" $cmd --itrace= "$P"
+  # as perf, --itrace alone is the default samples, and takes no separate value
+  expect 2 "etmkit: $cmd: '--itrace il': as perf, --itrace takes its letters after '=': --itrace=il$h" \
+    "$ETMKIT_BIN" $cmd --itrace il "$P"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --itrace "$P"
+  expect 2 "etmkit: $cmd: unknown option '--bogus'$h" "$ETMKIT_BIN" $cmd --bogus "$P"
+  expect 2 "etmkit: $cmd: --symfs needs a value$h" "$ETMKIT_BIN" $cmd "$P" --symfs
+  expect 2 "etmkit: $cmd: --ns takes no value$h" "$ETMKIT_BIN" $cmd --ns=1 "$P"
+  expect 2 "etmkit: $cmd: two inputs, '$P' and 'other.data': give one recording$h" "$ETMKIT_BIN" $cmd "$P" other.data
+  accept "$ETMKIT_BIN" $cmd -q -j 2 -F ip,sym --itrace=b --symfs "$T/g/symfs" "$P"
+done
+exit $fail

@@ -1,0 +1,467 @@
+/* The decoding options of `etmkit script` and `etmkit doctor` (cli_opts.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_opts.h"
+
+enum {
+    O_HELP,
+    O_ITRACE,
+    O_FIELDS,
+    O_SYMFS,
+    O_BUILDID,
+    O_VMLINUX,
+    O_KALLSYMS,
+    O_KCORE,
+    O_JITDUMP,
+    O_THREADS,
+    O_INPUT,
+    O_CPU,
+    O_PID,
+    O_TID,
+    O_COMM,
+    O_TIME,
+    O_NO_END_FLUSH,
+    O_NS,
+    O_QUIET,
+    O_VERBOSE,
+    O_STRICT,
+};
+
+/* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
+ * after '=' (perf's --itrace: alone, the default samples) */
+static const struct {
+    const char *lng, *shrt;
+    int arg, id;
+} options[] = {
+    {"--help", "-h", 0, O_HELP},
+    {"--itrace", NULL, 2, O_ITRACE},
+    {"--fields", "-F", 1, O_FIELDS},
+    {"--symfs", NULL, 1, O_SYMFS},
+    {"--buildid-dir", NULL, 1, O_BUILDID},
+    {"--vmlinux", "-k", 1, O_VMLINUX},
+    {"--kallsyms", NULL, 1, O_KALLSYMS},
+    {"--kcore", NULL, 1, O_KCORE},
+    {"--jitdump", NULL, 1, O_JITDUMP},
+    {"--threads", "-j", 1, O_THREADS},
+    {"--input", "-i", 1, O_INPUT},
+    {"--cpu", "-C", 1, O_CPU},
+    {"--pid", NULL, 1, O_PID},
+    {"--tid", NULL, 1, O_TID},
+    {"--comm", NULL, 1, O_COMM},
+    {"--time", NULL, 1, O_TIME},
+    {"--no-end-flush", NULL, 0, O_NO_END_FLUSH},
+    {"--ns", NULL, 0, O_NS},
+    {"--quiet", "-q", 0, O_QUIET},
+    {"--verbose", "-v", 0, O_VERBOSE},
+    {"--strict", NULL, 0, O_STRICT},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+void cli_decode_help(FILE *f)
+{
+    fprintf(f,
+            "input:\n"
+            "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
+            "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
+            "samples:\n"
+            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+            "                    without it (or --itrace alone) perf 6.1's: every branch\n"
+            "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
+            "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
+            "  --ns              times in nanoseconds\n"
+            "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
+            "                    trace (perf never tells its decoder that the trace ended)\n"
+            "filters, as perf (they select samples; the account of unused trace is whole):\n"
+            "  -C, --cpu=LIST    samples of these CPUs only: 0-2,4; as perf, the trace buffers\n"
+            "                    of other CPUs give none (with a shared sink they hold some)\n"
+            "  --pid=LIST        of these processes only: 1000,1001\n"
+            "  --tid=LIST        of these threads only: 1000,1002\n"
+            "  --comm=LIST       of these command names only: bash,make\n"
+            "  --time=START,STOP samples from START to STOP (seconds, both included, up to 9\n"
+            "                    decimals; START, or ,STOP for an open end; several ranges\n"
+            "                    separated by blanks)\n"
+            "code and symbols (each is checked before decoding):\n"
+            "  --symfs=DIR       look for recorded files under DIR\n"
+            "  --buildid-dir=DIR build-id cache (default ~/.debug)\n"
+            "  -k, --vmlinux=F   kernel image (vmlinux, or a kcore file)\n"
+            "  --kallsyms=F      kernel symbols\n"
+            "  --kcore=DIR       folder made by 'perf record --kcore' (kcore, kallsyms)\n"
+            "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
+            "running:\n"
+            "  -j, --threads=N   decoder threads (1-1024) for a recording without time stamps\n"
+            "                    (default: one per CPU); with time stamps each queue has its\n"
+            "                    own thread\n"
+            "  -q, --quiet       nothing on stderr but errors\n"
+            "  -v, --verbose     more detail (script: the full account of unused trace on\n"
+            "                    stderr, as etmkit doctor; doctor: every record and range)\n"
+            "  --strict          exit 1 when any problem was found, even if samples came out\n"
+            "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
+            "1 when the input cannot be read, when no sample at all came out of a recording\n"
+            "with problems, or with --strict when any problem was found; 2 on a usage error\n"
+            "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
+}
+
+static int usage_error(cli_decode *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(cli_decode *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "etmkit: %s: ", d->cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'etmkit %s --help')\n", d->cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+/* A library parser's one-line reason, with the hint. */
+static int parse_error(cli_decode *d, ek_sbuf *err)
+{
+    int rc = usage_error(d, "%s", err->p ? err->p : "bad value");
+    ek_sbuf_free(err);
+    return rc;
+}
+
+int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void (*usage)(FILE *))
+{
+    memset(d, 0, sizeof *d);
+    d->cmd = cmd;
+    ek_session_opts_init(&d->so);
+    ek_script_fields_default(&d->fields);
+    d->input = "perf.data";
+    int only_files = 0, bare_itrace = -1, input_at = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || !a[1]) {
+            if (d->input_given && input_at >= 0 && input_at == bare_itrace + 1)
+                return usage_error(d,
+                                   "'--itrace %s': as perf, --itrace takes its letters after "
+                                   "'=': --itrace=%s",
+                                   d->input, d->input);
+            if (d->input_given)
+                return usage_error(d, "two inputs, '%s' and '%s': give one recording", d->input, a);
+            d->input = a;
+            d->input_given = 1;
+            input_at = i;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = 1;
+            continue;
+        }
+        /* "--name=value", "--name value", "-x value", "-xvalue" */
+        const char *v = NULL;
+        size_t k = 0, spelt = 0;
+        for (; k < NOPTIONS; k++) {
+            size_t n = strlen(options[k].lng);
+            if (!strncmp(a, options[k].lng, n) && (a[n] == '=' || !a[n])) {
+                spelt = n;
+                if (a[n] == '=') v = a + n + 1;
+                break;
+            }
+            if (options[k].shrt && !strncmp(a, options[k].shrt, 2) && (!a[2] || options[k].arg)) {
+                spelt = 2;
+                if (a[2]) v = a + 2;
+                break;
+            }
+        }
+        if (k == NOPTIONS) return usage_error(d, "unknown option '%s'", a);
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)spelt, a);
+        if (!options[k].arg && v) return usage_error(d, "%s takes no value", name);
+        if (options[k].arg == 1 && !v) {
+            if (i + 1 >= argc) return usage_error(d, "%s needs a value", name);
+            v = argv[++i];
+        }
+        ek_sbuf err = EK_SBUF_INIT;
+        switch (options[k].id) {
+        case O_HELP: usage(stdout); return CLI_OK;
+        case O_ITRACE:
+            if (!v) {
+                /* alone: perf's default samples */
+                ek_itrace_parse(NULL, &d->so.itrace, NULL);
+                bare_itrace = i;
+                break;
+            }
+            if (!*v)
+                return usage_error(d, "%s= is empty: give the samples to make, as i100i, b or il",
+                                   name);
+            if (ek_itrace_parse(v, &d->so.itrace, &err)) return parse_error(d, &err);
+            break;
+        case O_FIELDS:
+            if (ek_script_fields_parse(v, &d->fields, &err)) return parse_error(d, &err);
+            break;
+        case O_SYMFS:
+            d->so.symfs = v;
+            d->symfs_opt = options[k].lng;
+            break;
+        case O_BUILDID:
+            d->so.buildid_dir = v;
+            d->buildid_opt = options[k].lng;
+            break;
+        case O_VMLINUX:
+            d->so.vmlinux = v;
+            d->vmlinux_opt = spelt == 2 ? "-k" : options[k].lng;
+            break;
+        case O_KALLSYMS:
+            d->so.kallsyms = v;
+            d->kallsyms_opt = options[k].lng;
+            break;
+        case O_JITDUMP:
+            d->so.jitdump = v;
+            d->jitdump_opt = options[k].lng;
+            break;
+        case O_KCORE:
+            d->so.kcore_dir = v;
+            d->kcore_opt = options[k].lng;
+            break;
+        case O_THREADS: {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!*v || *end || errno || n < 1 || n > 1024 || v[0] == '-' || v[0] == '+')
+                return usage_error(d, "%s '%s': give a number of threads, 1-1024", name, v);
+            d->so.threads = (unsigned)n;
+            break;
+        }
+        case O_INPUT:
+            if (d->input_given)
+                return usage_error(d, "two inputs, '%s' and '%s': give one recording", d->input, v);
+            d->input = v;
+            d->input_given = 1;
+            break;
+        case O_CPU:
+            if (ek_sample_filter_cpus(&d->filter, v, &err)) return parse_error(d, &err);
+            break;
+        case O_PID:
+            if (ek_sample_filter_pids(&d->filter, v, &err)) return parse_error(d, &err);
+            break;
+        case O_TID:
+            if (ek_sample_filter_tids(&d->filter, v, &err)) return parse_error(d, &err);
+            break;
+        case O_COMM:
+            if (ek_sample_filter_comms(&d->filter, v, &err)) return parse_error(d, &err);
+            break;
+        case O_TIME:
+            if (ek_sample_filter_time(&d->filter, v, &err)) return parse_error(d, &err);
+            break;
+        case O_NO_END_FLUSH: d->so.compat |= EK_COMPAT_NO_END_FLUSH; break;
+        case O_NS: d->ns = 1; break;
+        case O_QUIET: d->quiet = 1; break;
+        case O_VERBOSE: d->verbose = 1; break;
+        case O_STRICT: d->strict = 1; break;
+        }
+    }
+    d->fields.ns = d->ns;
+    if (ek_sample_filter_active(&d->filter)) d->so.filter = &d->filter;
+    return -1;
+}
+
+/* ---- checks before decoding -------------------------------------------------------------------
+ */
+
+/* Read the first bytes of path into buf; returns the count, or -1 with errno set. */
+static ssize_t head_of(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t got = 0;
+    while ((size_t)got < n) {
+        ssize_t r = read(fd, buf + got, n - (size_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (!r) break;
+        got += r;
+    }
+    close(fd);
+    return got;
+}
+
+static int is_elf(const char *buf, ssize_t n)
+{
+    return n >= 4 && !memcmp(buf, "\177ELF", 4);
+}
+
+/* The first non-empty line is "ADDRESS TYPE NAME" (/proc/kallsyms). */
+static int is_kallsyms(const char *buf, ssize_t n)
+{
+    ssize_t i = 0;
+    while (i < n && buf[i] == '\n')
+        i++;
+    ssize_t digits = 0;
+    while (i < n && strchr("0123456789abcdefABCDEF", buf[i]) && buf[i]) {
+        i++;
+        digits++;
+    }
+    return digits >= 1 && digits <= 16 && i + 3 < n && buf[i] == ' ' && buf[i + 1] != ' ' &&
+           buf[i + 1] != '\n' && buf[i + 2] == ' ' && buf[i + 3] != '\n' && buf[i + 3] != ' ';
+}
+
+/* perf's jitdump: the magic "JiTD" as a 32-bit word of either byte order */
+static int is_jitdump(const char *buf, ssize_t n)
+{
+    return n >= 4 && (!memcmp(buf, "DTiJ", 4) || !memcmp(buf, "JiTD", 4));
+}
+
+enum { F_ELF, F_KALLSYMS, F_JITDUMP };
+
+/* A file option: the file exists, is a readable regular file, and its start looks right. */
+static int check_file(cli_decode *d, const char *opt, const char *path, int kind)
+{
+    struct stat st;
+    if (stat(path, &st)) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return usage_error(d, "%s %s: %s", opt, path, strerror(EISDIR));
+    char buf[256];
+    ssize_t n = head_of(path, buf, sizeof buf);
+    if (n < 0) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
+    if (kind == F_ELF && !is_elf(buf, n))
+        return usage_error(d, "%s %s: not an ELF file (a vmlinux, or a kcore file)", opt, path);
+    if (kind == F_JITDUMP && !is_jitdump(buf, n))
+        return usage_error(d, "%s %s: not a jitdump file (perf's jit-PID.dump starts with 'JiTD')",
+                           opt, path);
+    if (kind == F_KALLSYMS && !is_kallsyms(buf, n))
+        return usage_error(d,
+                           "%s %s: not a kallsyms file (its lines are 'ADDRESS TYPE NAME', as "
+                           "/proc/kallsyms)",
+                           opt, path);
+    return -1;
+}
+
+static int check_dir(cli_decode *d, const char *opt, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st)) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return usage_error(d, "%s %s: %s", opt, path, strerror(ENOTDIR));
+    if (access(path, R_OK | X_OK)) return usage_error(d, "%s %s: %s", opt, path, strerror(errno));
+    return -1;
+}
+
+static int exists(const char *dir, const char *name, int want_dir)
+{
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", dir, name) < 0) return 0;
+    struct stat st;
+    int ok = !stat(p, &st) && (want_dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode));
+    free(p);
+    return ok;
+}
+
+int cli_decode_check(cli_decode *d)
+{
+    int rc;
+    const char *in = d->input;
+    struct stat st;
+    if (stat(in, &st)) {
+        int e = errno;
+        if (!d->input_given && e == ENOENT)
+            cli_err("%s: %s (no FILE or -i FILE given, and ./perf.data is the default)", in,
+                    strerror(e));
+        else
+            cli_err("%s: %s", in, strerror(e));
+        return CLI_FAIL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (exists(in, "snapshot.ini", 0)) {
+            cli_err("%s: a trace snapshot folder, not a perf recording: 'etmkit dump --decode %s' "
+                    "lists its instruction flow",
+                    in, in);
+            return CLI_FAIL;
+        }
+        if (!exists(in, "data", 0)) {
+            cli_err("%s: %s, not a perf.data file (nor a perf.data folder holding 'data')", in,
+                    strerror(EISDIR));
+            return CLI_FAIL;
+        }
+    } else if (access(in, R_OK)) {
+        cli_err("%s: %s", in, strerror(errno));
+        return CLI_FAIL;
+    }
+    if (d->so.symfs && (rc = check_dir(d, d->symfs_opt, d->so.symfs)) >= 0) return rc;
+    if (d->so.buildid_dir && (rc = check_dir(d, d->buildid_opt, d->so.buildid_dir)) >= 0) return rc;
+    if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, F_ELF)) >= 0) return rc;
+    if (d->so.kallsyms && (rc = check_file(d, d->kallsyms_opt, d->so.kallsyms, F_KALLSYMS)) >= 0)
+        return rc;
+    if (d->so.jitdump && (rc = check_file(d, d->jitdump_opt, d->so.jitdump, F_JITDUMP)) >= 0)
+        return rc;
+    if (d->so.kcore_dir) {
+        if ((rc = check_dir(d, d->kcore_opt, d->so.kcore_dir)) >= 0) return rc;
+        if (!exists(d->so.kcore_dir, "kcore", 0))
+            return usage_error(d,
+                               "%s %s: no kcore file in it (give the folder 'perf record --kcore' "
+                               "made: kcore_dir, with kcore and kallsyms)",
+                               d->kcore_opt, d->so.kcore_dir);
+        char *kc = NULL;
+        if (asprintf(&kc, "%s/kcore", d->so.kcore_dir) < 0) return CLI_FAIL;
+        rc = check_file(d, d->kcore_opt, kc, F_ELF);
+        free(kc);
+        if (rc >= 0) return rc;
+    }
+    return -1;
+}
+
+/* ---- the session -------------------------------------------------------------------------------
+ */
+
+/* The text of the first error (an option that does not apply is said in one line). */
+static void keep_first(void *ctx, const ek_diag_event *ev)
+{
+    ek_sbuf *line = ctx;
+    if (ev->sev >= EK_SEV_ERROR && !line->len) ek_sbuf_puts(line, ev->msg ? ev->msg : "");
+}
+
+int cli_decode_open(cli_decode *d, ek_session **s)
+{
+    /* problems that stop the recording from opening are only known to the sink, which the
+     * session keeps using while it decodes */
+    d->diags = ek_diag_collector_new(1);
+    if (!d->diags) {
+        cli_err("%s", ek_strerror(EK_ERR_NOMEM));
+        return CLI_FAIL;
+    }
+    ek_diag next = {keep_first, &d->first_error};
+    ek_diag_collector_forward(d->diags, &next);
+    ek_diag sink = ek_diag_collector_sink(d->diags);
+    int rc = ek_session_open(d->input, &d->so, &sink, s);
+    if (rc == EK_ERR_ARG && d->first_error.len) {
+        /* an option that does not apply to this recording */
+        return usage_error(d, "%s: %s", d->input, d->first_error.p);
+    } else if (rc) {
+        cli_print_diag_summary(d->diags, 0);
+        cli_err("%s: %s", d->input, ek_strerror(rc));
+        return CLI_FAIL;
+    }
+    return -1;
+}
+
+int cli_decode_status(cli_decode *d, ek_session *s, int rc)
+{
+    if (rc) {
+        cli_err("%s: %s", d->input, ek_strerror(rc));
+        return CLI_FAIL;
+    }
+    ek_session_stats st;
+    ek_session_get_stats(s, &st);
+    int problems = ek_session_problems(s);
+    /* nothing usable: not one sample came out of a recording with problems */
+    if (problems && !st.samples_branches && !st.samples_instructions) return CLI_FAIL;
+    return d->strict && problems ? CLI_FAIL : CLI_OK;
+}
+
+void cli_decode_free(cli_decode *d)
+{
+    ek_sample_filter_free(&d->filter);
+    d->so.filter = NULL;
+    ek_diag_collector_free(d->diags);
+    d->diags = NULL;
+    ek_sbuf_free(&d->first_error);
+}
