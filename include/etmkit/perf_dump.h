@@ -59,11 +59,13 @@ typedef struct ek_perf_trace_opts {
 
 void ek_perf_trace_opts_init(ek_perf_trace_opts *o);
 
-/* The trace of a file's AUX slices, listed where perf report -D lists it: after the AUXTRACE
- * record that holds the bytes, every AUX slice of that buffer in AUX record order (as perf
- * splits buffers on AUX records), each decoded by its queue's decode tree from a reset (the
- * slice's trace ID map, formatted or raw as the slice is; packet indices are AUX-area offsets,
- * as perf's). */
+/* The trace of a file's AUX slices, listed where perf report -D lists it: after each AUXTRACE
+ * record, every AUX slice of the buffers with that record's reference, queue by queue in AUX
+ * record order (as perf splits buffers on AUX records and dumps them, cs-etm.c
+ * dump_queued_data: a reference shared by several records, as simpleperf's 0, lists its
+ * slices again at each), each decoded by its queue's decode tree from a reset (the slice's
+ * trace ID map, formatted or raw as the slice is; packet indices are AUX-area offsets, as
+ * perf's). */
 typedef struct ek_perf_tracer ek_perf_tracer;
 int ek_perf_tracer_new(const ek_perf_file *f, const ek_perf_queues *q, const ek_perf_trace_opts *o,
                        ek_perf_tracer **out);

@@ -4,7 +4,7 @@
  * fragment (AUX slice) of the buffers with that record's `reference`, queue by queue in AUX
  * record order (cs-etm.c: dump_queued_data). perf record gives every buffer a reference of its
  * own; simpleperf writes 0 in all of them, and perf then dumps every slice of the file again
- * at each AUXTRACE record. Here each such group is listed once, at its first record. */
+ * at each AUXTRACE record: so does this listing, so that its packet lines are perf's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +21,7 @@ struct ek_perf_tracer {
     size_t ntrees;
     const ek_perf_auxtrace_rec *bufs;
     size_t nbufs;
-    uint8_t *listed; /* per buffer */
+    uint8_t *listed; /* per buffer: its reference's group was listed at some record */
     /* the slices sorted by their buffer's reference, then queue, then AUX record order */
     struct sref {
         uint64_t reference;
@@ -229,7 +229,7 @@ int ek_perf_dump_record_trace(ek_sbuf *out, ek_perf_tracer *t, const ek_perf_rec
     if (rec->type != EK_PERF_RECORD_AUXTRACE) return 0;
     const struct brec key = {rec->index, 0};
     const struct brec *b = bsearch(&key, t->brecs, t->nbrecs, sizeof key, cmp_brec);
-    if (b && !t->listed[b->buf]) buffer_trace(out, t, b->buf);
+    if (b) buffer_trace(out, t, b->buf); /* at every record of the reference, as perf */
     return out->oom ? EK_ERR_NOMEM : 0;
 }
 
