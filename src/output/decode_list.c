@@ -2,6 +2,7 @@
  * (etmkit/listing.h). The per-protocol packet lines come from the ek_list_proto tables. */
 #include "etmkit/elem.h"
 #include "etmkit/listing.h"
+#include "output/list_int.h"
 
 static void frame_json(ek_sbuf *out, const ek_dfmt_item *it)
 {
@@ -27,7 +28,7 @@ static void truncate_to(ek_sbuf *out, size_t at)
 static void packet(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it, unsigned id)
 {
     if (!l->packets) return;
-    const ek_list_proto *f = ek_list_proto_find(it->protocol);
+    const ek_list_proto *f = list_proto(it->protocol);
     if (!f) return;
     const void *pkt = it->packet.pkt;
     /* a packet sink sees only the first of a run of unsynchronised packets */
@@ -73,16 +74,8 @@ void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it)
         __attribute__((fallthrough)); /* its elements */
     case EK_DI_ELEMS:
         switch (l->format) {
-        case EK_LISTING_OCSD:
-            for (size_t i = 0; i < it->count; i++)
-                ek_elem_format_ocsd_line(out, &it->elems[i]);
-            break;
-        case EK_LISTING_PERF:
-            for (size_t i = 0; i < it->count; i++) {
-                ek_sbuf_putc(out, '\t');
-                ek_elem_format_ocsd_line(out, &it->elems[i]);
-            }
-            break;
+        case EK_LISTING_OCSD: ek_elem_format_ocsd_lines(out, it->elems, it->count, 0); break;
+        case EK_LISTING_PERF: ek_elem_format_ocsd_lines(out, it->elems, it->count, 1); break;
         case EK_LISTING_TEXT:
             for (size_t i = 0; i < it->count; i++)
                 ek_elem_format_text(out, &it->elems[i]);
@@ -94,7 +87,7 @@ void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it)
         }
         break;
     case EK_DI_DIAG: {
-        const ek_list_proto *f = ek_list_proto_find(it->protocol);
+        const ek_list_proto *f = list_proto(it->protocol);
         if (!f || !f->diag_ocsd) break;
         if (l->format == EK_LISTING_OCSD) {
             /* as the lister: no newline, the next line continues it */

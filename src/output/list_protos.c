@@ -1,6 +1,7 @@
 /* The packet formatters of every protocol the decode tree knows (etmkit/listing.h). */
 #include "etmkit/flow.h"
 #include "etmkit/listing.h"
+#include "output/list_int.h"
 
 static const char *etm4_printer(ek_protocol p)
 {
@@ -37,8 +38,8 @@ static const ek_list_proto etm4 = {
     .diag_ocsd = ek_flow_diag_ocsd,
 };
 
-/* by protocol (every packet line looks here) */
-static const ek_list_proto *const by_protocol[32] = {
+/* by protocol (every packet line looks here: decode_list.c reads it in line) */
+const ek_list_proto *const ek_list_protos_by_protocol[32] = {
     [EK_PROTO_ETMV4] = &etm4,
     [EK_PROTO_ETMV4M] = &etm4,
     [EK_PROTO_ETE] = &etm4,
@@ -46,5 +47,5 @@ static const ek_list_proto *const by_protocol[32] = {
 
 const ek_list_proto *ek_list_proto_find(ek_protocol p)
 {
-    return (unsigned)p < 32 ? by_protocol[p] : NULL;
+    return (unsigned)p < 32 ? ek_list_protos_by_protocol[p] : NULL;
 }
