@@ -242,7 +242,11 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
         return NULL;
     }
     dcd *d = calloc(1, sizeof *d);
-    if (!d || !(d->parser = calloc(1, s->ops->parser_size ? s->ops->parser_size : 1))) {
+    /* the parser's state on cache lines of its own: it is written on every packet, and where
+     * malloc happened to put it moved dump --decode by 2% (bench/ab) */
+    const size_t psz = ((s->ops->parser_size ? s->ops->parser_size : 1) + 63) & ~(size_t)63;
+    if (d && (d->parser = aligned_alloc(64, psz))) memset(d->parser, 0, psz);
+    if (!d || !d->parser) {
         free(d);
         *rc = EK_ERR_NOMEM;
         return NULL;
