@@ -68,61 +68,77 @@ def same(what, a, b):
     i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
     bad.append(f"{what}: differ at line {i + 1} of {len(a)}/{len(b)}:\n  "
                f"{a[i] if i < len(a) else '(end)'}\n  {b[i] if i < len(b) else '(end)'}")
-ELEM = re.compile(r"^\t?Idx:\d+; ID:[0-9a-f]+; OCSD_GEN_TRC_ELEM_")
-PKT_T = re.compile(r"^\tIdx:\d+; ID:[0-9a-f]+;\tI_")
-PKT_O = re.compile(r"^Idx:\d+; ID:[0-9a-f]+;( \[[0-9a-fx ]*\];)?\tI_")
-RAW = re.compile(r"^(Idx:\d+; ID:[0-9a-f]+;) \[([0-9a-fx ]*)\];(\t.*)$")
+# line kinds: a trace line starts "Idx:<n>; ID:<hex>;" (after a tab in the text forms); a
+# packet's continues "\tI_<NAME> :" (ocsd monitor: " [raw bytes];\tI_"), an element's
+# " OCSD_GEN_TRC_ELEM_"; record lines and slice headers have neither
+def kind(l):
+    if "; OCSD_GEN_TRC_ELEM_" in l:
+        return "e"
+    if ";\tI_" in l:
+        return "p"
+    return None
 NOT_SYNC = "\tI_NOT_SYNC :"
-tp = [l for l in T if PKT_T.match(l)]
+tk, dk_, ok_, odk = ([kind(l) for l in x] for x in (T, D, O, OD))
+tp = [l for l, k in zip(T, tk) if k == "p" and l[0] == "\t"]
 if not tp and "/gen-" in name:
     bad.append("no packet lines on a gen recording")
 # --decode less its elements is --packets
-same("--decode without element lines vs --packets", [l for l in D if not ELEM.match(l)], T)
+same("--decode without element lines vs --packets", [l for l, k in zip(D, dk_) if k != "e"], T)
 # ocsd --packets: the text packet lines without the tab
-same("--packets --format=ocsd vs text", [l for l in O if PKT_O.match(l)], [l[1:] for l in tp])
+op = [l for l, k in zip(O, ok_) if k == "p" and l[0] != "\t"]
+same("--packets --format=ocsd vs text", op, [l[1:] for l in tp])
 # ocsd --decode: elements as text's, packets as ocsd --packets' (raw bytes out)
-de = [l for l in D if ELEM.match(l)]
-same("--decode --format=ocsd element lines vs text", [l for l in OD if ELEM.match(l)],
+de = [l for l, k in zip(D, dk_) if k == "e"]
+same("--decode --format=ocsd element lines vs text", [l for l, k in zip(OD, odk) if k == "e"],
      [l[1:] for l in de])
-odp = [l for l in OD if PKT_O.match(l)]
-same("--decode --format=ocsd packet lines (no raw bytes, no I_NOT_SYNC) vs --packets",
-     [RAW.sub(r"\1\3", l) for l in odp if NOT_SYNC not in l],
-     [l for l in O if PKT_O.match(l) and NOT_SYNC not in l])
-# JSON: slices after their AUXTRACE records, items as the text lines
+def split_raw(l):
+    # "Idx:<n>; ID:<hex>; [0x.. 0x.. ];\tI_..." -> ("Idx:<n>; ID:<hex>;", "0x.. 0x..", "\tI_...")
+    head, sep, rest = l.partition(" [")
+    raw, sep2, tail = rest.partition("];")
+    if not sep or not sep2 or not tail.startswith("\tI_"):
+        return None
+    return head, raw.strip(), tail
+odp = [l for l, k in zip(OD, odk) if k == "p"]
+odm = [split_raw(l) for l in odp]
+if not all(odm):
+    bad.append("--decode --format=ocsd: a packet line without raw bytes")
+else:
+    same("--decode --format=ocsd packet lines (no raw bytes, no I_NOT_SYNC) vs --packets",
+         [h + t for h, _, t in odm if not t.startswith(NOT_SYNC)],
+         [l for l in op if NOT_SYNC not in l])
+# JSON: slices after their AUXTRACE records, items as the ocsd --decode lines
 hdr = re.compile(r"^  trace of AUX #(-?\d+) \(queue (\d+)\): 0x([0-9a-f]+) bytes")
-th = [tuple(int(x, 16) if i == 2 else int(x) for i, x in enumerate(m.groups()))
-      for m in map(hdr.match, D) if m]
+th = [(int(m.group(1)), int(m.group(2)), int(m.group(3), 16)) for m in map(hdr.match, D) if m]
 js, prev_aux, orphan = [], False, 0
+jk, jr = [], []
 for r in J.get("records", []):
     if "trace" in r:
         t = r["trace"]
         js.append((t["aux_record"], t["queue"], t["size"]))
         orphan += not prev_aux
+        for it in t["items"]:
+            if "raw" in it:
+                jk.append(f"{it['idx']} {it['id']:x} I_{it['type']}")
+                jr.append(it["raw"])
+            else:
+                jk.append(f"{it['idx']} {it['id']:x} OCSD_GEN_TRC_ELEM_{it['type'].upper()}")
     else:
         prev_aux = r.get("name") == "AUXTRACE"
 if orphan:
     bad.append(f"JSON: {orphan} trace object(s) not after an AUXTRACE record")
 same("JSON slices vs text slice headers", [str(x) for x in js], [str(x) for x in th])
-def item_key(it):
-    if "raw" in it:
-        return f"{it['idx']} {it['id']:x} I_{it['type']}"
-    return f"{it['idx']} {it['id']:x} OCSD_GEN_TRC_ELEM_{it['type'].upper()}"
-jk = [item_key(it) for r in J.get("records", []) if "trace" in r for it in r["trace"]["items"]]
-LK = re.compile(r"^Idx:(\d+); ID:([0-9a-f]+);( \[[0-9a-fx ]*\];)?\s*"
-                r"(I_[A-Z0-9_]+|OCSD_GEN_TRC_ELEM_[A-Z_]+)")
-dk = [f"{m.group(1)} {m.group(2)} {m.group(4)}" for m in map(LK.match, OD) if m]
-same("JSON items vs --decode --format=ocsd lines", jk, dk)
-jr = [f"{it['idx']} {it['type']} {it['raw']}" for r in J.get("records", []) if "trace" in r
-      for it in r["trace"]["items"] if "raw" in it]
-orw = []
-for l in odp:
-    m = RAW.match(l)
-    if m:
-        idx = m.group(1).split(";")[0][4:]
-        typ = re.search(r"\tI_([A-Z0-9_]+) :", m.group(3)).group(1)
-        raw = "".join(b[2:] for b in m.group(2).split())
-        orw.append(f"{idx} {typ} {raw}")
-same("JSON raw bytes vs --decode --format=ocsd", jr, orw)
+def key(l, k):
+    # "<idx> <id> <I_NAME or OCSD_GEN_TRC_ELEM_NAME>" of an ocsd line
+    idx, _, rest = l[4:].partition("; ID:")
+    tid, _, rest = rest.partition(";")
+    if k == "p":
+        name = rest.partition(";\tI_")[2].partition(" ")[0]
+        return f"{idx} {tid} I_{name}"
+    return f"{idx} {tid} {rest[1:].partition('(')[0]}"
+same("JSON items vs --decode --format=ocsd lines", jk, [key(l, k) for l, k in zip(OD, odk) if k])
+if all(odm):
+    same("JSON raw bytes vs --decode --format=ocsd", jr,
+         ["".join(b[2:] for b in r.split()) for _, r, _ in odm])
 for b in bad:
     print(f"FAIL {name}: {b}")
 print(f"  {name}: {len(tp)} packet lines, {len(de)} element lines, {len(th)} slices"
