@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "decode/decode_int.h"
+#include "decode/proto_etm4.h"
 #include "etmkit/etm4.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/flow.h"
@@ -31,54 +32,9 @@ static void parser_eot(void *p)
     ek_etm4_eot(p);
 }
 
-/* The generic flags each packet type always has. */
-static const uint8_t type_flags[256] = {
-    [EK_ETM4_NOTSYNC] = EK_DPKT_NOTSYNC,
-    [EK_ETM4_TIMESTAMP] = EK_DPKT_TIMESTAMP,
-};
-
-/* The generic flags of a packet. */
-static inline uint32_t flags_of(const ek_etm4_packet *k)
-{
-    uint32_t fl = type_flags[k->type];
-    const unsigned pf = k->flags;
-    if (pf & (EK_ETM4_PF_ERROR | EK_ETM4_PF_UNSYNCED | EK_ETM4_PF_NOTSYNC_MORE)) {
-        if (pf & EK_ETM4_PF_UNSYNCED) fl |= EK_DPKT_UNSYNCED;
-        if (pf & EK_ETM4_PF_NOTSYNC_MORE) fl |= EK_DPKT_REPEAT;
-        if ((pf & EK_ETM4_PF_ERROR) && !(fl & (EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED))) {
-            fl |= EK_DPKT_ERROR;
-            if (k->type == EK_ETM4_INCOMPLETE_EOT) fl |= EK_DPKT_TRUNCATED;
-        }
-    }
-    if (k->ctx.updated) {
-        fl |= EK_DPKT_CONTEXT;
-        if (k->ctx.cid_updated || k->ctx.valid) fl |= EK_DPKT_CID_VALID;
-        if (k->ctx.vmid_updated || k->ctx.valid) fl |= EK_DPKT_VMID_VALID;
-    }
-    return fl;
-}
-
-/* The generic view of a packet with those flags. */
-static inline void view(const ek_etm4_packet *k, uint32_t fl, ek_decode_packet *out)
-{
-    if (fl & EK_DPKT_TIMESTAMP) out->timestamp = k->timestamp;
-    if (fl & EK_DPKT_CONTEXT) {
-        out->context_id = k->ctx.cid;
-        out->vmid = k->ctx.vmid;
-    }
-    out->pkt = k;
-    out->index = k->index;
-    out->raw = k->raw;
-    out->size = k->size;
-    out->flags = fl;
-}
-
 static int parser_next(void *p, ek_decode_packet *out)
 {
-    const ek_etm4_packet *k;
-    if (ek_etm4_next(p, &k) <= 0) return 0;
-    view(k, flags_of(k), out);
-    return 1;
+    return decode_etm4_next(p, out);
 }
 
 static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elems, size_t *n)
@@ -86,13 +42,13 @@ static int pump(void *p, void *f, const ek_decode_pump *pp, const ek_elem **elem
     const ek_etm4_packet *k;
     size_t have = 0; /* (batch: the elements kept from earlier packets of this call) */
     while (ek_etm4_next(p, &k) > 0) {
-        const uint32_t fl = flags_of(k);
+        const uint32_t fl = etm4_flags_of(k);
         (*pp->packets)++;
         *pp->packet_bytes += k->size;
         if (fl & EK_DPKT_ERROR) (*pp->bad_packets)++;
         if (pp->hook && ((fl & pp->hook_flags) || *pp->watch)) {
             ek_decode_packet gp;
-            view(k, fl, &gp);
+            etm4_view(k, fl, &gp);
             pp->hook(pp->ctx, pp->trace_id, &gp);
         }
         int rc;

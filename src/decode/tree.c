@@ -11,7 +11,9 @@
  *  5. a control operation under way (flush, end, reset items), decoder by decoder;
  *  6. the next item of the deformatter, or the next piece of the input block.
  * Each source is drained before the next piece of input is looked at, so items come out in
- * the order the bytes went in. */
+ * the order the bytes went in. The built-in ETMv4/ETE table's parser and flow steps are
+ * called directly rather than through the table (decode/proto_etm4.h: an indirect call and a
+ * wrapper per packet were most of what the tree cost a packet listing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,9 @@
 #include "core/hot.h"
 #include "core/vec.h"
 #include "decode/decode_int.h"
+#include "decode/proto_etm4.h"
 #include "etmkit/etmkit.h"
+#include "etmkit/flow.h"
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
@@ -634,13 +638,20 @@ static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p)
     }
 }
 
+/* The flow decoder's step (the built-in protocol's called directly, as its parser). */
+static inline int flow_packet(dcd *d, const void *pkt, const ek_elem **e, size_t *n)
+{
+    if (d->ops == &ek_decode_proto_etm4) return ek_flow_step(d->flow, pkt, e, n);
+    return d->ops->flow_packet(d->flow, pkt, e, n);
+}
+
 /* A packet to its flow decoder: 1 with an ELEMS item, or 0. */
 static inline int to_flow(ek_decode *t, dcd *d, const void *pkt, uint64_t index,
                           ek_decode_item *out)
 {
     const ek_elem *e;
     size_t n;
-    if (d->ops->flow_packet(d->flow, pkt, &e, &n) == EK_ERR_NOMEM)
+    if (flow_packet(d, pkt, &e, &n) == EK_ERR_NOMEM)
         ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
                      file_off(t, index), d->id, "out of memory decoding");
     if (t->c.elems_hook) elems_to_hook(t, d, e, n);
@@ -663,7 +674,10 @@ EK_HOT int packet_step(ek_decode *t, ek_decode_item *out)
 {
     dcd *d = t->cur;
     ek_decode_packet *p = &out->packet;
-    if (d->ops->parser_next(d->parser, p) <= 0) {
+    /* (the built-in protocol in line: see decode/proto_etm4.h) */
+    const int got = d->ops == &ek_decode_proto_etm4 ? decode_etm4_next(d->parser, p)
+                                                    : d->ops->parser_next(d->parser, p);
+    if (got <= 0) {
         t->cur = NULL;
         return 0;
     }
@@ -684,7 +698,7 @@ EK_HOT int packet_step(ek_decode *t, ek_decode_item *out)
         if (d->flow) {
             const ek_elem *e;
             size_t n;
-            if (d->ops->flow_packet(d->flow, p->pkt, &e, &n) == EK_ERR_NOMEM)
+            if (flow_packet(d, p->pkt, &e, &n) == EK_ERR_NOMEM)
                 ek_diag_emit(t->c.diag, EK_SEV_ERROR, "decode.nomem", EK_ERR_NOMEM, t->file, -1,
                              file_off(t, p->index), d->id, "out of memory decoding");
             if (t->c.elems_hook) elems_to_hook(t, d, e, n);
@@ -798,7 +812,7 @@ EK_HOT int cur_step(ek_decode *t, ek_decode_item *out)
 }
 
 /* Everything but the usual way round (see ek_decode_next). */
-static int next_slow(ek_decode *t, ek_decode_item *out)
+__attribute__((noinline)) static int next_slow(ek_decode *t, ek_decode_item *out)
 {
     for (;;) {
         if (t->cur && !t->side.n && !t->view_pending) {

@@ -25,46 +25,79 @@ static void truncate_to(ek_sbuf *out, size_t at)
     }
 }
 
-static void packet(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it, unsigned id)
+/* A damaged packet's line, after the lister's log entry for it (out of line: rare). */
+__attribute__((noinline)) static void damaged_packet(ek_sbuf *out, const ek_listing *l,
+                                                     const ek_decode_item *it, unsigned id,
+                                                     const ek_list_proto *f)
+{
+    const void *pkt = it->packet.pkt;
+    if (l->format == EK_LISTING_OCSD) {
+        f->ocsd_pre(out, pkt, it->config);
+        f->ocsd(out, pkt, id, l->monitor, it->config);
+        return;
+    }
+    /* perf prints the lister's log lines and packet lines, each after a tab */
+    const size_t at = out->len;
+    ek_sbuf_putc(out, '\t');
+    f->ocsd_pre(out, pkt, it->config);
+    if (out->len > at + 1)
+        ek_sbuf_putc(out, '\n');
+    else
+        truncate_to(out, at);
+    ek_sbuf_putc(out, '\t');
+    f->ocsd(out, pkt, it->trace_id, 0, it->config);
+}
+
+/* A packet's line (every packet of a listing comes here: kept short, the formatter called
+ * last). */
+static inline void packet(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it, unsigned id)
 {
     if (!l->packets) return;
     const ek_list_proto *f = list_proto(it->protocol);
     if (!f) return;
     const void *pkt = it->packet.pkt;
+    const uint32_t fl = it->packet.flags;
     /* a packet sink sees only the first of a run of unsynchronised packets */
-    const int repeat = (it->packet.flags & EK_DPKT_REPEAT) != 0;
+    const int repeat = (fl & EK_DPKT_REPEAT) != 0;
     /* (the lister logs something before a packet only for damaged ones) */
-    const int damaged =
-        (it->packet.flags & (EK_DPKT_ERROR | EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED)) != 0;
+    const int damaged = (fl & (EK_DPKT_ERROR | EK_DPKT_NOTSYNC | EK_DPKT_UNSYNCED)) != 0;
     switch (l->format) {
     case EK_LISTING_OCSD:
-        if (l->monitor || !repeat) {
-            if (damaged) f->ocsd_pre(out, pkt, it->config);
-            f->ocsd(out, pkt, id, l->monitor, it->config);
+        if (!l->monitor && repeat) return;
+        if (damaged) {
+            damaged_packet(out, l, it, id, f);
+            return;
         }
-        break;
+        f->ocsd(out, pkt, id, l->monitor, it->config);
+        return;
     case EK_LISTING_PERF:
-        if (!repeat) {
-            /* perf prints the lister's log lines and packet lines, each after a tab */
-            if (damaged) {
-                const size_t at = out->len;
-                ek_sbuf_putc(out, '\t');
-                f->ocsd_pre(out, pkt, it->config);
-                if (out->len > at + 1)
-                    ek_sbuf_putc(out, '\n');
-                else
-                    truncate_to(out, at);
-            }
-            ek_sbuf_putc(out, '\t');
-            f->ocsd(out, pkt, it->trace_id, 0, it->config);
+        if (repeat) return;
+        if (damaged) {
+            damaged_packet(out, l, it, id, f);
+            return;
         }
-        break;
-    case EK_LISTING_TEXT: f->text(out, pkt, it->trace_id, it->config); break;
-    case EK_LISTING_JSON: f->json(out, pkt, it->trace_id, it->config); break;
+        ek_sbuf_putc(out, '\t');
+        f->ocsd(out, pkt, it->trace_id, 0, it->config);
+        return;
+    case EK_LISTING_TEXT: f->text(out, pkt, it->trace_id, it->config); return;
+    case EK_LISTING_JSON: f->json(out, pkt, it->trace_id, it->config); return;
     }
 }
 
+static void list_other(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it);
+
 void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it)
+{
+    /* the usual item, a packet without elements: its line and nothing after it */
+    if (it->kind == EK_DI_PACKET && !it->count) {
+        packet(out, l, it, l->single_source ? 0 : it->trace_id);
+        return;
+    }
+    list_other(out, l, it);
+}
+
+__attribute__((noinline)) static void list_other(ek_sbuf *out, const ek_listing *l,
+                                                 const ek_decode_item *it)
 {
     const unsigned id = l->single_source ? 0 : it->trace_id;
     switch (it->kind) {
