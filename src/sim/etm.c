@@ -113,8 +113,15 @@ static void resync(sim_etm *e, uint64_t ts)
     room(e);
     ek_etm4_enc_sync(&e->enc);
     room(e);
-    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, sim_clock_count(e->S, ts), 0);
     e->since_sync = e->enc.base + e->enc.len;
+}
+
+/* truth: the call stack of the thread running on this CPU now */
+static uint32_t cur_stack(const sim_etm *e)
+{
+    const sim_thread *t = e->S->cpus[e->cpu].cur;
+    return e->truth && t && t->depth ? t->stack[t->depth - 1].node : 0;
 }
 
 static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_enc_ctx *ctx, uint64_t ts)
@@ -124,10 +131,11 @@ static void start_at(sim_etm *e, uint64_t pc, uint32_t map, const ek_etm4_enc_ct
     room(e);
     ek_etm4_enc_address(&e->enc, pc, ctx);
     room(e);
-    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, sim_clock_count(e->S, ts), 0);
     e->active = 1;
     e->pos = pc;
     e->pos_map = map;
+    e->pos_stack = cur_stack(e);
 }
 
 static int traced(const sim_etm *e, int el)
@@ -204,6 +212,7 @@ static void add_atom(sim_etm *e, uint64_t end, int cls)
     sim_tatom a = {.start = e->pos,
                    .end = end,
                    .map = e->pos_map,
+                   .stack = e->pos_stack,
                    .cls = (uint8_t)cls,
                    .svc_before = e->pos_svc};
     if (ek_vec_push(&e->atoms, a)) e->S->err = EK_ERR_NOMEM;
@@ -231,6 +240,7 @@ void sim_etm_branch(sim_etm *e, uint64_t addr, int cls, int taken, uint64_t targ
         e->pos = addr + 4;
         e->pos_svc = 0;
     }
+    e->pos_stack = cur_stack(e);
     maybe_resync(e, e->S->cpus[e->cpu].time);
 }
 
@@ -242,6 +252,7 @@ void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_r
             sim_texc x = {.start = e->pos,
                           .ret = ret,
                           .map = e->pos_map,
+                          .stack = e->pos_stack,
                           .type = (uint8_t)type,
                           .svc_at_end = (uint8_t)svc_before_ret};
             if (ek_vec_push(&e->excs, x)) e->S->err = EK_ERR_NOMEM;
@@ -255,6 +266,7 @@ void sim_etm_exception(sim_etm *e, unsigned type, uint64_t ret, int svc_before_r
             e->pos = target;
             e->pos_map = 0;
             e->pos_svc = 0;
+            e->pos_stack = cur_stack(e);
             maybe_resync(e, ts);
         } else {
             room(e);
@@ -288,6 +300,7 @@ void sim_etm_eret(sim_etm *e, uint64_t addr, uint64_t target, uint32_t target_ma
             e->pos = target;
             e->pos_map = target_map;
             e->pos_svc = (uint8_t)svc_before_target;
+            e->pos_stack = cur_stack(e);
             maybe_resync(e, ts);
         } else {
             e->active = 0;
@@ -325,9 +338,10 @@ void sim_etm_switch_done(sim_etm *e, uint64_t ts)
     room(e);
     ek_etm4_enc_address(&e->enc, e->switch_target, &e->ctx);
     room(e);
-    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, ts, 0);
+    if (e->enc.ts_trace) ek_etm4_enc_timestamp(&e->enc, sim_clock_count(e->S, ts), 0);
     e->pos = e->switch_target;
     e->pos_map = 0;
     e->pos_svc = 0;
+    e->pos_stack = cur_stack(e);
     maybe_resync(e, ts);
 }

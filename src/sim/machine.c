@@ -95,6 +95,35 @@ static uint64_t ksym(sim *S, const char *name)
 
 /* ------------------------------------------------------------------ threads and stacks */
 
+static const sim_map *lookup(const sim *S, const sim_process *p, uint64_t addr);
+
+/* truth: the call-stack node of frame i of t (its parent: frame i - 1's) */
+static void frame_node(sim *S, sim_thread *t, unsigned i)
+{
+    sim_frame *f = &t->stack[i];
+    f->node = 0;
+    if (!S->truth) return;
+    if (!S->snodes.n) {
+        sim_snode root;
+        memset(&root, 0, sizeof(root));
+        if (ek_vec_push(&S->snodes, root)) goto nomem;
+    }
+    const sim_map *m = lookup(S, t->proc, f->addr);
+    sim_snode n = {f->addr, i ? t->stack[i - 1].node : 0, m ? m->serial : 0, f->exc};
+    if (S->snodes.n >= UINT32_MAX || ek_vec_push(&S->snodes, n)) goto nomem;
+    f->node = (uint32_t)(S->snodes.n - 1);
+    return;
+nomem:
+    S->err = EK_ERR_NOMEM;
+    S->done = 1;
+}
+
+/* truth: the call stack of t now */
+static inline uint32_t stack_node(const sim_thread *t)
+{
+    return t->depth ? t->stack[t->depth - 1].node : 0;
+}
+
 static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
 {
     if (t->depth == t->cap) {
@@ -118,6 +147,7 @@ static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
     t->stack[t->depth].exc = (uint8_t)exc;
     t->stack[t->depth].el = (uint8_t)el;
     t->depth++;
+    frame_node(S, t, t->depth - 1);
     return 0;
 }
 
@@ -409,14 +439,48 @@ static uint64_t jit_index_of(const sim_map *m)
     return d ? strtoull(d + 1, NULL, 10) : 0;
 }
 
+static int in_jit_code(const sim_process *p, uint64_t a)
+{
+    for (int i = 0; i < p->nmaps; i++)
+        if (p->maps[i].jit && a >= p->maps[i].start && a < p->maps[i].end) return 1;
+    return 0;
+}
+
+/* A safepoint at time 'now' for the JIT running on thread t: every other thread of the process
+ * is off its CPU since before now, and neither stopped inside JIT code nor has a frame that
+ * returns there. The code it ran before now is then the old code, and (with hold_until) what it
+ * runs after starts after now, on the new code: a decoder that takes the code at an address
+ * from the jitdump by time reads what ran. Code changed under a thread that is running, or
+ * that stopped inside it, would leave it executing code that has gone. */
+static int jit_safepoint(const sim *S, const sim_thread *t, uint64_t now)
+{
+    const sim_process *p = t->proc;
+    for (size_t i = 0; i < S->nthreads; i++) {
+        const sim_thread *u = S->threads[i];
+        if (u == t || u->proc != p || u->state == SIM_T_DEAD) continue;
+        if (u->state == SIM_T_RUNNING || u->off_at >= now || in_jit_code(p, u->pc)) return 0;
+        for (unsigned k = 0; k < u->depth; k++)
+            if (in_jit_code(p, u->stack[k].addr)) return 0;
+    }
+    return 1;
+}
+
 /* The JIT's work in one mprotect: compile a function into the cache; now and then move one
  * (compaction) or collect the whole cache, after which new code goes to addresses that held
- * other code before. */
+ * other code before. Only at a safepoint: otherwise the action stays due and is tried again at
+ * the main thread's next work step. */
 static void do_jit(sim *S, struct sim_cpu *c, sim_thread *t)
 {
     sim_process *p = t->proc;
     sim_jit *j = p ? p->jit : NULL;
     if (!j) return;
+    if (!jit_safepoint(S, t, c->time)) {
+        j->pending = 1;
+        j->deferred++;
+        return;
+    }
+    j->pending = 0;
+    p->hold_until = c->time;
     if (!j->started) jit_start(S, c, t, j);
     if (S->err) return;
     int nlive = 0, oldest = -1;
@@ -589,6 +653,7 @@ void sim_machine_free(sim *S)
         free(S->blobs.v[i]);
     ek_vec_free(&S->blobs);
     free(S->maps_all);
+    ek_vec_free(&S->snodes);
     for (int i = 0; i < S->ncpus; i++) {
         free(S->cpus[i].rq);
         sim_etm_free(&S->cpus[i].etm);
@@ -602,16 +667,36 @@ static ek_etm4_enc_ctx ctx_of(const sim_thread *t)
     return c;
 }
 
+/* A thread of a process whose JIT changed code at time T may not start running on a CPU whose
+ * clock is still before T (CPUs advance in quanta, one after the other): it would run the new
+ * code at a time when, by the jitdump, the old code was there. */
+static int held(const sim_thread *n, const struct sim_cpu *c)
+{
+    return n->proc && n->proc->hold_until > c->time;
+}
+
+static int eligible(const sim_thread *n, const struct sim_cpu *c)
+{
+    return (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW) && !held(n, c);
+}
+
 static sim_thread *pick_next(sim *S, struct sim_cpu *c)
 {
-    while (c->nrq) {
-        sim_thread *n = c->rq[0];
-        memmove(c->rq, c->rq + 1, (c->nrq - 1) * sizeof(c->rq[0]));
-        c->nrq--;
-        if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW) return n;
-    }
     (void)S;
-    return c->idle;
+    /* the first eligible thread of the queue; stale entries before it go, held threads keep
+     * their place */
+    size_t i = 0, k = 0;
+    sim_thread *pick = NULL;
+    while (i < c->nrq && !pick) {
+        sim_thread *n = c->rq[i++];
+        if (eligible(n, c))
+            pick = n;
+        else if (n->state == SIM_T_RUNNABLE || n->state == SIM_T_NEW)
+            c->rq[k++] = n;
+    }
+    memmove(c->rq + k, c->rq + i, (c->nrq - i) * sizeof(c->rq[0]));
+    c->nrq = k + (c->nrq - i);
+    return pick ? pick : c->idle;
 }
 
 static void wake_sleepers(sim *S, uint64_t now)
@@ -645,6 +730,7 @@ static void context_switch(sim *S, struct sim_cpu *c, sim_thread *t, uint64_t ia
         return;
     }
     if (t->state == SIM_T_RUNNING) t->state = SIM_T_RUNNABLE;
+    t->off_at = c->time;
     uint64_t target = next->stack[--next->depth].addr;
     sim_count_branch(S, t, c->id, iaddr, target, SIM_I_RET, 1);
     next->state = SIM_T_RUNNING;
@@ -721,6 +807,8 @@ static void do_exec(sim *S, struct sim_cpu *c, sim_thread *t)
     t->stack[e - 1].addr = entry ? entry->addr : 0;
     memmove(t->stack, t->stack + e - 1, (t->depth - (e - 1)) * sizeof(sim_frame));
     t->depth -= e - 1;
+    for (unsigned i = 0; i < t->depth; i++)
+        frame_node(S, t, i);
     sim_side_comm(S, t, 1, c->time, c->id);
     sim_side_mmap(S, t, &p->maps[0], c->time, c->id);
 }
@@ -757,7 +845,7 @@ static void do_munmap(sim *S, struct sim_cpu *c, sim_thread *t)
 static int others_runnable(struct sim_cpu *c)
 {
     for (size_t i = 0; i < c->nrq; i++)
-        if (c->rq[i]->state == SIM_T_RUNNABLE || c->rq[i]->state == SIM_T_NEW) return 1;
+        if (eligible(c->rq[i], c)) return 1;
     return 0;
 }
 
@@ -823,9 +911,18 @@ static sim_action next_action(sim *S, sim_thread *t)
     sim_process *p = t->proc;
     if (t->tid == p->pid) { /* the script runs on the main thread */
         uint32_t step = p->steps++;
-        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step)
-            return p->script[p->script_pos++].action;
-        if (p->jit && p->jit_every && step % p->jit_every == 0) return SIM_ACT_JIT;
+        sim_action a = p->script_pos < p->nscript ? p->script[p->script_pos].action : SIM_ACT_NONE;
+        /* exec and dlclose take code away: as a program that joins its threads first (they
+         * could be running it), the main thread waits until it is the only one */
+        if (p->script_pos < p->nscript && p->script[p->script_pos].at <= step &&
+            ((a != SIM_ACT_EXEC && a != SIM_ACT_DLCLOSE) || p->live_threads == 1)) {
+            p->script_pos++;
+            return a;
+        }
+        /* the JIT changes code at safepoints only (do_jit): an action that found none stays
+         * due */
+        if (p->jit && p->jit_every && (step % p->jit_every == 0 || p->jit->pending))
+            return SIM_ACT_JIT;
     }
     if (p->random_actions && sim_rng_chance(&S->rng, p->random_actions)) {
         static const sim_action pool[] = {SIM_ACT_GETPID, SIM_ACT_WRITE, SIM_ACT_YIELD,
@@ -1075,6 +1172,7 @@ static void cpu_run(sim *S, struct sim_cpu *c, uint64_t until)
                 t->stack[t->depth].exc = 0;
                 t->stack[t->depth].el = (uint8_t)t->el;
                 t->depth++;
+                if (S->truth) frame_node(S, t, t->depth - 1);
             }
             sim_etm_direct(&c->etm, ia, in->cls, taken, target, m->serial);
             sim_count_branch(S, t, c->id, ia, taken ? target : ia + 4, in->cls, taken);

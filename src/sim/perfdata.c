@@ -251,17 +251,79 @@ int sim_writer_round(sim_writer *w)
 
 /* ------------------------------------------------------------------ synthesized records */
 
+/* ------------------------------------------------------------------ the clock */
+
+/* kernel time of an architected counter value, as arm64's perf_event_mmap_page says */
+static uint64_t counter_ns(const sim_clock *c, uint64_t cnt)
+{
+    uint64_t quot = cnt >> c->shift, rem = cnt & ((1ull << c->shift) - 1);
+    return c->zero + quot * c->mult + ((rem * c->mult) >> c->shift);
+}
+
+uint64_t sim_clock_count(const sim *S, uint64_t ns)
+{
+    const sim_clock *c = &S->clock;
+    switch (c->kind) {
+    case SIM_CLK_COUNTER: {
+        /* the last counter value the kernel's clock reads as ns or earlier */
+        uint64_t t = ns - c->zero;
+        uint64_t cnt = ((t / c->mult) << c->shift) + ((t % c->mult) << c->shift) / c->mult;
+        while (counter_ns(c, cnt + 1) - c->zero <= t)
+            cnt++;
+        while (cnt && counter_ns(c, cnt) - c->zero > t)
+            cnt--;
+        return cnt;
+    }
+    case SIM_CLK_OTHER: return c->base + ns / c->den * c->num + ns % c->den * c->num / c->den;
+    default: return ns;
+    }
+}
+
+uint64_t sim_clock_time(const sim *S, uint64_t count)
+{
+    const sim_clock *c = &S->clock;
+    switch (c->kind) {
+    case SIM_CLK_COUNTER: return counter_ns(c, count);
+    case SIM_CLK_OTHER: return (count - c->base) / c->num * c->den;
+    default: return count;
+    }
+}
+
+int sim_session_ts_convertible(const sim *S, const sim_session *s)
+{
+    (void)S;
+    /* perf 6.3+: only a counter TS_SOURCE says is the virtual counter, which TIME_CONV
+     * describes */
+    return s->ts_source == 1 && (s->configr & EK_TRCCONFIGR_TS);
+}
+
 static void write_time_conv(sim_writer *w)
 {
+    const sim_clock *c = &w->S->clock;
     uint8_t *b = w->buf;
     memset(b, 0, 56);
-    ek_put_le64(b + 8, 0);      /* time_shift */
-    ek_put_le64(b + 16, 1);     /* time_mult: the simulated counter counts nanoseconds */
-    ek_put_le64(b + 24, 0);     /* time_zero */
-    ek_put_le64(b + 32, 0);     /* time_cycles */
-    ek_put_le64(b + 40, ~0ull); /* time_mask */
-    b[48] = 1;                  /* cap_user_time_zero */
-    b[49] = 0;
+    if (c->kind == SIM_CLK_KERNEL) {
+        ek_put_le64(b + 8, 0);      /* time_shift */
+        ek_put_le64(b + 16, 1);     /* time_mult: the simulated counter counts nanoseconds */
+        ek_put_le64(b + 24, 0);     /* time_zero */
+        ek_put_le64(b + 32, 0);     /* time_cycles */
+        ek_put_le64(b + 40, ~0ull); /* time_mask */
+        b[48] = 1;                  /* cap_user_time_zero */
+        b[49] = 0;
+    } else {
+        /* arm64: the architected counter (56 bits) drives the kernel's clock; a separate
+         * timestamp generator (SIM_CLK_OTHER) has no TIME_CONV of its own, and the record
+         * describes the CPU's counter at its usual 25 MHz */
+        sim_clock arch = {SIM_CLK_COUNTER, 671088640u, 24, 0, 0, 0, 0, 0};
+        const sim_clock *d = c->kind == SIM_CLK_COUNTER ? c : &arch;
+        ek_put_le64(b + 8, d->shift);
+        ek_put_le64(b + 16, d->mult);
+        ek_put_le64(b + 24, d->zero);
+        ek_put_le64(b + 32, d->cycles);        /* time_cycles */
+        ek_put_le64(b + 40, (1ull << 56) - 1); /* time_mask */
+        b[48] = 1;                             /* cap_user_time_zero */
+        b[49] = 1;                             /* cap_user_time_short */
+    }
     emit(w, 79, 0, 56);
 }
 
@@ -279,9 +341,10 @@ static void write_auxtrace_info(sim_writer *w)
         uint8_t id = (uint8_t)(0x10 + 2 * c);
         ek_etm4_enc_default_regs(&cfg, s->ete, id, s->configr);
         const ek_etm4_regs *r = &cfg.regs.etm4;
+        int ts = s->header_version >= 1 && s->ts_source != SIM_TS_SOURCE_NONE;
         pr[n++] = s->ete ? 0x5050505050505050ull : 0x4040404040404040ull;
         pr[n++] = (uint64_t)c;
-        if (s->header_version >= 1) pr[n++] = s->ete ? 8 : 7;
+        if (s->header_version >= 1) pr[n++] = (s->ete ? 8 : 7) + (ts ? 1 : 0);
         pr[n++] = r->configr;
         pr[n++] = s->header_version >= 2 ? (1ull << 31) : r->traceidr;
         pr[n++] = r->idr[0];
@@ -290,6 +353,7 @@ static void write_auxtrace_info(sim_writer *w)
         pr[n++] = r->idr[8];
         pr[n++] = r->authstatus;
         if (s->ete) pr[n++] = r->devarch;
+        if (ts) pr[n++] = (uint64_t)(int64_t)s->ts_source; /* perf 6.3+: TS_SOURCE */
     }
     uint8_t *b = w->buf;
     ek_put_le32(b + 8, 3); /* PERF_AUXTRACE_CS_ETM */

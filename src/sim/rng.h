@@ -16,6 +16,17 @@ static inline uint64_t sim_rng_next(sim_rng *r)
     return z ^ (z >> 31);
 }
 
+/* The state for a seed: the seed goes through splitmix64's output mix first, so that nearby
+ * seeds start far apart in the sequence. (A state of seed * increment + c would make seed k + 1
+ * the stream of seed k shifted by one draw: scenarios whose first draw decides little ran the
+ * same for consecutive seeds.) */
+static inline sim_rng sim_rng_seeded(uint64_t seed)
+{
+    sim_rng r = {seed ^ 0x5EED5EED5EED5EEDull};
+    r.s = sim_rng_next(&r);
+    return r;
+}
+
 /* Uniform in [0, n) for n > 0. */
 static inline uint32_t sim_rng_below(sim_rng *r, uint32_t n)
 {

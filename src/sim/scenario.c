@@ -32,6 +32,7 @@ static sim_session *add_session(sim *S, int mode, unsigned el_mask)
     s->mode = mode;
     s->el_mask = el_mask;
     s->header_version = 1;
+    s->ts_source = SIM_TS_SOURCE_NONE; /* perf before 6.3 */
     s->sink_kind = SIM_SINK_ETR;
     s->ring_size = 1u << 20;
     s->read_period = 2000000;
@@ -147,6 +148,28 @@ static int sc_per_thread_run(sim *S)
     sim_process *p = spawn(S, "simloop", 0, S->work, 1);
     if (!p) return EK_ERR_NOMEM;
     p->random_actions = 24; /* yields and sleeps: the thread is switched out and back in */
+    return 0;
+}
+
+/* per-thread recording of two threads on two CPUs sharing one ETR: a thread's AUX buffer can
+ * hold the trace of both CPUs (the last event to stop copies the sink), and without time
+ * stamps perf 6.1 keeps one sample state for the whole queue */
+static int sc_per_thread_two(sim *S)
+{
+    int err = sc_per_thread(S);
+    S->sessions[0].nevents = 2; /* perf record --per-thread: one event per thread */
+    return err;
+}
+
+static int sc_per_thread_two_run(sim *S)
+{
+    sim_session *s = &S->sessions[0];
+    set_target(s, S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    s->events[1].tid = S->next_pid; /* the thread it clones */
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
     return 0;
 }
 
@@ -423,6 +446,86 @@ static int sc_header_v2(sim *S)
     return sc_header(S, 2, 1);
 }
 
+/* Sample times (seed 000: kernel time against CoreSight time). The same recording three times,
+ * with the CoreSight time stamps from three clocks: the kernel's clock itself (TIME_CONV 1:1),
+ * the architected counter TIME_CONV describes (19.2 MHz, running since long before boot), and a
+ * separate time stamp generator the kernel knows nothing about. TS_SOURCE (perf 6.3+) says which:
+ * 1 (the virtual counter) for the first two, -1 (unknown) for the third. */
+static int sc_time(sim *S, int clk)
+{
+    S->ncpus = 3;
+    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 3);
+    s->ts_source = clk == SIM_CLK_OTHER ? -1 : 1;
+    s->read_period = 150000; /* AUX records at many different times */
+    add_etr(S, 64u << 10);
+    S->clock.kind = clk;
+    if (clk == SIM_CLK_COUNTER) {
+        /* arm64: sched_clock from a 56-bit counter, mult / 2^shift = 52.083 ns per tick */
+        S->clock.mult = 873813333u;
+        S->clock.shift = 24;
+        const uint64_t c0 = 7000000000ull; /* the counter's value at boot */
+        uint64_t f = (c0 >> 24) * S->clock.mult + (((c0 & 0xFFFFFF) * S->clock.mult) >> 24);
+        S->clock.zero = 0 - f; /* the kernel's clock reads 0 at boot */
+        S->clock.cycles = c0;  /* ... and its epoch (arm64 subtracts it from time_zero) */
+    } else if (clk == SIM_CLK_OTHER) {
+        S->clock.base = 123456789012345ull; /* a 100 MHz generator started long ago */
+        S->clock.num = 1;
+        S->clock.den = 10;
+    }
+    return 0;
+}
+
+static int sc_time_kernel(sim *S)
+{
+    return sc_time(S, SIM_CLK_KERNEL);
+}
+
+static int sc_time_counter(sim *S)
+{
+    return sc_time(S, SIM_CLK_COUNTER);
+}
+
+static int sc_time_other(sim *S)
+{
+    return sc_time(S, SIM_CLK_OTHER);
+}
+
+static int sc_time_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 32;
+    script(p, 1, SIM_ACT_CLONE);
+    script(p, 2, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* Context changes (perf fixed this in 2026): system-wide kernel and user tracing of four
+ * processes sharing one CPU and yielding to each other all the time; time stamps are rare (a
+ * synchronisation every 64 KiB), so many ranges wait in perf's packet queue when the context
+ * packet of the next thread arrives. They belong to the thread that ran them; perf 6.1 gives
+ * them to the next one. */
+static int sc_ctxswitch(sim *S)
+{
+    S->ncpus = 1;
+    add_session(S, SIM_MODE_SYSTEM, 3);
+    add_etr(S, 1u << 20);
+    return 0;
+}
+
+static int sc_ctxswitch_run(sim *S)
+{
+    static const char *const exe[] = {"simloop", "simchild", "simloop", "simchild"};
+    for (int i = 0; i < 4; i++) {
+        sim_process *p = spawn(S, exe[i], 0, S->work, 0);
+        if (!p) return EK_ERR_NOMEM;
+        p->random_actions = 96; /* mostly yields and sleeps */
+    }
+    S->cpus[0].etm.sync_period = 65536;
+    return 0;
+}
+
 /* Linux 6.12+: trace IDs are allocated per sink and announced by AUX_OUTPUT_HW_ID version 0.1
  * with the sink's ID. Two clusters of 4 CPUs, each with its own ETR; the pool of trace IDs is
  * made small (1-4, as if the 0x6f IDs were taken by more trace units than a global map could
@@ -476,6 +579,10 @@ static int sc_jit_run(sim *S)
     if (err) return err;
     p->random_actions = 12;
     p->jit_every = 3; /* a JIT action every third work step */
+    /* a worker thread on the other CPU calls the JIT's code too, for half of the run: the JIT
+     * changes code only at safepoints (machine.c, do_jit), when the worker is off its CPU and
+     * not inside JIT code */
+    script(p, 30, SIM_ACT_CLONE);
     return 0;
 }
 
@@ -506,6 +613,7 @@ static int sc_workload_run(sim *S)
     c->random_actions = 8;
     int err = add_lib(S, a, "libsima.so");
     if (!err) err = add_lib(S, a, "libsimb.so");
+    a->thread_budget = 30000; /* its thread ends before the library is unloaded */
     script(a, 1, SIM_ACT_CLONE);
     script(a, 4, SIM_ACT_DLOPEN);
     script(a, 300, SIM_ACT_DLCLOSE);
@@ -513,6 +621,7 @@ static int sc_workload_run(sim *S)
     script(b, 1, SIM_ACT_CLONE);
     script(b, 2, SIM_ACT_CLONE);
     b->next_exe = sim_find_image(S, "simchild");
+    b->thread_budget = 30000; /* its threads end, then it execs */
     script(b, 500, SIM_ACT_EXEC);
     return err;
 }
@@ -653,6 +762,12 @@ static const struct {
       sc_per_thread, 0},
      sc_per_thread_run,
      64 << 10},
+    {{"per-thread-two-cpus",
+      "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
+      "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
+      sc_per_thread_two, 0},
+     sc_per_thread_two_run,
+     64 << 10},
     {{"kernel-and-user",
       "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
       "making system calls; vmlinux in symfs",
@@ -754,8 +869,9 @@ static const struct {
      256 << 10},
     {{"jit-reuse",
       "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
-      "replaced by other code at the same addresses; jit-PID.dump (code and names by time) and "
-      "perf-PID.map in symfs, perf record -k 1; perf 6.1 cannot read JIT code",
+      "replaced by other code at the same addresses, at safepoints (a worker thread on the "
+      "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
+      "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
       sc_jit, 0},
      sc_jit_run,
      128 << 10},
@@ -774,6 +890,30 @@ static const struct {
       sc_stress, 0},
      sc_stress_run,
      512 << 10},
+    {{"time-kernel-clock",
+      "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
+      "TIME_CONV 1:1): samples carry their time stamp's time",
+      sc_time_kernel, 0},
+     sc_time_run,
+     96 << 10},
+    {{"time-virtual-counter",
+      "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
+      "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
+      sc_time_counter, 0},
+     sc_time_run,
+     96 << 10},
+    {{"time-unknown-counter",
+      "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
+      "they only order the trace; samples carry the time of their AUX record",
+      sc_time_other, 0},
+     sc_time_run,
+     96 << 10},
+    {{"context-switch-order",
+      "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
+      "rare time stamps: ranges decoded before a context packet belong to the previous thread",
+      sc_ctxswitch, 0},
+     sc_ctxswitch_run,
+     128 << 10},
     {{"two-processes",
       "system-wide user-space trace, 3 CPUs with an ETF each: two processes (simloop with a "
       "second thread, simchild), each thread alone on its CPU",
@@ -1102,9 +1242,13 @@ static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
                     (unsigned long long)a->flags, a->ops.n);
         }
     }
-    for (size_t i = 0; i < S->nprocs; i++)
-        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", S->procs[i]->pid, S->procs[i]->comm,
-                S->procs[i]->steps);
+    for (size_t i = 0; i < S->nprocs; i++) {
+        const sim_process *p = S->procs[i];
+        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", p->pid, p->comm, p->steps);
+        if (p->jit)
+            fprintf(f, "jit\tpid=%d\tloads=%u\tmoves=%u\tcollections=%u\tdeferred=%u\n", p->pid,
+                    p->jit->loads, p->jit->moves, p->jit->gcs, p->jit->deferred);
+    }
     return sim_fclose(f);
 }
 
@@ -1264,7 +1408,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     S->sc = &scenarios[si].sc;
     S->opts = o;
     S->diag = (ek_diag *)o->diag;
-    S->rng.s = o->seed * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+    S->rng = sim_rng_seeded(o->seed);
     S->next_pid = 1000;
     S->now = SIM_BOOT_NS;
     S->quantum = 10000;
@@ -1349,18 +1493,8 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     if (!err) err = write_jit_files(S, o->outdir);
     if (!err) err = write_kallsyms(S, o->outdir);
     if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
-    for (int i = 0; i < S->nsessions && !err && S->truth; i++) {
-        if (S->sessions[i].no_output) continue;
-        char a[64], b[64];
-        snprintf(a, sizeof(a), i ? "expected-branches-%d.txt" : "expected-branches.txt", i);
-        snprintf(b, sizeof(b), i ? "perf-6.1-expected-%d.txt" : "perf-6.1-expected.txt", i);
-        char *p = join(o->outdir, a);
-        char *q = join(o->outdir, b);
-        err = p && q ? sim_truth_write(S, &S->sessions[i], p, S->sc->snapshot_folder ? NULL : q)
-                     : EK_ERR_NOMEM;
-        free(p);
-        free(q);
-    }
+    for (int i = 0; i < S->nsessions && !err && S->truth; i++)
+        if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
     if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
     if (!err) err = write_summary(S, o->outdir, o);
     if (res) {

@@ -31,8 +31,8 @@
 #define SIM_NO_OWNER     (-2147483647 - 1) /* sink owner when free (kernel events use pid -1) */
 #define SIM_MAX_MAPS     32
 #define SIM_MAX_IMAGES   64
-/* the full ground truth is computed up to this trace budget (about 70 bytes of memory and
- * 170 bytes of expected-branches.txt per trace byte); above it, a summary */
+/* the full ground truth is computed up to this trace budget (about 110 bytes of memory and
+ * 300 bytes of expected files per trace byte); above it, a summary */
 #define SIM_TRUTH_MAX     (4ull << 20)
 #define SIM_PROGRESS_STEP (256u << 10) /* trace bytes between calls of opts->progress */
 #define SIM_MAX_SCRIPT    32
@@ -86,7 +86,8 @@ typedef struct sim_jit {
     char dump_path[128];
     uint64_t start_time, next_index;
     int started;
-    uint32_t loads, moves, gcs;
+    int pending; /* an action is due but the other threads are not at a safepoint yet */
+    uint32_t loads, moves, gcs, deferred;
     EK_VEC(sim_jitrec) recs;
 } sim_jit;
 
@@ -129,9 +130,10 @@ struct sim_process {
     uint64_t thread_budget;  /* instructions each new thread works for */
     unsigned session_mask;   /* per-task sessions following this process */
     int parent;
-    sim_jit *jit;       /* a JIT runs in it (NULL: none) */
-    int real;           /* runs real binaries: only sleep, yield and exit act on the machine */
-    unsigned jit_every; /* its main thread runs a JIT action every that many work steps */
+    sim_jit *jit;        /* a JIT runs in it (NULL: none) */
+    int real;            /* runs real binaries: only sleep, yield and exit act on the machine */
+    unsigned jit_every;  /* its main thread runs a JIT action every that many work steps */
+    uint64_t hold_until; /* JIT safepoint: no thread of it starts running before this time */
 };
 
 typedef struct sim_frame {
@@ -139,7 +141,17 @@ typedef struct sim_frame {
     uint64_t budget; /* the thread's work budget when the frame was made (real code) */
     uint8_t exc;     /* 1: exception frame (ERET returns here, to EL 'el') */
     uint8_t el;
+    uint32_t node; /* truth: the call stack up to and including this frame (sim_snode) */
 } sim_frame;
+
+/* Truth: one frame of a call stack as a persistent list (every frame ever pushed, linked to
+ * the frames below it); node 0 is the empty stack. */
+typedef struct sim_snode {
+    uint64_t addr;   /* return address */
+    uint32_t parent; /* the frames below */
+    uint32_t map;    /* mapping serial of the return address's code (0: the kernel) */
+    uint8_t exc;     /* an exception's frame */
+} sim_snode;
 
 enum { SIM_T_NEW, SIM_T_RUNNABLE, SIM_T_RUNNING, SIM_T_SLEEPING, SIM_T_DEAD };
 
@@ -157,6 +169,7 @@ struct sim_thread {
     int sc_nr;
     uint64_t budget; /* instructions of work left (SIM_DEC_CONTINUE) */
     uint64_t wake_at;
+    uint64_t off_at; /* when it last stopped running on a CPU */
     const sim_map *mcache;
     uint32_t serial;
     int seen_by[SIM_MAX_SESSIONS]; /* ITRACE_START written for this thread */
@@ -190,6 +203,7 @@ typedef struct sim_tpkt {
 typedef struct sim_tatom {
     uint64_t start, end; /* [start, end): end is the address after the branch */
     uint32_t map;        /* mapping serial of the code (0 = kernel) */
+    uint32_t stack;      /* call stack of the range's instructions (sim_snode) */
     uint8_t cls;         /* SIM_I_* of the branch */
     uint8_t svc_before;  /* the word before 'start' is an SVC */
 } sim_tatom;
@@ -197,6 +211,7 @@ typedef struct sim_tatom {
 typedef struct sim_texc {
     uint64_t start, ret; /* straight-line range before the exception: [start, ret) */
     uint32_t map;
+    uint32_t stack; /* call stack of the range (sim_snode) */
     uint8_t type;
     uint8_t svc_at_end; /* the instruction before 'ret' is an SVC */
 } sim_texc;
@@ -209,7 +224,8 @@ enum {
     SIM_E_EXCEPTION,
     SIM_E_EXC_RET,
     SIM_E_CONTEXT,
-    SIM_E_TIMESTAMP
+    SIM_E_TIMESTAMP,
+    SIM_E_NACC /* code the decoder cannot read: it waits for the next address */
 };
 
 typedef struct sim_elem {
@@ -224,6 +240,7 @@ typedef struct sim_elem {
     uint8_t cpu; /* the CPU whose trace unit produced it */
     uint32_t ninstr;
     uint32_t map;        /* RANGE: mapping serial */
+    uint32_t stack;      /* RANGE: call stack of its instructions (sim_snode) */
     uint64_t start, end; /* RANGE; CONTEXT: start = context ID; TIMESTAMP: start = value */
     uint64_t gen;        /* position in the queue's data where the element is produced */
 } sim_elem;
@@ -273,6 +290,7 @@ typedef struct sim_etm {
     int active;       /* emitting trace now */
     uint64_t pos;     /* next instruction address as a decoder sees it */
     uint32_t pos_map;
+    uint32_t pos_stack; /* truth: call stack at pos (sim_snode) */
     uint8_t pos_svc;    /* the word before pos is an SVC */
     int switch_pending; /* a context-switch return waits for its target address */
     uint64_t switch_target;
@@ -402,6 +420,7 @@ struct sim_session {
     uint32_t attr_config; /* cs_etm perf attr.config */
     int sink_kind;
     int header_version;  /* AUXTRACE_INFO version 0, 1, 2 */
+    int ts_source;       /* TS_SOURCE in AUXTRACE_INFO (perf 6.3+); SIM_TS_SOURCE_NONE: absent */
     int hw_id_records;   /* write AUX_OUTPUT_HW_ID */
     int hw_id_minor;     /* their version 0.<minor>: 1 adds the sink ID (Linux 6.12+) */
     int clock_monotonic; /* perf record -k 1: events use CLOCK_MONOTONIC (jitdump time) */
@@ -434,6 +453,29 @@ struct sim_session {
 };
 
 /* ------------------------------------------------------------------ the simulation */
+
+/* The counter behind CoreSight time stamps, and how the kernel's clock relates to it.
+ *   SIM_CLK_KERNEL   time stamps are the kernel's clock in ns (TIME_CONV: 1:1)
+ *   SIM_CLK_COUNTER  an architected counter at some frequency, from which the kernel's clock
+ *                    is derived as arm64 perf's TIME_CONV says:
+ *                    ns = zero + (cnt >> shift) * mult + (((cnt & (2^shift - 1)) * mult) >> shift)
+ *   SIM_CLK_OTHER    a counter the kernel's clock has no relation to (a separate timestamp
+ *                    generator): count = base + ns * num / den */
+enum { SIM_CLK_KERNEL = 0, SIM_CLK_COUNTER, SIM_CLK_OTHER };
+
+typedef struct sim_clock {
+    int kind;
+    uint32_t mult;
+    uint16_t shift;
+    uint64_t zero;
+    uint64_t cycles;         /* TIME_CONV time_cycles (cap_user_time_short) */
+    uint64_t base, num, den; /* SIM_CLK_OTHER */
+} sim_clock;
+
+/* the time stamp value the trace units write at kernel time ns */
+uint64_t sim_clock_count(const sim *S, uint64_t ns);
+/* the kernel time (ns) of a time stamp value (SIM_CLK_OTHER: the time it was written) */
+uint64_t sim_clock_time(const sim *S, uint64_t count);
 
 typedef struct sim_scenario sim_scenario;
 struct sim_scenario {
@@ -500,6 +542,8 @@ struct sim {
     uint64_t k_vectors, k_ret_from_fork, k_syscall[SIM_NSYSCALLS];
     sim_map *maps_all; /* every mapping ever made, by serial */
     size_t nmaps_all, cap_maps_all;
+    EK_VEC(sim_snode) snodes; /* truth: call stack frames (node 0: the empty stack) */
+    sim_clock clock;
     /* JIT: code templates, their function images, names owned by the run */
     const sim_image *jit_tmpl;
     int jit_first, jit_count; /* images[jit_first .. +jit_count): one per template function */
@@ -639,7 +683,12 @@ int sim_fclose(FILE *f);
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
                     int barrier_first, const uint8_t *raw_data, sim_op_vec *out);
-int sim_truth_write(sim *S, sim_session *s, const char *expected, const char *perf_expected);
+/* the truth files of a session in dir: expected-*.txt and perf-6.1-expected.txt, with "-N"
+ * after the name for the N-th further session */
+int sim_truth_write(sim *S, sim_session *s, const char *dir, int index);
+/* do the session's samples get their time from the CoreSight time stamps (TS_SOURCE says they
+ * come from the counter TIME_CONV describes)? */
+int sim_session_ts_convertible(const sim *S, const sim_session *s);
 void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint64_t to, int cls,
                       int taken);
 static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64_t from,
@@ -664,10 +713,11 @@ enum {
     SIM_R_SWITCH_CPU_WIDE = 15,
     SIM_R_AUX_OUTPUT_HW_ID = 21,
 };
-#define SIM_AUX_TRUNCATED 0x01ull
-#define SIM_AUX_OVERWRITE 0x02ull
-#define SIM_AUX_PARTIAL   0x04ull
-#define SIM_AUX_COLLISION 0x08ull
-#define SIM_AUX_RAW       0x100ull
+#define SIM_AUX_TRUNCATED  0x01ull
+#define SIM_AUX_OVERWRITE  0x02ull
+#define SIM_AUX_PARTIAL    0x04ull
+#define SIM_AUX_COLLISION  0x08ull
+#define SIM_AUX_RAW        0x100ull
+#define SIM_TS_SOURCE_NONE (-2)
 
 #endif

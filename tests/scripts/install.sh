@@ -155,7 +155,7 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
         check "etmkit doctor --sym" "--symfs="
         check "etmkit dump --format=" "json ocsd text"
         check "etmkit dump --format=o" "ocsd"
-        check "etmkit gen --scenario per-" "per-cpu-trbe per-thread"
+        check "etmkit gen --scenario per-" "per-cpu-trbe per-thread per-thread-two-cpus"
         check "etmkit script --symfs=" "somedir"
         check "etmkit script -k " "somedir somefile"
         check "etmkit script " "somedir somefile"
