@@ -1,10 +1,12 @@
 /* Fuzz target: the ELF loaders -- facts (ek_elf_info_read), perf-style symbol tables (user
- * and kernel-module rules), kernel-module section tables and mapping into a memory image.
+ * and kernel-module rules), kernel-module section tables, mapping into a memory image and
+ * BOLT's view (ek_bolt_map_load_elf: names, blocks, a lookup and an fdata line per function).
  * The input is the ELF file (an in-memory file). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "etmkit/image.h"
+#include "etmkit/profile.h"
 #include "etmkit/symbols.h"
 #include "fuzz_common.h"
 
@@ -12,8 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[64];
     int mfd = fuzz_memfile("elf", data, size, path, sizeof path);
-    if (mfd < 0)
-        return 0;
+    if (mfd < 0) return 0;
     fuzz_diag fd;
     fuzz_diag_begin(&fd);
 
@@ -33,8 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t n = ek_symtab_count(t);
             for (size_t i = 0; i < n; i++) {
                 const ek_symbol *s = ek_symtab_get(t, i);
-                FUZZ_CHECK(!(!s || !s->name),
-                           "not (!s || !s->name)");
+                FUZZ_CHECK(!(!s || !s->name), "not (!s || !s->name)");
                 ek_symtab_find(t, s->start);
             }
             ek_symtab_free(t);
@@ -56,16 +56,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint64_t a = sg->vaddr + 0x1000;
                 ek_image_read(img, EK_MS_ANY, a, buf, sizeof buf);
                 size_t m = ek_image_map(img, EK_MS_ANY, a, &p);
-                if (m)
-                    (void)*(volatile const uint8_t *)&p[m - 1];
-                if (sg->filesz)
-                    ek_image_read(img, EK_MS_ANY, a + sg->filesz - 1, buf, sizeof buf);
+                if (m) (void)*(volatile const uint8_t *)&p[m - 1];
+                if (sg->filesz) ek_image_read(img, EK_MS_ANY, a + sg->filesz - 1, buf, sizeof buf);
             }
         }
         ek_image_free(img);
     }
-    if (info)
-        ek_elf_info_free(info);
+    ek_bolt_map *bm = NULL;
+    if (ek_bolt_map_load_elf(path, &fd.sink, &bm) == 0) {
+        /* a call into and a range over each segment's start, written as fdata */
+        ek_profile *p = NULL;
+        ek_profile_binary id = {"elf", NULL, 0, 0};
+        size_t h;
+        if (ek_profile_new(&p) == 0 && ek_profile_add_binary(p, &id, &h) == 0 && info) {
+            for (size_t i = 0; i < info->nsegs && i < 64; i++) {
+                uint64_t a = info->segs[i].vaddr;
+                const char *name;
+                uint64_t off;
+                if (ek_bolt_map_lookup(bm, a, &name, &off) == 0)
+                    FUZZ_CHECK(name && name[0] && off <= a,
+                               "a lookup hit has a name and an offset");
+                ek_profile_add_branch(p, h, EK_PROFILE_EXTERNAL, a, 1);
+                ek_profile_add_range(p, h, a, a + info->segs[i].memsz, 2);
+            }
+            ek_sbuf s = EK_SBUF_INIT;
+            FUZZ_CHECK(ek_profile_write_bolt(p, h, bm, &s) == 0, "the fdata writer failed");
+            ek_sbuf_free(&s);
+        }
+        ek_profile_free(p);
+        ek_bolt_map_free(bm);
+    }
+    if (info) ek_elf_info_free(info);
     fuzz_diag_end(&fd);
     fuzz_memfile_close(mfd);
     return 0;

@@ -18,8 +18,9 @@
  *   01100110 ignore   01101110 context ID   01110110 exception exit   01111110 exception entry
  *   01000x10 timestamp
  *
- * As for PTM, behaviour follows OpenCSD 1.8.0 where the architecture leaves room (see
- * docs/PROTOCOLS.md for the places where etmkit follows the architecture instead). */
+ * As for PTM, behaviour follows OpenCSD 1.8.0 where the architecture leaves room; where OpenCSD
+ * departs from it, etmkit follows IHI 0014 and reproduces OpenCSD only under the
+ * EK_ETM3_OCSD_* options (docs/PROTOCOLS.md gives the evidence). */
 #ifndef ETMKIT_ETM3_H
 #define ETMKIT_ETM3_H
 
@@ -49,7 +50,29 @@ typedef struct ek_etm3_config {
     uint8_t data_addr;  /* ETMCR.DataAccess: data addresses traced */
     uint8_t data_only;  /* ETMCR.DataOnlyMode: no instruction trace */
     uint8_t v7m;        /* the traced core is M-profile (exception numbers) */
+    uint32_t compat;    /* EK_ETM3_OCSD_*: 0 after ek_etm3_config_init (the architecture) */
 } ek_etm3_config;
+
+/* ek_etm3_config.compat: OpenCSD 1.8.0 behaviours that depart from IHI 0014, reproduced only
+ * for its listings (`--format=ocsd`); docs/PROTOCOLS.md gives the evidence for each.
+ *  TS_CONT   parser: a timestamp packet ends only at a byte with bit 7 clear, also past the
+ *            seventh (48-bit) or ninth (64-bit) payload byte, which the architecture ends it at
+ *            (the value still comes from the first 7 / 9 bytes). Bounded here by
+ *            EK_ETM3_MAX_PKT bytes (OpenCSD's packet buffer grows without bound).
+ *  ERR_TYPE  parser: a data packet refused because data trace is off (BAD_TRACEMODE) records
+ *            the previous packet's type as err_type, as OpenCSD's listing shows it.
+ *  FATAL     decoder: stop where OpenCSD's decoder returns a fatal data-path response: any data
+ *            trace configured (ETMCR DataAccess / DataOnly: decoder not initialised, at the
+ *            first packet), a data trace or BAD_TRACEMODE packet, a BAD_SEQUENCE or RESERVED
+ *            packet. ek_etm3_decode() then returns a negative status, drops the elements it
+ *            held back and ek_etm3_decoder_fatal() says why.
+ *  PHDR_ISA  decoder: each P-header starts in the instruction set of the last address packet
+ *            (I-Sync / branch address), forgetting a switch made by a BLX (immediate). */
+#define EK_ETM3_OCSD_TS_CONT  0x01u
+#define EK_ETM3_OCSD_ERR_TYPE 0x02u
+#define EK_ETM3_OCSD_FATAL    0x04u
+#define EK_ETM3_OCSD_PHDR_ISA 0x08u
+#define EK_ETM3_OCSD_ALL      0x0fu
 
 #define EK_ETMCR_DATA_VALUE  (1u << 2)
 #define EK_ETMCR_DATA_ADDR   (1u << 3)
@@ -161,6 +184,22 @@ int ek_etm3_decode_eot(ek_etm3_decoder *d);
  * shows it was not cancelled by an exception). */
 const ek_elem *ek_etm3_decoder_elems(const ek_etm3_decoder *d, size_t *n);
 void ek_etm3_decoder_clear(ek_etm3_decoder *d);
+
+/* With EK_ETM3_OCSD_FATAL: why ek_etm3_decode() stopped (EK_ETM3_FATAL_NONE when it has not),
+ * and the index of the packet it stopped at. */
+typedef enum ek_etm3_fatal {
+    EK_ETM3_FATAL_NONE = 0,
+    EK_ETM3_FATAL_NOT_INIT, /* data trace configured: OpenCSD creates no usable decoder */
+    EK_ETM3_FATAL_DATA,     /* a data trace packet (or BAD_TRACEMODE) */
+    EK_ETM3_FATAL_BAD_SEQ,  /* a BAD_SEQUENCE packet */
+    EK_ETM3_FATAL_RESERVED  /* a RESERVED packet */
+} ek_etm3_fatal;
+unsigned ek_etm3_decoder_fatal(const ek_etm3_decoder *d, uint64_t *index);
+/* OpenCSD's error-log text for that stop, as trc_pkt_lister prints it (no component prefix, no
+ * newline), e.g. "0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=13; CS ID=10;
+ * Bad Packet sequence." */
+void ek_list_etm3_ocsd_fatal(struct ek_sbuf *out, unsigned fatal, uint64_t index,
+                             unsigned trace_id);
 
 #ifdef __cplusplus
 }

@@ -36,12 +36,17 @@ extern "C" {
  *  HSYNC          the stream carries HSYNC patterns (TPIU with half-word sync)
  *  RESET_4XFSYNC  MEM_ALIGN: runs of 4n FSYNCs between frames reset the decoders (perf pads
  *                 AUX buffers with them)
- *  OUT_RAW        also report the raw bytes of each frame (listings) */
+ *  OUT_RAW        also report the raw bytes of each frame (listings)
+ *  OCSD_EMPTY     OpenCSD 1.8.0 compatibility: also hand on the empty run a frame can end with
+ *                 (byte 12 changes the ID giving byte 13 to the old one, byte 14 changes it
+ *                 again) as a DATA item of length 0, as OpenCSD's deformatter does; its packet
+ *                 processors answer a zero-length block with a fatal error (docs/PROTOCOLS.md) */
 #define EK_DFMT_MEM_ALIGN     0x01
 #define EK_DFMT_FSYNC         0x02
 #define EK_DFMT_HSYNC         0x04
 #define EK_DFMT_RESET_4XFSYNC 0x08
 #define EK_DFMT_OUT_RAW       0x10
+#define EK_DFMT_OCSD_EMPTY    0x20
 
 /* Trace ID values. */
 #define EK_TRACE_ID_UNKNOWN 0xFF /* bytes before the first ID in the stream */

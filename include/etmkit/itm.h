@@ -94,12 +94,19 @@ typedef struct ek_itm_decoder {
     uint32_t prescale; /* ITMTCR.TSPrescale: 1, 4, 16 or 64 */
     uint8_t trace_id, state, unsync_reason;
     uint8_t page, need_gts2, prev_overflow, freq_change;
+    uint8_t compat; /* EK_ITM_OCSD_*: 0 after ek_itm_decoder_init */
 } ek_itm_decoder;
+
+/* ek_itm_decoder.compat. EK_ITM_OCSD_FATAL: a BAD_SEQUENCE or RESERVED packet, once
+ * synchronised, stops the decode as OpenCSD 1.8.0's decoder does: ek_itm_decode() returns
+ * EK_ERR_BAD_PACKET and no element. Without it: NO_SYNC (bad-packet), resync at the next ASYNC. */
+#define EK_ITM_OCSD_FATAL 0x01u
 
 /* tcr: the ITM's ITMTCR (time stamp prescaler in bits 9:8). */
 void ek_itm_decoder_init(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr);
 void ek_itm_decoder_reset(ek_itm_decoder *d);
-/* Elements for one packet (only packets with EK_ITM_PF_DECODE): returns 0..2. */
+/* Elements for one packet (only packets with EK_ITM_PF_DECODE): returns 0..2, or
+ * EK_ERR_BAD_PACKET with EK_ITM_OCSD_FATAL (see above). */
 int ek_itm_decode(ek_itm_decoder *d, const ek_itm_packet *pkt, ek_elem out[2]);
 void ek_itm_decode_eot(ek_itm_decoder *d, uint64_t index, ek_elem *out);
 

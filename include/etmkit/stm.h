@@ -128,12 +128,21 @@ typedef struct ek_stm_decoder {
     uint8_t unsync_reason;
     uint8_t master, id_valid;
     uint16_t channel;
+    uint8_t compat; /* EK_STM_OCSD_*: 0 after ek_stm_decoder_init */
 } ek_stm_decoder;
+
+/* ek_stm_decoder.compat: OpenCSD 1.8.0 behaviours reproduced for its listings (docs/PROTOCOLS.md).
+ * EK_STM_OCSD_FATAL: a BAD_SEQUENCE or RESERVED packet, once synchronised, stops the decode as
+ * OpenCSD's decoder does (a fatal data-path response: trc_pkt_lister stops every source):
+ * ek_stm_decode() returns EK_ERR_BAD_PACKET and no element. Without it the decoder reports
+ * NO_SYNC (bad-packet) and resynchronises at the next ASYNC, as the specification allows. */
+#define EK_STM_OCSD_FATAL 0x01u
 
 void ek_stm_decoder_init(ek_stm_decoder *d, uint8_t trace_id);
 /* Decoder reset (new session): the next packet reports NO_SYNC (reset-decoder). */
 void ek_stm_decoder_reset(ek_stm_decoder *d);
-/* Elements for one packet: returns how many were written to out (0..2). */
+/* Elements for one packet: returns how many were written to out (0..2), or EK_ERR_BAD_PACKET
+ * with EK_STM_OCSD_FATAL (see above). */
 int ek_stm_decode(ek_stm_decoder *d, const ek_stm_packet *pkt, ek_elem out[2]);
 /* End of trace: the EO_TRACE element. */
 void ek_stm_decode_eot(ek_stm_decoder *d, uint64_t index, ek_elem *out);

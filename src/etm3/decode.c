@@ -20,6 +20,8 @@ struct ek_etm3_decoder {
     ek_etm3_config cfg;
     a32_walker walker;
     uint8_t state, unsync_reason, need_addr, sent_unknown;
+    uint8_t fatal; /* ek_etm3_fatal (EK_ETM3_OCSD_FATAL) */
+    uint64_t fatal_index;
     uint64_t addr;
     uint8_t isa;
     ek_pe_context ctx;
@@ -137,6 +139,9 @@ static void p_header(ek_etm3_decoder *d, const ek_etm3_packet *k)
 {
     const int ca = d->cfg.cycle_acc;
     unsigned i = 0;
+    /* OpenCSD 1.8.0 starts every P-header in the packet processor's instruction set, which
+     * only address packets change: a BLX (immediate) in an earlier P-header is forgotten */
+    if (d->cfg.compat & EK_ETM3_OCSD_PHDR_ISA) d->isa = k->isa;
     do {
         if (d->need_addr) {
             if (!d->sent_unknown || ca) {
@@ -263,11 +268,32 @@ static void branch(ek_etm3_decoder *d, const ek_etm3_packet *k)
     }
 }
 
-/* A packet the decoder cannot use while synchronised: start again at the next A-Sync. */
+/* A packet the decoder cannot use while synchronised: start again at the next A-Sync. What was
+ * decoded before it stands (decode_packet has released the range held back: a bad packet is not
+ * an exception cancelling it). */
 static void lost_sync(ek_etm3_decoder *d)
 {
     d->unsync_reason = EK_UNSYNC_BAD_PACKET;
-    dec_reset(d);
+    d->state = D_NO_SYNC;
+    d->npend = 0;
+    set_need_addr(d, 1);
+}
+
+/* EK_ETM3_OCSD_FATAL: the packets OpenCSD 1.8.0's decoder answers with a fatal response. */
+static unsigned ocsd_fatal_of(const ek_etm3_packet *k)
+{
+    switch (k->type) {
+    case EK_ETM3_STORE_FAIL:
+    case EK_ETM3_OOO_DATA:
+    case EK_ETM3_OOO_ADDR_PLC:
+    case EK_ETM3_NORM_DATA:
+    case EK_ETM3_DATA_SUPPRESSED:
+    case EK_ETM3_VAL_NOT_TRACED:
+    case EK_ETM3_BAD_TRACEMODE: return EK_ETM3_FATAL_DATA;
+    case EK_ETM3_BAD_SEQUENCE: return EK_ETM3_FATAL_BAD_SEQ;
+    case EK_ETM3_RESERVED: return EK_ETM3_FATAL_RESERVED;
+    default: return EK_ETM3_FATAL_NONE;
+    }
 }
 
 static void decode_packet(ek_etm3_decoder *d, const ek_etm3_packet *k)
@@ -313,10 +339,35 @@ static void decode_packet(ek_etm3_decoder *d, const ek_etm3_packet *k)
     }
 }
 
+static int stop(ek_etm3_decoder *d, unsigned why, uint64_t index)
+{
+    d->fatal = (uint8_t)why;
+    d->fatal_index = index;
+    d->n = d->npend = 0; /* OpenCSD's resetDecoder drops what it held */
+    d->unsync_reason = EK_UNSYNC_BAD_PACKET;
+    dec_reset(d);
+    return why == EK_ETM3_FATAL_NOT_INIT ? EK_ERR_UNSUPPORTED
+           : why == EK_ETM3_FATAL_DATA   ? EK_ERR_UNSUPPORTED
+                                         : EK_ERR_BAD_PACKET;
+}
+
+unsigned ek_etm3_decoder_fatal(const ek_etm3_decoder *d, uint64_t *index)
+{
+    if (index) *index = d->fatal_index;
+    return d->fatal;
+}
+
 int ek_etm3_decode(ek_etm3_decoder *d, const ek_etm3_packet *k)
 {
     d->index = k->index;
     d->last_index = k->index;
+    if (d->cfg.compat & EK_ETM3_OCSD_FATAL) {
+        /* OpenCSD refuses the configuration (only instruction trace is decoded) and answers
+         * every packet with a fatal "not initialised" */
+        if (d->cfg.data_value || d->cfg.data_addr || d->cfg.data_only)
+            return stop(d, EK_ETM3_FATAL_NOT_INIT, k->index);
+        if (d->state == D_DECODE && ocsd_fatal_of(k)) return stop(d, ocsd_fatal_of(k), k->index);
+    }
     for (;;) {
         switch (d->state) {
         case D_NO_SYNC: {

@@ -462,9 +462,18 @@ static int atoms_from_header(ek_etm3_packet *k, uint8_t h, int ca)
     }
 }
 
+/* A data packet while data trace is off. OpenCSD 1.8.0 marks the error before it sets the
+ * packet's type, so its err_type is the previous packet's (EK_ETM3_OCSD_ERR_TYPE). */
+static void bad_mode(ek_etm3_parser *p, uint8_t prev_type)
+{
+    set_err(&p->pkt, EK_ETM3_BAD_TRACEMODE);
+    if (p->cfg.compat & EK_ETM3_OCSD_ERR_TYPE) p->pkt.err_type = prev_type;
+}
+
 static void header(ek_etm3_parser *p, uint8_t h)
 {
     ek_etm3_packet *k = &p->pkt;
+    const uint8_t prev = k->type;
     init_packet(p);
     push(p, h);
     p->state = S_DATA;
@@ -489,7 +498,7 @@ static void header(ek_etm3_parser *p, uint8_t h)
         if ((h & 0x93) == 0x00) { /* out-of-order data */
             k->type = EK_ETM3_OOO_DATA;
             if (!p->cfg.data_value) {
-                set_err(k, EK_ETM3_BAD_TRACEMODE);
+                bad_mode(p, prev);
                 send(p);
                 return;
             }
@@ -506,7 +515,7 @@ static void header(ek_etm3_parser *p, uint8_t h)
             k->type = EK_ETM3_ISYNC_CYCLE;
         } else if (h == 0x50) {
             k->type = EK_ETM3_STORE_FAIL;
-            if (!p->cfg.data_value) set_err(k, EK_ETM3_BAD_TRACEMODE);
+            if (!p->cfg.data_value) bad_mode(p, prev);
             send(p);
         } else if ((h & 0xD3) == 0x50) {
             k->type = EK_ETM3_OOO_ADDR_PLC;
@@ -527,7 +536,7 @@ static void header(ek_etm3_parser *p, uint8_t h)
     } else if ((h & 0xD3) == 0x02) {
         k->type = EK_ETM3_NORM_DATA;
         if (!p->cfg.data_value && !p->cfg.data_addr) {
-            set_err(k, EK_ETM3_BAD_TRACEMODE);
+            bad_mode(p, prev);
             send(p);
             return;
         }
@@ -541,12 +550,12 @@ static void header(ek_etm3_parser *p, uint8_t h)
         }
     } else if (h == 0x62) {
         k->type = EK_ETM3_DATA_SUPPRESSED;
-        if (!p->cfg.data_value && !p->cfg.data_addr) set_err(k, EK_ETM3_BAD_TRACEMODE);
+        if (!p->cfg.data_value && !p->cfg.data_addr) bad_mode(p, prev);
         send(p);
     } else if ((h & 0xEF) == 0x6A) {
         k->type = EK_ETM3_VAL_NOT_TRACED;
         if (!p->cfg.data_value && !p->cfg.data_addr) {
-            set_err(k, EK_ETM3_BAD_TRACEMODE);
+            bad_mode(p, prev);
             send(p);
             return;
         }
@@ -689,11 +698,16 @@ static void payload(ek_etm3_parser *p, uint8_t b)
         }
         break;
     case EK_ETM3_TIMESTAMP: {
+        /* IHI 0014: bytes 1 to max-1 have a continuation bit, byte max (the 7th: 6 bits of a
+         * 48-bit value, the 9th: 8 bits of a 64-bit one) ends the packet. OpenCSD 1.8.0 ends
+         * it only at a byte with bit 7 clear (EK_ETM3_OCSD_TS_CONT). */
         const unsigned max = p->cfg.ts_64 ? 9 : 7;
-        if (!top || p->len - 1u >= max) {
+        const int end = (p->cfg.compat & EK_ETM3_OCSD_TS_CONT) ? !top || p->len >= EK_ETM3_MAX_PKT
+                                                               : !top || p->len - 1u >= max;
+        if (end) {
             uint64_t ts = 0;
             unsigned bits = 0;
-            for (unsigned i = 1; i < p->len; i++) {
+            for (unsigned i = 1; i < p->len && i <= max; i++) {
                 const int last = i == max;
                 const uint8_t m = last ? (p->cfg.ts_64 ? 0xFF : 0x3F) : 0x7F;
                 ts |= (uint64_t)(p->data[i] & m) << (7 * (i - 1));

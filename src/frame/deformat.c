@@ -115,8 +115,8 @@ static void unpack_frame(ek_deformatter *d)
 
     for (unsigned k = 0; k <= n; k++) {
         /* the last run is empty when byte 12 changed the ID (its flag bit giving byte 13 to
-         * the old ID) and byte 14 changes it again: nothing to hand on */
-        if (!lens[k]) continue;
+         * the old ID) and byte 14 changes it again: nothing to hand on (OpenCSD does) */
+        if (!lens[k] && !(d->flags & EK_DFMT_OCSD_EMPTY)) continue;
         ek_dfmt_item *it = push(d, EK_DFMT_DATA, idx[k], d->out_data[k], lens[k]);
         it->id = ids[k];
     }

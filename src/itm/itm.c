@@ -1,6 +1,7 @@
 /* ITM packet parser and decoder. See etmkit/itm.h. */
 #include <string.h>
 
+#include "etmkit/etmkit.h"
 #include "etmkit/itm.h"
 
 enum { S_WAIT_SYNC = 0, S_HDR, S_DATA, S_SEND };
@@ -435,6 +436,10 @@ int ek_itm_decode(ek_itm_decoder *d, const ek_itm_packet *k, ek_elem out[2])
     case EK_ITM_PKT_BAD_SEQUENCE:
     case EK_ITM_PKT_RESERVED:
         d->unsync_reason = EK_UNSYNC_BAD_PACKET;
+        if (d->compat & EK_ITM_OCSD_FATAL) {
+            dec_reset(d);
+            return EK_ERR_BAD_PACKET; /* OpenCSD: OCSD_RESP_FATAL_INVALID_DATA */
+        }
         /* fall through */
     case EK_ITM_PKT_NOTSYNC: dec_reset(d); break;
     case EK_ITM_PKT_DWT:

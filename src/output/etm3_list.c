@@ -232,3 +232,31 @@ void ek_list_etm3_ocsd(ek_sbuf *out, const ek_etm3_packet *k, unsigned trace_id,
     wr_c(&w, '\n');
     wr_end(&w);
 }
+
+void ek_list_etm3_ocsd_fatal(ek_sbuf *out, unsigned fatal, uint64_t index, unsigned trace_id)
+{
+    /* OpenCSD 1.8.0: ocsdError::getErrorString of the error its ETMv3 decoder logged */
+    switch (fatal) {
+    case EK_ETM3_FATAL_NOT_INIT:
+        ek_sbuf_puts(out, "0x0003 (OCSD_ERR_NOT_INIT) [Component not initialised.]; No decoder "
+                          "configuration information");
+        return;
+    case EK_ETM3_FATAL_DATA:
+        ek_sbuf_printf(out,
+                       "0x0017 (OCSD_ERR_HW_CFG_UNSUPP) [Programmed trace configuration not "
+                       "supported by decodUer.]; TrcIdx=%llu; CS ID=%02x; Invalid packet type : "
+                       "Data Tracing decode not supported.",
+                       (unsigned long long)index, trace_id);
+        return;
+    case EK_ETM3_FATAL_BAD_SEQ:
+    case EK_ETM3_FATAL_RESERVED:
+        ek_sbuf_printf(out,
+                       "0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=%llu; CS "
+                       "ID=%02x; %s",
+                       (unsigned long long)index, trace_id,
+                       fatal == EK_ETM3_FATAL_BAD_SEQ ? "Bad Packet sequence."
+                                                      : "Reserved or unknown packet ID.");
+        return;
+    default: return;
+    }
+}

@@ -309,7 +309,7 @@ static void pkt_wp_update(ek_ptm_parser *p)
     while (!done && read_byte(p, &b)) {
         const unsigned idx = p->len - 1u;
         if (!p->got_addr) {
-            if (idx < 4) {
+            if (idx <= 4) { /* address bytes 1-4 (the header is byte 0) */
                 if (!(b & 0x80)) {
                     p->got_addr = 1;
                     done = 1;

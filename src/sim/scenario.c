@@ -8,6 +8,7 @@
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/sim.h"
+#include "sim/v7.h"
 
 typedef struct sim_opts_in {
     uint64_t trace_size;
@@ -931,19 +932,20 @@ static const struct {
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
 
+/* the Armv7 scenarios (src/sim/v7gen.c) follow the AArch64 ones */
 size_t ek_sim_scenario_count(void)
 {
-    return NSCEN;
+    return NSCEN + sim_v7_scenario_count();
 }
 
 const char *ek_sim_scenario_name(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.name : NULL;
+    return i < NSCEN ? scenarios[i].sc.name : sim_v7_scenario_name(i - NSCEN);
 }
 
 const char *ek_sim_scenario_desc(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.desc : NULL;
+    return i < NSCEN ? scenarios[i].sc.desc : sim_v7_scenario_desc(i - NSCEN);
 }
 
 /* ------------------------------------------------------------------ output helpers */
@@ -1402,7 +1404,10 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     size_t si = 0;
     while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
         si++;
-    if (si == NSCEN) return EK_ERR_NOT_FOUND;
+    if (si == NSCEN) {
+        const int v7 = sim_v7_find(o->scenario);
+        return v7 < 0 ? EK_ERR_NOT_FOUND : sim_v7_gen(o, v7, res);
+    }
     sim *S = calloc(1, sizeof(*S));
     if (!S) return EK_ERR_NOMEM;
     S->sc = &scenarios[si].sc;

@@ -1,6 +1,7 @@
 /* STM (STPv2) packet parser and software-trace decoder. See etmkit/stm.h. */
 #include <string.h>
 
+#include "etmkit/etmkit.h"
 #include "etmkit/stm.h"
 
 enum { S_WAIT_SYNC = 0, S_HDR, S_DATA, S_SEND };
@@ -664,6 +665,10 @@ int ek_stm_decode(ek_stm_decoder *d, const ek_stm_packet *k, ek_elem out[2])
     case EK_STM_BAD_SEQUENCE:
     case EK_STM_RESERVED:
         d->unsync_reason = EK_UNSYNC_BAD_PACKET;
+        if (d->compat & EK_STM_OCSD_FATAL) {
+            dec_reset_state(d);
+            return EK_ERR_BAD_PACKET; /* OpenCSD: OCSD_RESP_FATAL_INVALID_DATA */
+        }
         /* fall through */
     case EK_STM_NOTSYNC: dec_reset_state(d); break;
     case EK_STM_VERSION:

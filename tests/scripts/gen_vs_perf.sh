@@ -20,7 +20,16 @@ seeds=${GEN_SEEDS:-1 2 3 4 5}
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && seeds=1
 fail=0
 n=0
+# scenario: why there is no perf 6.1 prediction for it (skipped, saying why)
+NOT_PREDICTED="
+armv7-ptm: Armv7 (PTM) recording: the perf-script truth and perf 6.1's prediction are modelled for AArch64 only (perf 6.1 lists its packets with perf report -D but perf script prints no sample; not investigated); tests/unit/test_sim_v7_perf.c decodes it against truth.branches.tsv
+armv7-etm3: Armv7 (ETMv3) recording: as armv7-ptm
+"
 for sc in $scenarios; do
+  if echo "$NOT_PREDICTED" | grep -q "^$sc:"; then
+    echo "skipped: $sc:$(echo "$NOT_PREDICTED" | grep "^$sc:" | cut -d: -f2-)"
+    continue
+  fi
   for seed in $seeds; do
     out="$tmp/$sc-$seed"
     if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" -o "$out" 2>"$out.log"; then

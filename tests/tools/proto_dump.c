@@ -3,9 +3,15 @@
  * lines), so that tests can compare the library modules with the reference listings through
  * ocsd-compare before `etmkit dump` drives them through the protocol-neutral decode tree.
  *
- * usage: ek_proto_dump [--decode] [--decode-only] [--pkt-mon] SNAPSHOT_DIR
+ * usage: ek_proto_dump [--decode] [--decode-only] [--pkt-mon] [--no-ocsd-compat] SNAPSHOT_DIR
  * Only the first buffer is decoded (trc_pkt_lister's default). Sources of other protocols are
- * skipped (etmkit dump handles ETMv4/ETE). */
+ * skipped (etmkit dump handles ETMv4/ETE).
+ *
+ * The modules run with their OpenCSD 1.8.0 compatibility options (EK_ETM3_OCSD_ALL,
+ * EK_STM_OCSD_FATAL, EK_ITM_OCSD_FATAL, EK_DFMT_OCSD_EMPTY), as `etmkit dump --format=ocsd`
+ * will: where OpenCSD's data path returns a fatal response the listing stops as the lister's
+ * does ("Data Path fatal error", its last logged error, no end of trace, the bytes processed so
+ * far). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +51,7 @@ typedef struct pipe {
 
 typedef struct ctx {
     int decode, decode_only, pkt_mon;
+    int no_compat; /* --no-ocsd-compat: the modules' architecture behaviour (for debugging) */
     ek_sbuf out;
     ek_snapshot *ss;
     pipe_t *pipes[NUM_IDS];
@@ -53,6 +60,10 @@ typedef struct ctx {
     ek_deformatter dfmt;
     const ek_dfmt_item *cur_item; /* the frame data being fed (STM over-read emulation) */
     ek_image *img;
+    int fatal;    /* OpenCSD's data path answered with a fatal response */
+    int have_err; /* err holds the last error OpenCSD logged (printed again at the end) */
+    ek_sbuf err;
+    uint64_t processed_raw; /* raw buffers: bytes the packet processor had taken at the stop */
 } ctx_t;
 
 static void flush(ctx_t *c)
@@ -67,6 +78,13 @@ static void put_elems(ctx_t *c, const ek_elem *e, int n)
 {
     for (int i = 0; i < n; i++)
         ek_elem_format_ocsd_line(&c->out, &e[i]);
+}
+
+/* OpenCSD's data path returned a fatal response: nothing more is decoded. */
+static void stop(ctx_t *c, uint64_t processed_raw)
+{
+    c->fatal = 1;
+    c->processed_raw = processed_raw;
 }
 
 static void drain(ctx_t *c, pipe_t *pp)
@@ -86,7 +104,13 @@ static void drain(ctx_t *c, pipe_t *pp)
                     nt = ek_dfmt_ocsd_tail(&c->dfmt, c->cur_item, tail, sizeof tail);
                 ek_list_stm_ocsd(&c->out, k, pp->print_id, mon, tail, nt);
             }
-            if (c->decode) put_elems(c, e, ek_stm_decode(&pp->stm_dec, k, e));
+            if (!c->decode) continue;
+            const int n = ek_stm_decode(&pp->stm_dec, k, e);
+            if (n < 0) { /* OpenCSD's STM decoder: fatal on BAD_SEQUENCE / RESERVED */
+                stop(c, pp->stm.in_index + pp->stm.in_used);
+                break;
+            }
+            put_elems(c, e, n);
         }
         break;
     }
@@ -97,7 +121,13 @@ static void drain(ctx_t *c, pipe_t *pp)
                 ek_list_itm_ocsd(&c->out, k, pp->print_id, mon);
             if (!(k->flags & EK_ITM_PF_DECODE)) continue;
             pp->last_index = k->index;
-            if (c->decode) put_elems(c, e, ek_itm_decode(&pp->itm_dec, k, e));
+            if (!c->decode) continue;
+            const int n = ek_itm_decode(&pp->itm_dec, k, e);
+            if (n < 0) {
+                stop(c, pp->itm.in_index + pp->itm.in_used);
+                break;
+            }
+            put_elems(c, e, n);
         }
         break;
     }
@@ -107,7 +137,17 @@ static void drain(ctx_t *c, pipe_t *pp)
             if (list) ek_list_etm3_ocsd(&c->out, k, pp->print_id, mon, &pp->etm3_cfg);
             pp->last_index = k->index;
             if (pp->etm3_dec) {
-                ek_etm3_decode(pp->etm3_dec, k);
+                if (ek_etm3_decode(pp->etm3_dec, k) < 0) {
+                    uint64_t at;
+                    const unsigned why = ek_etm3_decoder_fatal(pp->etm3_dec, &at);
+                    ek_sbuf_puts(&c->out, "DCD_ETMV3 : ");
+                    ek_list_etm3_ocsd_fatal(&c->out, why, at, pp->etm3_cfg.trace_id);
+                    c->err.len = 0;
+                    ek_list_etm3_ocsd_fatal(&c->err, why, at, pp->etm3_cfg.trace_id);
+                    c->have_err = 1;
+                    stop(c, pp->etm3.in_index + pp->etm3.in_used);
+                    break;
+                }
                 size_t n;
                 const ek_elem *el = ek_etm3_decoder_elems(pp->etm3_dec, &n);
                 put_elems(c, el, (int)n);
@@ -260,13 +300,16 @@ static pipe_t *new_pipe(ctx_t *c, const ek_snap_source *s, unsigned print_id)
     case EK_PROTO_STM:
         ek_stm_parser_init(&pp->stm, id);
         ek_stm_decoder_init(&pp->stm_dec, id);
+        pp->stm_dec.compat = c->no_compat ? 0 : EK_STM_OCSD_FATAL;
         break;
     case EK_PROTO_ITM:
         ek_itm_parser_init(&pp->itm, id);
         ek_itm_decoder_init(&pp->itm_dec, id, s->cfg.regs.tcr);
+        pp->itm_dec.compat = c->no_compat ? 0 : EK_ITM_OCSD_FATAL;
         break;
     case EK_PROTO_ETMV3:
         ek_etm3_config_from_source(&pp->etm3_cfg, &s->cfg);
+        pp->etm3_cfg.compat = c->no_compat ? 0 : EK_ETM3_OCSD_ALL;
         ek_etm3_parser_init(&pp->etm3, &pp->etm3_cfg);
         if (c->decode) {
             ek_flow_mem mem = ek_flow_mem_image(c->img);
@@ -304,6 +347,8 @@ int main(int argc, char **argv)
             c.decode = c.decode_only = 1;
         else if (!strcmp(argv[i], "--pkt-mon"))
             c.pkt_mon = 1;
+        else if (!strcmp(argv[i], "--no-ocsd-compat"))
+            c.no_compat = 1;
         else if (argv[i][0] == '-')
             ; /* other lister options do not apply to these protocols */
         else
@@ -351,40 +396,46 @@ int main(int argc, char **argv)
         fprintf(stderr, "ek_proto_dump: cannot read the trace buffer\n");
         return 1;
     }
-    ek_dfmt_init(&c.dfmt, buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN);
-    int fatal = 0;
-    for (size_t pos = 0; pos < m.size && !fatal; pos += BLOCK) {
+    ek_dfmt_init(&c.dfmt, (buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN) |
+                              (c.no_compat ? 0 : EK_DFMT_OCSD_EMPTY));
+    uint64_t processed = m.size;
+    for (size_t pos = 0; pos < m.size && !c.fatal; pos += BLOCK) {
         const size_t len = m.size - pos < BLOCK ? m.size - pos : BLOCK;
         if (!c.formatted) {
             if (c.single) feed(&c, c.single, m.data + pos, len, pos);
+            if (c.fatal) processed = c.processed_raw;
             continue;
         }
         ek_dfmt_item it;
         ek_dfmt_feed(&c.dfmt, m.data + pos, len, pos);
-        while (!fatal && ek_dfmt_next(&c.dfmt, &it) > 0) {
-            /* trc_pkt_lister stops with a fatal data-path error at data for a reserved trace
-             * ID (0x70-0x7F): frames past the end of the written trace in a buffer */
-            if (it.kind == EK_DFMT_DATA && it.len && ek_trace_id_reserved(it.id)) {
-                fatal = 1;
-                ek_sbuf_puts(&c.out, "Trace Packet Lister : Data Path fatal error\n");
+        while (!c.fatal && ek_dfmt_next(&c.dfmt, &it) > 0) {
+            if (it.kind != EK_DFMT_DATA || it.id >= NUM_IDS || !c.pipes[it.id]) continue;
+            /* OpenCSD's deformatter hands an empty run to the ID's packet processor, which
+             * answers a zero-length block with a fatal error (logged where the lister does not
+             * print it) */
+            if (!it.len) {
+                stop(&c, 0);
                 break;
             }
-            if (it.kind != EK_DFMT_DATA || it.id >= NUM_IDS || !c.pipes[it.id]) continue;
             c.cur_item = &it;
             feed(&c, c.pipes[it.id], it.data, it.len, it.index);
             c.cur_item = NULL;
         }
+        /* the deformatter had taken the whole frame before handing on its data */
+        if (c.fatal) processed = c.dfmt.idx;
     }
-    if (fatal) {
-        /* no end of trace after a fatal error */
+    if (c.fatal) {
+        /* no end of trace after a fatal response; the lister prints its last logged error */
+        ek_sbuf_puts(&c.out, "Trace Packet Lister : Data Path fatal error\n");
+        if (c.have_err) ek_sbuf_puts(&c.out, c.err.p);
     } else if (c.formatted) {
         for (unsigned i = 0; i < NUM_IDS; i++)
             if (c.pipes[i]) eot(&c, c.pipes[i]);
     } else if (c.single) {
         eot(&c, c.single);
     }
-    ek_sbuf_printf(&c.out, "Trace Packet Lister : Trace buffer done, processed %zu bytes.\n",
-                   m.size);
+    ek_sbuf_printf(&c.out, "Trace Packet Lister : Trace buffer done, processed %llu bytes.\n",
+                   (unsigned long long)processed);
     fwrite(c.out.p, 1, c.out.len, stdout);
     ek_unmap_file(&m);
     for (unsigned i = 0; i < NUM_IDS; i++) {
@@ -396,6 +447,7 @@ int main(int argc, char **argv)
     if (c.single) ek_etm3_decoder_free(c.single->etm3_dec);
     free(c.single);
     ek_sbuf_free(&c.out);
+    ek_sbuf_free(&c.err);
     ek_image_free(c.img);
     ek_snapshot_free(c.ss);
     return 0;

@@ -93,6 +93,7 @@ static const struct {
     {"script", cmd_script, "perf-script compatible samples from a perf.data file"},
     {"doctor", cmd_doctor, "explain what in a recording could not be turned into samples"},
     {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
+    {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
 };
 
 static void usage(FILE *f)

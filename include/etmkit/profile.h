@@ -1,0 +1,203 @@
+/* Execution profiles for profile-guided optimisation: range and branch counts per binary.
+ *
+ * An ek_profile aggregates, for each binary (identified by build-id and path):
+ *  - range counts:   [begin, end] executed N times (begin and end are the first and the last
+ *                    instruction of a straight-line run, both inclusive);
+ *  - address counts: an instruction address sampled N times (AutoFDO's third table; trace
+ *                    decoding does not make them, but AutoFDO text may carry them);
+ *  - branch counts:  a taken branch from -> to, N times.
+ * Addresses are the binary's own: the ELF virtual address an instruction has in the file
+ * (p_vaddr of its PT_LOAD + its offset in that segment), whatever address it was loaded at.
+ * A branch end outside the binary is EK_PROFILE_EXTERNAL. Each binary also records
+ * load_base, the p_vaddr of its first PT_LOAD (AutoFDO text addresses are relative to it).
+ *
+ * Counts add with saturation at UINT64_MAX (as simpleperf does), so merging is associative
+ * and commutative, and every writer sorts: the bytes written depend only on the counts, never
+ * on the order in which they were added or merged. Formats (docs/PROFILES.md):
+ *  - autofdo:     simpleperf's AutoFDO text (`simpleperf inject --output autofdo`), read by
+ *                 AutoFDO's create_llvm_prof; written and read.
+ *  - branch-list: etmkit's own mergeable text form of all counts; written and read.
+ *  - bolt:        llvm-bolt's fdata (what perf2bolt writes), one binary; written only, with a
+ *                 map of BOLT's function names (ek_bolt_map).
+ * The library never prints: writers append to an ek_sbuf, readers take text in memory and
+ * report damage through an ek_diag (file, line, byte offset). Errors are negative ek_status.
+ */
+#ifndef ETMKIT_PROFILE_H
+#define ETMKIT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etmkit/diag.h"
+#include "etmkit/etmkit.h"
+#include "etmkit/sbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A branch end (from or to) outside the binary the branch is counted for. */
+#define EK_PROFILE_EXTERNAL UINT64_MAX
+/* Longest build-id kept (bytes), longest path (bytes, without the NUL). */
+#define EK_PROFILE_BUILD_ID_MAX 64
+#define EK_PROFILE_PATH_MAX     4096
+
+/* Identity and facts of one binary. Build-ids shorter than 20 bytes are zero-padded to 20 (as
+ * simpleperf keeps them), and an all-zero build-id is none: two ids that differ only so name
+ * the same binary. */
+typedef struct ek_profile_binary {
+    const char *path;        /* as the recording names it; "" when unknown (never NULL in output) */
+    const uint8_t *build_id; /* build_id_len bytes */
+    size_t build_id_len;     /* 0: none */
+    uint64_t load_base;      /* p_vaddr of the first PT_LOAD in the ELF file (0 if unknown) */
+} ek_profile_binary;
+
+typedef struct ek_profile ek_profile;
+
+int ek_profile_new(ek_profile **out);
+void ek_profile_free(ek_profile *p);
+
+/* The binary with this identity (build-id and path), added when new; *bin gets its handle
+ * (0, 1, ... in order of addition). Returns 0, EK_ERR_ARG (path or build-id too long),
+ * EK_ERR_FORMAT (known with another load_base) or EK_ERR_NOMEM. */
+int ek_profile_add_binary(ek_profile *p, const ek_profile_binary *id, size_t *bin);
+size_t ek_profile_binary_count(const ek_profile *p);
+/* Facts of binary `bin`; the pointers stay valid until p is freed. EK_ERR_ARG if no such. */
+int ek_profile_binary_get(const ek_profile *p, size_t bin, ek_profile_binary *out);
+
+/* Add count (0 adds nothing) to a range [begin, end], an address, or a branch from -> to of
+ * binary `bin`. Returns 0, EK_ERR_ARG (no such binary, or a range/address at
+ * EK_PROFILE_EXTERNAL, or a branch with both ends external) or EK_ERR_NOMEM. */
+int ek_profile_add_range(ek_profile *p, size_t bin, uint64_t begin, uint64_t end, uint64_t count);
+int ek_profile_add_address(ek_profile *p, size_t bin, uint64_t addr, uint64_t count);
+int ek_profile_add_branch(ek_profile *p, size_t bin, uint64_t from, uint64_t to, uint64_t count);
+
+/* dst += src, binary by binary (by identity). A binary both hold with different load_base is an
+ * error (EK_ERR_FORMAT, diag "profile.load-base-differs"): its addresses could not be
+ * compared; dst is then unchanged. */
+int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag);
+
+/* ---- reading the counts back ------------------------------------------------------------ */
+
+typedef enum ek_profile_kind {
+    EK_PROFILE_RANGES = 0,    /* a = begin, b = end */
+    EK_PROFILE_ADDRESSES = 1, /* a = address, b = 0 */
+    EK_PROFILE_BRANCHES = 2,  /* a = from, b = to */
+} ek_profile_kind;
+
+typedef struct ek_profile_count {
+    uint64_t a, b;
+    uint64_t count;
+} ek_profile_count;
+
+/* The counts of one kind of binary `bin`, sorted by (a, b); *out is malloc'ed (free()), NULL
+ * when *n is 0. Returns 0, EK_ERR_ARG or EK_ERR_NOMEM. */
+int ek_profile_counts(const ek_profile *p, size_t bin, ek_profile_kind kind, ek_profile_count **out,
+                      size_t *n);
+/* Handles of all binaries in output order: by path (bytes), then build-id (bytes, then length).
+ * *out is malloc'ed (free()), NULL when there are none. Returns 0 or EK_ERR_NOMEM. */
+int ek_profile_binary_order(const ek_profile *p, size_t **out, size_t *n);
+
+/* ---- formats ---------------------------------------------------------------------------- */
+
+typedef enum ek_profile_format {
+    EK_PROFILE_FMT_UNKNOWN = 0,
+    EK_PROFILE_FMT_AUTOFDO = 1,
+    EK_PROFILE_FMT_BRANCH_LIST = 2,
+    EK_PROFILE_FMT_BOLT = 3,
+} ek_profile_format;
+
+/* "autofdo", "branch-list", "bolt" (and back; UNKNOWN for any other name). */
+const char *ek_profile_format_name(ek_profile_format f);
+ek_profile_format ek_profile_format_from_name(const char *name);
+/* What a file holds, from its first bytes: BRANCH_LIST for the branch-list header, AUTOFDO
+ * for text that starts as AutoFDO text does (a digit or "//"), empty text included. */
+ek_profile_format ek_profile_detect(const char *text, size_t len);
+
+/* simpleperf's AutoFDO text, binaries by path (a first line says to split the file when there
+ * are several: AutoFDO reads one), each: range count and "begin-end:count" lines, address
+ * count and "addr:count" lines, branch count and "from->to:count" lines, all in hex relative
+ * to load_base and sorted, then "// build_id: 0x<40 hex digits>", "// <path>" and a blank line.
+ * As simpleperf: ranges and addresses below load_base are left out, branches from below it too,
+ * and a branch target below it (or external) is written as 0. Returns 0 or EK_ERR_NOMEM. */
+int ek_profile_write_autofdo(const ek_profile *p, ek_sbuf *out);
+
+/* etmkit's branch list (text; docs/PROFILES.md): every count of every binary, exactly.
+ * Returns 0 or EK_ERR_NOMEM. */
+int ek_profile_write_branch_list(const ek_profile *p, ek_sbuf *out);
+
+/* load_base of a binary read from AutoFDO text (which only holds addresses relative to it):
+ * set *load_base and return 0, or return non-zero to take 0. */
+typedef int (*ek_profile_base_fn)(void *ctx, const ek_profile_binary *id, uint64_t *load_base);
+
+typedef struct ek_profile_read_opts {
+    size_t size;                /* sizeof(ek_profile_read_opts) */
+    ek_profile_base_fn base_fn; /* autofdo: where load_base comes from; NULL: 0 */
+    void *base_ctx;
+} ek_profile_read_opts;
+
+/* Read a profile (fmt UNKNOWN: ek_profile_detect) and merge it into p. The whole text is
+ * checked first: on any damage nothing is merged, one diag event (kind "profile.malformed",
+ * record = line number from 1, offset = byte offset of the line) says where and what, and
+ * EK_ERR_FORMAT is returned. AutoFDO text: "0" as a branch target reads as
+ * EK_PROFILE_EXTERNAL (what simpleperf writes for one). opts may be NULL. Returns 0,
+ * EK_ERR_FORMAT, EK_ERR_UNSUPPORTED (bolt: not readable) or EK_ERR_NOMEM. */
+int ek_profile_read(ek_profile *p, const char *text, size_t len, ek_profile_format fmt,
+                    const ek_profile_read_opts *opts, const char *fname, const ek_diag *diag);
+
+/* ---- BOLT ------------------------------------------------------------------------------- */
+
+/* BOLT's view of one binary: its functions under the names llvm-bolt gives them, and the
+ * starts of their basic blocks. Names: a global or weak symbol keeps its name; a local one
+ * is "name/N", N counting the local symbols of that name (functions or not) in address order
+ * from 1, as BOLT's discoverFileObjects uniquifies them (fdata must use these names: BOLT
+ * ignores a profile for "name" when it calls the function "name/1"). */
+typedef struct ek_bolt_map ek_bolt_map;
+
+/* ek_bolt_map_add_symbol flags */
+#define EK_BOLT_SYM_FUNCTION 0x1u /* a function (STT_FUNC): addresses in it resolve to it */
+#define EK_BOLT_SYM_LOCAL    0x2u /* a local symbol (STB_LOCAL): named "name/N" */
+
+int ek_bolt_map_new(ek_bolt_map **out);
+void ek_bolt_map_free(ek_bolt_map *m);
+/* A symbol BOLT registers (any symbol of an allocated section with a name and a non-zero
+ * address, but section, file and mapping symbols). size 0 for a function: it ends where the
+ * next function starts. Returns 0, EK_ERR_ARG or EK_ERR_NOMEM. */
+int ek_bolt_map_add_symbol(ek_bolt_map *m, uint64_t addr, uint64_t size, const char *name,
+                           unsigned flags);
+/* A basic-block start other than a function entry. BOLT (buildCFG) starts a block at each
+ * branch target and after each branch that is not a call, but an unconditional direct branch
+ * right after a conditional one stays in the conditional branch's block. */
+int ek_bolt_map_add_block(ek_bolt_map *m, uint64_t addr);
+/* A conditional branch at addr: the executions of ranges ending there that did not take a
+ * branch fall through to addr + 4 (when that starts a block). */
+int ek_bolt_map_add_conditional(ek_bolt_map *m, uint64_t addr);
+/* The function holding addr gets no fall-through lines: llvm-bolt cannot build its control
+ * flow graph (llvm-bolt 16 fails on every AArch64 jump table: "failed to post-process
+ * indirect branches"), and perf2bolt then writes its taken branches only. */
+int ek_bolt_map_add_no_fallthrough(ek_bolt_map *m, uint64_t addr);
+/* The map of an ELF file: symbols from .symtab (else .dynsym) and, for AArch64 code, block
+ * starts, conditional branches and functions with indirect jumps from decoding each function
+ * (skipping $d data). Returns 0,
+ * EK_ERR_IO or EK_ERR_FORMAT (diag "elf.bad-file"), EK_ERR_NOMEM. */
+int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **out);
+/* The function holding addr: its BOLT name and addr's offset in it. Returns 0 or
+ * EK_ERR_NOT_FOUND. Names stay valid until the map is changed or freed. */
+int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_t *offset);
+
+/* BOLT's fdata for binary `bin`, as perf2bolt writes it from branch stacks: one line
+ * "1 FROMFUNC OFF 1 TOFUNC OFF 0 COUNT" per taken branch and per fall-through between basic
+ * blocks inside a range (hex offsets; "0 [unknown] ADDR" for an end outside every function,
+ * 0 for an external one; 0 mispredictions: trace does not see them). Lines are sorted (by
+ * from function, from offset, to function, to offset). Fall-throughs: a range [b, e] counts
+ * once for every block start s with b < s <= e (from s - 4 to s: A64), and the executions of
+ * ranges ending at a conditional branch e that did not take a branch there count for
+ * e -> e + 4 when e + 4 starts a block. Ranges may end at every branch (as ETM sees them) or
+ * at taken branches only (as branch stacks do): both give perf2bolt's fall-throughs.
+ * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
+int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
