@@ -1,5 +1,6 @@
-/* Fuzz target: the instruction-flow decoder (src/flow/) fed by the ETMv4/ETE packet parser,
- * over a fixed small code image, with every element formatter.
+/* Fuzz target: the instruction-flow decoder (src/flow/) fed by the ETMv4/ETE packet parser
+ * through the decode tree (one raw source), over a fixed small code image, with every element
+ * formatter and the flow errors the reference logs as in-order items.
  *
  * Input: byte 0 = configuration (etm4_configs.h: base in bits 0-2, bit 3 XORs 16 more input
  * bytes into the registers); byte 1 = decoder flags (EK_FLOW_* checks, source-address split,
@@ -16,14 +17,16 @@
 #include <string.h>
 
 #include "etm4_configs.h"
+#include "etmkit/decode.h"
 #include "etmkit/elem.h"
+#include "etmkit/etm4.h"
 #include "etmkit/flow.h"
 #include "etmkit/sbuf.h"
 #include "fuzz_common.h"
 
 #define RAND_BASE 0x8000u
 #define RAND_SIZE 0x2000u
-#define KBASE 0xffffffc000080000ull
+#define KBASE     0xffffffc000080000ull
 
 static const uint32_t a64_code[] = {
     0xd503201f, /* 0x1000 nop */
@@ -82,8 +85,7 @@ static int in_image(uint64_t a)
 static void init_image(void)
 {
     static int done;
-    if (done)
-        return;
+    if (done) return;
     done = 1;
     for (size_t i = 0; i < sizeof a64_code / 4; i++)
         for (int k = 0; k < 4; k++)
@@ -96,16 +98,13 @@ static void init_image(void)
 }
 
 typedef struct run {
-    ek_flow *f;
     ek_sbuf sb;
     uint8_t trace_id;
     uint64_t max_index;
 } run;
 
-static void drain(run *r, size_t bound)
+static void check_elems(run *r, const ek_elem *e, size_t n, size_t bound)
 {
-    size_t n = 0;
-    const ek_elem *e = ek_flow_elems(r->f, &n);
     FUZZ_CHECK(n <= bound, "too many elements for one packet");
     for (size_t i = 0; i < n; i++) {
         FUZZ_CHECK(e[i].trace_id == r->trace_id, "element with another trace ID");
@@ -123,16 +122,25 @@ static void drain(run *r, size_t bound)
         (void)ek_iset_name(e[i].isa);
         ek_sbuf_reset(&r->sb);
     }
-    ek_flow_elems_clear(r->f);
 }
 
-static void diag_ocsd(void *ctx, const ek_diag_event *ev)
+/* Everything the tree gives until it needs more input. */
+static void drain(run *r, ek_decode *t, size_t bound)
 {
-    fuzz_diag *fd = ctx;
-    ek_sbuf sb = {0};
-    ek_flow_diag_ocsd(&sb, ev, 1);
-    ek_sbuf_free(&sb);
-    fd->sink.fn(fd->sink.ctx, ev); /* the checking sink */
+    ek_decode_item it;
+    while (ek_decode_next(t, &it) > 0) {
+        switch (it.kind) {
+        case EK_DI_PACKET:
+        case EK_DI_ELEMS: check_elems(r, it.elems, it.count, bound); break;
+        case EK_DI_DIAG:
+            /* a flow error the reference decoder logs, in order with the elements */
+            FUZZ_CHECK(ek_flow_diag_logged(it.diag), "a DIAG item the reference does not log");
+            ek_flow_diag_ocsd(&r->sb, it.diag, 1);
+            ek_sbuf_reset(&r->sb);
+            break;
+        default: break;
+        }
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -143,28 +151,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_etm4_source(fuzz_u8(&in), &in, &src);
     unsigned fl = fuzz_u8(&in);
     ek_etm4_config cfg;
-    if (ek_etm4_config_from_source(&cfg, &src) != 0)
-        return 0;
+    if (ek_etm4_config_from_source(&cfg, &src) != 0) return 0;
 
     fuzz_diag fd;
     fuzz_diag_begin(&fd);
-    ek_diag d = {diag_ocsd, &fd};
-    ek_flow_config fc;
-    ek_flow_config_init(&fc);
-    fc.source = &src;
-    fc.mem = (ek_flow_mem){find, NULL, NULL};
-    fc.flags = (fl & 0x1f) | ((fl & 0x20) ? EK_FLOW_NO_BLOCK_CACHE : 0);
-    fc.diag = &d;
-    fc.file = "fuzz";
-    fc.max_pending = (fl & 0x40) ? 64 : 0;
-    run r = {0};
-    r.trace_id = cfg.trace_id;
-    if (ek_flow_new(&fc, &r.f) != 0) {
+    ek_decode_config c;
+    ek_decode_config_init(&c);
+    c.flags = EK_DECODE_PACKETS | EK_DECODE_ELEMS | EK_DECODE_DIAG_ITEMS;
+    c.mem = (ek_flow_mem){find, NULL, NULL};
+    c.flow_flags = (fl & 0x1f) | ((fl & 0x20) ? EK_FLOW_NO_BLOCK_CACHE : 0);
+    c.flow_max_pending = (fl & 0x40) ? 64 : 0;
+    c.diag = &fd.sink; /* the checking sink */
+    c.file = "fuzz";
+    ek_decode *t = NULL;
+    if (ek_decode_new(&c, &t) != 0 ||
+        ek_decode_bind_raw(t, ek_decode_add_source(t, &src, "etm", NULL)) != 0) {
+        ek_decode_free(t);
         fuzz_diag_end(&fd);
         return 0;
     }
-    static ek_etm4_parser p;
-    ek_etm4_parser_init(&p, &cfg);
+    run r = {0};
+    r.trace_id = cfg.trace_id;
     const uint8_t *stream = in.p;
     size_t len = in.n;
     r.max_index = len;
@@ -172,32 +179,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * span the image; allow generously, but not without bound */
     const size_t bound = 4096;
     size_t half = (fl & 0x80) ? len / 2 : len;
-    const ek_etm4_packet *pkt;
-    ek_etm4_feed(&p, stream, half, 0);
-    while (ek_etm4_next(&p, &pkt) > 0) {
-        ek_flow_packet(r.f, pkt);
-        drain(&r, bound);
-    }
+    ek_decode_feed(t, stream, half, 0);
+    drain(&r, t, bound);
     if (half < len) {
-        ek_flow_reset(r.f);
-        drain(&r, bound);
-        ek_etm4_parser_reset(&p);
-        ek_etm4_feed(&p, stream + half, len - half, half);
-        while (ek_etm4_next(&p, &pkt) > 0) {
-            ek_flow_packet(r.f, pkt);
-            drain(&r, bound);
-        }
+        ek_decode_reset(t); /* (every decoder reset: a new session) */
+        drain(&r, t, bound);
+        ek_decode_feed(t, stream + half, len - half, half);
+        drain(&r, t, bound);
     }
-    ek_etm4_eot(&p);
-    while (ek_etm4_next(&p, &pkt) > 0) {
-        ek_flow_packet(r.f, pkt);
-        drain(&r, bound);
-    }
-    ek_flow_end(r.f);
-    drain(&r, bound);
-    ek_flow_stats st;
-    ek_flow_get_stats(r.f, &st);
-    ek_flow_free(r.f);
+    ek_decode_end(t);
+    drain(&r, t, bound);
+    ek_decode_source_stats st;
+    FUZZ_CHECK(ek_decode_source_stats_get(t, cfg.trace_id, &st) == 0 || len == 0,
+               "no decoder after data");
+    ek_decode_free(t);
     ek_sbuf_free(&r.sb);
     fuzz_diag_end(&fd);
     return 0;

@@ -1,6 +1,7 @@
 /* Fuzz target: the perf.data reader (header, attrs, features, records, COMPRESSED streams),
- * the cs_etm configuration, AUX slicing into queues, the dump formatters, and the deformatter
- * and ETMv4/ETE packet parser over every slice (with the slice's CPU configuration).
+ * the cs_etm configuration, AUX slicing into queues, the dump formatters, and the decode tree
+ * (deformatter and ETMv4/ETE packet parsers) over every slice of every queue with the slice's
+ * trace ID map.
  *
  * The input is the perf.data file. Checks: every record and slice lies inside the file,
  * iterators end, the per-record work is bounded, diagnostics are well formed.
@@ -8,64 +9,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etmkit/etm4.h"
-#include "etmkit/frame.h"
+#include "etmkit/decode.h"
 #include "etmkit/perf.h"
 #include "etmkit/perf_dump.h"
 #include "fuzz_common.h"
 
-/* Deformat a slice and parse each trace ID's bytes with the configuration its ID map gives. */
-static void parse_slice(const ek_perf_cs_etm *cs, const uint8_t *p, size_t n,
-                        const ek_perf_slice *s, const ek_perf_queue *q)
+/* Every slice of a queue through one decode tree, as the session decodes them (perf model:
+ * the slice's trace ID map, a reset per slice, partial packets flushed at its end), packets
+ * only, then the end of trace. */
+static void parse_queue(const ek_perf_file *f, const ek_perf_cs_etm *cs, const ek_perf_queue *q,
+                        const uint8_t *file, size_t size)
 {
-    static ek_etm4_parser parsers[128];
-    uint8_t state[128]; /* 0: not seen, 1: parsing, 2: no usable configuration */
-    ek_etm4_config cfg;
-    size_t npk = 0;
-    const ek_etm4_packet *pkt;
-    if (!s->formatted) {
-        if (!q->etm || ek_etm4_config_from_source(&cfg, &q->etm->cfg) != 0)
-            return;
-        ek_etm4_parser_init(&parsers[0], &cfg);
-        ek_etm4_feed(&parsers[0], p, n, 0);
-        while (ek_etm4_next(&parsers[0], &pkt) > 0)
-            FUZZ_CHECK(++npk <= n + 8, "more packets than bytes in a raw slice");
-        ek_etm4_eot(&parsers[0]);
-        while (ek_etm4_next(&parsers[0], &pkt) > 0)
-            FUZZ_CHECK(++npk <= n + 8, "more packets than bytes in a raw slice");
+    ek_decode_config c;
+    ek_decode_config_init(&c);
+    c.flags = EK_DECODE_PACKETS | EK_DECODE_UNDECODED;
+    c.model = EK_DECODE_MODEL_PERF;
+    ek_decode *t;
+    if (ek_decode_new(&c, &t) != 0) return;
+    if (ek_decode_add_perf_cpus(t, cs) != 0) {
+        ek_decode_free(t);
         return;
     }
-    memset(state, 0, sizeof state);
-    ek_deformatter d;
-    ek_dfmt_init(&d, EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
-    ek_dfmt_feed(&d, p, n, 0);
-    ek_dfmt_item it;
-    while (ek_dfmt_next(&d, &it) > 0) {
-        if (it.kind == EK_DFMT_RESET) {
-            for (unsigned i = 0; i < 128; i++)
-                if (state[i] == 1)
-                    ek_etm4_parser_reset(&parsers[i]);
-            continue;
-        }
-        if (it.kind != EK_DFMT_DATA || it.id >= 128)
-            continue;
-        if (state[it.id] == 0) {
-            state[it.id] = 2;
-            int16_t blk = s->idmap ? s->idmap->block[it.id] : -1;
-            if (blk >= 0) {
-                FUZZ_CHECK((size_t)blk < cs->ncpus, "ID map points past the CPU blocks");
-                if (ek_etm4_config_from_source(&cfg, &cs->cpus[blk].cfg) == 0) {
-                    ek_etm4_parser_init(&parsers[it.id], &cfg);
-                    state[it.id] = 1;
+    for (size_t k = 0; k < q->nslices; k++) {
+        const ek_perf_slice *s = &q->slices[k];
+        size_t n = 0;
+        const uint8_t *p = ek_perf_slice_data(f, s, &n);
+        if (!p) continue;
+        FUZZ_CHECK(p >= file && n <= size && (size_t)(p - file) <= size - n,
+                   "slice data outside the file");
+        const int raw = ek_decode_bind_perf_slice(t, cs, q, s);
+        if (raw > 0) FUZZ_CHECK(!s->formatted, "a raw trace ID for a formatted slice");
+        ek_decode_reset(t);
+        ek_decode_feed(t, p, n, 0);
+        size_t npk = 0, nbytes = 0;
+        ek_decode_item it;
+        for (int pass = 0; pass < 2; pass++) {
+            while (ek_decode_next(t, &it) > 0) {
+                if (it.kind == EK_DI_PACKET) {
+                    FUZZ_CHECK(++npk <= 2 * n + 64, "more packets than bytes in a slice");
+                    FUZZ_CHECK(it.packet.index <= n, "packet index past the slice");
+                    FUZZ_CHECK(ek_decode_has_decoder(t, it.trace_id), "packet without decoder");
+                } else if (it.kind == EK_DI_UNDECODED) {
+                    nbytes += it.len;
+                    FUZZ_CHECK(nbytes <= n, "more undecoded bytes than the slice has");
                 }
             }
+            if (!pass) ek_decode_flush(t);
         }
-        if (state[it.id] != 1)
-            continue;
-        ek_etm4_feed(&parsers[it.id], it.data, it.len, it.index);
-        while (ek_etm4_next(&parsers[it.id], &pkt) > 0)
-            FUZZ_CHECK(++npk <= 2 * n + 64, "more packets than bytes in a slice");
     }
+    ek_decode_end(t);
+    ek_decode_item it;
+    while (ek_decode_next(t, &it) > 0)
+        FUZZ_CHECK(it.kind == EK_DI_PACKET || it.kind == EK_DI_EOT, "odd item at the end");
+    ek_decode_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -99,8 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* every record, then sideband only; the number of records is bounded by the size */
     for (unsigned flags = 0; flags < 2; flags++) {
         ek_perf_iter *it = NULL;
-        if (ek_perf_iter_new(f, flags ? EK_PERF_ITER_SIDEBAND : 0, &fd.sink, &it) != 0)
-            continue;
+        if (ek_perf_iter_new(f, flags ? EK_PERF_ITER_SIDEBAND : 0, &fd.sink, &it) != 0) continue;
         ek_perf_record rec;
         size_t n = 0;
         int rc;
@@ -140,16 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ek_perf_dump_queue_end(&sb, (ek_perf_dump_format)fmt);
                 ek_sbuf_reset(&sb);
             }
-            for (size_t k = 0; k < qu->nslices; k++) {
-                const ek_perf_slice *s = &qu->slices[k];
-                size_t len = 0;
-                const uint8_t *p = ek_perf_slice_data(f, s, &len);
-                if (!p)
-                    continue;
-                FUZZ_CHECK(p >= data && len <= size && (size_t)(p - data) <= size - len,
-                           "slice data outside the file");
-                parse_slice(cs, p, len, s, qu);
-            }
+            parse_queue(f, cs, qu, data, size);
         }
         ek_perf_dump_slice_summary(&sb, f, q, EK_PERF_DUMP_TEXT);
         ek_perf_dump_slice_summary(&sb, f, q, EK_PERF_DUMP_JSON);

@@ -118,17 +118,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ek_snap_device_reg(dev, "TRCIDR0", &v);
             if (dev->name)
                 (void)ek_snapshot_find_device(ss, dev->name);
-            if (!dev->ndumps)
-                continue;
+        }
+        for (size_t b = 0; b < ss->nbuffers; b++) {
+            /* the code of each buffer, as dump --decode maps it */
             ek_image *img = NULL;
             if (ek_image_new(&fd.sink, &img) != 0)
                 continue;
-            if (ek_image_add_snapshot_core(img, ss, d) > 0) {
-                for (size_t k = 0; k < dev->ndumps; k++) {
-                    uint8_t buf[32];
-                    ek_image_read(img, dev->dumps[k].space, dev->dumps[k].address, buf,
-                                  sizeof buf);
-                }
+            if (ek_image_add_snapshot_buffer(img, ss, b) > 0) {
+                for (size_t d = 0; d < ss->ndevices; d++)
+                    for (size_t k = 0; k < ss->devices[d].ndumps; k++) {
+                        uint8_t buf[32];
+                        ek_image_read(img, ss->devices[d].dumps[k].space,
+                                      ss->devices[d].dumps[k].address, buf, sizeof buf);
+                    }
             }
             ek_image_free(img);
         }

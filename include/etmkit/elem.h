@@ -202,6 +202,8 @@ const char *ek_unsync_reason_name(int r); /* "init-decoder", "overflow", ... */
 void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e);
 /* A full trc_pkt_lister element line: "Idx:<n>; ID:<hex>; OCSD_GEN_TRC_ELEM_...(...)\n". */
 void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e);
+/* The lines of n elements (each after a tab when tab != 0, as perf report -D prints them). */
+void ek_elem_format_ocsd_lines(ek_sbuf *out, const ek_elem *e, size_t n, int tab);
 
 /* etmkit's own formats, one element per line (with newline):
  *  text: "<idx> <id> > <KIND> <details>" in the columns of the packet text listing, e.g.

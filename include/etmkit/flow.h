@@ -149,6 +149,13 @@ int ek_flow_packet(ek_flow *f, const struct ek_etm4_packet *pkt);
 /* End of trace: output what can still be output and EO_TRACE. */
 int ek_flow_end(ek_flow *f);
 
+/* The same as ek_flow_elems_clear(), then ek_flow_packet() / ek_flow_end(), then
+ * ek_flow_elems(): one packet in, its elements out (in *elems, *count; valid as for
+ * ek_flow_elems). Returns what ek_flow_packet / ek_flow_end returns. */
+int ek_flow_step(ek_flow *f, const struct ek_etm4_packet *pkt, const ek_elem **elems,
+                 size_t *count);
+int ek_flow_end_step(ek_flow *f, const ek_elem **elems, size_t *count);
+
 /* Start a new session on the same source (decoders reset between buffers): the next packet
  * gives NO_SYNC [reset-decoder]. The element queue is kept. */
 void ek_flow_reset(ek_flow *f);
@@ -181,6 +188,8 @@ void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
  * the decoder name carries the trace ID ("DCD_ETMV4_0016"), as the lister's decoders of a
  * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4". */
 int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
+/* 1 when ek_flow_diag_ocsd() would give a line for ev (OpenCSD logs that error). */
+int ek_flow_diag_logged(const ek_diag_event *ev);
 
 #ifdef __cplusplus
 }

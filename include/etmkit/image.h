@@ -8,9 +8,8 @@
  * EK_MS_ANY, and also EK_MS_NONE (no space information), match everything.
  *
  * Overlaps: where regions visible in the same space overlap, the one added LAST wins (so a
- * patched page or a newer mapping can be laid over an older one). The reference decoder
- * (OpenCSD) instead rejects an accessor that overlaps an earlier one, so the earlier wins
- * there; ek_image_add_snapshot_core() adds dumps in reverse order to reproduce that.
+ * patched page or a newer mapping can be laid over an older one). A snapshot's memory dumps
+ * follow the reference decoder's rule instead (ek_image_add_snapshot_buffer).
  *
  * Speed: lookups binary-search a flattened, sorted list of non-overlapping runs (built
  * lazily per query space after regions change) and try the last hit first.
@@ -67,11 +66,16 @@ void ek_image_set_callback(ek_image *img, ek_image_read_fn fn, void *ctx);
  * e.g. a relocatable .ko: see etmkit/symbols.h for its symbols). */
 int ek_image_add_elf(ek_image *img, const char *path, uint64_t bias, ek_mem_space space);
 
-/* Map every present [dump*] of snapshot device 'device' (a core) with its space. The dumps
- * are added last-to-first so that, where two overlap, the one listed first wins as in the
- * reference decoder. Missing dump files were reported when the snapshot was read and are
- * skipped. Returns the number of regions added or a negative status. */
-int ek_image_add_snapshot_core(ek_image *img, const ek_snapshot *ss, size_t device);
+/* The code a snapshot's trace buffer `buffer` was recorded on, as OpenCSD's trc_pkt_lister
+ * maps it (the one rule for snapshots: `etmkit dump`, the bench, the fuzzers and the tests use
+ * it): the present [dump*] sections of the cores of the buffer's trace sources (sources in
+ * name order, each core once, its dumps in their order), each with its memory space. A dump
+ * whose first or last byte falls inside an earlier accepted dump of an overlapping space is
+ * not used (note "dump.overlapping-image", as OpenCSD's memory-accessor map refuses it);
+ * where accepted dumps overlap, the earlier one is read. Missing dump files were reported when
+ * the snapshot was read and are skipped. Returns the number of regions added or a negative
+ * status. */
+int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t buffer);
 
 /* Copy up to len bytes at addr; returns how many contiguous bytes were copied (0: addr is not
  * mapped). Reads continue across region edges while the addresses stay mapped. */

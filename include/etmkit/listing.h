@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "etmkit/decode.h"
 #include "etmkit/etm4.h"
 #include "etmkit/frame.h"
 #include "etmkit/sbuf.h"
@@ -56,6 +57,52 @@ void ek_list_etm4_ocsd_post(ek_sbuf *out, ek_ocsd_dcd_model *m, const ek_etm4_pa
  *   "Frame Data; Index<%7u>;   ID_DATA[0x10]; ...\n"   (unknown ID: ID_DATA[????])
  * it->kind selects the form (DATA items print as ID_DATA). */
 void ek_list_frame_ocsd(ek_sbuf *out, const ek_dfmt_item *it);
+
+/* ---- a protocol's packet formatters ----------------------------------------------------- */
+
+/* The listing functions of one protocol, on its packet and configuration records (ETMv4 /
+ * ETE: ek_etm4_packet, ek_etm4_config). A new protocol adds its table to src/output/
+ * list_protos.c, beside its operations in the decode tree (etmkit/decode.h). */
+typedef struct ek_list_proto {
+    uint32_t protocols; /* bit (1u << p) for every ek_protocol p */
+    /* trc_pkt_lister's name of the packet printer ("ETMV4I", "ETE") */
+    const char *(*printer_name)(ek_protocol p);
+    /* the lister's packet line, with raw bytes or not (see ek_list_etm4_ocsd) */
+    void (*ocsd)(ek_sbuf *out, const void *pkt, unsigned trace_id, int with_raw, const void *cfg);
+    /* the lister's log entry that precedes a packet line, if any (ek_list_etm4_ocsd_pre);
+     * asked only for packets with EK_DPKT_ERROR, _NOTSYNC or _UNSYNCED */
+    void (*ocsd_pre)(ek_sbuf *out, const void *pkt, const void *cfg);
+    void (*text)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);
+    void (*json)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);
+    /* the reference decoder's log line for a flow diagnostic (ek_flow_diag_ocsd): 1 if any */
+    int (*diag_ocsd)(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
+} ek_list_proto;
+
+/* The formatters for protocol p, or NULL. */
+const ek_list_proto *ek_list_proto_find(ek_protocol p);
+
+/* ---- listing a decode tree's items -------------------------------------------------------- */
+
+typedef enum ek_listing_format {
+    EK_LISTING_OCSD = 0, /* trc_pkt_lister's lines */
+    EK_LISTING_TEXT,     /* etmkit's readable lines */
+    EK_LISTING_JSON,     /* one JSON object per line */
+    EK_LISTING_PERF,     /* `perf report -D`: packet lines as a packet sink sees them, each after
+                            a tab; element lines likewise */
+} ek_listing_format;
+
+typedef struct ek_listing {
+    ek_listing_format format;
+    int packets;       /* list packets (0: elements alone) */
+    int monitor;       /* OCSD: packets as a packet monitor sees them (raw bytes, every
+                          I_NOT_SYNC); else as a packet sink (one I_NOT_SYNC per run) */
+    int single_source; /* OCSD: unformatted data: IDs printed as 0, decoder log names plain */
+} ek_listing;
+
+/* The lines of one decode item (etmkit/decode.h), if the format has any: packets, elements,
+ * the flow decoder's log lines (OCSD: without a newline, as the lister), raw frames
+ * (OCSD / JSON), DSTREAM footers, RESET and END OF TRACE lines (OCSD). */
+void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it);
 
 #ifdef __cplusplus
 }

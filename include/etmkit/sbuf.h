@@ -11,17 +11,26 @@ extern "C" {
 #endif
 
 typedef struct ek_sbuf {
-    char *p;    /* NUL-terminated while len < cap */
+    char *p; /* NUL-terminated while len < cap */
     size_t len;
     size_t cap;
-    int oom;    /* set once an allocation failed; later appends are dropped */
+    int oom; /* set once an allocation failed; later appends are dropped */
 } ek_sbuf;
 
-#define EK_SBUF_INIT {0, 0, 0, 0}
+#define EK_SBUF_INIT                                                                               \
+    {                                                                                              \
+        0, 0, 0, 0                                                                                 \
+    }
 
 void ek_sbuf_free(ek_sbuf *s);
-void ek_sbuf_reset(ek_sbuf *s);               /* len = 0, keeps the memory */
+void ek_sbuf_reset(ek_sbuf *s);                /* len = 0, keeps the memory */
 int ek_sbuf_reserve(ek_sbuf *s, size_t extra); /* 0 or EK_ERR_NOMEM */
+/* The same, without a call when the room is there already (once per line of a listing). */
+static inline int ek_sbuf_room(ek_sbuf *s, size_t extra)
+{
+    if (!s->oom && s->cap > s->len && extra < s->cap - s->len) return 0;
+    return ek_sbuf_reserve(s, extra);
+}
 void ek_sbuf_putc(ek_sbuf *s, char c);
 void ek_sbuf_put(ek_sbuf *s, const char *str, size_t n);
 void ek_sbuf_puts(ek_sbuf *s, const char *str);

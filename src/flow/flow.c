@@ -1841,6 +1841,24 @@ void ek_flow_elems_clear(ek_flow *f)
     f->batch_mark = 0;
 }
 
+int ek_flow_step(ek_flow *f, const ek_etm4_packet *pkt, const ek_elem **elems, size_t *count)
+{
+    /* (ek_flow_elems_clear, ek_flow_packet, ek_flow_elems: on every packet, so spelt out) */
+    f->out_n = f->out_take = f->batch_mark = 0;
+    const int rc = ek_flow_packet(f, pkt);
+    *count = f->out_n - f->out_take;
+    *elems = f->out ? f->out + f->out_take : NULL;
+    return rc;
+}
+
+int ek_flow_end_step(ek_flow *f, const ek_elem **elems, size_t *count)
+{
+    ek_flow_elems_clear(f);
+    const int rc = ek_flow_end(f);
+    *elems = ek_flow_elems(f, count);
+    return rc;
+}
+
 int ek_flow_next(ek_flow *f, ek_elem *out)
 {
     if (f->out_take >= f->out_n) {

@@ -22,21 +22,31 @@ static const struct {
      "Programmed trace configuration not supported by decodUer."},
 };
 
+static int find_error(const ek_diag_event *ev)
+{
+    if (!ev->kind || strncmp(ev->kind, "flow.", 5) != 0) return -1;
+    for (size_t i = 0; i < sizeof ocsd_errors / sizeof ocsd_errors[0]; i++)
+        if (!strcmp(ev->kind, ocsd_errors[i].kind)) return (int)i;
+    return -1;
+}
+
+int ek_flow_diag_logged(const ek_diag_event *ev)
+{
+    return find_error(ev) >= 0;
+}
+
 int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance)
 {
-    if (!ev->kind || strncmp(ev->kind, "flow.", 5) != 0) return 0;
-    for (size_t i = 0; i < sizeof ocsd_errors / sizeof ocsd_errors[0]; i++) {
-        if (strcmp(ev->kind, ocsd_errors[i].kind) != 0) continue;
-        if (with_instance)
-            ek_sbuf_printf(out, "DCD_ETMV4_%04d", ev->trace_id >= 0 ? ev->trace_id : 0);
-        else
-            ek_sbuf_puts(out, "DCD_ETMV4");
-        ek_sbuf_printf(out, " : 0x%04x (%s) [%s]; ", ocsd_errors[i].code, ocsd_errors[i].name,
-                       ocsd_errors[i].text);
-        if (ev->offset >= 0) ek_sbuf_printf(out, "TrcIdx=%lld; ", (long long)ev->offset);
-        if (ev->trace_id >= 0) ek_sbuf_printf(out, "CS ID=%02x; ", (unsigned)ev->trace_id);
-        ek_sbuf_puts(out, ev->msg ? ev->msg : "");
-        return 1;
-    }
-    return 0;
+    const int i = find_error(ev);
+    if (i < 0) return 0;
+    if (with_instance)
+        ek_sbuf_printf(out, "DCD_ETMV4_%04d", ev->trace_id >= 0 ? ev->trace_id : 0);
+    else
+        ek_sbuf_puts(out, "DCD_ETMV4");
+    ek_sbuf_printf(out, " : 0x%04x (%s) [%s]; ", ocsd_errors[i].code, ocsd_errors[i].name,
+                   ocsd_errors[i].text);
+    if (ev->offset >= 0) ek_sbuf_printf(out, "TrcIdx=%lld; ", (long long)ev->offset);
+    if (ev->trace_id >= 0) ek_sbuf_printf(out, "CS ID=%02x; ", (unsigned)ev->trace_id);
+    ek_sbuf_puts(out, ev->msg ? ev->msg : "");
+    return 1;
 }

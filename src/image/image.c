@@ -239,21 +239,99 @@ int ek_image_add_elf(ek_image *img, const char *path, uint64_t bias, ek_mem_spac
     return rc ? rc : added;
 }
 
-int ek_image_add_snapshot_core(ek_image *img, const ek_snapshot *ss, size_t device)
+/* ---- snapshots ----------------------------------------------------------------------- */
+
+typedef struct dump_ref {
+    const ek_snap_dump *d;
+    uint64_t len;
+} dump_ref;
+
+static int cmp_source_name(const void *a, const void *b, void *ctx)
 {
-    if (!img || !ss || device >= ss->ndevices) return EK_ERR_ARG;
-    const ek_snap_device *d = &ss->devices[device];
-    int added = 0;
-    for (size_t k = d->ndumps; k-- > 0;) {
-        const ek_snap_dump *dp = &d->dumps[k];
-        if (!dp->present) continue;
-        uint64_t len = dp->has_length ? dp->length : 0;
-        if (dp->has_length && len == 0) continue;
-        int rc = ek_image_add_file(img, dp->path, dp->offset, len, dp->address, dp->space);
-        if (rc == EK_ERR_NOMEM) return rc;
-        if (rc == EK_OK) added++;
+    const ek_snapshot *ss = ctx;
+    const ek_snap_source *const *x = a, *const *y = b;
+    return strcmp(ss->devices[(*x)->device].name, ss->devices[(*y)->device].name);
+}
+
+/* OpenCSD's memory-accessor map refuses an accessor whose first or last byte falls inside an
+ * accepted one of an overlapping memory space. */
+static int dump_rejected(const dump_ref *acc, size_t nacc, const ek_snap_dump *d, uint64_t len)
+{
+    const uint64_t first = d->address, last = d->address + len - 1;
+    for (size_t i = 0; i < nacc; i++) {
+        const uint64_t a0 = acc[i].d->address, a1 = a0 + acc[i].len - 1;
+        const unsigned sa = acc[i].d->space ? acc[i].d->space : EK_MS_ANY;
+        const unsigned sd = d->space ? d->space : EK_MS_ANY;
+        if (((first >= a0 && first <= a1) || (last >= a0 && last <= a1)) && (sa & sd)) return 1;
     }
-    return added;
+    return 0;
+}
+
+int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t buffer)
+{
+    if (!img || !ss || buffer >= ss->nbuffers) return EK_ERR_ARG;
+    size_t ndumps = 0;
+    for (size_t i = 0; i < ss->ndevices; i++)
+        ndumps += ss->devices[i].ndumps;
+    const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
+    long *cores = calloc(ss->nsources + 1, sizeof *cores);
+    dump_ref *acc = calloc(ndumps + 1, sizeof *acc);
+    size_t n = 0, ncores = 0, nacc = 0;
+    int rc = 0, added = 0;
+    if (!list || !cores || !acc) {
+        rc = EK_ERR_NOMEM;
+        goto done;
+    }
+    /* the cores of the buffer's sources, in the order of the sources' names, each once (its
+     * dumps again would all overlap) */
+    for (size_t i = 0; i < ss->nsources; i++)
+        if (ss->sources[i].buffer == (long)buffer) list[n++] = &ss->sources[i];
+    qsort_r(list, n, sizeof *list, cmp_source_name, (void *)ss);
+    for (size_t i = 0; i < n; i++) {
+        const long core = list[i]->core;
+        int seen = core < 0 || (size_t)core >= ss->ndevices;
+        for (size_t k = 0; k < ncores && !seen; k++)
+            seen = cores[k] == core;
+        if (!seen) cores[ncores++] = core;
+    }
+    for (size_t k = 0; k < ncores; k++) {
+        const ek_snap_device *dev = &ss->devices[cores[k]];
+        for (size_t j = 0; j < dev->ndumps; j++) {
+            const ek_snap_dump *d = &dev->dumps[j];
+            if (!d->present) continue;
+            const uint64_t len = d->has_length              ? d->length
+                                 : d->file_size > d->offset ? d->file_size - d->offset
+                                                            : 0;
+            if (len == 0) continue;
+            if (dump_rejected(acc, nacc, d, len)) {
+                ek_diag_emit(&img->diag, EK_SEV_NOTE, "dump.overlapping-image", 0, dev->ini_path,
+                             -1, -1, -1,
+                             "memory dump %s at 0x%llx overlaps an earlier one: not used",
+                             d->section ? d->section : d->path, (unsigned long long)d->address);
+                continue;
+            }
+            acc[nacc].d = d;
+            acc[nacc].len = len;
+            nacc++;
+        }
+    }
+    /* the image lets later regions win: the accepted dumps go in last to first, so that where
+     * they overlap the earlier one is read */
+    for (size_t k = nacc; k-- > 0;) {
+        const ek_snap_dump *d = acc[k].d;
+        const int r = ek_image_add_file(img, d->path, d->offset, d->has_length ? d->length : 0,
+                                        d->address, d->space);
+        if (r == EK_ERR_NOMEM) {
+            rc = r;
+            goto done;
+        }
+        if (r == EK_OK) added++;
+    }
+done:
+    free(list);
+    free(cores);
+    free(acc);
+    return rc ? rc : added;
 }
 
 /* ---- flattening ----------------------------------------------------------------------- */

@@ -341,17 +341,16 @@ static char *format_body(char *p, const ek_elem *e)
 
 void ek_elem_format_ocsd(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     p = format_body(p, e);
     *p = '\0';
     out->len = (size_t)(p - out->p);
 }
 
-void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e)
+/* "Idx:<n>; ID:<hex>; <body>\n" at p (LINE_MAX_LEN bytes of room); returns its end. */
+static inline char *line_at(char *p, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
-    char *p = out->p + out->len;
     EF_PUTS(p, "Idx:");
     p = ef_dec(p, e->index);
     EF_PUTS(p, "; ID:");
@@ -359,6 +358,34 @@ void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e)
     EF_PUTS(p, "; ");
     p = format_body(p, e);
     *p++ = '\n';
+    return p;
+}
+
+void ek_elem_format_ocsd_line(ek_sbuf *out, const ek_elem *e)
+{
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
+    char *p = line_at(out->p + out->len, e);
     *p = '\0';
     out->len = (size_t)(p - out->p);
+}
+
+/* Elements in runs of this many: room for a run at once (a listing has a flow step's
+ * elements, usually a few; a long step is not reserved for whole). */
+#define LINES_RUN 32
+
+void ek_elem_format_ocsd_lines(ek_sbuf *out, const ek_elem *e, size_t n, int tab)
+{
+    while (n) {
+        const size_t k = n < LINES_RUN ? n : LINES_RUN;
+        if (ek_sbuf_room(out, k * (LINE_MAX_LEN + 1))) return;
+        char *p = out->p + out->len;
+        for (size_t i = 0; i < k; i++) {
+            if (tab) *p++ = '\t';
+            p = line_at(p, &e[i]);
+        }
+        *p = '\0';
+        out->len = (size_t)(p - out->p);
+        e += k;
+        n -= k;
+    }
 }

@@ -53,7 +53,7 @@ static char *put_lower(char *p, const char *s)
 
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     /* columns of the packet text listing (index, ID, name), elements marked with '>' */
     char num[24];
@@ -226,7 +226,7 @@ static char *jbool(char *p, const char *k, int v)
 
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
 {
-    if (ek_sbuf_reserve(out, LINE_MAX_LEN)) return;
+    if (ek_sbuf_room(out, LINE_MAX_LEN)) return;
     char *p = out->p + out->len;
     EF_PUTS(p, "{\"idx\":");
     p = ef_dec(p, e->index);

@@ -21,12 +21,12 @@ static const struct {
     const char *name;
     uint32_t bit;
 } field_names[] = {
-    {"comm", EK_SF_F_COMM},       {"tid", EK_SF_F_TID},         {"pid", EK_SF_F_PID},
-    {"time", EK_SF_F_TIME},       {"cpu", EK_SF_F_CPU},         {"event", EK_SF_F_EVENT},
-    {"ip", EK_SF_F_IP},           {"sym", EK_SF_F_SYM},         {"symoff", EK_SF_F_SYMOFF},
-    {"dso", EK_SF_F_DSO},         {"addr", EK_SF_F_ADDR},       {"flags", EK_SF_F_FLAGS},
-    {"period", EK_SF_F_PERIOD},   {"brstack", EK_SF_F_BRSTACK}, {"brstacksym", EK_SF_F_BRSTACKSYM},
-    {"insn", EK_SF_F_INSN},       {"insnlen", EK_SF_F_INSNLEN}, {"misc", EK_SF_F_MISC},
+    {"comm", EK_SF_F_COMM},     {"tid", EK_SF_F_TID},         {"pid", EK_SF_F_PID},
+    {"time", EK_SF_F_TIME},     {"cpu", EK_SF_F_CPU},         {"event", EK_SF_F_EVENT},
+    {"ip", EK_SF_F_IP},         {"sym", EK_SF_F_SYM},         {"symoff", EK_SF_F_SYMOFF},
+    {"dso", EK_SF_F_DSO},       {"addr", EK_SF_F_ADDR},       {"flags", EK_SF_F_FLAGS},
+    {"period", EK_SF_F_PERIOD}, {"brstack", EK_SF_F_BRSTACK}, {"brstacksym", EK_SF_F_BRSTACKSYM},
+    {"insn", EK_SF_F_INSN},     {"insnlen", EK_SF_F_INSNLEN}, {"misc", EK_SF_F_MISC},
     {"ipc", EK_SF_F_IPC},
 };
 
@@ -45,8 +45,7 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
     ek_script_fields def;
     ek_script_fields_default(&def);
     if (!spec || !*spec) {
-        if (err)
-            ek_sbuf_puts(err, "-F needs a list of fields");
+        if (err) ek_sbuf_puts(err, "-F needs a list of fields");
         return EK_ERR_ARG;
     }
     const char *colon = strchr(spec, ':');
@@ -72,8 +71,7 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err)
             return EK_ERR_ARG;
         }
         if (edit && !sign) {
-            if (err)
-                ek_sbuf_puts(err, "-F: cannot mix +field/-field with plain fields");
+            if (err) ek_sbuf_puts(err, "-F: cannot mix +field/-field with plain fields");
             return EK_ERR_ARG;
         }
         uint32_t bit;
@@ -123,8 +121,7 @@ static const struct {
 static const char *flags_name(uint32_t flags)
 {
     for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
-        if (flag_names[i].flags == flags)
-            return flag_names[i].name;
+        if (flag_names[i].flags == flags) return flag_names[i].name;
     return NULL;
 }
 
@@ -138,12 +135,9 @@ static size_t flags_text(char *buf, uint32_t flags)
     if (flags & xf) {
         size_t n = 0;
         xs[n++] = '(';
-        if (flags & EK_SF_IN_TX)
-            xs[n++] = 'x';
-        if (flags & EK_SF_INTR_DISABLE)
-            xs[n++] = 'D';
-        if (flags & EK_SF_INTR_TOGGLE)
-            xs[n++] = 't';
+        if (flags & EK_SF_IN_TX) xs[n++] = 'x';
+        if (flags & EK_SF_INTR_DISABLE) xs[n++] = 'D';
+        if (flags & EK_SF_INTR_TOGGLE) xs[n++] = 't';
         xs[n++] = ')';
     }
     const char *pre = NULL;
@@ -171,8 +165,7 @@ static size_t flags_text(char *buf, uint32_t flags)
     } else {
         size_t k = 0, nc = strlen(chars);
         for (size_t i = 0; i < 32; i++, flags >>= 1)
-            if (flags & 1)
-                buf[k++] = i < nc ? chars[i] : '?';
+            if (flags & 1) buf[k++] = i < nc ? chars[i] : '?';
         buf[k] = 0;
         return k;
     }
@@ -220,8 +213,7 @@ static void put_hexw(ek_sbuf *out, uint64_t v, unsigned width)
         v >>= 4;
     } while (v);
     unsigned pad = width > n ? width - n : 0;
-    if (ek_sbuf_reserve(out, pad + n))
-        return;
+    if (ek_sbuf_reserve(out, pad + n)) return;
     char *p = out->p + out->len;
     memset(p, ' ', pad);
     p += pad;
@@ -245,12 +237,10 @@ static void put_decw(ek_sbuf *out, int64_t sv, int width)
         t[n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    if (sv < 0)
-        t[n++] = '-';
+    if (sv < 0) t[n++] = '-';
     unsigned w = width < 0 ? (unsigned)-width : (unsigned)width;
     unsigned pad = w > n ? w - n : 0;
-    if (ek_sbuf_reserve(out, pad + n))
-        return;
+    if (ek_sbuf_reserve(out, pad + n)) return;
     char *p = out->p + out->len;
     if (width > 0) {
         memset(p, ' ', pad);
@@ -271,8 +261,7 @@ static void put_strw(ek_sbuf *out, const char *str, int width)
     size_t n = strlen(str);
     size_t w = (size_t)(width < 0 ? -width : width);
     size_t pad = w > n ? w - n : 0;
-    if (ek_sbuf_reserve(out, pad + n))
-        return;
+    if (ek_sbuf_reserve(out, pad + n)) return;
     char *p = out->p + out->len;
     if (width > 0) {
         memset(p, ' ', pad);
@@ -304,18 +293,15 @@ static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t ad
                     ek_addr_loc *l)
 {
     memset(l, 0, sizeof *l);
-    if (r && r->resolve)
-        r->resolve(r->ctx, s, addr, fb, l);
+    if (r && r->resolve) r->resolve(r->ctx, s, addr, fb, l);
 }
 
 /* perf's sample__fprintf_sym without call chain: ip, " sym[+off]", " (dso)" */
 static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
 {
     ek_addr_loc l;
-    if (F & EK_SF_F_IP)
-        put_hex16(out, s->ip);
-    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO)))
-        return;
+    if (F & EK_SF_F_IP) put_hex16(out, s->ip);
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
     resolve(r, s, s->ip, 0, &l);
     if (F & EK_SF_F_SYM) {
         wputc(out, ' ');
@@ -338,8 +324,7 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
     put_hex16(out, s->addr);
     if (s->kind != EK_SAMPLE_BRANCHES) /* only branches samples carry an address */
         return;
-    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO)))
-        return;
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
     resolve(r, s, s->addr, 1, &l);
     if (F & EK_SF_F_SYM) {
         wputc(out, ' ');
@@ -381,15 +366,22 @@ static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *
     }
     if (F & EK_SF_F_CPU) {
         if (s->cpu >= 0 && s->cpu < 1000) {
-            char c[7] = {'[', (char)('0' + s->cpu / 100), (char)('0' + s->cpu / 10 % 10),
-                         (char)('0' + s->cpu % 10), ']', ' ', 0};
+            char c[7] = {'[',
+                         (char)('0' + s->cpu / 100),
+                         (char)('0' + s->cpu / 10 % 10),
+                         (char)('0' + s->cpu % 10),
+                         ']',
+                         ' ',
+                         0};
             wput(out, c, 6);
         } else {
             ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
         }
     }
     if (F & EK_SF_F_MISC) {
-        const char *m = s->cpumode == EK_CPUMODE_KERNEL ? "K" : s->cpumode == EK_CPUMODE_USER ? "U" : "";
+        const char *m = s->cpumode == EK_CPUMODE_KERNEL ? "K"
+                        : s->cpumode == EK_CPUMODE_USER ? "U"
+                                                        : "";
         ek_sbuf_printf(out, "%s%*s", m, 6 - (int)strlen(m), " ");
     }
     if ((F & EK_SF_F_TIME) && s->has_time) {
@@ -414,12 +406,10 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
             resolve(r, s, b->from, 1, &lf);
             resolve(r, s, b->to, 1, &lt);
             put_symname(out, &lf, 1);
-            if (F & EK_SF_F_DSO)
-                ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
+            if (F & EK_SF_F_DSO) ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
             wputc(out, '/');
             put_symname(out, &lt, 1);
-            if (F & EK_SF_F_DSO)
-                ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
+            if (F & EK_SF_F_DSO) ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
         } else {
             ek_addr_loc lf, lt;
             if (F & EK_SF_F_DSO) {
@@ -428,12 +418,10 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
             }
             wput(out, " 0x", 3);
             put_hexw(out, b->from, 0);
-            if (F & EK_SF_F_DSO)
-                ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
+            if (F & EK_SF_F_DSO) ek_sbuf_printf(out, "(%s)", lf.dso ? lf.dso : "[unknown]");
             wput(out, "/0x", 3);
             put_hexw(out, b->to, 0);
-            if (F & EK_SF_F_DSO)
-                ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
+            if (F & EK_SF_F_DSO) ek_sbuf_printf(out, "(%s)", lt.dso ? lt.dso : "[unknown]");
         }
         /* predicted, no tx, no abort, 0 cycles, no branch type */
         wput(out, "/P/-/-/0/ ", 10);
@@ -442,8 +430,7 @@ static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_s
 
 static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
 {
-    if (F & EK_SF_F_INSNLEN)
-        ek_sbuf_printf(out, " ilen: %d", s->insn_len);
+    if (F & EK_SF_F_INSNLEN) ek_sbuf_printf(out, " ilen: %d", s->insn_len);
     if ((F & EK_SF_F_INSN) && s->insn_len) {
         wput(out, " insn:", 6);
         for (unsigned i = 0; i < s->insn_len && i < sizeof s->insn; i++)
@@ -459,11 +446,9 @@ void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *
 {
     /* room for a line with long names; brstack entries need about 60 bytes each (more with
      * names: the writers fall back to checked appends then) */
-    if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64))
-        return;
+    if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64)) return;
     format_line(out, f, s, r, evname_width);
-    if (out->len < out->cap)
-        out->p[out->len] = 0;
+    if (out->len < out->cap) out->p[out->len] = 0;
 }
 
 static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
@@ -476,8 +461,8 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         wputc(out, ' ');
     }
     if (F & EK_SF_F_EVENT) {
-        const char *nm = s->kind < 2 && f->names[s->kind] ? f->names[s->kind]
-                                                           : ek_sample_kind_name(s->kind);
+        const char *nm =
+            s->kind < 2 && f->names[s->kind] ? f->names[s->kind] : ek_sample_kind_name(s->kind);
         put_strw(out, nm, evname_width);
         wput(out, ": ", 2);
     }
@@ -503,14 +488,12 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         wputc(out, '\n');
         return;
     }
-    if (F & EK_SF_F_ADDR)
-        put_addr(out, F, s, r);
+    if (F & EK_SF_F_ADDR) put_addr(out, F, s, r);
     if (F & EK_SF_F_IP) {
         wputc(out, ' ');
         put_ip_sym(out, F, s, r);
     }
-    if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM))
-        put_brstack(out, F, s, r);
+    if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM)) put_brstack(out, F, s, r);
     put_insn(out, F, s);
     wputc(out, '\n');
 }

@@ -18,7 +18,7 @@ typedef struct wr {
 static inline int wr_begin(wr *w, ek_sbuf *s, size_t room)
 {
     w->s = s;
-    if (ek_sbuf_reserve(s, room)) {
+    if (ek_sbuf_room(s, room)) {
         w->p = w->end = NULL;
         return 0;
     }
@@ -66,23 +66,23 @@ static inline void wr_s(wr *w, const char *str)
     wr_n(w, str, strlen(str));
 }
 
-/* hexadecimal, at least 'width' digits */
+/* hexadecimal, at least 'width' digits: the number of digits first, then written from the
+ * last one back (no reversed copy) */
 static inline void wr_hex(wr *w, uint64_t v, unsigned width, int upper)
 {
     static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
     const char *d = upper ? up : lo;
-    char tmp[16];
-    unsigned n = 0;
+    unsigned n = (unsigned)(67 - __builtin_clzll(v | 1)) / 4;
+    if (width > 16) width = 16;
+    if (!w->p) return;
+    for (; n < width; width--)
+        *w->p++ = '0';
+    char *q = w->p + n;
+    w->p = q;
     do {
-        tmp[n++] = d[v & 15];
+        *--q = d[v & 15];
         v >>= 4;
     } while (v);
-    if (width > 16) width = 16;
-    while (n < width)
-        tmp[n++] = '0';
-    if (!w->p) return;
-    while (n)
-        *w->p++ = tmp[--n];
 }
 
 static inline void wr_hex2(wr *w, uint8_t v)
@@ -94,49 +94,67 @@ static inline void wr_hex2(wr *w, uint8_t v)
     w->p += 2;
 }
 
+/* Decimal digits of v (1-20). */
+static inline unsigned wr_dec_len(uint64_t v)
+{
+    unsigned n = 1;
+    for (uint64_t x = 10; v >= x; x *= 10) {
+        n++;
+        if (n == 20) break; /* (10^19 is the last power of ten below 2^64) */
+    }
+    return n;
+}
+
+/* v's n digits at p, two at a time from the last one back. */
+static inline void wr_dec_at(char *p, uint64_t v, unsigned n)
+{
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    char *q = p + n;
+    while (v >= 100) {
+        const unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        memcpy(q, pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+}
+
 static inline void wr_dec(wr *w, uint64_t v)
 {
-    char tmp[20];
-    unsigned n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
     if (!w->p) return;
-    while (n)
-        *w->p++ = tmp[--n];
+    const unsigned n = wr_dec_len(v);
+    wr_dec_at(w->p, v, n);
+    w->p += n;
 }
 
 /* decimal right-aligned in 'width' columns */
 static inline void wr_dec_w(wr *w, uint64_t v, unsigned width)
 {
-    char tmp[20];
-    unsigned n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
     if (!w->p) return;
+    const unsigned n = wr_dec_len(v);
     for (unsigned i = n; i < width; i++)
         *w->p++ = ' ';
-    while (n)
-        *w->p++ = tmp[--n];
+    wr_dec_at(w->p, v, n);
+    w->p += n;
 }
 
 /* decimal with leading zeros to 'width' digits */
 static inline void wr_dec0(wr *w, uint64_t v, unsigned width)
 {
-    char tmp[20];
-    unsigned n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
     if (!w->p) return;
+    const unsigned n = wr_dec_len(v);
     for (unsigned i = n; i < width; i++)
         *w->p++ = '0';
-    while (n)
-        *w->p++ = tmp[--n];
+    wr_dec_at(w->p, v, n);
+    w->p += n;
 }
 
 #endif

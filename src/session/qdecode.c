@@ -20,10 +20,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "etmkit/etm4.h"
+#include "etmkit/decode.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/flow.h"
-#include "etmkit/frame.h"
 #include "core/hot.h"
 #include "session/session_int.h"
 
@@ -98,8 +97,6 @@ typedef struct idst {
     const ek_perf_etm_cpu *etm;
     int32_t cpu;
     ek_perf_pid_source pid_source;
-    ek_etm4_parser parser;
-    ek_flow *flow;
     ek_synth *synth;
     int32_t pid, tid;           /* thread of the samples (elements processed so far) */
     int32_t dec_tid;            /* thread as decoded (perf's tidq->tid, set at decode time) */
@@ -113,8 +110,6 @@ typedef struct idst {
     int notsync;                /* in a run of NOTSYNC packets */
     int in_gap;                 /* trace bytes since a NACC, until instructions resume */
     size_t gap_miss;
-    int started;                /* had data in the current block */
-    int used;                   /* had data in any block */
     /* perf's per-trace-ID packet queue and its CoreSight time keeping */
     EK_VEC(ek_elem) q;
     size_t qhead;
@@ -140,7 +135,7 @@ struct qjob {
     qout *out;
     qresult *res;
     idst *ids[128];
-    ek_deformatter dfmt;
+    ek_decode *dt; /* deformatter, parsers and flow decoders of the queue */
     const ek_perf_slice *sl;
     size_t slice;               /* index of the next slice to load */
     uint64_t prev_key;
@@ -148,21 +143,11 @@ struct qjob {
     int timeless;
     /* the element stream of the current block */
     int in_block;
-    const uint8_t *raw;         /* unformatted block */
-    size_t raw_len;
-    uint64_t raw_base;
-    int raw_fed;
-    ek_dfmt_item item;          /* formatted: the data item being parsed */
-    int item_valid;
-    idst *parsing;              /* the trace ID whose parser holds unread packets */
-    /* elements produced but not yet consumed: pv[ph..pn). Normally a view of one flow
-     * decoder's output (pflow; cleared once consumed, so no copy is made); when the parsers
-     * are flushed at a block's end, copies gathered from several decoders in pend. */
+    int flushed; /* the block's partial packets were flushed */
+    /* elements produced but not yet consumed: pv[ph..pn), a view of the decode tree's output
+     * (valid until the next ek_decode_next) */
     const ek_elem *pv;
     size_t pn, ph;
-    ek_flow *pflow;
-    int flushing;
-    EK_VEC(ek_elem) pend;
     int block_ended;            /* the block's bytes are used up (parsers flushed) */
     uint8_t pending_chan;       /* perf: trace ID whose time stamp stopped the decoder */
     int pre_epoch;              /* output so far belongs to the elements before any time stamp */
@@ -177,6 +162,7 @@ struct qjob {
      * handed to the writer only at stops. */
     int direct;
     size_t mark;
+    uint64_t nd_bytes; /* packet bytes that did not feed instruction flow */
     int err;
 };
 
@@ -776,18 +762,22 @@ static int32_t pid_for_tid(qjob *j, int32_t tid)
     return pid >= 0 ? pid : tid;
 }
 
-static idst *id_get(qjob *j, uint8_t id)
+/* The decode tree makes a trace ID's decoders the first time the ID carries data: this is
+ * where the queue's state for the ID is made (the source from the slice's trace ID map, or the
+ * queue's CPU for raw trace; sample synthesis; the thread before any context packet), and the
+ * code the flow decoder reads is this ID's view of the address space. */
+static int id_make(void *ctx, unsigned id, int source, ek_flow_mem *mem)
 {
-    if (id >= 128)
-        return NULL;
-    if (j->ids[id])
-        return j->ids[id];
-    idst *d = calloc(1, sizeof *d);
-    if (!d)
-        return NULL;
-    j->ids[id] = d;
+    qjob *j = ctx;
+    (void)source;
+    if (id >= 128) return EK_ERR_ARG;
+    idst *d = j->ids[id];
+    if (!d) {
+        if (!(d = calloc(1, sizeof *d))) return EK_ERR_NOMEM;
+        j->ids[id] = d;
+    }
     d->j = j;
-    d->id = id;
+    d->id = (uint8_t)id;
     d->pid = d->tid = d->mem_pid = d->dec_tid = -1;
     d->cpu = -1;
     d->next_change = UINT64_MAX;
@@ -803,43 +793,26 @@ static idst *id_get(qjob *j, uint8_t id)
         if (d->etm)
             d->cpu = (int32_t)d->etm->cpu;
     }
-    if (!d->etm)
-        return d;
+    if (!d->etm) return EK_ERR_ARG; /* (the tree binds only IDs that have a configuration) */
     d->pid_source = d->etm->pid_source;
-    ek_etm4_config ec;
-    if (ek_etm4_config_from_source(&ec, &d->etm->cfg))
-        return d;
-    ek_etm4_parser_init(&d->parser, &ec);
-    ek_source_config src = d->etm->cfg;
-    /* the ID this source has in this slice (AUX_OUTPUT_HW_ID or metadata): the decoder takes
-     * it from TRCTRACEIDR */
-    src.trace_id = id;
-    src.regs.etm4.traceidr = (src.regs.etm4.traceidr & ~0x7fu) | id;
-    ek_flow_config fc;
-    ek_flow_config_init(&fc);
-    fc.source = &src;
-    fc.mem.find = mem_find;
-    fc.mem.generation = mem_gen;
-    fc.mem.ctx = d;
-    fc.diag = &j->s->diag;
-    fc.file = j->s->data_path;
-    if (ek_flow_new(&fc, &d->flow))
-        return d;
+    mem->find = mem_find;
+    mem->generation = mem_gen;
+    mem->ctx = d;
     ek_synth_config sc;
     ek_synth_config_init(&sc);
     /* --itrace=sN counts the session's output, not a trace source's: the writer skips */
     ek_itrace it = j->s->o.itrace;
     it.initial_skip = 0;
     sc.itrace = &it;
-    sc.protocol = src.protocol;
+    sc.protocol = d->etm->cfg.protocol;
     sc.cpu = d->cpu;
-    sc.trace_id = id;
+    sc.trace_id = (uint8_t)id;
     sc.io.read = synth_read;
     sc.io.sample = on_sample;
     sc.io.ctx = d;
     sc.no_insn = j->s->no_insn;
-    if (ek_synth_new(&sc, &d->synth))
-        return d;
+    int rc = ek_synth_new(&sc, &d->synth);
+    if (rc) return rc;
     /* the thread before any context ID: per-thread queue, else the CPU's switch records,
      * else the AUX record's */
     int32_t pid = -1, tid = -1;
@@ -855,14 +828,12 @@ static idst *id_get(qjob *j, uint8_t id)
     d->tid = d->dec_tid = tid;
     ek_synth_set_thread(d->synth, pid, tid);
     d->ok = 1;
-    return d;
+    return 0;
 }
 
 static void id_free(idst *d)
 {
-    if (!d)
-        return;
-    ek_flow_free(d->flow);
+    if (!d) return;
     ek_synth_free(d->synth);
     ek_vec_free(&d->q);
     free(d);
@@ -884,12 +855,10 @@ static int32_t ctx_tid(const idst *d, uint32_t cid, int cid_valid, uint32_t vmid
 /* ---- the element stream of a block ------------------------------------------------------------ */
 
 /* Account for the element when it is decoded (NACC reasons, gaps, instructions). */
-static void account(idst *d, const ek_elem *e)
+static void account_nacc(idst *d, const ek_elem *e)
 {
     qjob *j = d->j;
-    j->res->elements++;
-    switch (e->type) {
-    case EK_ELEM_ADDR_NACC: {
+    {
         j->res->nacc++;
         if (d->miss_addr != e->st_addr) {
             /* not the read we saw fail: ask again why this address has no code */
@@ -905,32 +874,35 @@ static void account(idst *d, const ek_elem *e)
                                e->index);
         if (m) {
             m->count++;
+            if (!d->in_gap) ek_decode_watch(j->dt, d->id, 1);
             d->in_gap = 1;
             d->gap_miss = (size_t)(m - j->res->misses.v);
         }
-        if (d->miss_dso)
-            d->miss_dso->nacc++;
-        break;
-    }
-    case EK_ELEM_INSTR_RANGE:
-        d->in_gap = 0;
-        j->res->instructions += e->num_instr;
-        break;
-    default:
-        break;
+        if (d->miss_dso) d->miss_dso->nacc++;
     }
 }
 
-/* Account for the flow decoder's new elements and hand them on: as the pending view (the
- * usual case: the view is empty whenever a packet is parsed), or copied to pend while the
- * parsers are flushed. */
-EK_HOT int collect(idst *d)
+EK_HOT void account(idst *d, const ek_elem *e)
 {
     qjob *j = d->j;
-    size_t n;
-    const ek_elem *e = ek_flow_elems(d->flow, &n);
-    if (!n)
-        return 0;
+    j->res->elements++;
+    if (e->type == EK_ELEM_INSTR_RANGE) {
+        if (d->in_gap) {
+            d->in_gap = 0;
+            ek_decode_watch(j->dt, d->id, d->notsync);
+        }
+        j->res->instructions += e->num_instr;
+    } else if (e->type == EK_ELEM_ADDR_NACC) {
+        account_nacc(d, e);
+    }
+}
+
+/* A flow decoder's new elements, as they are decoded (the tree's elements hook): accounted for,
+ * and the decoder's notion of time moved on, before the next packet is parsed. */
+static void on_elems(void *ctx, unsigned id, const ek_elem *e, size_t n)
+{
+    qjob *j = ctx;
+    idst *d = j->ids[id & 127];
     for (size_t i = 0; i < n; i++) {
         account(d, &e[i]);
         if (e[i].type == EK_ELEM_INSTR_RANGE && d->mem_has_t) {
@@ -942,58 +914,42 @@ EK_HOT int collect(idst *d)
             }
         }
     }
-    if (!j->flushing) {
-        j->pv = e;
-        j->pn = n;
-        j->ph = 0;
-        j->pflow = d->flow;
-        return 0;
-    }
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = ek_vec_push(&j->pend, e[i]) ? EK_ERR_NOMEM : 0;
-    ek_flow_elems_clear(d->flow);
-    return rc;
 }
 
-/* The pending elements are used up: release the decoder output they were. */
-static void pend_drop(qjob *j)
+/* A packet, before the flow decoder has it: what it costs or gives the account, and what it
+ * changes for the code reads that decoding it may make (time, thread). */
+static void on_packet(void *ctx, unsigned id, const ek_decode_packet *p)
 {
-    if (j->pflow)
-        ek_flow_elems_clear(j->pflow);
-    j->pflow = NULL;
-    j->pv = NULL;
-    j->pn = j->ph = 0;
-}
-
-/* One packet of d's parser into its flow decoder; 0 when the parser has none left. */
-EK_HOT int parse_one(idst *d, int *got)
-{
-    qjob *j = d->j;
-    const ek_etm4_packet *p;
-    *got = 0;
-    if (ek_etm4_next(&d->parser, &p) <= 0)
-        return 0;
-    *got = 1;
-    j->res->packets++;
-    if (p->type == EK_ETM4_NOTSYNC) {
+    qjob *j = ctx;
+    idst *d = j->ids[id & 127];
+    /* (the packets and bytes come from the tree's counters at the end; the bytes that did not
+     * feed instruction flow are counted here: the tree shows this hook the packets with the
+     * flags below, and every packet while the ID is in a run of unsynchronised bytes or in
+     * code that could not be read) */
+    if (p->flags & EK_DPKT_NOTSYNC) {
         qresult_gap(j->res, "bytes before the first synchronisation packet", p->size, p->index);
+        j->nd_bytes += p->size;
         if (d->notsync)
             for (size_t g = 0; g < j->res->gaps.n; g++)
                 if (!strcmp(j->res->gaps.v[g].kind,
                             "bytes before the first synchronisation packet"))
                     j->res->gaps.v[g].count--; /* one place per run */
         d->notsync = 1;
+        ek_decode_watch(j->dt, id, 1);
     } else {
-        d->notsync = 0;
-        if (p->flags & EK_ETM4_PF_ERROR)
+        if (d->notsync) {
+            d->notsync = 0;
+            ek_decode_watch(j->dt, id, d->in_gap);
+        }
+        if (p->flags & (EK_DPKT_ERROR | EK_DPKT_UNSYNCED)) {
             qresult_gap(j->res, "malformed or reserved packets", p->size, p->index);
-        else if (d->in_gap && d->gap_miss < j->res->misses.n)
+            j->nd_bytes += p->size;
+        } else if (d->in_gap && d->gap_miss < j->res->misses.n) {
             j->res->misses.v[d->gap_miss].bytes += p->size;
-        else
-            j->res->decoded_bytes += p->size;
+            j->nd_bytes += p->size;
+        }
     }
-    if (p->type == EK_ETM4_TIMESTAMP) {
+    if (p->flags & EK_DPKT_TIMESTAMP) {
         uint64_t t;
         if (session_ts_time(j->s, p->timestamp, j->t_lo, j->t_hi, &t)) {
             d->mem_t = d->mem_base_t = t;
@@ -1003,154 +959,71 @@ EK_HOT int parse_one(idst *d, int *got)
                 d->gen++; /* the map a code read picks may change with the time */
         }
     }
-    if (p->ctx.updated) {
+    if (p->flags & EK_DPKT_CONTEXT) {
         /* the decoder reads the new thread's code from here on */
-        int32_t tid = ctx_tid(d, p->ctx.cid, p->ctx.cid_updated || p->ctx.valid, p->ctx.vmid,
-                              p->ctx.vmid_updated || p->ctx.valid);
+        int32_t tid = ctx_tid(d, p->context_id, (p->flags & EK_DPKT_CID_VALID) != 0, p->vmid,
+                              (p->flags & EK_DPKT_VMID_VALID) != 0);
         int32_t pid = tid >= 0 ? pid_for_tid(j, tid) : d->mem_pid;
         if (pid != d->mem_pid) {
             d->mem_pid = pid;
             d->gen++;
         }
     }
-    ek_flow_packet(d->flow, p);
-    return collect(d);
-}
-
-/* Start trace ID id in the current block. */
-static idst *id_start(qjob *j, uint8_t id)
-{
-    idst *d = id_get(j, id);
-    if (!d || !d->ok)
-        return d;
-    if (!d->started) {
-        d->started = 1;
-        d->used = 1;
-        d->gen++;
-        /* a fresh decoder for every block, as perf resets its decoder between buffers */
-        ek_etm4_parser_reset(&d->parser);
-        ek_flow_reset(d->flow);
-    }
-    return d;
-}
-
-/* The end of the block's bytes: flush partial packets. The decoders are not ended: perf
- * never tells its decoder that a block ended; the next block starts with a reset. The
- * elements this gives (from any trace ID) become the pending ones. */
-static int block_flush(qjob *j)
-{
-    pend_drop(j);
-    j->pend.n = 0;
-    j->flushing = 1;
-    int rc = 0;
-    for (int id = 0; id < 128 && !rc; id++) {
-        idst *d = j->ids[id];
-        if (!d || !d->ok || !d->started)
-            continue;
-        ek_etm4_eot(&d->parser);
-        int got = 1;
-        while (got && !rc)
-            rc = parse_one(d, &got);
-    }
-    j->flushing = 0;
-    j->pv = j->pend.v;
-    j->pn = j->pend.n;
-    j->ph = 0;
-    return rc;
 }
 
 /* Refill the pending list from the block's bytes. Returns 0 with pend non-empty, or 1 when the
- * block is used up. */
-static int refill(qjob *j)
+ * block is used up (its partial packets flushed: perf never tells its decoder that a block
+ * ended, and the next block starts with a reset; the decoders are not ended). */
+EK_HOT int refill(qjob *j)
 {
-    int rc, got;
-    if (j->ph >= j->pn)
-        pend_drop(j);
     while (j->ph >= j->pn) {
         if (j->block_ended)
             return 1;
-        /* packets still in a parser */
-        if (j->parsing) {
-            if ((rc = parse_one(j->parsing, &got)))
-                return rc;
-            if (got)
-                continue;
-            j->parsing = NULL;
-        }
-        const ek_perf_slice *sl = j->sl;
-        if (!sl->formatted) {
-            if (j->raw_fed) {
-                if ((rc = block_flush(j)))
-                    return rc;
+        ek_decode_item it;
+        int r = ek_decode_next(j->dt, &it);
+        if (r < 0) return r;
+        if (r == 0) {
+            j->pv = NULL;
+            j->pn = j->ph = 0;
+            if (j->flushed) {
                 j->block_ended = 1;
-                continue;
+            } else {
+                ek_decode_flush(j->dt);
+                j->flushed = 1;
             }
-            j->raw_fed = 1;
-            const ek_perf_etm_cpu *etm = j->q->etm;
-            if (!etm) {
-                qresult_gap(j->res, "raw trace without CPU configuration", j->raw_len, j->raw_base);
-                continue;
-            }
-            idst *d = id_start(j, (uint8_t)(etm->cfg.trace_id & 0x7f));
-            if (!d)
-                return EK_ERR_NOMEM;
-            j->res->data_bytes += j->raw_len;
-            if (!d->ok) {
-                qresult_gap(j->res, "trace ID without configuration", j->raw_len, j->raw_base);
-                continue;
-            }
-            ek_etm4_feed(&d->parser, j->raw, j->raw_len, j->raw_base);
-            j->parsing = d;
             continue;
         }
-        ek_dfmt_item it;
-        if (ek_dfmt_next(&j->dfmt, &it) <= 0) {
-            if ((rc = block_flush(j)))
-                return rc;
-            j->block_ended = 1;
-            continue;
-        }
+        idst *d = j->ids[it.trace_id & 127];
         switch (it.kind) {
-        case EK_DFMT_DATA: {
-            /* The null ID (0x00) is the formatter's padding: a sink that stops or is flushed
-             * mid-frame fills the rest of the frame with it (every `etmkit gen` ETR and ETF
-             * does, as do the real ones). Like the frame headers, it is overhead, not lost
-             * trace. */
-            if (it.id == EK_TRACE_ID_NULL) break;
-            if (it.id == EK_TRACE_ID_UNKNOWN) {
-                qresult_gap(j->res, GAP_NO_ID, it.len, it.index);
+        case EK_DI_ELEMS:
+            /* (already accounted for by on_elems) */
+            j->pv = it.elems;
+            j->pn = it.count;
+            j->ph = 0;
+            break;
+        case EK_DI_RESET:
+            /* a fresh decoder for every block, as perf resets its decoder between buffers */
+            d->gen++;
+            break;
+        case EK_DI_UNDECODED:
+            if (it.why == EK_DECODE_NO_ID) {
+                /* The null ID (0x00) is the formatter's padding: a sink that stops or is
+                 * flushed mid-frame fills the rest of the frame with it (every `etmkit gen` ETR
+                 * and ETF does, as do the real ones). Like the frame headers, it is overhead,
+                 * not lost trace. */
+                if (it.trace_id == EK_TRACE_ID_NULL) break;
+                if (it.trace_id == EK_TRACE_ID_UNKNOWN)
+                    qresult_gap(j->res, GAP_NO_ID, it.len, it.index);
+                else
+                    qresult_gap(j->res, "formatter data under a reserved trace ID (0x70-0x7f)",
+                                it.len, it.index);
                 j->res->noid_bytes += it.len;
-                break;
-            }
-            if (ek_trace_id_reserved(it.id)) {
-                qresult_gap(j->res, "formatter data under a reserved trace ID (0x70-0x7f)", it.len,
-                            it.index);
-                j->res->noid_bytes += it.len;
-                break;
-            }
-            idst *d = id_start(j, it.id);
-            if (!d)
-                return EK_ERR_NOMEM;
-            j->res->data_bytes += it.len;
-            if (!d->ok) {
+            } else {
                 qresult_gap(j->res, "trace ID without configuration", it.len, it.index);
-                break;
+                j->res->data_bytes += it.len;
             }
-            ek_etm4_feed(&d->parser, it.data, it.len, it.index);
-            j->parsing = d;
             break;
-        }
-        case EK_DFMT_RESET:
-            /* a barrier (4 x FSYNC) inside the buffer: every decoder starts again */
-            if ((rc = block_flush(j)))
-                return rc;
-            for (int id = 0; id < 128; id++)
-                if (j->ids[id])
-                    j->ids[id]->started = 0;
-            break;
-        case EK_DFMT_ERROR:
-            qresult_gap(j->res, "bad formatter frames", it.len ? it.len : 16, it.index);
-            break;
+        case EK_DI_FRAME_ERROR: qresult_gap(j->res, "bad formatter frames", 16, it.index); break;
         default:
             break;
         }
@@ -1181,7 +1054,8 @@ static void block_release(qjob *j)
 static int load_block(qjob *j)
 {
     block_release(j);
-    pend_drop(j);
+    j->pv = NULL;
+    j->pn = j->ph = 0;
     while (j->slice < j->q->nslices) {
         const ek_perf_slice *sl = &j->q->slices[j->slice++];
         j->sl = sl;
@@ -1200,24 +1074,24 @@ static int load_block(qjob *j)
             j->lc->block = 1;
         for (int id = 0; id < 128; id++)
             if (j->ids[id]) {
-                j->ids[id]->started = 0;
                 j->ids[id]->gen++;
                 j->ids[id]->mem_has_t = j->ids[id]->out_has_t = 0;
                 j->ids[id]->time_matters = 0;
                 j->ids[id]->next_change = UINT64_MAX;
             }
         j->block_ended = 0;
-        j->parsing = NULL;
-        if (sl->formatted) {
-            ek_dfmt_reset(&j->dfmt);
-            ek_dfmt_feed(&j->dfmt, data, len, sl->data_offset);
-        } else {
-            j->raw = data;
-            j->raw_len = len;
-            j->raw_base = sl->data_offset;
-            j->raw_fed = 0;
-        }
+        j->flushed = 0;
         j->in_block = 1;
+        /* the slice's trace IDs (formatted) or CPU (raw); every decoder starts again at its
+         * next data */
+        int raw = ek_decode_bind_perf_slice(j->dt, j->s->cs, j->q, sl);
+        ek_decode_reset(j->dt);
+        if (raw < 0) {
+            qresult_gap(j->res, "raw trace without CPU configuration", len, sl->data_offset);
+            j->flushed = j->block_ended = 1;
+            return 1;
+        }
+        ek_decode_feed(j->dt, data, len, sl->data_offset);
         return 1;
     }
     j->in_block = 0;
@@ -1408,7 +1282,7 @@ static int end_block(qjob *j)
 {
     for (int id = 0; id < 128; id++) {
         idst *d = j->ids[id];
-        if (d && d->ok && d->started) {
+        if (d && d->ok && ek_decode_active(j->dt, (unsigned)id)) {
             int rc = ek_synth_end_block(d->synth);
             if (rc)
                 return rc;
@@ -1421,29 +1295,37 @@ static int end_block(qjob *j)
  * trace, which perf 6.1 never signals (see README.md: "End of trace"). */
 static int end_queue(qjob *j, int end_blocks)
 {
-    pend_drop(j);
-    for (int id = 0; id < 128; id++) {
-        idst *d = j->ids[id];
-        if (!d || !d->ok || !d->used)
-            continue;
-        int rc;
-        if (end_blocks && (rc = ek_synth_end_block(d->synth)))
-            return rc;
-        if (j->s->o.compat & EK_COMPAT_NO_END_FLUSH)
-            continue;
-        ek_flow_end(d->flow);
-        size_t n;
-        const ek_elem *e = ek_flow_elems(d->flow, &n);
-        for (size_t i = 0; i < n; i++) {
-            account(d, &e[i]);
-            if ((rc = process_elem(d, &e[i]))) {
-                ek_flow_elems_clear(d->flow);
-                return rc;
+    j->pv = NULL;
+    j->pn = j->ph = 0;
+    if (j->s->o.compat & EK_COMPAT_NO_END_FLUSH) {
+        for (int id = 0; id < 128 && end_blocks; id++) {
+            idst *d = j->ids[id];
+            if (d && d->ok && ek_decode_has_decoder(j->dt, (unsigned)id)) {
+                int rc = ek_synth_end_block(d->synth);
+                if (rc) return rc;
             }
         }
-        ek_flow_elems_clear(d->flow);
+        return 0;
     }
-    return 0;
+    /* every decoder in trace ID order: its last-branch flush, then what it still holds */
+    ek_decode_end(j->dt);
+    ek_decode_item it;
+    int r, last = -1;
+    while ((r = ek_decode_next(j->dt, &it)) > 0) {
+        idst *d = j->ids[it.trace_id & 127];
+        int rc = 0;
+        if (end_blocks && (int)it.trace_id != last) {
+            last = it.trace_id;
+            if ((rc = ek_synth_end_block(d->synth))) return rc;
+        }
+        if (it.kind == EK_DI_ELEMS) {
+            /* (accounted for by on_elems as the decoder made them) */
+            for (size_t i = 0; i < it.count && !rc; i++)
+                rc = process_elem(d, &it.elems[i]);
+            if (rc) return rc;
+        }
+    }
+    return r;
 }
 
 /* direct: the output so far belongs where it is (its epoch is decided); what follows starts
@@ -1562,22 +1444,43 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
     for (size_t i = 0; i < j->q->nslices && j->direct; i++)
         if (j->q->slices[i].formatted)
             j->direct = 0;
-    ek_dfmt_init(&j->dfmt, EK_DFMT_MEM_ALIGN | EK_DFMT_RESET_4XFSYNC);
+    ek_decode_config dc;
+    ek_decode_config_init(&dc);
+    dc.flags = EK_DECODE_ELEMS | EK_DECODE_UNDECODED | EK_DECODE_BATCH;
+    dc.model = EK_DECODE_MODEL_PERF;
+    dc.mem_for = id_make;
+    dc.mem_ctx = j;
+    dc.packet_hook = on_packet;
+    dc.elems_hook = on_elems;
+    dc.hook_ctx = j;
+    dc.hook_flags =
+        EK_DPKT_NOTSYNC | EK_DPKT_ERROR | EK_DPKT_UNSYNCED | EK_DPKT_TIMESTAMP | EK_DPKT_CONTEXT;
+    dc.diag = &s->diag;
+    dc.file = s->data_path;
+    int rc = ek_decode_new(&dc, &j->dt);
+    if (!rc) rc = ek_decode_add_perf_cpus(j->dt, s->cs);
+    if (rc) {
+        ek_decode_free(j->dt);
+        free(j);
+        return rc;
+    }
     /* ETMKIT_NO_LINE_CACHE=1: every line formatted anew (tests compare the two) */
     if (fmt && fmt->cacheable && !getenv("ETMKIT_NO_LINE_CACHE"))
         j->lc = calloc(1, sizeof *j->lc); /* NULL: no cache, same output */
-    int rc = j->timeless ? run_timeless(j) : run_timed(j);
+    rc = j->timeless ? run_timeless(j) : run_timed(j);
     free(j->lc);
     for (int id = 0; id < 128; id++) {
-        idst *d = j->ids[id];
-        if (d && d->flow) {
-            ek_flow_stats fs;
-            ek_flow_get_stats(d->flow, &fs);
-            res->errors += fs.errors;
+        ek_decode_source_stats st;
+        if (ek_decode_source_stats_get(j->dt, (unsigned)id, &st) == 0) {
+            res->errors += st.flow.errors;
+            res->data_bytes += st.bytes;
+            res->packets += st.packets;
+            res->decoded_bytes += st.packet_bytes;
         }
-        id_free(d);
+        id_free(j->ids[id]);
     }
-    ek_vec_free(&j->pend);
+    res->decoded_bytes -= j->nd_bytes;
+    ek_decode_free(j->dt);
     int frc = out_flush(out, 1);
     free(j);
     return rc ? rc : frc;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/isa.h"
 #include "etmkit/synth.h"
 #include "core/hot.h"
 
@@ -55,6 +56,8 @@ struct ek_synth {
 
     uint64_t skip; /* s<N>: samples still to leave out, every kind together */
     ek_synth_stats st;
+    ek_isa_cfg isa_cfg; /* how instructions are classified (every encoding of every A-profile
+                           feature: perf's questions do not depend on the core) */
 };
 
 void ek_synth_config_init(ek_synth_config *cfg)
@@ -84,6 +87,7 @@ int ek_synth_new(const ek_synth_config *cfg, ek_synth **out)
     s->io = cfg->io;
     s->no_insn = cfg->no_insn;
     s->pid = s->tid = -1;
+    ek_isa_cfg_init(&s->isa_cfg, EK_ARCH_UNKNOWN, EK_PROFILE_UNKNOWN, 0);
     s->packet = &s->slot[0];
     s->prev = &s->slot[1];
     if (s->opts.last_branch) {
@@ -137,13 +141,13 @@ static size_t mem_read(ek_synth *s, uint64_t addr, void *buf, size_t len)
     return s->io.read(s->io.ctx, addr, buf, len);
 }
 
-/* T32: 32-bit when bits [15:11] of the first halfword are 0b11101, 0b11110 or 0b11111. As
- * perf, an unreadable halfword counts as 2 bytes. */
+/* The size of the T32 instruction at addr (the classifier's answer). As perf, an unreadable
+ * halfword counts as 2 bytes. */
 static unsigned t32_size(ek_synth *s, uint64_t addr)
 {
     uint8_t b[2] = {0, 0};
     mem_read(s, addr, b, 2);
-    return (b[1] & 0xF8) >= 0xE8 ? 4 : 2;
+    return ek_isa_t32_size((uint16_t)(b[0] | b[1] << 8));
 }
 
 static uint8_t cpumode_of(const ek_synth *s, uint64_t addr)
@@ -172,29 +176,37 @@ static uint64_t instr_addr(ek_synth *s, const pkt *p, uint64_t offset)
     return p->start + offset * 4;
 }
 
+/* Is the instruction that ends at end_addr a supervisor call? The bytes are read as perf
+ * reads them (2 for T32, 4 for A32 and A64: perf's cs_etm__is_svc_instr), the question goes to
+ * the classifier (for every encoding, the same answer as perf's masks: checked exhaustively). */
 static int is_svc(ek_synth *s, const pkt *p, uint64_t end_addr)
 {
     uint8_t b[4] = {0, 0, 0, 0};
+    const unsigned n = p->isa == EK_ISET_T32 ? 2 : 4;
+    ek_isa isa;
+    unsigned kind;
     switch (p->isa) {
     case EK_ISET_T32:
-        if (mem_read(s, end_addr - 2, b, 2) < 2)
-            return 0;
-        return b[1] == 0xDF;
-    case EK_ISET_A32: {
-        if (mem_read(s, end_addr - 4, b, 4) < 4)
-            return 0;
-        uint32_t i = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-        return (i & 0x0F000000u) == 0x0F000000u && (i & 0xF0000000u) != 0xF0000000u;
-    }
-    case EK_ISET_A64: {
-        if (mem_read(s, end_addr - 4, b, 4) < 4)
-            return 0;
-        uint32_t i = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-        return (i & 0xFFE0001Fu) == 0xd4000001u;
-    }
+        isa = EK_ISA_T32;
+        kind = EK_K_T32_SVC;
+        break;
+    case EK_ISET_A32:
+        isa = EK_ISA_A32;
+        kind = EK_K_A32_SVC;
+        break;
+    case EK_ISET_A64:
+        isa = EK_ISA_A64;
+        kind = EK_K_A64_SVC;
+        break;
     default:
         return 0;
     }
+    if (mem_read(s, end_addr - n, b, n) < n) return 0;
+    const uint32_t w =
+        (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    ek_insn in;
+    ek_isa_classify(w, isa, end_addr - n, &s->isa_cfg, &in);
+    return in.kind == kind;
 }
 
 /* ---- exceptions (perf's numbering of ETMv3 and ETMv4/ETE exception types) ------------------ */

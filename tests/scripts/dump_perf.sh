@@ -51,7 +51,8 @@ grep -q '^# AUX slices' "$tmp/c.txt" && fail "--config printed slices"
 [ "$(grep -c ' #[0-9]* MMAP ' "$tmp/c.txt")" -eq 329 ] || fail "perf_kernel.data should list 329 MMAP records"
 
 # 4. exit statuses
-"$ETMKIT_BIN" dump --help | grep -q -- '--format=text|json' || fail "--help"
+"$ETMKIT_BIN" dump --help | grep -q -- '--format=text|ocsd|json' || fail "--help"
+"$ETMKIT_BIN" dump --help | grep -q -- '--packets' || fail "--help: --packets"
 "$ETMKIT_BIN" dump --format=xml "$files/perf_etm.data" >/dev/null 2>&1; rc=$?
 [ "$rc" -eq 2 ] || fail "bad --format gave $rc, expected 2"
 "$ETMKIT_BIN" dump "$tmp/no-such-file" >/dev/null 2>&1; rc=$?

@@ -2,12 +2,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/bytes.h"
 #include "core/vec.h"
 #include "etmkit/diag.h"
 #include "etmkit/sbuf.h"
+#include "output/wr.h"
 #include "testutil.h"
 
 static void test_sbuf_formats(void **state)
@@ -28,6 +31,53 @@ static void test_sbuf_formats(void **state)
         ek_sbuf_printf(&s, "%04d", i);
     assert_int_equal(s.len, 40000);
     assert_memory_equal(s.p + 39996, "9999", 4);
+    ek_sbuf_free(&s);
+}
+
+/* The listings' number writers (src/output/wr.h) against snprintf: every power of ten and
+ * its neighbours, all-ones values of every width, widths below and above the digits. */
+static void test_line_writer_numbers(void **state)
+{
+    (void)state;
+    uint64_t vals[200];
+    size_t nv = 0;
+    vals[nv++] = 0;
+    for (uint64_t x = 1;; x *= 10) {
+        vals[nv++] = x - 1;
+        vals[nv++] = x;
+        vals[nv++] = x + 1;
+        if (x > UINT64_MAX / 10) break;
+    }
+    for (unsigned b = 1; b <= 64; b++)
+        vals[nv++] = b == 64 ? UINT64_MAX : (1ull << b) - 1;
+    vals[nv++] = 0x8000000000000000ull;
+    vals[nv++] = 12345678901234567890ull;
+    assert_true(nv <= sizeof vals / sizeof vals[0]);
+    ek_sbuf s = EK_SBUF_INIT;
+    char want[160];
+    for (size_t i = 0; i < nv; i++) {
+        const uint64_t v = vals[i];
+        const unsigned long long u = v;
+        for (unsigned width = 0; width <= 24; width += 3) {
+            wr w;
+            ek_sbuf_reset(&s);
+            assert_true(wr_begin(&w, &s, 256));
+            wr_dec(&w, v);
+            wr_c(&w, '|');
+            wr_dec_w(&w, v, width);
+            wr_c(&w, '|');
+            wr_dec0(&w, v, width);
+            wr_c(&w, '|');
+            wr_hex(&w, v, width, 0);
+            wr_c(&w, '|');
+            wr_hex(&w, v, width, 1);
+            wr_end(&w);
+            const unsigned hw = width > 16 ? 16 : width;
+            snprintf(want, sizeof want, "%llu|%*llu|%0*llu|%0*llx|%0*llX", u, (int)width, u,
+                     (int)width, u, (int)hw, u, (int)hw, u);
+            assert_string_equal(s.p, want);
+        }
+    }
     ek_sbuf_free(&s);
 }
 
@@ -92,10 +142,10 @@ static void test_diag_collector_groups(void **state)
     assert_int_equal(ek_diag_collector_count_kind(c, "etm4.bad-packet"), 5);
     ek_sbuf s = EK_SBUF_INIT;
     ek_diag_collector_summary(c, &s, 0);
-    assert_string_equal(s.p,
-                        "cpu_0.ini: record 7: error: dump file 'x.bin' not found [ini.missing-file]\n"
-                        "5 x trace.bin: offset 0x0: ID 0x12: warning: reserved header 0x71 "
-                        "[etm4.bad-packet] (also at offsets 0x10, 0x20, ...)\n");
+    assert_string_equal(
+        s.p, "cpu_0.ini: record 7: error: dump file 'x.bin' not found [ini.missing-file]\n"
+             "5 x trace.bin: offset 0x0: ID 0x12: warning: reserved header 0x71 "
+             "[etm4.bad-packet] (also at offsets 0x10, 0x20, ...)\n");
     ek_sbuf_free(&s);
     ek_diag_collector_free(c);
     /* A NULL sink drops events without crashing. */
@@ -105,11 +155,9 @@ static void test_diag_collector_groups(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sbuf_formats),
-        cmocka_unit_test(test_bytes_reader),
-        cmocka_unit_test(test_vec_growth),
-        cmocka_unit_test(test_diag_collector_groups),
-        cmocka_unit_test(test_diag_format_one_line),
+        cmocka_unit_test(test_sbuf_formats),          cmocka_unit_test(test_line_writer_numbers),
+        cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_vec_growth),
+        cmocka_unit_test(test_diag_collector_groups), cmocka_unit_test(test_diag_format_one_line),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -199,9 +199,7 @@ int main(int argc, char **argv)
     buf_index = ss->buffer_order ? ss->buffer_order[0] : 0;
     if (!ss->buffers[buf_index].path || ek_map_file(ss->buffers[buf_index].path, &trace))
         tu_skip_all("bugfix-exact-match trace buffer is not readable");
-    if (ek_image_new(NULL, &img)) return 1;
-    for (size_t d = ss->ndevices; d-- > 0;)
-        if (ss->devices[d].ndumps) ek_image_add_snapshot_core(img, ss, d);
+    if (ek_image_new(NULL, &img) || ek_image_add_snapshot_buffer(img, ss, buf_index) < 0) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_prefix),
         cmocka_unit_test(test_flipped_bytes),

@@ -387,21 +387,39 @@ static void test_random_against_model(void **state)
 #undef RND
 }
 
-static void test_snapshot_core(void **state)
+static int n_overlap_notes;
+static void count_notes(void *ctx, const ek_diag_event *ev)
+{
+    (void)ctx;
+    if (!strcmp(ev->kind, "dump.overlapping-image")) n_overlap_notes++;
+}
+
+static void test_snapshot_buffer(void **state)
 {
     fill();
-    /* Overlapping dumps: the first listed wins, as in the reference decoder. */
+    /* The reference decoder's rule (OpenCSD's memory-accessor map, as trc_pkt_lister maps a
+     * snapshot): a dump whose first or last byte falls inside an earlier one is not used; one
+     * that holds an earlier one whole is, and the earlier is read where they overlap; only the
+     * cores of the buffer's sources count. */
     char *dir = tu_tmpdir();
     free(tu_write_file(dir, "a.bin", a, 256));
     free(tu_write_file(dir, "b.bin", b, 256));
     free(tu_write_file(dir, "t.bin", a, 16));
+    uint8_t c3[768]; /* b, a, b */
+    memcpy(c3, b, 256);
+    memcpy(c3 + 256, a, 256);
+    memcpy(c3 + 512, b, 256);
+    free(tu_write_file(dir, "c.bin", c3, sizeof c3));
     const char *snap = "[snapshot]\nversion=1.0\n[device_list]\ndevice0=cpu.ini\n"
-                       "device1=etm.ini\n[trace]\nmetadata=trace.ini\n";
+                       "device1=etm.ini\ndevice2=cpu1.ini\n[trace]\nmetadata=trace.ini\n";
     const char *cpu = "[device]\nname=cpu_0\nclass=core\ntype=Cortex-A53\n"
                       "[dump1]\nfile=a.bin\naddress=0x1000\n"
                       "[dump2]\nfile=b.bin\naddress=0x1080\n"
                       "[dump3]\nfile=b.bin\naddress=0x8000\noffset=0x10\nlength=0x20\nspace=EL2\n"
-                      "[dump4]\nfile=gone.bin\naddress=0x9000\n";
+                      "[dump4]\nfile=gone.bin\naddress=0x9000\n"
+                      "[dump5]\nfile=c.bin\naddress=0x0f00\n";
+    const char *cpu1 = "[device]\nname=cpu_1\nclass=core\ntype=Cortex-A53\n"
+                       "[dump1]\nfile=a.bin\naddress=0xa000\n";
     const char *etm = "[device]\nname=etm_0\nclass=trace_source\ntype=ETM4\n[regs]\n"
                       "TRCCONFIGR=1\nTRCTRACEIDR=0x10\nTRCIDR0=0x28000EA1\nTRCIDR2=0x488\n";
     const char *trace = "[trace_buffers]\nbuffers=buffer0\n[buffer0]\nname=B\nfile=t.bin\n"
@@ -409,35 +427,47 @@ static void test_snapshot_core(void **state)
                         "cpu_0=etm_0\n";
     free(tu_write_file(dir, "snapshot.ini", snap, strlen(snap)));
     free(tu_write_file(dir, "cpu.ini", cpu, strlen(cpu)));
+    free(tu_write_file(dir, "cpu1.ini", cpu1, strlen(cpu1)));
     free(tu_write_file(dir, "etm.ini", etm, strlen(etm)));
     free(tu_write_file(dir, "trace.ini", trace, strlen(trace)));
     ek_snapshot *ss;
     assert_int_equal(ek_snapshot_open(dir, NULL, &ss), 0);
     ek_image *img;
-    assert_int_equal(ek_image_new(NULL, &img), 0);
-    assert_int_equal(ek_image_add_snapshot_core(img, ss, (size_t)ss->sources[0].core), 3);
+    ek_diag d = {count_notes, NULL};
+    n_overlap_notes = 0;
+    assert_int_equal(ek_image_new(&d, &img), 0);
+    /* dump1, dump3, dump5; dump2 starts inside dump1: not used; dump4 is missing */
+    assert_int_equal(ek_image_add_snapshot_buffer(img, ss, 0), 3);
+    assert_int_equal(n_overlap_notes, 1);
     uint8_t x;
     assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x1090, &x, 1), 1);
-    assert_int_equal(x, 0x90); /* from a.bin: dump1 wins over dump2 */
-    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x1100, &x, 1), 1);
-    assert_int_equal(x, b[0x80]);
+    assert_int_equal(x, 0x90); /* a.bin: the earlier dump is read where dump5 overlaps it */
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x0f10, &x, 1), 1);
+    assert_int_equal(x, b[0x10]); /* dump5 (holding dump1 whole) before dump1 */
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x1180, &x, 1), 1);
+    assert_int_equal(x, b[0x80]); /* dump5 after dump1 (not dump2: not used) */
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x1200, &x, 1), 0);
     assert_int_equal(ek_image_read(img, EK_MS_EL2, 0x8000, &x, 1), 1);
     assert_int_equal(x, b[0x10]);
     assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x8000, &x, 1), 0);
     assert_int_equal(ek_image_read(img, EK_MS_EL2, 0x8020, &x, 1), 0);
+    /* cpu_1 traces into no buffer: its dump is not there */
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0xa000, &x, 1), 0);
+    assert_int_equal(ek_image_add_snapshot_buffer(img, ss, 1), EK_ERR_ARG);
     ek_image_free(img);
     ek_snapshot_free(ss);
     tu_rmtree(dir);
     free(dir);
 
-    /* A real snapshot: the first instruction word of cc1's .text dump. */
+    /* A real snapshot: the first instruction word of each of cc1's dumps (six cores with the
+     * same dumps: the first core's are used, the others' overlap them). */
     char *p = tu_shared_path("opencsd/snapshots/bugfix-exact-match");
     if (!p) return;
     assert_int_equal(ek_snapshot_open(p, NULL, &ss), 0);
     assert_int_equal(ek_image_new(NULL, &img), 0);
     const ek_snap_device *core = &ss->devices[ss->sources[0].core];
-    assert_int_equal(ek_image_add_snapshot_core(img, ss, (size_t)ss->sources[0].core),
-                     (int)core->ndumps);
+    const size_t b0 = ss->buffer_order ? ss->buffer_order[0] : 0;
+    assert_int_equal(ek_image_add_snapshot_buffer(img, ss, b0), (int)core->ndumps);
     for (size_t k = 0; k < core->ndumps; k++) {
         FILE *f = fopen(core->dumps[k].path, "rb");
         assert_non_null(f);
@@ -462,7 +492,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_elf_segments),
         cmocka_unit_test(test_random_against_model),
-        cmocka_unit_test(test_snapshot_core),
+        cmocka_unit_test(test_snapshot_buffer),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "etmkit/elem.h"
 #include "etmkit/etmkit.h"
+#include "etmkit/isa.h"
 #include "etmkit/script.h"
 #include "etmkit/session.h"
 #include "etmkit/synth.h"
@@ -264,6 +265,73 @@ static void test_calls_returns(void **state)
                "tr strt 0 => 1080\n");
 }
 
+/* Sample synthesis asks the classifier whether an exception was taken by an SVC: for T32 and
+ * A32 code as for A64 (the syscall label), and only for SVC encodings (a T32 UDF in its
+ * place is a call taken as an interrupt, "int", as perf labels it). */
+static void test_exceptions_t32_a32(void **state)
+{
+    static const struct {
+        int isa;
+        uint8_t bytes[4];
+        unsigned size;
+        const char *want;
+    } cases[] = {
+        {EK_ISET_T32, {0x00, 0xdf}, 2, "syscall 1012 => 1100\n"},             /* svc #0 */
+        {EK_ISET_T32, {0x00, 0xde}, 2, "int 1012 => 1100\n"},                 /* udf #0 */
+        {EK_ISET_A32, {0x00, 0x00, 0x00, 0xef}, 4, "syscall 1010 => 1100\n"}, /* svc #0 (AL) */
+        {EK_ISET_A32, {0x00, 0x00, 0x00, 0xff}, 4, "int 1010 => 1100\n"},     /* cond 1111 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run r;
+        memset(&r, 0, sizeof r);
+        memcpy(r.code + 0x14 - cases[k].size, cases[k].bytes, cases[k].size);
+        ek_elem e[4];
+        e[0] = simple(EK_ELEM_TRACE_ON, 0);
+        e[1] = range(0x1000, 0x1014, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+        e[1].isa = (uint8_t)cases[k].isa;
+        e[1].last_i_size = (uint8_t)cases[k].size;
+        e[2] = simple(EK_ELEM_EXCEPTION, 0);
+        e[2].u.exception_number = 2; /* call */
+        e[3] = range(0x1100, 0x1108, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+        feed(&r, "b", "flags,ip,addr", e, 4, 0);
+        char want[64];
+        snprintf(want, sizeof want, "tr strt 0 => 1000\n%s", cases[k].want);
+        expect(&r, want);
+    }
+}
+
+/* The classifier's SVC kinds are exactly perf's SVC tests (cs_etm__is_svc_instr: masks on the
+ * bytes it reads), which synthesis used to apply itself: every T32 halfword, and every
+ * combination of the bits the masks look at with pseudo-random other bits for A64 and A32 (all
+ * 2^32 words of each were compared once by hand: no difference). */
+static void test_svc_is_the_classifiers(void **state)
+{
+    ek_isa_cfg cfg;
+    ek_isa_cfg_init(&cfg, EK_ARCH_UNKNOWN, EK_PROFILE_UNKNOWN, 0);
+    ek_insn in;
+    for (uint32_t h = 0; h <= 0xffff; h++) {
+        ek_isa_classify(h, EK_ISA_T32, 0, &cfg, &in);
+        assert_int_equal(in.kind == EK_K_T32_SVC, (h & 0xff00u) == 0xdf00u);
+    }
+    uint32_t x = 0x2545f491u;
+    for (uint32_t hi = 0; hi < 0x800; hi++)
+        for (uint32_t lo = 0; lo < 32; lo++)
+            for (int k = 0; k < 4; k++) {
+                x = x * 1664525u + 1013904223u;
+                const uint32_t w = hi << 21 | (x & 0x1fffe0u) | lo;
+                ek_isa_classify(w, EK_ISA_A64, 0, &cfg, &in);
+                assert_int_equal(in.kind == EK_K_A64_SVC, (w & 0xffe0001fu) == 0xd4000001u);
+            }
+    for (uint32_t top = 0; top < 0x100; top++)
+        for (int k = 0; k < 2048; k++) {
+            x = x * 1664525u + 1013904223u;
+            const uint32_t w = top << 24 | (x & 0xffffffu);
+            ek_isa_classify(w, EK_ISA_A32, 0, &cfg, &in);
+            assert_int_equal(in.kind == EK_K_A32_SVC,
+                             (w & 0x0f000000u) == 0x0f000000u && (w & 0xf0000000u) != 0xf0000000u);
+        }
+}
+
 static void test_itrace_parse(void **state)
 {
     ek_itrace o;
@@ -396,6 +464,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_skip_kinds),
         cmocka_unit_test(test_calls_returns),
+        cmocka_unit_test(test_exceptions_t32_a32),
+        cmocka_unit_test(test_svc_is_the_classifiers),
         cmocka_unit_test(test_itrace_parse),
         cmocka_unit_test(test_flags_text),
         cmocka_unit_test(test_fields_parse),

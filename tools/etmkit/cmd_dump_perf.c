@@ -1,5 +1,6 @@
 /* etmkit dump FILE: list a perf.data file (header, attributes, features, records, cs_etm
- * configuration, AUX slices per queue) as text or JSON. */
+ * configuration, AUX slices per queue; with --packets / --decode the trace of each AUX slice
+ * after the AUXTRACE record that holds it) as text or JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,6 @@ enum {
     SEC_ALL = 15,
 };
 
-/* Listing of one slice's trace bytes (packets / elements). The deformatter and packet parser
- * plug in here: called after each slice line with the slice's bytes (NULL when it has none);
- * NULL while no lister exists. */
-typedef void (*slice_lister_fn)(ek_sbuf *out, const ek_perf_file *f, const ek_perf_slice *s,
-                                const uint8_t *data, size_t len, ek_perf_dump_format fmt);
-static const slice_lister_fn slice_lister = NULL;
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: etmkit dump [options] FILE\n"
@@ -38,8 +32,16 @@ static void usage(FILE *f)
                "  --config        cs_etm configuration\n"
                "  --slices        AUX slices per queue, AUXTRACE buffers, trace ID maps\n"
                "                  (without any of these four: all sections)\n"
-               "  --format=text|json\n"
-               "                  text (default) or one JSON document\n"
+               "  --packets       the trace packets of each AUX slice, listed after each\n"
+               "                  AUXTRACE record with its buffer's reference (simpleperf's 0:\n"
+               "                  all slices at each record), each slice decoded from a reset,\n"
+               "                  as `perf report -D` does (with no section named: the records)\n"
+               "  --decode        the packets and what the instruction-flow decoder makes of\n"
+               "                  them (no code is read: instructions show as ADDR_NACC)\n"
+               "  --format=text|ocsd|json\n"
+               "                  text (default; trace lines as perf report -D prints them),\n"
+               "                  ocsd (trace lines as trc_pkt_lister prints them) or one JSON\n"
+               "                  document\n"
                "  -v, --verbose   list every kept problem instead of one line per kind\n"
                "  --strict        exit 1 when any problem (warning or worse) was reported\n"
                "  -q, --quiet     no progress line on stderr (shown on a terminal when the\n"
@@ -79,7 +81,7 @@ static void json_diag_fn(void *ctx, const ek_diag_event *ev)
 }
 
 static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format fmt,
-                        cli_progress *pr)
+                        cli_progress *pr, ek_perf_tracer *tr)
 {
     const ek_perf_header_info *h = ek_perf_header(f);
     uint64_t total = h->data_end > h->data_begin ? h->data_end - h->data_begin : 0;
@@ -92,11 +94,17 @@ static int list_records(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_format
     while ((rc = ek_perf_iter_next(it, &rec)) == 0) {
         if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, n ? ",\n" : "\n");
         ek_perf_dump_record(out, &rec, fmt);
+        if (tr && ek_perf_dump_record_trace(out, tr, &rec)) rc = EK_ERR_NOMEM;
         if (!(++n & 255) && rec.offset >= h->data_begin && rec.offset - h->data_begin <= total)
             cli_progress_update(pr, rec.offset - h->data_begin, total);
         cli_maybe_flush(out, stdout);
     }
     ek_perf_iter_free(it);
+    if (rc == EK_ERR_EOS && tr) {
+        /* buffers the records did not show (found through the AUXTRACE index alone) */
+        if (fmt == EK_PERF_DUMP_JSON && !n) ek_sbuf_puts(out, "\n{}");
+        rc = ek_perf_dump_rest_trace(out, tr) ? EK_ERR_NOMEM : EK_ERR_EOS;
+    }
     return rc == EK_ERR_EOS ? 0 : rc;
 }
 
@@ -110,11 +118,6 @@ static void list_slices(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
         ek_perf_dump_queue(out, f, q, i, fmt);
         for (size_t k = 0; k < qu->nslices; k++) {
             ek_perf_dump_slice(out, f, q, &qu->slices[k], k, fmt);
-            if (slice_lister) {
-                size_t len;
-                const uint8_t *data = ek_perf_slice_data(f, &qu->slices[k], &len);
-                slice_lister(out, f, &qu->slices[k], data, len, fmt);
-            }
             cli_maybe_flush(out, stdout);
         }
         ek_perf_dump_queue_end(out, fmt);
@@ -126,7 +129,7 @@ int cmd_dump_perf(int argc, char **argv)
     unsigned sections = 0;
     ek_perf_dump_format fmt = EK_PERF_DUMP_TEXT;
     const char *input = NULL;
-    int verbose = 0, strict = 0, quiet = 0;
+    int verbose = 0, strict = 0, quiet = 0, packets = 0, decode = 0, ocsd = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -140,6 +143,10 @@ int cmd_dump_perf(int argc, char **argv)
             sections |= SEC_CONFIG;
         } else if (!strcmp(a, "--slices")) {
             sections |= SEC_SLICES;
+        } else if (!strcmp(a, "--packets")) {
+            packets = 1;
+        } else if (!strcmp(a, "--decode")) {
+            decode = 1;
         } else if (!strcmp(a, "--strict")) {
             strict = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -147,12 +154,15 @@ int cmd_dump_perf(int argc, char **argv)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (!strncmp(a, "--format=", 9)) {
+            ocsd = 0;
             if (!strcmp(a + 9, "text"))
                 fmt = EK_PERF_DUMP_TEXT;
             else if (!strcmp(a + 9, "json"))
                 fmt = EK_PERF_DUMP_JSON;
+            else if (!strcmp(a + 9, "ocsd"))
+                fmt = EK_PERF_DUMP_TEXT, ocsd = 1;
             else {
-                cli_err("dump: unknown format '%s' (text or json)", a + 9);
+                cli_err("dump: unknown format '%s' (text, ocsd or json)", a + 9);
                 return CLI_USAGE;
             }
         } else if (a[0] == '-') {
@@ -170,7 +180,8 @@ int cmd_dump_perf(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
-    if (!sections) sections = SEC_ALL;
+    const int trace = packets || decode;
+    if (!sections) sections = trace ? SEC_RECORDS : SEC_ALL;
     int json = fmt == EK_PERF_DUMP_JSON;
 
     ek_diag_collector *coll = ek_diag_collector_new(8);
@@ -193,7 +204,7 @@ int cmd_dump_perf(int argc, char **argv)
         return CLI_FAIL;
     }
     ek_perf_queues *q = NULL;
-    if (sections & SEC_SLICES) {
+    if ((sections & SEC_SLICES) || trace) {
         rc = ek_perf_queues_new(f, &sink, &q);
         if (rc) {
             cli_err("%s: %s", input, ek_strerror(rc));
@@ -216,10 +227,20 @@ int cmd_dump_perf(int argc, char **argv)
             ek_sbuf_printf(&out, "%s\"records\":[", sep);
         else
             ek_sbuf_puts(&out, *sep || (sections & SEC_HEADER) ? "\n# records\n" : "# records\n");
+        ek_perf_tracer *tr = NULL;
+        if (trace) {
+            ek_perf_trace_opts to;
+            ek_perf_trace_opts_init(&to);
+            to.format = json ? EK_PERF_TRACE_JSON : ocsd ? EK_PERF_TRACE_OCSD : EK_PERF_TRACE_PERF;
+            to.elements = decode;
+            to.diag = &sink;
+            rc = ek_perf_tracer_new(f, q, &to, &tr);
+        }
         cli_progress pr;
         cli_progress_start(&pr, "dump", quiet, 1);
-        rc = list_records(&out, f, fmt, &pr);
+        if (!rc) rc = list_records(&out, f, fmt, &pr, tr);
         cli_progress_end(&pr);
+        ek_perf_tracer_free(tr);
         if (json) ek_sbuf_puts(&out, "]");
         sep = ",\n";
     }

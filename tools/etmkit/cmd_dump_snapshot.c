@@ -1,11 +1,11 @@
 /* etmkit dump SNAPSHOT_DIR: list the packets of a trace snapshot.
  *
- * Per trace buffer the pipeline is
- *     buffer file -> [frame deformatter] -> per-trace-ID byte runs -> ETMv4/ETE packet parser
- *                 -> instruction-flow decoder (--decode) -> listing (ocsd | text | json)
- * The flow decoders read code from one memory image made of every core's memory dumps.
- * Data is delivered the way OpenCSD's trc_pkt_lister delivers it (1024-byte reads, or 504
- * bytes + an 8-byte footer skipped with --dstream) so that listings line up with it. */
+ * The library's decode tree (etmkit/decode.h) decodes each buffer: frame deformatter ->
+ * per-trace-ID ETMv4/ETE packet parser -> instruction-flow decoder (--decode), as OpenCSD's
+ * trc_pkt_lister builds its decode tree; the flow decoders read code from one memory image of
+ * the cores' memory dumps. This file parses the arguments and prints the tree's items with the
+ * library's listing functions (etmkit/listing.h). Data is handed to the tree as the lister
+ * reads it (1024-byte reads, or DSTREAM records) so that raw frame listings line up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +14,15 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "core/mapfile.h"
+#include "etmkit/decode.h"
 #include "etmkit/elem.h"
-#include "etmkit/etm4.h"
-#include "etmkit/flow.h"
-#include "etmkit/frame.h"
 #include "etmkit/image.h"
 #include "etmkit/listing.h"
 #include "etmkit/snapshot.h"
 
 enum { FMT_OCSD, FMT_TEXT, FMT_JSON };
 
-#define LISTER_BLOCK   1024 /* trc_pkt_lister's read size */
-#define DSTREAM_BLOCK  504  /* DSTREAM: data bytes per 512-byte record ... */
-#define DSTREAM_FOOTER 8    /* ... followed by an 8-byte footer */
-#define NUM_IDS        128
+#define LISTER_BLOCK 1024 /* trc_pkt_lister's read size */
 
 typedef struct dump_opts {
     int format;
@@ -36,19 +31,6 @@ typedef struct dump_opts {
     const char *dir;
 } dump_opts;
 
-/* One trace source being decoded: its parser and, later, its flow decoder. */
-typedef struct id_pipe {
-    unsigned id;       /* trace ID (the key of the per-ID stream) */
-    unsigned print_id; /* ID printed on packet lines (0 for raw single-source data) */
-    const ek_snap_source *src;
-    const char *name; /* source device name */
-    ek_etm4_config cfg;
-    ek_etm4_parser parser;
-    ek_ocsd_dcd_model dcd; /* --format=ocsd without the flow decoder: the lister's sync state */
-    ek_flow *flow;         /* --decode: the instruction-flow decoder */
-    uint64_t bytes, packets, errors;
-} id_pipe;
-
 typedef struct dump_ctx {
     dump_opts o;
     ek_snapshot *ss;
@@ -56,17 +38,12 @@ typedef struct dump_ctx {
     ek_diag diag; /* filtered sink in front of 'all' */
     ek_diag all;  /* the collector */
     ek_sbuf out;
-    id_pipe *pipes[NUM_IDS]; /* formatted buffers: by trace ID */
-    id_pipe *single;         /* raw (source_data) buffers: the one decoded source */
+    ek_decode *tree;
+    ek_listing listing;
     int formatted;
-    unsigned dfmt_flags;
-    ek_deformatter dfmt;
-    const char *cur_file;
-    uint64_t frame_errors, unrouted_bytes;
-    ek_image *img;     /* code for the flow decoders */
-    ek_diag flow_diag; /* the flow decoders' sink: inline OpenCSD log lines, then 'diag' */
-    cli_progress pr;   /* bytes of the buffers to list: done (before this buffer), total */
-    uint64_t pr_done, pr_total, pr_blocks;
+    ek_image *img;   /* code for the flow decoders */
+    cli_progress pr; /* bytes of the buffers to list: done (before this buffer), total */
+    uint64_t pr_done, pr_total, pr_base, pr_items;
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
@@ -188,427 +165,40 @@ static int parse_args(dump_opts *o, int argc, char **argv)
     return 0;
 }
 
-static int is_etm4_protocol(ek_protocol p)
+/* ---- the memory image --------------------------------------------------------------------- */
+
+static int build_image(dump_ctx *c, size_t b)
 {
-    return p == EK_PROTO_ETMV4 || p == EK_PROTO_ETMV4M || p == EK_PROTO_ETE;
+    int rc = ek_image_new(&c->diag, &c->img);
+    if (rc) return rc;
+    rc = ek_image_add_snapshot_buffer(c->img, c->ss, b);
+    return rc == EK_ERR_NOMEM ? rc : 0;
 }
 
-static const char *source_name(const dump_ctx *c, const ek_snap_source *s)
-{
-    return c->ss->devices[s->device].name;
-}
-
-/* ---- output -------------------------------------------------------------------------------- */
+/* ---- one buffer ------------------------------------------------------------------------------ */
 
 static void flush_out(dump_ctx *c)
 {
     cli_maybe_flush(&c->out, stdout);
 }
 
-static void drain_elems(dump_ctx *c, id_pipe *pp);
-
-/* Flow-decoder diagnostics: in OpenCSD's format they are also printed where trc_pkt_lister
- * logs them, inline and without a newline (so the next line follows on the same line), after
- * the elements the decoder had already sent. */
-static void flow_diag(void *ctx, const ek_diag_event *ev)
+/* Take the tree's items and list them. */
+static void drain(dump_ctx *c)
 {
-    dump_ctx *c = ctx;
-    if (c->o.format == FMT_OCSD) {
-        id_pipe *pp =
-            c->formatted
-                ? (ev->trace_id >= 0 && ev->trace_id < NUM_IDS ? c->pipes[ev->trace_id] : NULL)
-                : c->single;
-        ek_sbuf line = EK_SBUF_INIT;
-        if (ek_flow_diag_ocsd(&line, ev, c->formatted)) { /* an error OpenCSD logs */
-            if (pp && pp->flow) drain_elems(c, pp);
-            ek_sbuf_put(&c->out, line.p, line.len);
-        }
-        ek_sbuf_free(&line);
-    }
-    ek_diag_event e = *ev;
-    e.file = c->cur_file;
-    c->diag.fn(c->diag.ctx, &e);
-}
-
-/* Elements the flow decoder has ready: print and forget them. */
-static void drain_elems(dump_ctx *c, id_pipe *pp)
-{
-    size_t n;
-    const ek_elem *e = ek_flow_elems(pp->flow, &n);
-    switch (c->o.format) {
-    case FMT_OCSD:
-        for (size_t i = 0; i < n; i++)
-            ek_elem_format_ocsd_line(&c->out, &e[i]);
-        break;
-    case FMT_TEXT:
-        for (size_t i = 0; i < n; i++)
-            ek_elem_format_text(&c->out, &e[i]);
-        break;
-    case FMT_JSON:
-        for (size_t i = 0; i < n; i++)
-            ek_elem_format_json(&c->out, &e[i]);
-        break;
-    }
-    ek_flow_elems_clear(pp->flow);
-}
-
-/* Byte offset in the buffer file of trace index 'index' (DSTREAM footers are not indexed). */
-static int64_t file_off(const dump_ctx *c, uint64_t index)
-{
-    if (c->o.dstream) return (int64_t)(index + index / DSTREAM_BLOCK * DSTREAM_FOOTER);
-    return (int64_t)index;
-}
-
-/* A packet from a parser: list it, then hand it to the flow decoder (when there is one). */
-static void on_packet(dump_ctx *c, id_pipe *pp, const ek_etm4_packet *pkt)
-{
-    pp->packets++;
-    const int unsynced = (pkt->flags & EK_ETM4_PF_UNSYNCED) || pkt->type == EK_ETM4_NOTSYNC;
-    if ((pkt->flags & EK_ETM4_PF_ERROR) && !unsynced) {
-        /* listed like the reference lister does, and summarised on stderr at the end */
-        pp->errors++;
-        const int eot = pkt->type == EK_ETM4_INCOMPLETE_EOT;
-        const int show_err = pkt->err_type && pkt->err_type != EK_ETM4_RESERVED;
-        ek_diag_emit(&c->diag, EK_SEV_WARN, eot ? "etm4.truncated" : "etm4.bad-packet",
-                     EK_ERR_BAD_PACKET, c->cur_file, -1, file_off(c, pkt->index), pp->cfg.trace_id,
-                     "%s %s%s%s (%u bytes)", pp->name, ek_etm4_type_name(pkt->type),
-                     show_err ? " while decoding " : "",
-                     show_err ? ek_etm4_type_name(pkt->err_type) : "", pkt->size);
-    } else if (unsynced && !(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) {
-        ek_diag_emit(&c->diag, EK_SEV_NOTE, "etm4.unsynced", 0, c->cur_file, -1,
-                     file_off(c, pkt->index), pp->cfg.trace_id,
-                     "%s: bytes before the first A-Sync are not decodable", pp->name);
-    }
-    const int monitor = c->o.pkt_mon || c->o.decode;
-    if (!c->o.decode_only) {
-        switch (c->o.format) {
-        case FMT_OCSD:
-            /* A packet sink sees only the first of a run of NOTSYNC packets. */
-            if (monitor || !(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)) {
-                ek_list_etm4_ocsd_pre(&c->out, pkt, &pp->cfg);
-                ek_list_etm4_ocsd(&c->out, pkt, pp->print_id, monitor, &pp->cfg);
-            }
-            /* with -decode the packet then goes to the lister's decoder, which may log (the
-             * flow decoder below does that itself) */
-            if (c->o.decode && !pp->flow && (!(pkt->flags & EK_ETM4_PF_NOTSYNC_MORE)))
-                ek_list_etm4_ocsd_post(&c->out, &pp->dcd, pkt, &pp->cfg);
-            break;
-        case FMT_TEXT: /* etmkit's own formats name the source's real trace ID */
-            ek_list_etm4_text(&c->out, pkt, pp->cfg.trace_id, &pp->cfg);
-            break;
-        case FMT_JSON: ek_list_etm4_json(&c->out, pkt, pp->cfg.trace_id, &pp->cfg); break;
-        }
-    }
-    if (pp->flow) {
-        if (ek_flow_packet(pp->flow, pkt) == EK_ERR_NOMEM)
-            ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.nomem", EK_ERR_NOMEM, c->cur_file, -1,
-                         file_off(c, pkt->index), pp->cfg.trace_id, "out of memory decoding");
-        drain_elems(c, pp);
-    }
-    flush_out(c);
-}
-
-static void drain(dump_ctx *c, id_pipe *pp)
-{
-    const ek_etm4_packet *pkt;
-    while (ek_etm4_next(&pp->parser, &pkt) > 0)
-        on_packet(c, pp, pkt);
-}
-
-static void feed_pipe(dump_ctx *c, id_pipe *pp, const uint8_t *data, size_t len, uint64_t index)
-{
-    pp->bytes += len;
-    ek_etm4_feed(&pp->parser, data, len, index);
-    drain(c, pp);
-}
-
-static void end_of_trace(dump_ctx *c, id_pipe *pp)
-{
-    ek_etm4_eot(&pp->parser);
-    drain(c, pp);
-    if (pp->flow) {
-        ek_flow_end(pp->flow);
-        drain_elems(c, pp);
-    }
-    if (c->o.format == FMT_OCSD) {
-        ek_sbuf_printf(&c->out, "ID:%x\tEND OF TRACE DATA\n", pp->print_id);
+    ek_decode_item it;
+    int rc;
+    while ((rc = ek_decode_next(c->tree, &it)) > 0) {
+        ek_list_item(&c->out, &c->listing, &it);
         flush_out(c);
-    }
-}
-
-static void reset_pipe(dump_ctx *c, id_pipe *pp)
-{
-    ek_etm4_parser_reset(&pp->parser);
-    ek_ocsd_dcd_model_reset(&pp->dcd);
-    if (pp->flow) ek_flow_reset(pp->flow);
-    if (c->o.format == FMT_OCSD) {
-        ek_sbuf_printf(&c->out, "ID:%x\tRESET operation on trace decode path\n", pp->print_id);
-        flush_out(c);
-    }
-}
-
-static void frame_line(dump_ctx *c, const ek_dfmt_item *it)
-{
-    if (c->o.format == FMT_JSON) {
-        ek_sbuf_printf(&c->out, "{\"frame\":\"%s\",\"idx\":%llu",
-                       it->kind == EK_DFMT_DATA ? "id_data" : "packed",
-                       (unsigned long long)it->index);
-        if (it->kind == EK_DFMT_DATA && it->id != EK_TRACE_ID_UNKNOWN)
-            ek_sbuf_printf(&c->out, ",\"id\":%u", it->id);
-        ek_sbuf_puts(&c->out, ",\"raw\":\"");
-        for (unsigned i = 0; i < it->len; i++)
-            ek_sbuf_printf(&c->out, "%02x", it->data[i]);
-        ek_sbuf_puts(&c->out, "\"}\n");
-    } else {
-        ek_list_frame_ocsd(&c->out, it);
-    }
-    flush_out(c);
-}
-
-/* ---- building the decoders ------------------------------------------------------------------ */
-
-static int cmp_source_name(const void *a, const void *b, void *ctx)
-{
-    const dump_ctx *c = ctx;
-    const ek_snap_source *const *x = a, *const *y = b;
-    return strcmp(source_name(c, *x), source_name(c, *y));
-}
-
-static id_pipe *new_pipe(dump_ctx *c, const ek_snap_source *s, unsigned id, unsigned print_id)
-{
-    id_pipe *pp = calloc(1, sizeof *pp);
-    if (!pp) return NULL;
-    pp->id = id;
-    pp->print_id = print_id;
-    pp->src = s;
-    pp->name = source_name(c, s);
-    ek_etm4_config_from_source(&pp->cfg, &s->cfg);
-    ek_etm4_parser_init(&pp->parser, &pp->cfg);
-    ek_ocsd_dcd_model_reset(&pp->dcd);
-    if (c->o.decode) {
-        ek_flow_config fc;
-        ek_flow_config_init(&fc);
-        fc.source = &s->cfg;
-        fc.mem = ek_flow_mem_image(c->img);
-        fc.flags = c->o.src_addr_n ? EK_FLOW_SRC_ADDR_N_ATOMS : 0;
-        fc.diag = &c->flow_diag;
-        if (ek_flow_new(&fc, &pp->flow)) {
-            free(pp);
-            return NULL;
+        if (!(++c->pr_items & 4095)) {
+            ek_decode_stats st;
+            ek_decode_stats_get(c->tree, &st);
+            cli_progress_update(&c->pr, c->pr_done + (st.input_bytes - c->pr_base), c->pr_total);
         }
     }
-    return pp;
-}
-
-static const char *printer_name(const ek_snap_source *s)
-{
-    return s->cfg.protocol == EK_PROTO_ETE ? "ETE" : "ETMV4I";
-}
-
-/* Decoders for the sources of buffer b, as trc_pkt_lister's decode tree has them: every source
- * of a formatted buffer (by trace ID), or the first source (by name) of a raw buffer. */
-static int build_pipes(dump_ctx *c, size_t b)
-{
-    const ek_snapshot *ss = c->ss;
-    const ek_snap_buffer *buf = &ss->buffers[b];
-    const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
-    size_t n = 0;
-    if (!list) return EK_ERR_NOMEM;
-    for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == (long)b) list[n++] = &ss->sources[i];
-    qsort_r(list, n, sizeof *list, cmp_source_name, c);
-
-    c->formatted = buf->format != EK_BUF_SOURCE_DATA;
-    int made = 0;
-    for (size_t i = 0; i < n; i++) {
-        const ek_snap_source *s = list[i];
-        if (!c->formatted && i > 0) {
-            ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.extra-source", 0, ss->trace_ini, -1, -1, -1,
-                         "raw buffer %s: only the first source (%s) is decoded, not %s", buf->name,
-                         source_name(c, list[0]), source_name(c, s));
-            continue;
-        }
-        if (!is_etm4_protocol(s->cfg.protocol)) {
-            cli_err("%s: %s source %s (trace ID 0x%x) is not decoded: etmkit decodes ETMv4 and "
-                    "ETE only",
-                    buf->name, ek_protocol_name(s->cfg.protocol), source_name(c, s),
-                    s->cfg.trace_id);
-            continue;
-        }
-        const unsigned id = s->cfg.trace_id & 0x7F;
-        if (c->formatted && c->pipes[id]) {
-            ek_diag_emit(&c->diag, EK_SEV_WARN, "dump.duplicate-id", 0, ss->trace_ini, -1, -1,
-                         (int)id, "sources %s and %s share trace ID 0x%x: only %s is decoded",
-                         c->pipes[id]->name, source_name(c, s), id, c->pipes[id]->name);
-            continue;
-        }
-        id_pipe *pp = new_pipe(c, s, id, c->formatted ? id : 0);
-        if (!pp) {
-            free(list);
-            return EK_ERR_NOMEM;
-        }
-        if (c->formatted)
-            c->pipes[id] = pp;
-        else
-            c->single = pp;
-        made++;
-        if (c->o.format == FMT_OCSD) {
-            ek_sbuf_printf(&c->out, "Trace Packet Lister : Protocol printer %s on Trace ID 0x%x\n",
-                           printer_name(s), pp->print_id);
-        }
-    }
-    free(list);
-
-    /* frame deformatter configuration */
-    c->dfmt_flags = buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN;
-    if (c->o.tpiu) c->dfmt_flags = (c->dfmt_flags & ~(unsigned)EK_DFMT_MEM_ALIGN) | EK_DFMT_FSYNC;
-    if (c->o.tpiu_hsync) c->dfmt_flags |= EK_DFMT_HSYNC;
-    if (c->o.raw_packed) c->dfmt_flags |= EK_DFMT_OUT_RAW;
-    ek_dfmt_init(&c->dfmt, c->dfmt_flags);
-    return made;
-}
-
-static void free_pipe(id_pipe *pp)
-{
-    if (pp) ek_flow_free(pp->flow);
-    free(pp);
-}
-
-static void free_pipes(dump_ctx *c)
-{
-    for (unsigned i = 0; i < NUM_IDS; i++) {
-        free_pipe(c->pipes[i]);
-        c->pipes[i] = NULL;
-    }
-    free_pipe(c->single);
-    c->single = NULL;
-}
-
-/* The code the flow decoders read, mapped as the reference lister maps it: the memory dumps of
- * the cores of buffer b's trace sources (sources in name order, each core's dumps in their
- * order). Like OpenCSD's memory-accessor map, a dump whose first or last byte falls inside an
- * earlier accepted dump of an overlapping memory space is rejected whole (a note says so), and
- * where accepted dumps overlap the earlier one is read. */
-typedef struct dump_ref {
-    const ek_snap_dump *d;
-    uint64_t len;
-} dump_ref;
-
-static int dump_rejected(const dump_ref *acc, size_t nacc, const ek_snap_dump *d, uint64_t len)
-{
-    const uint64_t first = d->address, last = d->address + len - 1;
-    for (size_t i = 0; i < nacc; i++) {
-        const uint64_t a0 = acc[i].d->address, a1 = a0 + acc[i].len - 1;
-        const unsigned sa = acc[i].d->space ? acc[i].d->space : EK_MS_ANY;
-        const unsigned sd = d->space ? d->space : EK_MS_ANY;
-        if (((first >= a0 && first <= a1) || (last >= a0 && last <= a1)) && (sa & sd)) return 1;
-    }
-    return 0;
-}
-
-static int build_image(dump_ctx *c, size_t b)
-{
-    const ek_snapshot *ss = c->ss;
-    int rc = ek_image_new(&c->diag, &c->img);
-    if (rc) return rc;
-    size_t ndumps = 0;
-    for (size_t i = 0; i < ss->ndevices; i++)
-        ndumps += ss->devices[i].ndumps;
-    const ek_snap_source **list = calloc(ss->nsources + 1, sizeof *list);
-    long *cores = calloc(ss->nsources + 1, sizeof *cores);
-    dump_ref *acc = calloc(ndumps + 1, sizeof *acc);
-    size_t n = 0, ncores = 0, nacc = 0;
-    if (!list || !cores || !acc) {
-        rc = EK_ERR_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < ss->nsources; i++)
-        if (ss->sources[i].buffer == (long)b) list[n++] = &ss->sources[i];
-    qsort_r(list, n, sizeof *list, cmp_source_name, c);
-    for (size_t i = 0; i < n; i++) /* every core once (its dumps again would all overlap) */
-    {
-        long core = list[i]->core;
-        int seen = core < 0 || (size_t)core >= ss->ndevices;
-        for (size_t k = 0; k < ncores && !seen; k++)
-            seen = cores[k] == core;
-        if (!seen) cores[ncores++] = core;
-    }
-    for (size_t k = 0; k < ncores; k++) {
-        const ek_snap_device *dev = &ss->devices[cores[k]];
-        for (size_t j = 0; j < dev->ndumps; j++) {
-            const ek_snap_dump *d = &dev->dumps[j];
-            if (!d->present) continue;
-            uint64_t len = d->has_length              ? d->length
-                           : d->file_size > d->offset ? d->file_size - d->offset
-                                                      : 0;
-            if (len == 0) continue;
-            if (dump_rejected(acc, nacc, d, len)) {
-                ek_diag_emit(&c->diag, EK_SEV_NOTE, "dump.overlapping-image", 0, dev->ini_path, -1,
-                             -1, -1, "memory dump %s at 0x%llx overlaps an earlier one: not used",
-                             d->section ? d->section : d->path, (unsigned long long)d->address);
-                continue;
-            }
-            acc[nacc].d = d;
-            acc[nacc].len = len;
-            nacc++;
-        }
-    }
-    /* the image lets later regions win: add the accepted dumps last to first */
-    for (size_t k = nacc; k-- > 0;) {
-        const ek_snap_dump *d = acc[k].d;
-        rc = ek_image_add_file(c->img, d->path, d->offset, d->has_length ? d->length : 0,
-                               d->address, d->space);
-        if (rc == EK_ERR_NOMEM) goto done;
-    }
-    rc = 0;
-done:
-    free(list);
-    free(cores);
-    free(acc);
-    return rc;
-}
-
-/* ---- feeding one buffer ------------------------------------------------------------------- */
-
-static void feed_formatted(dump_ctx *c, const uint8_t *data, size_t len, uint64_t index)
-{
-    ek_dfmt_item it;
-    ek_dfmt_feed(&c->dfmt, data, len, index);
-    while (ek_dfmt_next(&c->dfmt, &it) > 0) {
-        switch (it.kind) {
-        case EK_DFMT_RAW_PACKED:
-        case EK_DFMT_RAW_FSYNC:
-            if (c->o.raw_packed) frame_line(c, &it);
-            break;
-        case EK_DFMT_DATA: {
-            if (c->o.raw_unpacked) frame_line(c, &it);
-            id_pipe *pp = it.id < NUM_IDS ? c->pipes[it.id] : NULL;
-            if (pp && it.len)
-                feed_pipe(c, pp, it.data, it.len, it.index);
-            else
-                c->unrouted_bytes += it.len;
-            break;
-        }
-        case EK_DFMT_RESET:
-            for (unsigned i = 0; i < NUM_IDS; i++)
-                if (c->pipes[i]) reset_pipe(c, c->pipes[i]);
-            break;
-        case EK_DFMT_ERROR:
-            c->frame_errors++;
-            ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.bad-sync", EK_ERR_FORMAT, c->cur_file, -1,
-                         file_off(c, it.index), -1, "%s", it.err ? it.err : "bad frame");
-            break;
-        }
-    }
-}
-
-static void feed_block(dump_ctx *c, const uint8_t *data, size_t len, uint64_t index)
-{
-    if (!(++c->pr_blocks & 63)) cli_progress_update(&c->pr, c->pr_done + index, c->pr_total);
-    if (c->formatted)
-        feed_formatted(c, data, len, index);
-    else if (c->single)
-        feed_pipe(c, c->single, data, len, index);
+    if (rc < 0)
+        ek_diag_emit(&c->diag, EK_SEV_ERROR, "dump.nomem", rc, c->ss->trace_ini, -1, -1, -1,
+                     "out of memory decoding");
 }
 
 static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
@@ -630,69 +220,22 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
                      "cannot read trace buffer %s", buf->name);
         return rc;
     }
-    c->cur_file = buf->path;
+    ek_decode_set_file(c->tree, buf->path);
     cli_progress_update(&c->pr, c->pr_done, c->pr_total);
-
-    /* Deliver the data as trc_pkt_lister reads it. The index counts delivered bytes only
-     * (DSTREAM footers are not part of the trace stream). */
-    uint64_t index = 0;
-    size_t pos = 0;
-    if (!c->o.dstream) {
-        while (pos < m.size) {
-            const size_t n = m.size - pos < LISTER_BLOCK ? m.size - pos : LISTER_BLOCK;
-            feed_block(c, m.data + pos, n, index);
-            pos += n;
-            index += n;
-        }
-    } else {
-        /* Records of 504 data bytes and an 8-byte footer. The lister reads the footer into
-         * the start of its data buffer and prints those 8 bytes with -o_raw_packed, once per
-         * record and once more when the file ends (stale bytes then, as it does). */
-        uint8_t tb[DSTREAM_FOOTER] = {0};
-        for (;;) {
-            const size_t n = m.size - pos < DSTREAM_BLOCK ? m.size - pos : DSTREAM_BLOCK;
-            int eof = n < DSTREAM_BLOCK;
-            if (n) {
-                feed_block(c, m.data + pos, n, index);
-                memcpy(tb, m.data + pos, n < DSTREAM_FOOTER ? n : DSTREAM_FOOTER);
-            }
-            pos += n;
-            index += n;
-            if (!eof) {
-                const size_t f = m.size - pos < DSTREAM_FOOTER ? m.size - pos : DSTREAM_FOOTER;
-                memcpy(tb, m.data + pos, f);
-                pos += f;
-                eof = f < DSTREAM_FOOTER;
-            }
-            if (c->o.raw_packed && c->o.format != FMT_JSON) {
-                ek_sbuf_puts(&c->out, "DSTREAM footer [");
-                for (size_t i = 0; i < DSTREAM_FOOTER; i++)
-                    ek_sbuf_printf(&c->out, "0x%x ", tb[i]);
-                ek_sbuf_puts(&c->out, "]\n");
-            }
-            if (eof) break;
-        }
-    }
-    if (c->formatted && ek_dfmt_pending(&c->dfmt)) {
-        ek_diag_emit(&c->diag, EK_SEV_WARN, "frame.partial", EK_ERR_TRUNCATED, buf->path, -1,
-                     file_off(c, index - ek_dfmt_pending(&c->dfmt)), -1,
-                     "buffer ends inside a frame (%u bytes not decoded)",
-                     ek_dfmt_pending(&c->dfmt));
-    }
-
-    /* end of trace for every decoder, in trace ID order */
-    if (c->formatted) {
-        for (unsigned i = 0; i < NUM_IDS; i++)
-            if (c->pipes[i]) end_of_trace(c, c->pipes[i]);
-    } else if (c->single) {
-        end_of_trace(c, c->single);
-    }
+    ek_decode_stats st0, st1;
+    ek_decode_stats_get(c->tree, &st0);
+    c->pr_base = st0.input_bytes;
+    ek_decode_feed(c->tree, m.data, m.size, 0);
+    drain(c);
+    ek_decode_end(c->tree); /* every decoder, in trace ID order */
+    drain(c);
+    ek_decode_stats_get(c->tree, &st1);
     if (c->o.format == FMT_OCSD)
         ek_sbuf_printf(&c->out, "Trace Packet Lister : Trace buffer done, processed %llu bytes.\n",
-                       (unsigned long long)index);
-    c->pr_done += index;
+                       (unsigned long long)(st1.input_bytes - st0.input_bytes));
+    c->pr_done += st1.input_bytes - st0.input_bytes;
     ek_unmap_file(&m);
-    c->cur_file = NULL;
+    ek_decode_set_file(c->tree, NULL);
     return 0;
 }
 
@@ -700,40 +243,113 @@ static void print_stats(dump_ctx *c)
 {
     ek_sbuf *o = &c->out;
     ek_sbuf_puts(o, "\nStatistics\n");
-    for (unsigned i = 0; i <= NUM_IDS; i++) {
-        id_pipe *pp = i < NUM_IDS ? c->pipes[i] : c->single;
-        if (!pp) continue;
+    for (unsigned id = 0; id < 128; id++) {
+        ek_decode_source_stats ps;
+        ek_decode_source_info si;
+        if (ek_decode_source_stats_get(c->tree, id, &ps)) continue;
+        ek_decode_source_info_get(c->tree, (size_t)ps.source, &si);
         ek_sbuf_printf(o, "  ID 0x%02x %-12s %s: %llu bytes, %llu packets, %llu bad packets\n",
-                       pp->print_id, pp->name, ek_protocol_name(pp->cfg.protocol),
-                       (unsigned long long)pp->bytes, (unsigned long long)pp->packets,
-                       (unsigned long long)pp->errors);
-        if (pp->flow) {
-            ek_flow_stats st;
-            ek_flow_get_stats(pp->flow, &st);
+                       c->formatted ? id : 0, si.name, ek_protocol_name(si.cfg->protocol),
+                       (unsigned long long)ps.bytes, (unsigned long long)ps.packets,
+                       (unsigned long long)ps.bad_packets);
+        if (ps.has_flow) {
+            const ek_flow_stats *st = &ps.flow;
             uint64_t total = 0;
             for (int t = 0; t < EK_ELEM_NTYPES; t++)
-                total += st.elems[t];
+                total += st->elems[t];
             ek_sbuf_printf(o,
                            "    decode: %llu elements, %llu instructions, %llu decode errors, "
                            "%llu resyncs, %llu atoms without an address; block cache %llu hits / "
                            "%llu walks\n",
-                           (unsigned long long)total, (unsigned long long)st.instructions,
-                           (unsigned long long)st.errors, (unsigned long long)st.resyncs,
-                           (unsigned long long)st.atoms_skipped,
-                           (unsigned long long)st.blocks_cached,
-                           (unsigned long long)st.blocks_walked);
+                           (unsigned long long)total, (unsigned long long)st->instructions,
+                           (unsigned long long)st->errors, (unsigned long long)st->resyncs,
+                           (unsigned long long)st->atoms_skipped,
+                           (unsigned long long)st->blocks_cached,
+                           (unsigned long long)st->blocks_walked);
             ek_sbuf_puts(o, "     ");
             for (int t = 0; t < EK_ELEM_NTYPES; t++)
-                if (st.elems[t])
+                if (st->elems[t])
                     ek_sbuf_printf(o, " %s=%llu", ek_elem_type_name(t),
-                                   (unsigned long long)st.elems[t]);
+                                   (unsigned long long)st->elems[t]);
             ek_sbuf_puts(o, "\n");
         }
     }
-    if (c->formatted)
+    if (c->formatted) {
+        ek_decode_stats st;
+        ek_decode_stats_get(c->tree, &st);
         ek_sbuf_printf(o, "  frames: %llu bytes for IDs without a decoder, %llu sync errors\n",
-                       (unsigned long long)c->unrouted_bytes, (unsigned long long)c->frame_errors);
+                       (unsigned long long)st.undecoded_bytes, (unsigned long long)st.frame_errors);
+    }
     flush_out(c);
+}
+
+/* The decode tree for buffer b's sources, as trc_pkt_lister builds it. Returns the number of
+ * sources decoded, or a negative status. */
+static int build_tree(dump_ctx *c, size_t b)
+{
+    const ek_snap_buffer *buf = &c->ss->buffers[b];
+    ek_decode_config dc;
+    ek_decode_config_init(&dc);
+    dc.flags = EK_DECODE_DIAG_STREAM | EK_DECODE_DIAG_ITEMS;
+    dc.flags |= c->o.decode_only ? EK_DECODE_BATCH : EK_DECODE_PACKETS;
+    if (c->o.decode) dc.flags |= EK_DECODE_ELEMS;
+    if (c->o.raw_packed) dc.flags |= EK_DECODE_RAW_PACKED;
+    if (c->o.raw_unpacked) dc.flags |= EK_DECODE_RAW_UNPACKED;
+    if (c->o.dstream) dc.flags |= EK_DECODE_DSTREAM;
+    dc.model = EK_DECODE_MODEL_OCSD;
+    dc.block_size = LISTER_BLOCK;
+    if (c->img) dc.mem = ek_flow_mem_image(c->img);
+    dc.flow_flags = c->o.src_addr_n ? EK_FLOW_SRC_ADDR_N_ATOMS : 0;
+    dc.diag = &c->diag;
+    int rc = ek_decode_new(&dc, &c->tree);
+    if (rc) return rc;
+    rc = ek_decode_add_snapshot_buffer(c->tree, c->ss, b);
+    if (rc < 0) return rc;
+    c->formatted = buf->format != EK_BUF_SOURCE_DATA;
+    /* the frame format as the options say (--tpiu: FSYNCs, --tpiu-hsync: and HSYNCs) */
+    if (c->formatted) {
+        unsigned f = buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN;
+        if (c->o.tpiu) f = (f & ~(unsigned)EK_DFMT_MEM_ALIGN) | EK_DFMT_FSYNC;
+        if (c->o.tpiu_hsync) f |= EK_DFMT_HSYNC;
+        if (c->o.raw_packed) f |= EK_DFMT_OUT_RAW;
+        ek_decode_set_frames(c->tree, f);
+    }
+    c->listing.format = c->o.format == FMT_OCSD   ? EK_LISTING_OCSD
+                        : c->o.format == FMT_JSON ? EK_LISTING_JSON
+                                                  : EK_LISTING_TEXT;
+    c->listing.packets = !c->o.decode_only;
+    c->listing.monitor = c->o.pkt_mon || c->o.decode;
+    c->listing.single_source = !c->formatted;
+    /* what a decoder said as it was made (its configuration), printed before its banner as
+     * the lister logs it */
+    ek_sbuf said[128];
+    memset(said, 0, sizeof said);
+    ek_decode_item it;
+    while (ek_decode_next(c->tree, &it) > 0)
+        ek_list_item(&said[it.trace_id & 127], &c->listing, &it);
+    /* the sources as the lister names them; those of other protocols are not decoded */
+    const size_t n = ek_decode_source_count(c->tree);
+    for (size_t i = 0; i < n; i++) {
+        ek_decode_source_info si;
+        ek_decode_source_info_get(c->tree, i, &si);
+        if (!si.proto) {
+            cli_err("%s: %s source %s (trace ID 0x%x) is not decoded: etmkit decodes ETMv4 and "
+                    "ETE only",
+                    buf->name, ek_protocol_name(si.cfg->protocol), si.name, si.cfg->trace_id);
+            continue;
+        }
+        ek_sbuf *pre = &said[si.cfg->trace_id & 127];
+        if (pre->len) ek_sbuf_put(&c->out, pre->p, pre->len);
+        ek_sbuf_free(pre);
+        const ek_list_proto *lp = ek_list_proto_find(si.cfg->protocol);
+        if (c->o.format == FMT_OCSD && lp)
+            ek_sbuf_printf(&c->out, "Trace Packet Lister : Protocol printer %s on Trace ID 0x%x\n",
+                           lp->printer_name(si.cfg->protocol),
+                           c->formatted ? si.cfg->trace_id & 0x7fu : 0);
+    }
+    for (size_t i = 0; i < 128; i++)
+        ek_sbuf_free(&said[i]);
+    return rc;
 }
 
 int cmd_dump_snapshot(int argc, char **argv)
@@ -752,8 +368,6 @@ int cmd_dump_snapshot(int argc, char **argv)
     c->all = ek_diag_collector_sink(c->diags);
     c->diag.fn = diag_filter;
     c->diag.ctx = c;
-    c->flow_diag.fn = flow_diag;
-    c->flow_diag.ctx = c;
     if (c->o.verbose) {
         ek_diag err = cli_diag_stderr();
         ek_diag_collector_forward(c->diags, &err);
@@ -780,7 +394,7 @@ int cmd_dump_snapshot(int argc, char **argv)
                        "Trace Packet Lister : reading snapshot from path %s\nUsing %s as "
                        "trace source\n",
                        c->o.dir, c->ss->buffers[first].name);
-    rc = build_pipes(c, first);
+    rc = build_tree(c, first);
     if (rc < 0) {
         cli_err("out of memory");
         goto out;
@@ -806,13 +420,8 @@ int cmd_dump_snapshot(int argc, char **argv)
         const size_t b = c->ss->buffer_order ? c->ss->buffer_order[k] : k;
         if (dump_buffer(c, b, k, count) == 0) decoded++;
         if (c->o.multi_session) {
-            if (c->formatted) {
-                ek_dfmt_reset(&c->dfmt);
-                for (unsigned i = 0; i < NUM_IDS; i++)
-                    if (c->pipes[i]) reset_pipe(c, c->pipes[i]);
-            } else if (c->single) {
-                reset_pipe(c, c->single);
-            }
+            ek_decode_reset(c->tree);
+            drain(c);
             if (c->o.format == FMT_OCSD)
                 ek_sbuf_printf(&c->out, "####### Buffer %zu : %s Complete\n\n", k + 1,
                                c->ss->buffers[b].name);
@@ -831,7 +440,7 @@ out:
     if (!c->o.verbose && ek_diag_collector_count(c->diags, EK_SEV_WARN))
         cli_print_diag_summary(c->diags, 0);
     ek_sbuf_free(&c->out);
-    free_pipes(c);
+    ek_decode_free(c->tree);
     ek_image_free(c->img);
     ek_snapshot_free(c->ss);
     ek_diag_collector_free(c->diags);

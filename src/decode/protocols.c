@@ -1,0 +1,15 @@
+/* The protocols the decode tree knows: one operations table each (etmkit/decode.h). A new
+ * protocol (PTM, ETMv3, STM, ITM) adds its table here. */
+#include "decode/decode_int.h"
+
+static const ek_decode_proto *const builtin[] = {
+    &ek_decode_proto_etm4,
+};
+
+const ek_decode_proto *ek_decode_proto_find(ek_protocol p)
+{
+    if ((unsigned)p >= 32) return NULL;
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        if (builtin[i]->protocols & (1u << p)) return builtin[i];
+    return NULL;
+}
