@@ -9,63 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
 #include "etmkit/etmkit.h"
+#include "etmkit/perf_write.h"
 #include "sim/sim.h"
 
 #define ATTR_SIZE 128
 #define PMU_TYPE  12u
 
-enum {
-    ST_IP = 1 << 0,
-    ST_TID = 1 << 1,
-    ST_TIME = 1 << 2,
-    ST_ID = 1 << 6,
-    ST_CPU = 1 << 7,
-    ST_PERIOD = 1 << 8,
-    ST_IDENTIFIER = 1 << 16,
-};
-
 struct sim_writer {
     sim *S;
     sim_session *s;
-    FILE *f;
-    uint64_t pos;
-    uint64_t data_off;
+    ek_pw *pw;
     uint64_t sample_type;
-    EK_VEC(uint64_t) index; /* file offsets of AUXTRACE records */
-    int err;
-    uint8_t buf[4096]; /* largest record: AUXTRACE_INFO of 8 ETE CPUs (616 bytes) */
+    uint64_t nauxtrace;
 };
-
-static void wr(sim_writer *w, const void *p, size_t n)
-{
-    if (w->err) return;
-    if (n && fwrite(p, 1, n, w->f) != n) w->err = EK_ERR_IO;
-    w->pos += n;
-}
-
-static void wr_zero(sim_writer *w, size_t n)
-{
-    static const uint8_t z[64];
-    while (n) {
-        size_t k = n < sizeof(z) ? n : sizeof(z);
-        wr(w, z, k);
-        n -= k;
-    }
-}
 
 uint64_t sim_writer_pos(const sim_writer *w)
 {
-    return w->pos;
+    return ek_pw_offset(w->pw);
 }
 
 /* ------------------------------------------------------------------ attributes */
 
-static void attr_bytes(const sim_writer *w, int dummy, uint8_t *a)
+static void attr_of(const sim_writer *w, int dummy, ek_perf_attr *a)
 {
     const sim_session *s = w->s;
-    memset(a, 0, ATTR_SIZE);
+    memset(a, 0, sizeof(*a));
     uint64_t flags = 0;
     flags |= 1ull << 18;                       /* sample_id_all */
     if (!(s->el_mask & 1)) flags |= 1ull << 4; /* exclude_user */
@@ -74,179 +43,120 @@ static void attr_bytes(const sim_writer *w, int dummy, uint8_t *a)
     if (s->mode != SIM_MODE_SYSTEM)
         flags |= (1ull << 1) | (1ull << 0) | (1ull << 12); /* inherit, disabled, enable_on_exec */
     if (dummy) {
-        ek_put_le32(a, 1);     /* PERF_TYPE_SOFTWARE */
-        ek_put_le64(a + 8, 9); /* PERF_COUNT_SW_DUMMY */
+        a->type = 1;   /* PERF_TYPE_SOFTWARE */
+        a->config = 9; /* PERF_COUNT_SW_DUMMY */
         flags |= (1ull << 8) | (1ull << 9) | (1ull << 13) | (1ull << 23) | (1ull << 24);
-        ek_put_le64(a + 16, 1);
     } else {
-        ek_put_le32(a, PMU_TYPE);
-        ek_put_le64(a + 8, s->attr_config);
-        ek_put_le64(a + 16, 1);
-        ek_put_le64(a + 64, 0); /* config2: sink id left to the kernel */
-        ek_put_le32(a + 104, 0);
+        a->type = PMU_TYPE;
+        a->config = s->attr_config;
+        a->config2 = 0; /* sink id left to the kernel */
     }
-    ek_put_le32(a + 4, ATTR_SIZE);
-    ek_put_le64(a + 24, w->sample_type);
+    a->sample_period = 1;
+    a->size = ATTR_SIZE;
+    a->sample_type = w->sample_type;
     if (s->clock_monotonic) {
-        flags |= 1ull << 25;    /* use_clockid */
-        ek_put_le32(a + 92, 1); /* clockid: CLOCK_MONOTONIC */
+        flags |= 1ull << 25; /* use_clockid */
+        a->clockid = 1;      /* CLOCK_MONOTONIC */
     }
-    ek_put_le64(a + 40, flags);
+    a->flags = flags;
 }
 
 /* ------------------------------------------------------------------ records */
 
-static size_t trailer(const sim_writer *w, uint8_t *p, int pid, int tid, uint64_t time, int cpu,
-                      uint64_t id)
-{
-    size_t n = 0;
-    if (w->sample_type & ST_TID) {
-        ek_put_le32(p + n, (uint32_t)pid);
-        ek_put_le32(p + n + 4, (uint32_t)tid);
-        n += 8;
-    }
-    if (w->sample_type & ST_TIME) {
-        ek_put_le64(p + n, time);
-        n += 8;
-    }
-    if (w->sample_type & ST_CPU) {
-        ek_put_le32(p + n, (uint32_t)cpu);
-        ek_put_le32(p + n + 4, 0);
-        n += 8;
-    }
-    if (w->sample_type & ST_IDENTIFIER) {
-        ek_put_le64(p + n, id);
-        n += 8;
-    }
-    return n;
-}
-
-static void emit(sim_writer *w, uint32_t type, uint16_t misc, size_t body_len)
-{
-    ek_put_le32(w->buf, type);
-    ek_put_le16(w->buf + 4, misc);
-    ek_put_le16(w->buf + 6, (uint16_t)body_len);
-    wr(w, w->buf, body_len);
-}
-
-static size_t put_str(uint8_t *p, const char *s, size_t align)
-{
-    size_t n = strlen(s) + 1;
-    size_t a = (n + align - 1) / align * align;
-    memset(p, 0, a);
-    memcpy(p, s, n);
-    return a;
-}
-
 int sim_writer_record(sim_writer *w, const sim_rec *r)
 {
-    uint8_t *b = w->buf;
-    size_t n = 8;
+    ek_perf_record p;
+    memset(&p, 0, sizeof(p));
+    p.type = (uint32_t)r->type;
+    p.misc = r->misc;
     switch (r->type) {
     case SIM_R_COMM:
-        ek_put_le32(b + 8, (uint32_t)r->pid);
-        ek_put_le32(b + 12, (uint32_t)r->tid);
-        n = 16 + put_str(b + 16, r->comm, 8);
+        p.u.comm.pid = (uint32_t)r->pid;
+        p.u.comm.tid = (uint32_t)r->tid;
+        p.u.comm.comm = r->comm;
         break;
     case SIM_R_FORK:
     case SIM_R_EXIT:
-        ek_put_le32(b + 8, (uint32_t)r->pid);
-        ek_put_le32(b + 12, (uint32_t)r->ppid);
-        ek_put_le32(b + 16, (uint32_t)r->tid);
-        ek_put_le32(b + 20, (uint32_t)r->ptid);
-        ek_put_le64(b + 24, r->time);
-        n = 32;
+        p.u.fork.pid = (uint32_t)r->pid;
+        p.u.fork.ppid = (uint32_t)r->ppid;
+        p.u.fork.tid = (uint32_t)r->tid;
+        p.u.fork.ptid = (uint32_t)r->ptid;
+        p.u.fork.time = r->time;
         break;
     case SIM_R_MMAP2:
-        ek_put_le32(b + 8, (uint32_t)r->pid);
-        ek_put_le32(b + 12, (uint32_t)r->tid);
-        ek_put_le64(b + 16, r->addr);
-        ek_put_le64(b + 24, r->len);
-        ek_put_le64(b + 32, r->pgoff);
-        if (!strcmp(r->img->blob->path, "//anon")) {
-            /* anonymous memory (a JIT's code cache): no device, no inode */
-            ek_put_le32(b + 40, 0);
-            ek_put_le32(b + 44, 0);
-            ek_put_le64(b + 48, 0);
-            ek_put_le64(b + 56, 0);
-            ek_put_le32(b + 64, 7);    /* PROT_READ | PROT_WRITE | PROT_EXEC */
-            ek_put_le32(b + 68, 0x22); /* MAP_PRIVATE | MAP_ANONYMOUS */
-        } else {
-            ek_put_le32(b + 40, 8);                                        /* maj */
-            ek_put_le32(b + 44, 1);                                        /* min */
-            ek_put_le64(b + 48, 1000 + (uint64_t)(r->img - w->S->images)); /* ino */
-            ek_put_le64(b + 56, 0);
-            ek_put_le32(b + 64, 5); /* PROT_READ | PROT_EXEC */
-            ek_put_le32(b + 68, 2); /* MAP_PRIVATE */
-        }
-        n = 72 + put_str(b + 72, r->img->blob->path, 8);
-        break;
     case SIM_R_MMAP: /* kernel map; with img, a kernel module's */
-        ek_put_le32(b + 8, (uint32_t)r->pid);
-        ek_put_le32(b + 12, (uint32_t)r->tid);
-        ek_put_le64(b + 16, r->addr);
-        ek_put_le64(b + 24, r->len);
-        ek_put_le64(b + 32, r->pgoff);
-        n = 40 + put_str(b + 40, r->img ? r->img->blob->path : "[kernel.kallsyms]_text", 8);
+        p.u.mmap.pid = (uint32_t)r->pid;
+        p.u.mmap.tid = (uint32_t)r->tid;
+        p.u.mmap.addr = r->addr;
+        p.u.mmap.len = r->len;
+        p.u.mmap.pgoff = r->pgoff;
+        if (r->type == SIM_R_MMAP) {
+            p.u.mmap.filename = r->img ? r->img->blob->path : "[kernel.kallsyms]_text";
+        } else if (!strcmp(r->img->blob->path, "//anon")) {
+            /* anonymous memory (a JIT's code cache): no device, no inode */
+            p.u.mmap.prot = 7;     /* PROT_READ | PROT_WRITE | PROT_EXEC */
+            p.u.mmap.flags = 0x22; /* MAP_PRIVATE | MAP_ANONYMOUS */
+            p.u.mmap.filename = r->img->blob->path;
+        } else {
+            p.u.mmap.maj = 8;
+            p.u.mmap.min = 1;
+            p.u.mmap.ino = 1000 + (uint64_t)(r->img - w->S->images);
+            p.u.mmap.prot = 5;  /* PROT_READ | PROT_EXEC */
+            p.u.mmap.flags = 2; /* MAP_PRIVATE */
+            p.u.mmap.filename = r->img->blob->path;
+        }
         break;
     case SIM_R_AUX:
-        ek_put_le64(b + 8, r->aux_offset);
-        ek_put_le64(b + 16, r->aux_size);
-        ek_put_le64(b + 24, r->aux_flags);
-        n = 32;
+        p.u.aux.aux_offset = r->aux_offset;
+        p.u.aux.aux_size = r->aux_size;
+        p.u.aux.flags = r->aux_flags;
         break;
     case SIM_R_ITRACE_START:
-        ek_put_le32(b + 8, (uint32_t)r->pid);
-        ek_put_le32(b + 12, (uint32_t)r->tid);
-        n = 16;
+        p.u.itrace_start.pid = (uint32_t)r->pid;
+        p.u.itrace_start.tid = (uint32_t)r->tid;
         break;
-    case SIM_R_AUX_OUTPUT_HW_ID:
-        ek_put_le64(b + 8, r->hw_id);
-        n = 16;
-        break;
+    case SIM_R_AUX_OUTPUT_HW_ID: p.u.hw_id.hw_id = r->hw_id; break;
     default: return EK_ERR_ARG;
     }
-    n += trailer(w, b + n, r->pid, r->tid, r->time, r->cpu, r->id);
+    p.sid.pid = (uint32_t)r->pid;
+    p.sid.tid = (uint32_t)r->tid;
+    p.sid.time = r->time;
+    p.sid.cpu = (uint32_t)r->cpu;
+    p.sid.id = r->id;
     if (r->type == SIM_R_AUX) {
         sim_auxrec *a = &w->s->auxrecs.v[r->aux_index];
-        a->file_off = w->pos;
+        a->file_off = ek_pw_offset(w->pw);
     }
-    emit(w, r->type, r->misc, n);
     w->s->nrecords++;
-    return w->err;
+    return ek_pw_record(w->pw, &p, w->sample_type);
 }
 
 int sim_writer_auxtrace(sim_writer *w, uint64_t offset, const uint8_t *p1, size_t n1,
                         const uint8_t *p2, size_t n2, int idx, int tid, int cpu)
 {
+    static const uint8_t zero[8];
     size_t n = n1 + n2, pad = (8 - (n & 7)) & 7;
-    if (ek_vec_push(&w->index, w->pos)) return EK_ERR_NOMEM;
-    uint8_t *b = w->buf;
-    ek_put_le32(b, 71);
-    ek_put_le16(b + 4, 0);
-    ek_put_le16(b + 6, 48);
-    ek_put_le64(b + 8, n + pad);
-    ek_put_le64(b + 16, offset);
-    ek_put_le64(b + 24, w->index.n); /* reference */
-    ek_put_le32(b + 32, (uint32_t)idx);
-    ek_put_le32(b + 36, (uint32_t)tid);
-    ek_put_le32(b + 40, (uint32_t)cpu);
-    ek_put_le32(b + 44, 0);
-    wr(w, b, 48);
-    wr(w, p1, n1);
-    wr(w, p2, n2);
-    wr_zero(w, pad);
-    return w->err;
+    ek_perf_record p;
+    memset(&p, 0, sizeof(p));
+    p.type = EK_PERF_RECORD_AUXTRACE;
+    p.u.auxtrace.size = n + pad;
+    p.u.auxtrace.offset = offset;
+    p.u.auxtrace.reference = ++w->nauxtrace;
+    p.u.auxtrace.idx = (uint32_t)idx;
+    p.u.auxtrace.tid = (uint32_t)tid;
+    p.u.auxtrace.cpu = cpu;
+    ek_pw_record(w->pw, &p, 0);
+    ek_pw_payload(w->pw, p1, n1);
+    ek_pw_payload(w->pw, p2, n2);
+    return ek_pw_payload(w->pw, zero, pad);
 }
 
 int sim_writer_round(sim_writer *w)
 {
-    uint8_t b[8];
-    ek_put_le32(b, 68);
-    ek_put_le16(b + 4, 0);
-    ek_put_le16(b + 6, 8);
-    wr(w, b, 8);
-    return w->err;
+    ek_perf_record p;
+    memset(&p, 0, sizeof(p));
+    p.type = EK_PERF_RECORD_FINISHED_ROUND;
+    return ek_pw_record(w->pw, &p, 0);
 }
 
 /* ------------------------------------------------------------------ synthesized records */
@@ -300,31 +210,34 @@ int sim_session_ts_convertible(const sim *S, const sim_session *s)
 static void write_time_conv(sim_writer *w)
 {
     const sim_clock *c = &w->S->clock;
-    uint8_t *b = w->buf;
-    memset(b, 0, 56);
+    ek_perf_record p;
+    memset(&p, 0, sizeof(p));
+    p.type = EK_PERF_RECORD_TIME_CONV;
+    ek_perf_time_conv *t = &p.u.time_conv;
+    t->have_cycles = 1;
     if (c->kind == SIM_CLK_KERNEL) {
-        ek_put_le64(b + 8, 0);      /* time_shift */
-        ek_put_le64(b + 16, 1);     /* time_mult: the simulated counter counts nanoseconds */
-        ek_put_le64(b + 24, 0);     /* time_zero */
-        ek_put_le64(b + 32, 0);     /* time_cycles */
-        ek_put_le64(b + 40, ~0ull); /* time_mask */
-        b[48] = 1;                  /* cap_user_time_zero */
-        b[49] = 0;
+        t->time_shift = 0;
+        t->time_mult = 1; /* the simulated counter counts nanoseconds */
+        t->time_zero = 0;
+        t->time_cycles = 0;
+        t->time_mask = ~0ull;
+        t->cap_user_time_zero = 1;
+        t->cap_user_time_short = 0;
     } else {
         /* arm64: the architected counter (56 bits) drives the kernel's clock; a separate
          * timestamp generator (SIM_CLK_OTHER) has no TIME_CONV of its own, and the record
          * describes the CPU's counter at its usual 25 MHz */
         sim_clock arch = {SIM_CLK_COUNTER, 671088640u, 24, 0, 0, 0, 0, 0};
         const sim_clock *d = c->kind == SIM_CLK_COUNTER ? c : &arch;
-        ek_put_le64(b + 8, d->shift);
-        ek_put_le64(b + 16, d->mult);
-        ek_put_le64(b + 24, d->zero);
-        ek_put_le64(b + 32, d->cycles);        /* time_cycles */
-        ek_put_le64(b + 40, (1ull << 56) - 1); /* time_mask */
-        b[48] = 1;                             /* cap_user_time_zero */
-        b[49] = 1;                             /* cap_user_time_short */
+        t->time_shift = d->shift;
+        t->time_mult = d->mult;
+        t->time_zero = d->zero;
+        t->time_cycles = d->cycles;
+        t->time_mask = (1ull << 56) - 1;
+        t->cap_user_time_zero = 1;
+        t->cap_user_time_short = 1;
     }
-    emit(w, 79, 0, 56);
+    ek_pw_record(w->pw, &p, 0);
 }
 
 static void write_auxtrace_info(sim_writer *w)
@@ -355,12 +268,7 @@ static void write_auxtrace_info(sim_writer *w)
         if (s->ete) pr[n++] = r->devarch;
         if (ts) pr[n++] = (uint64_t)(int64_t)s->ts_source; /* perf 6.3+: TS_SOURCE */
     }
-    uint8_t *b = w->buf;
-    ek_put_le32(b + 8, 3); /* PERF_AUXTRACE_CS_ETM */
-    ek_put_le32(b + 12, 0);
-    for (size_t i = 0; i < n; i++)
-        ek_put_le64(b + 16 + 8 * i, pr[i]);
-    emit(w, 70, 0, 16 + 8 * n);
+    ek_pw_auxtrace_info(w->pw, EK_PERF_AUXTRACE_CS_ETM, pr, n);
 }
 
 static void write_kernel_mmap(sim_writer *w)
@@ -394,31 +302,30 @@ sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
     if (!w) return NULL;
     w->S = S;
     w->s = s;
-    w->f = fopen(path, "wb");
-    if (!w->f) {
+    if (ek_pw_new_file(path, 0, &w->pw)) {
         free(w);
         return NULL;
     }
-    w->sample_type = ST_IDENTIFIER | ST_IP | ST_TID | ST_TIME | ST_PERIOD;
-    if (s->mode != SIM_MODE_PER_THREAD) w->sample_type |= ST_CPU;
-    /* header placeholder, attributes, their IDs */
-    wr_zero(w, 104);
-    uint64_t nids = (uint64_t)s->nevents;
-    uint64_t ids_off = 104 + 2 * (ATTR_SIZE + 16);
-    uint8_t a[ATTR_SIZE + 16];
-    for (int k = 0; k < 2; k++) {
-        attr_bytes(w, k, a);
-        ek_put_le64(a + ATTR_SIZE, ids_off + (uint64_t)k * nids * 8);
-        ek_put_le64(a + ATTR_SIZE + 8, nids * 8);
-        wr(w, a, sizeof(a));
+    w->sample_type = EK_PERF_SAMPLE_IDENTIFIER | EK_PERF_SAMPLE_IP | EK_PERF_SAMPLE_TID |
+                     EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_PERIOD;
+    if (s->mode != SIM_MODE_PER_THREAD) w->sample_type |= EK_PERF_SAMPLE_CPU;
+    /* the cs_etm event and the tracking dummy event, each with one ID per event opened */
+    uint64_t *ids = malloc(((size_t)s->nevents + 1) * sizeof(*ids));
+    if (!ids) {
+        ek_pw_close(w->pw);
+        free(w);
+        return NULL;
     }
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < s->nevents; i++) {
-            uint8_t v[8];
-            ek_put_le64(v, k ? s->events[i].dummy_id : s->events[i].id);
-            wr(w, v, 8);
-        }
-    w->data_off = w->pos;
+    for (int k = 0; k < 2; k++) {
+        ek_perf_attr a;
+        attr_of(w, k, &a);
+        for (int i = 0; i < s->nevents; i++)
+            ids[i] = k ? s->events[i].dummy_id : s->events[i].id;
+        a.ids = ids;
+        a.nids = (size_t)s->nevents;
+        ek_pw_attr(w->pw, &a);
+    }
+    free(ids);
     if (s->configr & EK_TRCCONFIGR_TS) write_time_conv(w);
     write_auxtrace_info(w);
     write_kernel_mmap(w);
@@ -427,114 +334,40 @@ sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
 
 /* ------------------------------------------------------------------ features */
 
-static void feat_string(sim_writer *w, const char *str)
-{
-    uint8_t b[128];
-    size_t n = put_str(b + 4, str, 64);
-    ek_put_le32(b, (uint32_t)n);
-    wr(w, b, 4 + n);
-}
-
-static void feat_build_id_of(sim_writer *w, const char *name, int kernel, const uint8_t *id,
-                             unsigned len)
-{
-    uint8_t b[160];
-    memset(b, 0, sizeof(b));
-    size_t fl = put_str(b + 36, name, 64);
-    ek_put_le32(b, 0); /* type unused */
-    ek_put_le16(b + 4, (uint16_t)((kernel ? 1 : 2) | (1u << 15)));
-    ek_put_le16(b + 6, (uint16_t)(36 + fl));
-    ek_put_le32(b + 8, (uint32_t)-1);
-    memcpy(b + 12, id, len);
-    b[32] = (uint8_t)len;
-    wr(w, b, 36 + fl);
-}
-
 static void feat_build_id(sim_writer *w, const sim_image *img, int kernel)
 {
-    feat_build_id_of(w, kernel ? "[kernel.kallsyms]" : img->blob->path, kernel, img->build_id,
-                     img->build_id_len);
+    ek_pw_build_id(w->pw, -1, kernel ? 1 : 2, img->build_id, (uint8_t)img->build_id_len,
+                   kernel ? "[kernel.kallsyms]" : img->blob->path);
 }
 
 int sim_writer_close(sim_writer *w)
 {
     if (!w) return 0;
     sim *S = w->S;
-    uint64_t data_end = w->pos;
-    static const int feats[] = {2, 4, 5, 6, 7, 16, 18};
-    const int nf = (int)(sizeof(feats) / sizeof(feats[0]));
-    uint64_t table = data_end;
-    wr_zero(w, (size_t)nf * 16);
-    uint64_t sec[16][2];
-    for (int i = 0; i < nf; i++) {
-        uint64_t st = w->pos;
-        switch (feats[i]) {
-        case 2:
-            for (int k = 0; k < S->nimages; k++)
-                if (!S->images[k].hidden) feat_build_id(w, &S->images[k], S->images[k].is_kernel);
-            if (S->kmod && S->kmod->build_id_len) /* a module: kernel, by its path */
-                feat_build_id_of(w, S->kmod->map.path, 1, S->kmod->build_id, S->kmod->build_id_len);
-            break;
-        case 4: feat_string(w, "6.1.0-etmkit-sim"); break;
-        case 5: feat_string(w, "6.1.187"); break;
-        case 6: feat_string(w, "aarch64"); break;
-        case 7: {
-            uint8_t b[8];
-            ek_put_le32(b, (uint32_t)S->ncpus);
-            ek_put_le32(b + 4, (uint32_t)S->ncpus);
-            wr(w, b, 8);
-            break;
-        }
-        case 16: {
-            uint8_t b[4];
-            ek_put_le32(b, 2);
-            wr(w, b, 4);
-            ek_put_le32(b, PMU_TYPE);
-            wr(w, b, 4);
-            feat_string(w, "cs_etm");
-            ek_put_le32(b, 1);
-            wr(w, b, 4);
-            feat_string(w, "software");
-            break;
-        }
-        case 18: {
-            uint8_t b[16];
-            ek_put_le64(b, w->index.n);
-            wr(w, b, 8);
-            for (size_t k = 0; k < w->index.n; k++) {
-                ek_put_le64(b, w->index.v[k]);
-                ek_put_le64(b + 8, 48);
-                wr(w, b, 16);
-            }
-            break;
-        }
-        }
-        sec[i][0] = st;
-        sec[i][1] = w->pos - st;
-    }
-    /* feature table and header */
-    uint8_t h[104];
-    memset(h, 0, sizeof(h));
-    memcpy(h, "PERFILE2", 8);
-    ek_put_le64(h + 8, 104);
-    ek_put_le64(h + 16, ATTR_SIZE + 16);
-    ek_put_le64(h + 24, 104);
-    ek_put_le64(h + 32, 2 * (ATTR_SIZE + 16));
-    ek_put_le64(h + 40, w->data_off);
-    ek_put_le64(h + 48, data_end - w->data_off);
-    for (int i = 0; i < nf; i++)
-        h[72 + feats[i] / 8] |= (uint8_t)(1u << (feats[i] % 8));
-    int err = w->err;
-    if (!err && (fseek(w->f, (long)table, SEEK_SET) != 0)) err = EK_ERR_IO;
-    for (int i = 0; i < nf && !err; i++) {
-        uint8_t b[16];
-        ek_put_le64(b, sec[i][0]);
-        ek_put_le64(b + 8, sec[i][1]);
-        if (fwrite(b, 1, 16, w->f) != 16) err = EK_ERR_IO;
-    }
-    if (!err && (fseek(w->f, 0, SEEK_SET) != 0 || fwrite(h, 1, 104, w->f) != 104)) err = EK_ERR_IO;
-    if (fclose(w->f) != 0 && !err) err = EK_ERR_IO;
-    ek_vec_free(&w->index);
+    ek_pw *pw = w->pw;
+    ek_pw_feature_begin(pw, EK_PERF_FEAT_BUILD_ID);
+    for (int k = 0; k < S->nimages; k++)
+        if (!S->images[k].hidden) feat_build_id(w, &S->images[k], S->images[k].is_kernel);
+    if (S->kmod && S->kmod->build_id_len) /* a module: kernel, by its path */
+        ek_pw_build_id(pw, -1, 1, S->kmod->build_id, (uint8_t)S->kmod->build_id_len,
+                       S->kmod->map.path);
+    ek_pw_feature_end(pw);
+    ek_pw_feature_string(pw, EK_PERF_FEAT_OSRELEASE, "6.1.0-etmkit-sim");
+    ek_pw_feature_string(pw, EK_PERF_FEAT_VERSION, "6.1.187");
+    ek_pw_feature_string(pw, EK_PERF_FEAT_ARCH, "aarch64");
+    ek_pw_feature_begin(pw, EK_PERF_FEAT_NRCPUS);
+    ek_pw_u32(pw, (uint32_t)S->ncpus);
+    ek_pw_u32(pw, (uint32_t)S->ncpus);
+    ek_pw_feature_end(pw);
+    ek_pw_feature_begin(pw, EK_PERF_FEAT_PMU_MAPPINGS);
+    ek_pw_u32(pw, 2);
+    ek_pw_u32(pw, PMU_TYPE);
+    ek_pw_hstring(pw, "cs_etm");
+    ek_pw_u32(pw, 1);
+    ek_pw_hstring(pw, "software");
+    ek_pw_feature_end(pw);
+    ek_pw_auxtrace_index(pw, 0);
+    int err = ek_pw_close(pw);
     free(w);
     return err;
 }
