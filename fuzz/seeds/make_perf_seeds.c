@@ -17,8 +17,8 @@ static const char *outdir;
 /* A small ETMv4 stream: A-sync, TRACE_INFO, TRACE_ON, 64-bit address, context, atoms. */
 static const uint8_t etm4[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00, 0x04,
                                /* address 0x400178: _start of fuzz/corpus/elf/exe */
-                               0x9d, 0x5e, 0x00, 0x40, 0, 0, 0, 0, 0, 0x81, 0x31, 0xf7, 0xf6,
-                               0xf7, 0xdb, 0x95, 0x10, 0xf7, 0xfe};
+                               0x9d, 0x5e, 0x00, 0x40, 0, 0, 0, 0, 0, 0x81, 0x31, 0xf7, 0xf6, 0xf7,
+                               0xdb, 0x95, 0x10, 0xf7, 0xfe};
 
 /* CoreSight frames of 'id' carrying data (zero padded), 14 data bytes per frame. */
 static size_t frames(uint8_t id, const uint8_t *d, size_t n, uint8_t *out)
@@ -46,28 +46,58 @@ static size_t frames(uint8_t id, const uint8_t *d, size_t n, uint8_t *out)
 static void start(pw *w, int be, int pipe, int ete)
 {
     pw_init(w, be, pipe);
-    pw_attr_desc a = {.type = 8, .sample_type = ST,
+    pw_attr_desc a = {.type = 8,
+                      .sample_type = ST,
                       .config = (1ull << 12) | (1ull << 28),
                       .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2};
     uint64_t ids[] = {1, 2};
     pw_attr(w, &a, ids, 2);
-    pw_attr_desc dummy = {.type = 1, .config = 9, .sample_type = ST,
+    pw_attr_desc dummy = {.type = 1,
+                          .config = 9,
+                          .sample_type = ST,
                           .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL | EK_PERF_ATTR_FLAG_MMAP2};
     uint64_t ids2[] = {3};
     pw_attr(w, &dummy, ids2, 1);
     if (ete) {
-        const uint64_t info[] = {1, (8ull << 32) | 2, 0,
-                                 EK_CS_ETM_MAGIC_ETE, 0, 8, 0x000018C1, 0x10, 0x28001EE1,
-                                 0x4100FFF3, 0x00000488, 0, 0xCC, 0x47705A13,
-                                 EK_CS_ETM_MAGIC_ETE, 1, 8, 0x000018C1, 0x12, 0x28001EE1,
-                                 0x4100FFF3, 0x00000488, 0, 0xCC, 0x47705A13};
+        const uint64_t info[] = {1,
+                                 (8ull << 32) | 2,
+                                 0,
+                                 EK_CS_ETM_MAGIC_ETE,
+                                 0,
+                                 8,
+                                 0x000018C1,
+                                 0x10,
+                                 0x28001EE1,
+                                 0x4100FFF3,
+                                 0x00000488,
+                                 0,
+                                 0xCC,
+                                 0x47705A13,
+                                 EK_CS_ETM_MAGIC_ETE,
+                                 1,
+                                 8,
+                                 0x000018C1,
+                                 0x12,
+                                 0x28001EE1,
+                                 0x4100FFF3,
+                                 0x00000488,
+                                 0,
+                                 0xCC,
+                                 0x47705A13};
         pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
     } else {
-        const uint64_t info[] = {1, (8ull << 32) | 2, 0,
-                                 EK_CS_ETM_MAGIC_ETMV4, 0, 7, 0x00001001, 0x10, 0x28000EA1,
-                                 0x4100F403, 0x00000488, 0, 0xCC,
-                                 EK_CS_ETM_MAGIC_ETMV4, 1, 7, 0x00001001, 0x12, 0x28000EA1,
-                                 0x4100F403, 0x00000488, 0, 0xCC};
+        const uint64_t info[] = {1,          (8ull << 32) | 2,
+                                 0,          EK_CS_ETM_MAGIC_ETMV4,
+                                 0,          7,
+                                 0x00001001, 0x10,
+                                 0x28000EA1, 0x4100F403,
+                                 0x00000488, 0,
+                                 0xCC,       EK_CS_ETM_MAGIC_ETMV4,
+                                 1,          7,
+                                 0x00001001, 0x12,
+                                 0x28000EA1, 0x4100F403,
+                                 0x00000488, 0,
+                                 0xCC};
         pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
     }
     pw_time_conv(w, 10, 1000, 5, 0, 0, 1, 1, 0);
@@ -166,8 +196,7 @@ static int many(int n, const char *path, int huge)
         pw_aux(&w, ST, &sd, (uint64_t)(i / 2) * 16, 16, 0);
         pw_auxtrace(&w, 16, (uint64_t)(i / 2) * 16, 0, (uint32_t)cpu, 101, cpu, fr);
     }
-    if (huge)
-        pw_auxtrace_head(&w, (uint64_t)1 << 40, 0, 0, 0, 101, 0); /* none of its data */
+    if (huge) pw_auxtrace_head(&w, (uint64_t)1 << 40, 0, 0, 0, 101, 0); /* none of its data */
     size_t len;
     uint8_t *out = pw_finish(&w, &len);
     pw_free(&w);
@@ -183,12 +212,9 @@ static int many(int n, const char *path, int huge)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--big") == 0)
-        return big(atoi(argv[2]), argv[3]);
-    if (argc == 4 && strcmp(argv[1], "--many") == 0)
-        return many(atoi(argv[2]), argv[3], 0);
-    if (argc == 4 && strcmp(argv[1], "--many-huge") == 0)
-        return many(atoi(argv[2]), argv[3], 1);
+    if (argc == 4 && strcmp(argv[1], "--big") == 0) return big(atoi(argv[2]), argv[3]);
+    if (argc == 4 && strcmp(argv[1], "--many") == 0) return many(atoi(argv[2]), argv[3], 0);
+    if (argc == 4 && strcmp(argv[1], "--many-huge") == 0) return many(atoi(argv[2]), argv[3], 1);
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUTDIR | --big MIB FILE | --many[-huge] N FILE\n", argv[0]);
         return 2;
@@ -213,10 +239,10 @@ int main(int argc, char **argv)
 
     /* the same records inside a COMPRESSED stream */
     start(&w, 0, 0, 0);
-    pw_compress_begin(&w);
+    pw_compress_begin(&w, 0, 64, 256);
     sideband(&w, 0, 10);
     pw_aux(&w, ST, &s0, 0, nfr, 0);
-    pw_compress_end(&w, 0, 64, 2);
+    pw_compress_end(&w);
     pw_auxtrace(&w, nfr, 0, 0, 0, 101, 0, fr);
     save(&w, "etm4-compressed");
 

@@ -193,7 +193,12 @@ static void parse_sample(const ek_perf_file *f, const uint8_t *raw, size_t size,
     int swap = f->hdr.swapped;
     const ek_perf_attr *a = NULL;
     if (!f->attrs.n) return;
-    if (f->sid_mode == PF_SID_IDENTIFIER && size >= 16)
+    /* IDENTIFIER leads every sample of its event: it names the attribute even when the
+     * events' trailers look alike (PF_SID_SINGLE) but their samples do not */
+    if ((f->sid_mode == PF_SID_IDENTIFIER ||
+         (f->sid_mode == PF_SID_SINGLE &&
+          (f->sid_attr->sample_type & EK_PERF_SAMPLE_IDENTIFIER))) &&
+        size >= 16)
         a = ek_perf_attr_by_id(f, pf_u64(raw + 8, swap));
     if (!a) a = f->sid_attr ? f->sid_attr : f->attrs.v[0];
     uint64_t st = a->sample_type;
@@ -602,6 +607,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                 payload_bad = 1;
             }
         }
+        rec->index = it->index; /* HEADER_ATTR finds its attribute by it */
         pf_decode_record(f, it->diag, raw, size, rec, it->strbuf, PF_STRCAP);
         rec->offset = p;
         rec->compressed = 0;
@@ -720,6 +726,7 @@ static int z_take(ek_perf_iter *it, ek_perf_record *rec)
             return 0;
         }
         if (avail < size) return 0;
+        rec->index = it->index; /* HEADER_ATTR finds its attribute by it */
         pf_decode_record(f, it->diag, raw, size, rec, it->strbuf, PF_STRCAP);
         rec->offset = seg_lookup(it, it->wstream);
         rec->compressed = 1;

@@ -186,7 +186,7 @@ static void add_synthetic(void)
                                  5,
                                  1};
         pw_auxtrace_info(&w, 3, info, sizeof info / sizeof info[0]);
-        if (variant == 0) pw_compress_begin(&w);
+        if (variant == 0) pw_compress_begin(&w, 0, 200, 2800);
         for (uint32_t i = 0; i < 40; i++) {
             pw_sid s = {i, i, 100 + i, 1 + (i & 1), 0, i & 1};
             pw_mmap2(&w, st, &s, i, i, 0x1000 * i, 0x1000, 0, "/lib/x.so");
@@ -194,7 +194,7 @@ static void add_synthetic(void)
             if (i % 8 == 0) pw_hw_id(&w, st, &s, (1ull << 56) | (3u << 8) | (0x10 + (i & 1)));
             pw_aux(&w, st, &s, 0x40 * (i / 2), 0x40, i % 5 == 0 ? EK_PERF_AUX_FLAG_TRUNCATED : 0);
         }
-        if (variant == 0) pw_compress_end(&w, 0, 200, 3);
+        if (variant == 0) pw_compress_end(&w);
         pw_auxtrace(&w, 0x40 * 20, 0, 0, 0, 0, 0, NULL);
         pw_auxtrace(&w, 0x40 * 20, 0, 0, 1, 0, 1, NULL);
         pw_time_conv(&w, 10, 3, 100, 5, 0xffff, 1, 1, 0);

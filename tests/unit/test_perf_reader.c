@@ -146,8 +146,8 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_u32(&w, 13);
         pw_u32(&w, 0);
         pw_end(&w);
-        for (int i = 0; i < 16; i++)
-            pw_u8(&w, (uint8_t)i);
+        for (uint8_t i = 0; i < 16; i++)
+            pw_payload(&w, &i, 1);
         pw_begin(&w, EK_PERF_RECORD_HEADER_BUILD_ID, 0);
         pw_u32(&w, (uint32_t)-1);
         for (int i = 0; i < 24; i++)
@@ -155,9 +155,9 @@ static uint8_t *build_all(int be, int pipe, int cmode, size_t *len)
         pw_str(&w, "/bin/a");
         pw_end(&w);
     }
-    if (cmode) pw_compress_begin(&w);
+    if (cmode) pw_compress_begin(&w, cmode == CM_COMPRESSED2, 100, 256);
     kernel_records(&w);
-    if (cmode) pw_compress_end(&w, cmode == CM_COMPRESSED2, 100, 3);
+    if (cmode) pw_compress_end(&w);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_ROUND, 0);
     pw_end(&w);
     pw_begin(&w, EK_PERF_RECORD_FINISHED_INIT, 0);
@@ -883,6 +883,39 @@ static void test_features(void **state)
         }
 }
 
+/* A pipe-mode HEADER_ATTR record names its attribute whatever the caller's record held
+ * before (the iterator once matched it with the previous record's number). */
+static void test_header_attr_record_attr(void **state)
+{
+    (void)state;
+    pw w;
+    pw_init(&w, 0, 1);
+    pw_attr_desc a1 = {.type = 8}, a2 = {.type = 9};
+    uint64_t id1 = 1, id2 = 2;
+    pw_attr(&w, &a1, &id1, 1);
+    pw_attr(&w, &a2, &id2, 1);
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    ek_diag_collector *c;
+    ek_perf_file *f = pw_open(buf, len, &c);
+    assert_non_null(f);
+    assert_int_equal(ek_perf_nattrs(f), 2);
+    ek_perf_iter *it;
+    assert_int_equal(ek_perf_iter_new(f, 0, NULL, &it), 0);
+    ek_perf_record r;
+    for (size_t k = 0; k < 2; k++) {
+        memset(&r, 0, sizeof r);
+        r.index = 1 - (int64_t)k; /* the other attribute's record */
+        assert_int_equal(ek_perf_iter_next(it, &r), 0);
+        assert_int_equal(r.type, EK_PERF_RECORD_HEADER_ATTR);
+        assert_ptr_equal(r.u.header_attr.attr, ek_perf_attr_at(f, k));
+    }
+    ek_perf_iter_free(it);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 /* The AUXTRACE index: perf's layout, simpleperf's (no count), damaged. */
 static void test_auxtrace_index_variants(void **state)
 {
@@ -900,6 +933,7 @@ static void test_auxtrace_index_variants(void **state)
             pw_buf *b = pw_feature_begin(&w, EK_PERF_FEAT_AUXTRACE);
             pwb_u64(&w, b, 5); /* 12 bytes: neither layout */
             pwb_u32(&w, b, 5);
+            pw_feature_end(&w, EK_PERF_FEAT_AUXTRACE, b);
         }
         size_t len;
         uint8_t *buf = pw_finish(&w, &len);
@@ -938,7 +972,7 @@ static void test_compressed_spanning(void **state)
         .type = 8, .sample_type = EK_PERF_SAMPLE_TIME, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
     uint64_t id = 1;
     pw_attr(&w, &a, &id, 1);
-    pw_compress_begin(&w);
+    pw_compress_begin(&w, 0, 37, 16384);
     char name[65000];
     memset(name, 'x', sizeof name);
     name[sizeof name - 1] = 0;
@@ -956,7 +990,7 @@ static void test_compressed_spanning(void **state)
     pw_sid s9 = {0, 0, 99, 0, 0, 0};
     pw_sid_trailer(&w, a.sample_type, &s9);
     pw_end(&w);
-    pw_compress_end(&w, 0, 37, 4);
+    pw_compress_end(&w);
     pw_auxtrace(&w, 8, 0, 0, 0, 0, 0, NULL);
     size_t len;
     uint8_t *buf = pw_finish(&w, &len);
@@ -1093,16 +1127,16 @@ static void test_compressed_damage(void **state)
     pw_attr_desc a = {.type = 8};
     uint64_t id = 1;
     pw_attr(&w, &a, &id, 1);
-    pw_compress_begin(&w);
+    pw_compress_begin(&w, 1, 1 << 14, 0);
     pw_sid s = {0, 0, 0, 0, 0, 0};
     for (uint32_t i = 0; i < 30; i++)
         pw_comm(&w, 0, &s, i, i, "compressed");
-    pw_compress_end(&w, 1, 1 << 14, 1);
+    pw_compress_end(&w);
     size_t zrec = pw_pos(&w);
-    pw_compress_begin(&w);
+    pw_compress_begin(&w, 1, 1 << 14, 0);
     for (uint32_t i = 0; i < 5; i++)
         pw_comm(&w, 0, &s, 100 + i, i, "second");
-    pw_compress_end(&w, 1, 1 << 14, 1);
+    pw_compress_end(&w);
     pw_auxtrace(&w, 16, 0, 0, 0, 0, 0, NULL);
     size_t len;
     uint8_t *buf = pw_finish(&w, &len);
@@ -1135,6 +1169,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_identifier_selects_attr),
         cmocka_unit_test(test_attr_sizes),
         cmocka_unit_test(test_features),
+        cmocka_unit_test(test_header_attr_record_attr),
         cmocka_unit_test(test_auxtrace_index_variants),
         cmocka_unit_test(test_compressed_spanning),
         cmocka_unit_test(test_counter_to_time),
