@@ -94,6 +94,7 @@ static const struct {
     {"doctor", cmd_doctor, "explain what in a recording could not be turned into samples"},
     {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
     {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
+    {"inject", cmd_inject, "write a perf.data with last-branch stacks (perf inject --itrace=il64)"},
 };
 
 static void usage(FILE *f)
