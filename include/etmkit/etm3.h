@@ -34,6 +34,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_etm3_config {
     ek_etm3_regs regs;
@@ -201,6 +202,7 @@ unsigned ek_etm3_decoder_fatal(const ek_etm3_decoder *d, uint64_t *index);
 void ek_list_etm3_ocsd_fatal(struct ek_sbuf *out, unsigned fatal, uint64_t index,
                              unsigned trace_id);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- configuration ------------------------------------------------------------------ */
 
@@ -358,6 +359,7 @@ void ek_etm4_eot(ek_etm4_parser *p);
  * block is used up (feed the next one; after ek_etm4_eot: the stream is finished). */
 int ek_etm4_next(ek_etm4_parser *p, const ek_etm4_packet **out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 #define EK_DFMT_FRAME_SIZE 16
 
@@ -118,6 +119,7 @@ static inline unsigned ek_dfmt_pending(const ek_deformatter *d)
     return d->nframe;
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

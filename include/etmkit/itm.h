@@ -27,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_itm_type {
     EK_ITM_PKT_NOTSYNC = 0,
@@ -114,6 +115,7 @@ struct ek_sbuf;
 void ek_list_itm_ocsd(struct ek_sbuf *out, const ek_itm_packet *pkt, unsigned trace_id,
                       int with_raw);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

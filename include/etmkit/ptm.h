@@ -29,6 +29,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- configuration ------------------------------------------------------------------ */
 
@@ -194,6 +195,7 @@ int ek_ptm_decode_eot(ek_ptm_decoder *d);
 const ek_elem *ek_ptm_decoder_elems(const ek_ptm_decoder *d, size_t *n);
 void ek_ptm_decoder_clear(ek_ptm_decoder *d);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

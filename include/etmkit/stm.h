@@ -34,6 +34,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_stm_type {
     EK_STM_NOTSYNC = 0,
@@ -155,6 +156,7 @@ struct ek_sbuf;
 void ek_list_stm_ocsd(struct ek_sbuf *out, const ek_stm_packet *pkt, unsigned trace_id,
                       int with_raw, const uint8_t *tail, size_t ntail);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
