@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/mapfile.h"
+#include "etmkit/mapfile.h"
 #include "etmkit/decode.h"
 #include "etmkit/elem.h"
 #include "etmkit/image.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etmkit/etm4.h"
+#include "etmkit/low/etm4.h"
 #include "etmkit/listing.h"
 #include "etmkit/sbuf.h"
 #include "etm4_configs.h"

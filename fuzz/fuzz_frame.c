@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "etmkit/frame.h"
+#include "etmkit/low/frame.h"
 #include "etmkit/listing.h"
 #include "etmkit/sbuf.h"
 #include "fuzz_common.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "input/ini.h"
+#include "etmkit/ini.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

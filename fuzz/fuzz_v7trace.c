@@ -14,6 +14,10 @@
 
 #include "etmkit/etm3.h"
 #include "etmkit/itm.h"
+#include "etmkit/low/etm3.h"
+#include "etmkit/low/itm.h"
+#include "etmkit/low/ptm.h"
+#include "etmkit/low/stm.h"
 #include "etmkit/ptm.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/stm.h"

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_protocol {
     EK_PROTO_UNKNOWN = 0,
@@ -90,6 +91,7 @@ typedef enum ek_mem_space {
     EK_MS_ANY = 0xff,
 } ek_mem_space;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- a protocol's operations ------------------------------------------------------------ */
 
@@ -387,6 +388,7 @@ int ek_decode_add_perf_cpus(ek_decode *t, const struct ek_perf_cs_etm *cs);
 int ek_decode_bind_perf_slice(ek_decode *t, const struct ek_perf_cs_etm *cs,
                               const struct ek_perf_queue *q, const struct ek_perf_slice *sl);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_severity {
     EK_SEV_NOTE = 0,  /* worth knowing, nothing lost */
@@ -67,6 +68,7 @@ uint64_t ek_diag_collector_count_kind(const ek_diag_collector *c, const char *ki
  * With verbose != 0, every kept event is listed on its own line. */
 void ek_diag_collector_summary(const ek_diag_collector *c, ek_sbuf *out, int verbose);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

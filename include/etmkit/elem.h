@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_elem_type {
     EK_ELEM_UNKNOWN = 0,
@@ -212,6 +213,7 @@ void ek_elem_format_ocsd_lines(ek_sbuf *out, const ek_elem *e, size_t n, int tab
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e);
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_etm3_config {
     ek_etm3_regs regs;
@@ -142,29 +143,7 @@ typedef struct ek_etm3_packet {
     uint8_t raw[EK_ETM3_MAX_PKT];
 } ek_etm3_packet;
 
-typedef struct ek_etm3_parser {
-    ek_etm3_config cfg;
-    const uint8_t *in;
-    size_t in_len, in_used;
-    uint64_t in_index;
-    uint8_t state, synced, start_of_sync, eot_done;
-    /* a part of the collected bytes reported first (OpenCSD's A-Sync zero stripping) */
-    uint8_t send_part, part_len, post_state, post_type;
-    uint8_t part[EK_ETM3_MAX_PKT];
-    /* per packet */
-    uint8_t expected, br_needs_exc, isync_got_cc, isync_lsip, isync_info_idx;
-    uint8_t exp_daddr, found_daddr, idx;
-    uint8_t len;
-    uint8_t data[EK_ETM3_MAX_PKT];
-    ek_etm3_packet pkt;
-    ek_etm3_packet out;
-} ek_etm3_parser;
-
-void ek_etm3_parser_init(ek_etm3_parser *p, const ek_etm3_config *cfg);
-void ek_etm3_parser_reset(ek_etm3_parser *p);
-void ek_etm3_feed(ek_etm3_parser *p, const uint8_t *data, size_t len, uint64_t index);
-int ek_etm3_next(ek_etm3_parser *p, const ek_etm3_packet **pkt);
-void ek_etm3_eot(ek_etm3_parser *p);
+/* Its state (allocated by the caller) and the functions on it, the bit level: etmkit/low/etm3.h */
 const char *ek_etm3_type_name(unsigned type);
 
 struct ek_sbuf;
@@ -201,7 +180,13 @@ unsigned ek_etm3_decoder_fatal(const ek_etm3_decoder *d, uint64_t *index);
 void ek_list_etm3_ocsd_fatal(struct ek_sbuf *out, unsigned fatal, uint64_t index,
                              unsigned trace_id);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
+/* The library and the test suite build with ETMKIT_LOW_LEVEL: they see the bit level too. */
+#if defined(ETMKIT_LOW_LEVEL) && !defined(ETMKIT_LOW_ETM3_H)
+#include "etmkit/low/etm3.h"
+#endif
+
 #endif

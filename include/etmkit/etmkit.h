@@ -15,6 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 #define ETMKIT_VERSION_MAJOR 0
 #define ETMKIT_VERSION_MINOR 1
@@ -50,6 +51,7 @@ const char *ek_version(void);
  * the end. done never exceeds total; total may be 0 when it is not known. */
 typedef void (*ek_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -22,6 +22,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* perf time in nanoseconds; both ends included; 0: that end is open */
 typedef struct ek_time_range {
@@ -75,6 +76,7 @@ int ek_sample_filter_active(const ek_sample_filter *f);
  * a sample without a CPU (-1) fails -C. */
 int ek_sample_filter_match(const ek_sample_filter *f, const ek_sample *s, const char *comm);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -70,6 +70,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 struct ek_etm4_packet;
 
@@ -191,6 +192,7 @@ int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
 /* 1 when ek_flow_diag_ocsd() would give a line for ev (OpenCSD logs that error). */
 int ek_flow_diag_logged(const ek_diag_event *ev);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

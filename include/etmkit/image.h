@@ -33,6 +33,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_image ek_image;
 
@@ -90,6 +91,7 @@ size_t ek_image_map(ek_image *img, ek_mem_space space, uint64_t addr, const uint
 /* Number of regions added so far (for tests and dumps). */
 size_t ek_image_region_count(const ek_image *img);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

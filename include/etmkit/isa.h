@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* Instruction set state. The values follow OpenCSD's ocsd_isa order (arm, thumb2, aarch64). */
 typedef enum ek_isa {
@@ -314,6 +315,7 @@ const char *ek_isa_type_name(unsigned type);   /* "OTHER", "BR", "BR_INDIRECT", 
 const char *ek_isa_subtype_name(unsigned sub); /* "NONE", "BR_LINK", "V8_RET", ... */
 const char *ek_isa_name(ek_isa isa);           /* "A64", "T32", "A32", "?" */
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* One OpenCSD trc_pkt_lister packet line, newline included:
  *   with_raw:  "Idx:<dec>; ID:<hex>; [0xNN 0xNN ];\t<NAME> : <description>\n"  (packet monitor)
@@ -104,6 +105,7 @@ typedef struct ek_listing {
  * (OCSD / JSON), DSTREAM footers, RESET and END OF TRACE lines (OCSD). */
 void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

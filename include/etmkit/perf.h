@@ -31,6 +31,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- record types ------------------------------------------------------------------- */
 
@@ -641,6 +642,7 @@ const ek_perf_idmap *ek_perf_queues_idmap_at(const ek_perf_queues *q, size_t i);
 /* The trace bytes of a slice (pointer into the mapped file; NULL when it has none). */
 const uint8_t *ek_perf_slice_data(const ek_perf_file *f, const ek_perf_slice *s, size_t *len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

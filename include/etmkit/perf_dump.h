@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_perf_dump_format {
     EK_PERF_DUMP_TEXT = 0,
@@ -80,6 +81,7 @@ int ek_perf_dump_rest_trace(ek_sbuf *out, ek_perf_tracer *t);
 /* JSON string (quoted, escaped). */
 void ek_json_string(ek_sbuf *out, const char *s);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* A branch end (from or to) outside the binary the branch is counted for. */
 #define EK_PROFILE_EXTERNAL UINT64_MAX
@@ -197,6 +198,7 @@ int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_
  * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

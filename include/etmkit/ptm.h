@@ -29,6 +29,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- configuration ------------------------------------------------------------------ */
 
@@ -129,48 +130,7 @@ typedef struct ek_ptm_packet {
     uint8_t raw[EK_PTM_MAX_PKT];
 } ek_ptm_packet;
 
-typedef struct ek_ptm_parser {
-    ek_ptm_config cfg;
-    const uint8_t *in;
-    size_t in_len, in_used;
-    uint64_t in_index;
-    uint8_t state;
-    uint8_t wait_so_pkt;  /* zeros of a possible A-Sync are held */
-    uint8_t async_0;      /* zeros counted */
-    uint8_t sent_notsync; /* the first NOTSYNC went to the decoder */
-    uint8_t ws_pending;   /* NOTSYNC reports queued by the sync search */
-    uint8_t excep_alt_isa;
-    uint8_t eot_done;
-    /* per packet */
-    uint8_t n_addr, n_exc, n_cc, got_addr, got_exc, got_cc, need_cc, addr_isa;
-    uint8_t n_cid, got_cid, need;
-    uint8_t len;
-    uint8_t data[EK_PTM_MAX_PKT];
-    ek_ptm_packet pkt;
-    ek_ptm_packet out;
-    /* sync search reports */
-    struct {
-        uint64_t index;
-        uint8_t n, zeros, decode;
-        uint8_t bytes[EK_PTM_MAX_PKT];
-    } ws[3];
-    uint8_t ws_head;
-    uint8_t ws_active; /* a scan of the current block is under way */
-    uint32_t ws_unsynced, ws_on_entry;
-    size_t ws_scan_start;
-    uint8_t tail_len;
-    uint8_t tail[16];
-    uint64_t ws_index;
-} ek_ptm_parser;
-
-void ek_ptm_parser_init(ek_ptm_parser *p, const ek_ptm_config *cfg);
-void ek_ptm_parser_reset(ek_ptm_parser *p);
-void ek_ptm_feed(ek_ptm_parser *p, const uint8_t *data, size_t len, uint64_t index);
-/* OpenCSD 1.8.0 compatibility: the bytes that follow the block in OpenCSD's buffer (see
- * ek_dfmt_ocsd_tail), which its unsynchronised-data reports may list. Call after each feed. */
-void ek_ptm_feed_tail(ek_ptm_parser *p, const uint8_t *tail, size_t n);
-int ek_ptm_next(ek_ptm_parser *p, const ek_ptm_packet **pkt);
-void ek_ptm_eot(ek_ptm_parser *p);
+/* Its state (allocated by the caller) and the functions on it, the bit level: etmkit/low/ptm.h */
 const char *ek_ptm_type_name(unsigned type);
 
 /* trc_pkt_lister line for a packet (with_raw: packet monitor form). */
@@ -194,7 +154,13 @@ int ek_ptm_decode_eot(ek_ptm_decoder *d);
 const ek_elem *ek_ptm_decoder_elems(const ek_ptm_decoder *d, size_t *n);
 void ek_ptm_decoder_clear(ek_ptm_decoder *d);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
+/* The library and the test suite build with ETMKIT_LOW_LEVEL: they see the bit level too. */
+#if defined(ETMKIT_LOW_LEVEL) && !defined(ETMKIT_LOW_PTM_H)
+#include "etmkit/low/ptm.h"
+#endif
+
 #endif

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_sbuf {
     char *p; /* NUL-terminated while len < cap */
@@ -41,6 +42,7 @@ void ek_sbuf_hex(ek_sbuf *s, uint64_t v, unsigned width, int upper);
 void ek_sbuf_dec(ek_sbuf *s, uint64_t v);
 void ek_sbuf_sdec(ek_sbuf *s, int64_t v);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

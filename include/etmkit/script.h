@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* -F fields */
 #define EK_SF_F_COMM (1u << 0)
@@ -87,6 +88,7 @@ void ek_script_flags_text(ek_sbuf *out, uint32_t flags);
 /* "branches" / "instructions" */
 const char *ek_sample_kind_name(int kind);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -34,6 +34,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_session_opts {
     uint32_t size;            /* sizeof(ek_session_opts), set by ek_session_opts_init */
@@ -121,6 +122,7 @@ typedef struct ek_session_stats {
 } ek_session_stats;
 void ek_session_get_stats(const ek_session *s, ek_session_stats *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

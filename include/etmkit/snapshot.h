@@ -35,6 +35,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef enum ek_buffer_format {
     EK_BUF_UNKNOWN = 0,
@@ -148,6 +149,7 @@ int ek_core_arch(const char *name, ek_arch *arch, ek_arch_profile *profile);
 const char *ek_protocol_name(ek_protocol p);
 const char *ek_arch_name(ek_arch a);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

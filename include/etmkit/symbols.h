@@ -44,6 +44,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- ELF facts ------------------------------------------------------------------------ */
 
@@ -194,6 +195,7 @@ void ek_path_list_free(char **list, size_t n);
 char *ek_buildid_find(const char *path, const char *build_id_hex, const char *symfs,
                       const char *debugdir);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 /* ---- --itrace options --------------------------------------------------------------------- */
 
@@ -177,6 +178,7 @@ typedef struct ek_synth_stats {
 } ek_synth_stats;
 void ek_synth_get_stats(const ek_synth *s, ek_synth_stats *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,7 @@
 #include "core/mapfile.h"
 #include "core/vec.h"
 #include "etmkit/etmkit.h"
-#include "input/ini.h"
+#include "etmkit/ini.h"
 
 typedef struct sec_tmp {
     const char *name;

@@ -15,7 +15,7 @@
 #include "core/vec.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/snapshot.h"
-#include "input/ini.h"
+#include "etmkit/ini.h"
 
 typedef EK_VEC(ek_snap_dump) dump_vec;
 

@@ -51,9 +51,9 @@ for c in $commands; do [ -f "$root/share/man/man1/etmkit-$c.1" ] || bad "not ins
 [ "$(readlink "$root/lib/libetmkit.so.$major")" = "libetmkit.so.$version" ] || bad "libetmkit.so.$major -> $(readlink "$root/lib/libetmkit.so.$major")"
 soname=$(readelf -d "$root/lib/libetmkit.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libetmkit.so.$major" ] || bad "soname '$soname', want libetmkit.so.$major"
-# the public headers, no more, no less
-(cd "$src/include/etmkit" && ls *.h) >"$tmp/headers.src"
-(cd "$root/include/etmkit" && ls) >"$tmp/headers.inst"
+# the public headers (with the bit level's, low/), no more, no less
+(cd "$src/include/etmkit" && find . -name '*.h' | sort) >"$tmp/headers.src"
+(cd "$root/include/etmkit" && find . ! -type d | sort) >"$tmp/headers.inst"
 diff -u "$tmp/headers.src" "$tmp/headers.inst" || bad "installed headers differ from include/etmkit"
 out=$("$root/bin/etmkit" --version); [ "$out" = "etmkit $version" ] || bad "installed etmkit --version: $out"
 
@@ -69,8 +69,8 @@ san=""
 CC=${CC:-cc}
 std="-std=c11 -Wall -Wextra -Werror $san"
 
-for h in "$root"/include/etmkit/*.h; do
-    n=etmkit/$(basename "$h")
+for h in "$root"/include/etmkit/*.h "$root"/include/etmkit/low/*.h; do
+    n=etmkit/${h#"$root"/include/etmkit/}
     printf '#include <%s>\n#include <%s>\nint ek_header_test;\n' "$n" "$n" >"$tmp/h.c"
     $CC $std -pedantic -Wstrict-prototypes $cflags -c "$tmp/h.c" -o "$tmp/h.o" 2>"$tmp/h.err" ||
         bad "$n does not compile on its own: $(head -3 "$tmp/h.err")"

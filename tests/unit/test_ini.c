@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "etmkit/diag.h"
-#include "input/ini.h"
+#include "etmkit/ini.h"
 #include "testutil.h"
 
 /* A sink that records events for inspection. */

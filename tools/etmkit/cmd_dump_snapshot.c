@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
-#include "core/mapfile.h"
+#include "etmkit/mapfile.h"
 #include "etmkit/decode.h"
 #include "etmkit/elem.h"
 #include "etmkit/image.h"

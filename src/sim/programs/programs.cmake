@@ -133,7 +133,7 @@ set(SIMPROG_IMAGES ${SIMPROG_OUT}/simloop ${SIMPROG_OUT}/simchild ${SIMPROG_OUT}
     ${SIMPROG_OUT}/libsimb.so ${SIMPROG_OUT}/vmlinux ${SIMPROG_OUT}/simjit ${SIMPROG_OUT}/jitcode.so ${SIMPROG_OUT}/simreal
     ${SIMPROG_OUT}/libsima-other.so ${SIMPROG_OUT}/simmod.ko ${SIMPROG_OUT}/simmod.loaded)
 add_custom_target(etmkit_simprog DEPENDS ${SIMPROG_IMAGES})
-add_dependencies(etmkit_objects etmkit_simprog)
+add_dependencies(etmkit_mod_sim etmkit_simprog)
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/sim/blobs.c PROPERTIES
   OBJECT_DEPENDS "${SIMPROG_IMAGES}"
   COMPILE_DEFINITIONS "ETMKIT_SIMPROG_DIR=\"${SIMPROG_OUT}\"")

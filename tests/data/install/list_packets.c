@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <etmkit/etm4.h>
+#include <etmkit/low/etm4.h> /* the packet parser: bit level */
 #include <etmkit/etmkit.h>
 #include <etmkit/listing.h>
 #include <etmkit/sbuf.h>

@@ -1,4 +1,6 @@
-/* INI reader for snapshot files (snapshot.ini, device files, trace.ini). Internal.
+/* INI reader for snapshot files (snapshot.ini, device files, trace.ini): what ek_snapshot_open
+ * reads them with, public so that the INI fuzz target (fuzz/fuzz_ini.c) builds against the
+ * public API.
  *
  * What it accepts (the dialect DS-5 / OpenCSD snapshots are written in):
  *  - "[name]" section headers; sections are kept in file order, and a name that appears
@@ -19,13 +21,18 @@
  * There are no fixed-size limits: the file is copied once and every name and value points
  * into that copy, so memory is bounded by the file size.
  */
-#ifndef ETMKIT_INPUT_INI_H
-#define ETMKIT_INPUT_INI_H
+#ifndef ETMKIT_INI_H
+#define ETMKIT_INI_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "etmkit/diag.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_ini_kv {
     const char *key;   /* trimmed, never empty */
@@ -78,5 +85,10 @@ const ek_ini_kv *ek_ini_find_next(const ek_ini_section *sec, const char *key, si
  * with optional surrounding quotes. Returns 1 when the whole string was a number that fits
  * in 64 bits. */
 int ek_ini_parse_u64(const char *s, uint64_t *v);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
 
 #endif

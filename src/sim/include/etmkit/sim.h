@@ -22,6 +22,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_sim_opts {
     size_t size;          /* sizeof(ek_sim_opts) */
@@ -64,6 +65,7 @@ const char *ek_sim_scenario_desc(size_t i);
 /* Run one scenario. Returns 0 or a negative ek_status (EK_ERR_NOT_FOUND: unknown scenario). */
 int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
