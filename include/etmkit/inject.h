@@ -30,6 +30,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_inject_stats {
     uint64_t samples;  /* instructions samples written */
@@ -45,6 +46,7 @@ unsigned ek_inject_writer_flags(const ek_perf_file *in);
 int ek_inject(const ek_perf_file *in, ek_session *s, const ek_itrace *itrace, ek_pw *out,
               ek_inject_stats *st);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

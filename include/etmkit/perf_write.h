@@ -28,6 +28,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 typedef struct ek_pw ek_pw;
 
@@ -162,6 +163,7 @@ int ek_pw_auxtrace_index(ek_pw *w, int simpleperf_layout);
 /* Write 'size' as data.size in the header instead of the real size (damaged files). */
 void ek_pw_set_data_size(ek_pw *w, uint64_t size);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
