@@ -23,6 +23,8 @@
 #include "etmkit/elem.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/isa.h"
+#include "etmkit/perf.h"
+#include "etmkit/perf_write.h"
 #include "etmkit/sim.h"
 #include "sim/sim.h"
 #include "sim/v7.h"
@@ -277,209 +279,130 @@ static void format_frames(fbuf *b, const uint8_t *d, size_t n, unsigned id)
 enum { ST_IP = 1, ST_TID = 2, ST_TIME = 4, ST_PERIOD = 0x100, ST_IDENT = 0x10000 };
 /* per-thread recording: no CPU in the samples (perf record --per-thread) */
 #define SAMPLE_TYPE (ST_IDENT | ST_IP | ST_TID | ST_TIME | ST_PERIOD)
-#define TRAILER     24
 
-static void rec_head(uint8_t *r, uint32_t type, uint16_t misc, size_t size)
+static ek_perf_record v7_rec(uint32_t type, uint16_t misc, uint64_t time, uint64_t id)
 {
-    ek_put_le32(r, type);
-    ek_put_le16(r + 4, misc);
-    ek_put_le16(r + 6, (uint16_t)size);
+    ek_perf_record r;
+    memset(&r, 0, sizeof(r));
+    r.type = type;
+    r.misc = misc;
+    r.sid.pid = r.sid.tid = PID;
+    r.sid.time = time;
+    r.sid.id = id;
+    return r;
 }
 
-/* sample_id_all trailer: pid/tid, time, identifier */
-static size_t trailer(uint8_t *p, int pid, int tid, uint64_t time, uint64_t id)
-{
-    ek_put_le32(p, (uint32_t)pid);
-    ek_put_le32(p + 4, (uint32_t)tid);
-    ek_put_le64(p + 8, time);
-    ek_put_le64(p + 16, id);
-    return TRAILER;
-}
-
-static void feat_str(fbuf *b, const char *s)
-{
-    const size_t n = strlen(s) + 1, a = (n + 63) / 64 * 64;
-    uint8_t *p = grow(b, 4 + a);
-    if (!p) return;
-    ek_put_le32(p, (uint32_t)a);
-    memcpy(p + 4, s, n);
-}
-
+/* the recording, through the library's perf.data writer, into b */
 static void write_perf(fbuf *b, const v7_scn *sc, const uint8_t *aux, size_t naux, uint64_t t_end)
 {
     const uint64_t id_etm = 1, id_dummy = 2;
     const uint32_t cr = sc->regs.etmcr;
     const uint64_t config = cr & ((1u << 12) | (1u << 14) | (1u << 28) | (1u << 29));
-    grow(b, 104);
-    /* attributes (128 bytes + ids section) */
+    ek_pw *w;
+    if (ek_pw_new_mem(0, &w)) {
+        b->err = EK_ERR_NOMEM;
+        return;
+    }
+    /* attributes: the cs_etm event and the tracking dummy event */
     for (int k = 0; k < 2; k++) {
-        uint8_t *a = grow(b, 128 + 16);
-        if (!a) return;
+        ek_perf_attr a;
+        memset(&a, 0, sizeof(a));
         uint64_t flags = (1ull << 18) | (1ull << 6) | (1ull << 5); /* sample_id_all, no kernel/hv */
         flags |= (1ull << 0) | (1ull << 1) | (1ull << 12);         /* disabled, inherit, on exec */
         if (k) {
-            ek_put_le32(a, 1);
-            ek_put_le64(a + 8, 9); /* PERF_COUNT_SW_DUMMY */
+            a.type = 1;
+            a.config = 9; /* PERF_COUNT_SW_DUMMY */
             flags |= (1ull << 8) | (1ull << 9) | (1ull << 13) | (1ull << 23) | (1ull << 24);
         } else {
-            ek_put_le32(a, PMU_TYPE);
-            ek_put_le64(a + 8, config);
+            a.type = PMU_TYPE;
+            a.config = config;
         }
-        ek_put_le32(a + 4, 128);
-        ek_put_le64(a + 16, 1);
-        ek_put_le64(a + 24, SAMPLE_TYPE);
-        ek_put_le64(a + 40, flags);
-        ek_put_le64(a + 128, 104 + 2 * 144 + (uint64_t)k * 8);
-        ek_put_le64(a + 136, 8);
+        a.size = 128;
+        a.sample_period = 1;
+        a.sample_type = SAMPLE_TYPE;
+        a.flags = flags;
+        a.ids = k ? &id_dummy : &id_etm;
+        a.nids = 1;
+        ek_pw_attr(w, &a);
     }
-    uint8_t *ids = grow(b, 16);
-    if (!ids) return;
-    ek_put_le64(ids, id_etm);
-    ek_put_le64(ids + 8, id_dummy);
-    const uint64_t data_off = b->n;
     /* AUXTRACE_INFO: version 1, one CS_ETMV3 block */
-    uint8_t *r = grow(b, 16 + 8 * 10);
-    if (!r) return;
-    rec_head(r, 70, 0, 16 + 8 * 10);
-    ek_put_le32(r + 8, 3); /* PERF_AUXTRACE_CS_ETM */
-    uint64_t w[10] = {1,
-                      (uint64_t)PMU_TYPE << 32 | 1,
-                      0,
-                      0x3030303030303030ull,
-                      0,
-                      4,
-                      sc->regs.etmcr,
-                      sc->regs.etmtraceidr,
-                      sc->regs.etmccer,
-                      sc->regs.etmidr};
-    for (int i = 0; i < 10; i++)
-        ek_put_le64(r + 16 + 8 * i, w[i]);
-    /* COMM */
-    r = grow(b, 24 + TRAILER);
-    if (!r) return;
-    rec_head(r, 3, 0, 24 + TRAILER);
-    ek_put_le32(r + 8, PID);
-    ek_put_le32(r + 12, PID);
-    memcpy(r + 16, "simv7", 6);
-    trailer(r + 24, PID, PID, T0, id_dummy);
+    const uint64_t info[10] = {1,
+                               (uint64_t)PMU_TYPE << 32 | 1,
+                               0,
+                               EK_CS_ETM_MAGIC_ETMV3,
+                               0,
+                               4,
+                               sc->regs.etmcr,
+                               sc->regs.etmtraceidr,
+                               sc->regs.etmccer,
+                               sc->regs.etmidr};
+    ek_pw_auxtrace_info(w, EK_PERF_AUXTRACE_CS_ETM, info, 10);
+    ek_perf_record r = v7_rec(EK_PERF_RECORD_COMM, 0, T0, id_dummy);
+    r.u.comm.pid = r.u.comm.tid = PID;
+    r.u.comm.comm = "simv7";
+    ek_pw_record(w, &r, SAMPLE_TYPE);
     /* MMAP2 of the executable: the code mapped at base from file offset CODE_OFF */
-    const size_t plen = (strlen(EXE_PATH) + 1 + 7) / 8 * 8;
-    r = grow(b, 72 + plen + TRAILER);
-    if (!r) return;
-    rec_head(r, 10, 2 /* PERF_RECORD_MISC_USER */, 72 + plen + TRAILER);
-    ek_put_le32(r + 8, PID);
-    ek_put_le32(r + 12, PID);
-    ek_put_le64(r + 16, 0);
-    ek_put_le64(r + 24, 0x9000);
-    ek_put_le64(r + 32, CODE_OFF);
-    ek_put_le32(r + 40, 8);
-    ek_put_le32(r + 44, 1);
-    ek_put_le64(r + 48, 1000);
-    ek_put_le32(r + 64, 5);
-    ek_put_le32(r + 68, 2);
-    memcpy(r + 72, EXE_PATH, strlen(EXE_PATH) + 1);
-    trailer(r + 72 + plen, PID, PID, T0 + 1, id_dummy);
-    /* ITRACE_START */
-    r = grow(b, 16 + TRAILER);
-    if (!r) return;
-    rec_head(r, 12, 0, 16 + TRAILER);
-    ek_put_le32(r + 8, PID);
-    ek_put_le32(r + 12, PID);
-    trailer(r + 16, PID, PID, T0 + 2, id_etm);
+    r = v7_rec(EK_PERF_RECORD_MMAP2, EK_PERF_MISC_USER, T0 + 1, id_dummy);
+    r.u.mmap.pid = r.u.mmap.tid = PID;
+    r.u.mmap.addr = 0;
+    r.u.mmap.len = 0x9000;
+    r.u.mmap.pgoff = CODE_OFF;
+    r.u.mmap.maj = 8;
+    r.u.mmap.min = 1;
+    r.u.mmap.ino = 1000;
+    r.u.mmap.prot = 5;
+    r.u.mmap.flags = 2;
+    r.u.mmap.filename = EXE_PATH;
+    ek_pw_record(w, &r, SAMPLE_TYPE);
+    r = v7_rec(EK_PERF_RECORD_ITRACE_START, 0, T0 + 2, id_etm);
+    r.u.itrace_start.pid = r.u.itrace_start.tid = PID;
+    ek_pw_record(w, &r, SAMPLE_TYPE);
     /* AUX: the whole sink at the end */
-    r = grow(b, 32 + TRAILER);
-    if (!r) return;
-    rec_head(r, 11, 0, 32 + TRAILER);
-    ek_put_le64(r + 8, 0);
-    ek_put_le64(r + 16, naux);
-    ek_put_le64(r + 24, 0);
-    trailer(r + 32, PID, PID, t_end, id_etm);
-    /* AUXTRACE with the data */
-    const uint64_t aux_rec = b->n;
+    r = v7_rec(EK_PERF_RECORD_AUX, 0, t_end, id_etm);
+    r.u.aux.aux_size = naux;
+    ek_pw_record(w, &r, SAMPLE_TYPE);
+    /* AUXTRACE with the data (per-thread: no CPU) */
+    static const uint8_t zero[8];
     const size_t pad = (8 - (naux & 7)) & 7;
-    r = grow(b, 48);
-    if (!r) return;
-    rec_head(r, 71, 0, 48);
-    ek_put_le64(r + 8, naux + pad);
-    ek_put_le64(r + 16, 0);
-    ek_put_le64(r + 24, 1);
-    ek_put_le32(r + 32, 0);
-    ek_put_le32(r + 36, PID);
-    ek_put_le32(r + 40, (uint32_t)-1); /* per-thread: no CPU */
-    put_bytes(b, aux, naux);
-    grow(b, pad);
-    /* EXIT, FINISHED_ROUND */
-    r = grow(b, 32 + TRAILER);
-    if (!r) return;
-    rec_head(r, 4, 0, 32 + TRAILER);
-    ek_put_le32(r + 8, PID);
-    ek_put_le32(r + 12, PID);
-    ek_put_le32(r + 16, PID);
-    ek_put_le32(r + 20, PID);
-    ek_put_le64(r + 24, t_end + 1);
-    trailer(r + 32, PID, PID, t_end + 1, id_dummy);
-    r = grow(b, 8);
-    if (!r) return;
-    rec_head(r, 68, 0, 8);
-    const uint64_t data_end = b->n;
-    /* features: OSRELEASE 4, VERSION 5, ARCH 6, NRCPUS 7, PMU_MAPPINGS 16, AUXTRACE 18 */
-    static const int feats[] = {4, 5, 6, 7, 16, 18};
-    const size_t nf = sizeof feats / sizeof feats[0];
-    const size_t table = b->n;
-    grow(b, nf * 16);
-    uint64_t sec[6][2];
-    for (size_t i = 0; i < nf; i++) {
-        const size_t st = b->n;
-        switch (feats[i]) {
-        case 4: feat_str(b, "6.1.0-etmkit-sim-armv7"); break;
-        case 5: feat_str(b, "6.1.187"); break;
-        case 6: feat_str(b, "armv7l"); break;
-        case 7: {
-            uint8_t *p = grow(b, 8);
-            if (p) {
-                ek_put_le32(p, 1);
-                ek_put_le32(p + 4, 1);
-            }
-            break;
-        }
-        case 16: {
-            uint8_t *p = grow(b, 8);
-            if (!p) break;
-            ek_put_le32(p, 2);
-            ek_put_le32(p + 4, PMU_TYPE);
-            feat_str(b, "cs_etm");
-            p = grow(b, 4);
-            if (p) ek_put_le32(p, 1);
-            feat_str(b, "software");
-            break;
-        }
-        case 18: {
-            uint8_t *p = grow(b, 24);
-            if (!p) break;
-            ek_put_le64(p, 1);
-            ek_put_le64(p + 8, aux_rec);
-            ek_put_le64(p + 16, 48);
-            break;
-        }
-        }
-        sec[i][0] = st;
-        sec[i][1] = b->n - st;
+    r = v7_rec(EK_PERF_RECORD_AUXTRACE, 0, 0, 0);
+    r.u.auxtrace.size = naux + pad;
+    r.u.auxtrace.reference = 1;
+    r.u.auxtrace.tid = PID;
+    r.u.auxtrace.cpu = -1;
+    ek_pw_record(w, &r, 0);
+    ek_pw_payload(w, aux, naux);
+    ek_pw_payload(w, zero, pad);
+    r = v7_rec(EK_PERF_RECORD_EXIT, 0, t_end + 1, id_dummy);
+    r.u.fork.pid = r.u.fork.ppid = r.u.fork.tid = r.u.fork.ptid = PID;
+    r.u.fork.time = t_end + 1;
+    ek_pw_record(w, &r, SAMPLE_TYPE);
+    r = v7_rec(EK_PERF_RECORD_FINISHED_ROUND, 0, 0, 0);
+    ek_pw_record(w, &r, 0);
+    /* features: OSRELEASE, VERSION, ARCH, NRCPUS, PMU_MAPPINGS, AUXTRACE */
+    ek_pw_feature_string(w, EK_PERF_FEAT_OSRELEASE, "6.1.0-etmkit-sim-armv7");
+    ek_pw_feature_string(w, EK_PERF_FEAT_VERSION, "6.1.187");
+    ek_pw_feature_string(w, EK_PERF_FEAT_ARCH, "armv7l");
+    ek_pw_feature_begin(w, EK_PERF_FEAT_NRCPUS);
+    ek_pw_u32(w, 1);
+    ek_pw_u32(w, 1);
+    ek_pw_feature_end(w);
+    ek_pw_feature_begin(w, EK_PERF_FEAT_PMU_MAPPINGS);
+    ek_pw_u32(w, 2);
+    ek_pw_u32(w, PMU_TYPE);
+    ek_pw_hstring(w, "cs_etm");
+    ek_pw_u32(w, 1);
+    ek_pw_hstring(w, "software");
+    ek_pw_feature_end(w);
+    ek_pw_auxtrace_index(w, 0);
+    uint8_t *out;
+    size_t len;
+    int e = ek_pw_close_mem(w, &out, &len);
+    if (e) {
+        b->err = e;
+        return;
     }
-    if (b->err) return;
-    for (size_t i = 0; i < nf; i++) {
-        ek_put_le64(b->p + table + 16 * i, sec[i][0]);
-        ek_put_le64(b->p + table + 16 * i + 8, sec[i][1]);
-    }
-    uint8_t *h = b->p;
-    memcpy(h, "PERFILE2", 8);
-    ek_put_le64(h + 8, 104);
-    ek_put_le64(h + 16, 144);
-    ek_put_le64(h + 24, 104);
-    ek_put_le64(h + 32, 2 * 144);
-    ek_put_le64(h + 40, data_off);
-    ek_put_le64(h + 48, data_end - data_off);
-    for (size_t i = 0; i < nf; i++)
-        h[72 + feats[i] / 8] |= (uint8_t)(1u << (feats[i] % 8));
+    put_bytes(b, out, len);
+    free(out);
 }
 
 /* ------------------------------------------------------------------ ground truth */
