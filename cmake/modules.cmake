@@ -51,7 +51,4 @@ ek_module(sim APART USES output PUBLIC sim.h)
 # Temporary exceptions: exact (file, included header) and (module, symbol) pairs that break the
 # rules only because of work in flight. Each names why; delete it when that work has landed
 # (the check warns about an exception that nothing needs any more).
-ek_allow_include(include/etmkit/session.h etmkit/script.h
-  "h21: perf-script text moves from the session to src/output (session.h still takes ek_script_fields)")
-ek_allow_symbol(session ek_script_format
-  "h21: the session still formats perf-script text (session.c); it moves to src/output")
+# (none today)

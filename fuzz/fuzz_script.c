@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "etmkit/session.h"
+#include "etmkit/script.h"
 #include "fuzz_common.h"
 
 #ifndef FUZZ_SRC_DIR

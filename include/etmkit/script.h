@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "etmkit/sbuf.h"
+#include "etmkit/session.h"
 #include "etmkit/synth.h"
 
 #ifdef __cplusplus
@@ -58,23 +59,7 @@ void ek_script_fields_default(ek_script_fields *f);
  * a one-line reason in err). */
 int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err);
 
-/* Where an address is: the text perf prints for it. */
-typedef struct ek_addr_loc {
-    const char *dso;  /* DSO name, NULL when no map covers the address ("[unknown]") */
-    const char *sym;  /* symbol name, NULL when none ("[unknown]") */
-    uint64_t symoff;  /* offset printed after "sym+" */
-    uint32_t dso_len, sym_len; /* their lengths when known (0: measured) */
-} ek_addr_loc;
-
-typedef struct ek_script_resolver {
-    /* Resolve addr for sample s. fallback = 0: the sample's IP (in the sample's cpumode only);
-     * fallback = 1: a branch target or branch-stack address (perf tries the other cpumode
-     * when the sample's finds nothing). */
-    void (*resolve)(void *ctx, const ek_sample *s, uint64_t addr, int fallback, ek_addr_loc *out);
-    /* comm of the sample's thread at the sample (NULL: ":<tid>" as perf). */
-    const char *(*comm)(void *ctx, const ek_sample *s);
-    void *ctx;
-} ek_script_resolver;
+/* ek_addr_loc and ek_script_resolver (where a sample's addresses are): etmkit/synth.h. */
 
 /* One sample as one line (with newline). evname_width: width of the event-name column (perf
  * uses the longest event name of the session; 0: the name's own length). */
@@ -87,6 +72,16 @@ void ek_script_flags_text(ek_sbuf *out, uint32_t flags);
 
 /* "branches" / "instructions" */
 const char *ek_sample_kind_name(int kind);
+
+/* ---- a session's samples as perf-script text ------------------------------------------------ */
+
+/* Decode the session and write perf-script text for every sample, in output order, through
+ * write() (called from the calling thread only): a staged consumer of the session (the lines
+ * are made on the decoder threads, and a line already made for an identical sample is reused
+ * when the fields allow). Returns 0 or a negative status (write failure: EK_ERR_IO). May be
+ * called once per session. */
+typedef int (*ek_write_fn)(void *ctx, const char *text, size_t len);
+int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
  *     o.symfs = "...";  ek_itrace_parse("b", &o.itrace, NULL);
  *     ek_session *s;
  *     if (ek_session_open("perf.data", &o, &diag, &s) == 0) {
- *         ek_session_script(s, &fields, write_fn, ctx);   // perf-script text, in order
+ *         ek_session_samples(s, on_sample, ctx);          // samples, in perf's order
  *         ek_session_report(s, &text, EK_REPORT_FULL);    // what was not used, and why
  *         ek_session_free(s);
  *     }
@@ -18,6 +18,10 @@
  * the timeline as it was when the slice was recorded, sample synthesis with perf's policy --
  * and the samples come out in perf's order (queue by queue without time stamps, by time stamp
  * otherwise). See README.md for the differences from `perf script`.
+ *
+ * The session makes data, never text: a run hands structured samples (and, to a consumer that
+ * asks, the generic elements they were made from) to a consumer (ek_consumer, below).
+ * perf-script text is one such consumer, ek_session_script in etmkit/script.h.
  */
 #ifndef ETMKIT_SESSION_H
 #define ETMKIT_SESSION_H
@@ -27,8 +31,8 @@
 
 #include "etmkit/diag.h"
 #include "etmkit/filter.h"
+#include "etmkit/elem.h"
 #include "etmkit/sbuf.h"
-#include "etmkit/script.h"
 #include "etmkit/synth.h"
 
 #ifdef __cplusplus
@@ -91,16 +95,84 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
                     ek_session **out);
 void ek_session_free(ek_session *s);
 
-/* Decode and write perf-script text for every sample, in output order, through write()
- * (called from the calling thread only). Returns 0 or a negative status (write failure:
- * EK_ERR_IO). May be called once per session. */
-typedef int (*ek_write_fn)(void *ctx, const char *text, size_t len);
-int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx);
+/* ---- consumers: what a run hands out ---------------------------------------------------------- */
+
+/* One element as sample synthesis took it, with the thread and time it belongs to. */
+typedef struct ek_session_elem {
+    const ek_elem *elem;  /* valid during the callback only */
+    int32_t pid, tid;     /* thread of the samples made from it (-1: unknown) */
+    int32_t cpu;          /* CPU of its trace source (-1: unknown) */
+    int has_time;
+    uint64_t time;        /* perf time (ns) the samples made from it carry, with has_time */
+} ek_session_elem;
+
+/* A sample's context on the decoder thread that made it (ek_consumer.encode). */
+typedef struct ek_sample_ctx {
+    const ek_script_resolver *r; /* its addresses and thread name, as its thread saw them */
+    uint32_t block;     /* serial of its AUX slice among its queue's (never 0) */
+    int has_t;          /* t: the time its addresses are resolved at (CoreSight time stamps); */
+    uint64_t t;         /* without it, answers hold for the slice (block) only */
+    /* what r's answers for this sample depended on (set by r as it answers): */
+    int unstable;       /* more than the address, the process, the block and t (a name) */
+    uint64_t v_lo, v_hi; /* with has_t: the times t in [v_lo, v_hi) give the same answers */
+} ek_sample_ctx;
+
+/* What a run hands its consumer, in perf's output order: samples and (EK_CONSUME_ELEMS) the
+ * elements sample synthesis took. Two ways (a consumer sets one):
+ *
+ *  - ordered callbacks (sample, elem): called on the thread that called ek_session_run, in
+ *    output order, each element before the samples made from it.
+ *  - staged (encode, put): a consumer whose work per sample is costly (text) does it on the
+ *    decoder threads: encode turns a sample into bytes (one unit per sample) on the thread
+ *    decoding its queue, several queues at once; put receives those bytes on the calling
+ *    thread, in output order, in runs of whole units. Per-queue state comes from queue_begin
+ *    and goes to queue_end (on the decoder thread). Elements are not handed to a staged
+ *    consumer.
+ *
+ * Samples a filter (ek_session_opts.filter) leaves out are never handed out; --itrace=sN
+ * leaves out the first N samples of the output (counted before the filter, as perf does):
+ * a staged consumer then gives unit_len (the length of the unit at data) and hole (the unit
+ * that stands for a left-out sample, which put must drop when it sees one). */
+#define EK_CONSUME_ELEMS 0x1u
+
+typedef struct ek_consumer {
+    uint32_t size;   /* sizeof(ek_consumer), set by ek_consumer_init */
+    uint32_t wants;  /* EK_CONSUME_* */
+    void *ctx;
+    int no_insn;     /* ek_sample.insn is not used: no code reads for it */
+    /* ordered: a non-zero return stops the run with that status */
+    int (*sample)(void *ctx, const ek_sample *s, const ek_script_resolver *r);
+    int (*elem)(void *ctx, const ek_session_elem *e);
+    /* staged */
+    void *(*queue_begin)(void *ctx);          /* NULL return: qctx NULL */
+    void (*queue_end)(void *ctx, void *qctx);
+    void (*encode)(void *qctx, ek_sbuf *out, const ek_sample *s, ek_sample_ctx *c);
+    int (*put)(void *ctx, const char *data, size_t len);
+    size_t (*unit_len)(void *ctx, const char *data, size_t len);
+    void (*hole)(void *ctx, ek_sbuf *out);
+} ek_consumer;
+
+void ek_consumer_init(ek_consumer *c);
+
+/* Decode and hand everything to c. Returns 0, a callback's non-zero status, or a negative
+ * status. A session runs once (EK_ERR_ARG the second time). */
+int ek_session_run(ek_session *s, const ek_consumer *c);
 
 /* Decode and hand every sample to fn in output order (from the calling thread), with a
- * resolver for its addresses. Returns 0, fn's non-zero status, or a negative status. */
+ * resolver for its addresses: ek_session_run with an ordered consumer. Returns 0, fn's
+ * non-zero status, or a negative status. */
 typedef int (*ek_sample_fn)(void *ctx, const ek_sample *s, const ek_script_resolver *r);
 int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx);
+
+/* What consumers showing samples need to know about the recording. */
+typedef struct ek_session_info {
+    const char *event_names[2]; /* perf's names of the synthesised events by ek_sample_kind,
+                                 * with the recorded event's modifiers ("branches:u") */
+    int samples_have_cpu;       /* the recorded event samples PERF_SAMPLE_CPU */
+    const ek_itrace *itrace;    /* the options in force */
+    int filtered;               /* a sample filter is set */
+} ek_session_info;
+void ek_session_get_info(const ek_session *s, ek_session_info *out);
 
 /* The account of what was not turned into samples (after a run; before one, only what the
  * file itself shows). */

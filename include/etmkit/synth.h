@@ -129,6 +129,28 @@ typedef struct ek_sample {
     const ek_branch *branches; /* valid during the callback only */
 } ek_sample;
 
+/* ---- where a sample's addresses are ------------------------------------------------------ */
+
+/* Answered by whoever knows the address space (a session, etmkit/session.h), asked by whoever
+ * shows or counts samples (perf-script text, profiles). */
+/* Where an address is: the text perf prints for it. */
+typedef struct ek_addr_loc {
+    const char *dso;  /* DSO name, NULL when no map covers the address ("[unknown]") */
+    const char *sym;  /* symbol name, NULL when none ("[unknown]") */
+    uint64_t symoff;  /* offset printed after "sym+" */
+    uint32_t dso_len, sym_len; /* their lengths when known (0: measured) */
+} ek_addr_loc;
+
+typedef struct ek_script_resolver {
+    /* Resolve addr for sample s. fallback = 0: the sample's IP (in the sample's cpumode only);
+     * fallback = 1: a branch target or branch-stack address (perf tries the other cpumode
+     * when the sample's finds nothing). */
+    void (*resolve)(void *ctx, const ek_sample *s, uint64_t addr, int fallback, ek_addr_loc *out);
+    /* comm of the sample's thread at the sample (NULL: ":<tid>" as perf). */
+    const char *(*comm)(void *ctx, const ek_sample *s);
+    void *ctx;
+} ek_script_resolver;
+
 /* ---- the synthesiser ---------------------------------------------------------------------- */
 
 typedef struct ek_synth ek_synth;

@@ -135,6 +135,7 @@ struct ek_session {
     const ek_perf_time_conv *tc;
     int has_time;            /* records carry perf time */
     int no_insn;             /* the output does not show instruction bytes */
+    char event_names[2][32]; /* ek_session_info.event_names */
     /* results */
     int ran;
     qresult *qres;           /* one per queue */
@@ -149,27 +150,26 @@ struct ek_session {
     uint64_t progress_total, progress_told;
 };
 
+/* The session's diagnostic sink (sdiag.c): groups every event, forwards it to the caller's. */
+void session_diag_fn(void *ctx, const ek_diag_event *ev);
+/* Read the sideband records (sideband.c): the timeline's events, CPUs' threads, AUX times. */
+int session_sideband(ek_session *s);
+
 /* The thread running on cpu at key (from ITRACE_START / switch records); 0 if unknown. */
 int session_cpu_thread(const ek_session *s, int32_t cpu, uint64_t key, int32_t *pid,
                        int32_t *tid);
 
-/* ---- queue output: chunks of formatted samples, handed from a decoder thread to the writer -- */
+/* ---- queue output: chunks of encoded samples, handed from a decoder thread to the writer ----- */
 
-/* How a decoder thread turns a sample into output bytes: perf-script text, or a record that the
- * writer thread turns back into a sample (ek_session_samples). t_lo/t_hi: the slice's window. */
+/* What a decoder thread makes of its samples: the staged consumer's encode (ek_session_run's
+ * own record encoding for an ordered consumer). */
 typedef struct qfmt {
-    void (*emit)(void *ctx, ek_sbuf *out, const ek_sample *s, const ek_script_resolver *r,
-                 uint64_t t_lo, uint64_t t_hi);
-    void *ctx;
-    /* the text of a sample depends only on kind, flags, pid, tid, cpu, ip, addr and the
-     * slice's window (no time, period, comm, branch stack or code bytes): the decoder may
-     * reuse the text it made for an identical sample */
-    int cacheable;
-    /* --itrace=sN with a filter: what stands in the output for a sample the filter left out,
-     * so that the writer counts it among the first N (perf skips before it filters) and then
-     * drops it */
-    void (*hole)(ek_sbuf *out);
+    const ek_consumer *c; /* staged (encode set); NULL or no encode: no output, only results */
+    int elems;            /* ordered consumer that wants elements: element records too */
 } qfmt;
+
+/* The record of one element for an ordered consumer (run.c). */
+void session_elem_record(ek_sbuf *out, const ek_session_elem *e);
 
 /* A run of a chunk's bytes that belongs to one epoch (or continues the previous chunk's). */
 typedef struct qseg {
@@ -231,18 +231,18 @@ void qout_pop(qout *o);
  * without emit: nothing goes to out (no text, no epochs), only *res is filled. */
 int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
 
-/* A resolver for samples of a slice with time window (t_lo, t_hi]. */
-typedef struct rcache rcache; /* a decoder thread's last map and symbol (qdecode.c) */
+/* The resolver of samples of a slice with time window (t_lo, t_hi] (resolve.c): the public
+ * part (ek_sample_ctx) first, so that the consumer's context is the resolver's. */
+typedef struct rcache rcache; /* a decoder thread's last maps and symbols */
 typedef struct rctx {
+    ek_sample_ctx pub;  /* has_t, t: the sample's time from CoreSight time stamps */
+    ek_script_resolver r;
     ek_session *s;
     uint64_t t_lo, t_hi;
     rcache *cache;      /* may be NULL */
-    int has_t;          /* t: the sample's time from CoreSight time stamps */
-    uint64_t t;
-    int unstable;       /* set by the resolver when an answer depended on more than the
-                         * address, the process, the window and t (a comm) */
-    uint64_t v_lo, v_hi; /* the resolver narrows it: the times t giving the same answers */
 } rctx;
-ek_script_resolver qdecode_resolver(rctx *c);
+void rctx_init(rctx *c, ek_session *s, uint64_t t_lo, uint64_t t_hi, rcache *cache, int has_t,
+               uint64_t t);
+rcache *rcache_new(void);
 
 #endif
