@@ -1,0 +1,282 @@
+/* Consumers of a session (ek_session_run): an ordered consumer that also wants the elements
+ * gets the same samples, in the same order, as one that does not (elements do not disturb the
+ * output), each sample after an element of its thread; a staged consumer (encode on the
+ * decoder threads, put in order) gets the same samples in the same order, with --itrace=sN
+ * leaving out the same first N; a consumer a session cannot run is refused. On `etmkit gen
+ * --scenario two-processes` (3 CPUs, one ETF each, time stamps). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "etmkit/session.h"
+#include "etmkit/sim.h"
+#include "testutil.h"
+
+/* What a sample is, for comparing runs. */
+typedef struct key {
+    uint64_t ip, addr, period;
+    uint32_t flags;
+    int32_t pid, tid, cpu;
+    uint32_t kind, zero; /* (no padding: keys are compared as bytes) */
+} key;
+
+typedef struct got {
+    key *v;
+    size_t n, cap;
+    uint64_t elems, ranges;
+    int32_t last_pid[8], last_tid[8]; /* thread of the last element of each CPU */
+    int have_last[8];
+    size_t thread_mismatch;           /* samples whose thread is not their CPU's last element's */
+} got;
+
+static key key_of(const ek_sample *s)
+{
+    key k;
+    memset(&k, 0, sizeof k);
+    k.ip = s->ip;
+    k.addr = s->addr;
+    k.period = s->period;
+    k.flags = s->flags;
+    k.pid = s->pid;
+    k.tid = s->tid;
+    k.cpu = s->cpu;
+    k.kind = s->kind;
+    return k;
+}
+
+static void push(got *g, key k)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 1024;
+        g->v = realloc(g->v, g->cap * sizeof *g->v);
+        assert_non_null(g->v);
+    }
+    g->v[g->n++] = k;
+}
+
+static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
+{
+    (void)r;
+    got *g = ctx;
+    push(g, key_of(s));
+    if (s->cpu >= 0 && s->cpu < 8 && g->have_last[s->cpu] &&
+        (g->last_pid[s->cpu] != s->pid || g->last_tid[s->cpu] != s->tid))
+        g->thread_mismatch++;
+    return 0;
+}
+
+static int on_elem(void *ctx, const ek_session_elem *e)
+{
+    got *g = ctx;
+    g->elems++;
+    if (e->elem->type == EK_ELEM_INSTR_RANGE) g->ranges++;
+    if (e->cpu >= 0 && e->cpu < 8) {
+        g->last_pid[e->cpu] = e->pid;
+        g->last_tid[e->cpu] = e->tid;
+        g->have_last[e->cpu] = 1;
+    }
+    return 0;
+}
+
+/* staged: each sample's key as one unit, made on the decoder thread */
+static void st_encode(void *qctx, ek_sbuf *out, const ek_sample *s, ek_sample_ctx *c)
+{
+    (void)qctx;
+    assert_non_null(c->r);
+    assert_int_not_equal(c->block, 0);
+    key k = key_of(s);
+    ek_sbuf_put(out, (const char *)&k, sizeof k);
+}
+
+static void st_hole(void *ctx, ek_sbuf *out)
+{
+    (void)ctx;
+    key k;
+    memset(&k, 0xff, sizeof k);
+    ek_sbuf_put(out, (const char *)&k, sizeof k);
+}
+
+static size_t st_len(void *ctx, const char *data, size_t len)
+{
+    (void)ctx;
+    (void)data;
+    return len >= sizeof(key) ? sizeof(key) : 0;
+}
+
+static int st_put(void *ctx, const char *data, size_t len)
+{
+    got *g = ctx;
+    assert_int_equal(len % sizeof(key), 0);
+    for (size_t off = 0; off < len; off += sizeof(key)) {
+        key k;
+        memcpy(&k, data + off, sizeof k);
+        push(g, k);
+    }
+    return 0;
+}
+
+static int queues_begun, queues_ended;
+static void *st_begin(void *ctx)
+{
+    (void)ctx;
+    __atomic_add_fetch(&queues_begun, 1, __ATOMIC_RELAXED);
+    return &queues_begun;
+}
+static void st_end(void *ctx, void *qctx)
+{
+    (void)ctx;
+    assert_ptr_equal(qctx, &queues_begun);
+    __atomic_add_fetch(&queues_ended, 1, __ATOMIC_RELAXED);
+}
+
+static char *dir, *data, *symfs;
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = tu_tmpdir();
+    if (!dir) return -1;
+    ek_sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.scenario = "two-processes";
+    o.seed = 1;
+    o.outdir = dir;
+    ek_sim_result r;
+    if (ek_sim_run(&o, &r)) return -1;
+    if (asprintf(&data, "%s/perf.data", dir) < 0) return -1;
+    if (asprintf(&symfs, "%s/symfs", dir) < 0) return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(dir);
+    free(dir);
+    free(data);
+    free(symfs);
+    return 0;
+}
+
+static ek_session *open_it(const char *it)
+{
+    ek_session_opts o;
+    ek_session_opts_init(&o);
+    o.symfs = symfs;
+    assert_int_equal(ek_itrace_parse(it, &o.itrace, NULL), 0);
+    ek_session *s = NULL;
+    assert_int_equal(ek_session_open(data, &o, NULL, &s), 0);
+    return s;
+}
+
+static void same(const got *a, const got *b, size_t skip)
+{
+    assert_int_equal(a->n, b->n + skip);
+    for (size_t i = 0; i < b->n; i++)
+        assert_memory_equal(&a->v[i + skip], &b->v[i], sizeof(key));
+}
+
+static void test_elements_and_samples(void **state)
+{
+    (void)state;
+    const char *its[] = {"b", "i1000il8", "bZ"};
+    for (size_t t = 0; t < sizeof its / sizeof its[0]; t++) {
+        got plain, with;
+        memset(&plain, 0, sizeof plain);
+        memset(&with, 0, sizeof with);
+        ek_session *s = open_it(its[t]);
+        assert_int_equal(ek_session_samples(s, on_sample, &plain), 0);
+        ek_session_free(s);
+
+        s = open_it(its[t]);
+        ek_consumer c;
+        ek_consumer_init(&c);
+        c.wants = EK_CONSUME_ELEMS;
+        c.ctx = &with;
+        c.sample = on_sample;
+        c.elem = on_elem;
+        assert_int_equal(ek_session_run(s, &c), 0);
+        ek_session_stats st;
+        ek_session_get_stats(s, &st);
+        ek_session_free(s);
+
+        assert_true(plain.n > 100);
+        same(&plain, &with, 0);
+        assert_int_equal(with.n, st.samples_branches + st.samples_instructions);
+        assert_true(with.ranges > 0 && with.elems > with.ranges);
+        assert_int_equal(with.thread_mismatch, 0);
+        assert_int_equal(plain.elems, 0);
+        free(plain.v);
+        free(with.v);
+    }
+}
+
+static void test_staged(void **state)
+{
+    (void)state;
+    const char *its[] = {"b", "bs7", "i1000iZ"};
+    const size_t skips[] = {0, 7, 0};
+    for (size_t t = 0; t < sizeof its / sizeof its[0]; t++) {
+        got ordered, staged;
+        memset(&ordered, 0, sizeof ordered);
+        memset(&staged, 0, sizeof staged);
+        /* the reference: every sample, in order (no skip) */
+        char plain_it[16];
+        snprintf(plain_it, sizeof plain_it, "%s", its[t]);
+        char *sk = strchr(plain_it, 's');
+        if (sk) *sk = 0;
+        ek_session *s = open_it(plain_it);
+        assert_int_equal(ek_session_samples(s, on_sample, &ordered), 0);
+        ek_session_free(s);
+
+        queues_begun = queues_ended = 0;
+        s = open_it(its[t]);
+        ek_consumer c;
+        ek_consumer_init(&c);
+        c.ctx = &staged;
+        c.queue_begin = st_begin;
+        c.queue_end = st_end;
+        c.encode = st_encode;
+        c.put = st_put;
+        c.unit_len = st_len;
+        c.hole = st_hole;
+        assert_int_equal(ek_session_run(s, &c), 0);
+        /* a session runs once */
+        assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
+        ek_session_free(s);
+        assert_true(queues_begun > 0);
+        assert_int_equal(queues_begun, queues_ended);
+        same(&ordered, &staged, skips[t]);
+        free(ordered.v);
+        free(staged.v);
+    }
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    ek_session *s = open_it("b");
+    ek_consumer c;
+    ek_consumer_init(&c);
+    c.encode = st_encode; /* staged without put */
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
+    c.size = 8; /* a consumer of a size the session does not know */
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
+    ek_session_free(s);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_elements_and_samples),
+        cmocka_unit_test(test_staged),
+        cmocka_unit_test(test_refused),
+    };
+    return tu_run_group(argc, argv, tests, setup, teardown);
+}
