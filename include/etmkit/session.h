@@ -95,7 +95,7 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
                     ek_session **out);
 void ek_session_free(ek_session *s);
 
-/* ---- consumers: what a run hands out ---------------------------------------------------------- */
+/* ---- consumers: what a run hands out --------------------------------------------------------- */
 
 /* One element as sample synthesis took it, with the thread and time it belongs to. */
 typedef struct ek_session_elem {

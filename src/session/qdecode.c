@@ -74,7 +74,7 @@ static int elem_out(idst *d, const ek_elem *e)
     return 0;
 }
 
-/* ---- perf's front end --------------------------------------------------------------------------- */
+/* ---- perf's front end ------------------------------------------------------------------------ */
 
 /* Process one element in sample synthesis (perf: one packet of the traceID queue). */
 static int process_elem(idst *d, const ek_elem *e)
@@ -89,8 +89,8 @@ static int process_elem(idst *d, const ek_elem *e)
         return rc;
     switch (e->type) {
     case EK_ELEM_PE_CONTEXT: {
-        int32_t tid = qid_ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid, e->context.vmid,
-                              e->context.vmid_valid);
+        int32_t tid = qid_ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid,
+                                  e->context.vmid, e->context.vmid_valid);
         if (tid >= 0 && tid != d->tid) {
             d->tid = tid;
             d->pid = qid_pid_for_tid(j, tid);
@@ -196,8 +196,8 @@ static int feed(qjob *j, idst *d, const ek_elem *e)
         wait = 1;
         break;
     case EK_ELEM_PE_CONTEXT: {
-        int32_t tid = qid_ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid, e->context.vmid,
-                              e->context.vmid_valid);
+        int32_t tid = qid_ctx_tid(d, e->context.context_id, e->context.ctxt_id_valid,
+                                  e->context.vmid, e->context.vmid_valid);
         if (tid >= 0) {
             d->dec_tid = tid;
             /* a time stamp follows a context change: rely on that one */

@@ -166,7 +166,8 @@ void qout_pop(qout *o)
  * heap), except our own one for the elements before the first time stamp. */
 int qout_epoch(qjob *j, uint64_t key)
 {
-    if (!j->fmt || !j->fmt->c || !j->fmt->c->encode) return 0; /* no output at all: no epochs for the writer */
+    /* no output at all: no epochs for the writer */
+    if (!j->fmt || !j->fmt->c || !j->fmt->c->encode) return 0;
     qout *o = j->out;
     int pre = j->pre_epoch;
     j->pre_epoch = 0;

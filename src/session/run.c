@@ -387,7 +387,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
 }
 
 
-/* ---- ordered consumers: records from the decoder threads ----------------------------------------- */
+/* ---- ordered consumers: records from the decoder threads ------------------------------------- */
 
 /* Samples travel from the decoder threads as records: the sample, its slice window and time,
  * then its branch stack. An element's record is the same header (kind REC_ELEM; its thread
@@ -495,7 +495,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-/* ---- the API ----------------------------------------------------------------------------------------- */
+/* ---- the API --------------------------------------------------------------------------------- */
 
 void ek_consumer_init(ek_consumer *c)
 {

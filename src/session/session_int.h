@@ -1,5 +1,6 @@
-/* Internals of ek_session shared by session.c (open, order, output), qdecode.c (one queue's
- * decode) and report.c (the doctor's account). */
+/* Internals of ek_session shared by its files: session.c (open), sideband.c, sdiag.c, run.c
+ * (threads, perf's order, the consumers), qdecode.c and its parts (one queue's decode:
+ * qdecode.h), resolve.c, jit.c and report*.c (the doctor's account). */
 #ifndef ETMKIT_SESSION_INT_H
 #define ETMKIT_SESSION_INT_H
 
@@ -227,8 +228,8 @@ typedef struct qidle {
 qchunk *qout_peek(qout *o, const qidle *idle);
 void qout_pop(qout *o);
 
-/* Decode queue qi into out (formatting with fmt) and fill *res. Runs on any thread. A fmt
- * without emit: nothing goes to out (no text, no epochs), only *res is filled. */
+/* Decode queue qi into out (encoding with fmt) and fill *res. Runs on any thread. A fmt
+ * without a consumer's encode: nothing goes to out (no samples, no epochs), only *res. */
 int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *res);
 
 /* The resolver of samples of a slice with time window (t_lo, t_hi] (resolve.c): the public
