@@ -1,0 +1,223 @@
+/* Range and branch counts from samples (ek_profile_builder): see profile.h and
+ * docs/PROFILES.md ("From samples"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/isa.h"
+#include "profile/profile_int.h"
+
+/* one trace source: where the current run started */
+typedef struct pb_stream {
+    int32_t cpu;
+    uint8_t trace_id;
+    int used;
+    int valid;         /* start is known */
+    uint64_t start;    /* binary address of the run's first instruction */
+    uint64_t mapping;  /* its mapping */
+    size_t bin;        /* its binary (handle in p) */
+} pb_stream;
+
+struct ek_profile_builder {
+    ek_profile *p;
+    ek_profile_locate_fn locate;
+    void *ctx;
+    pb_stream *st;
+    size_t nst, capst;
+    ek_isa_cfg isa;
+    ek_profile_build_stats stats;
+};
+
+int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx,
+                           ek_profile_builder **out)
+{
+    if (!p || !locate || !out) return EK_ERR_ARG;
+    ek_profile_builder *b = calloc(1, sizeof *b);
+    if (!b) return EK_ERR_NOMEM;
+    b->p = p;
+    b->locate = locate;
+    b->ctx = ctx;
+    ek_isa_cfg_init(&b->isa, EK_ARCH_UNKNOWN, EK_PROFILE_A, 0);
+    *out = b;
+    return EK_OK;
+}
+
+void ek_profile_builder_free(ek_profile_builder *b)
+{
+    if (!b) return;
+    free(b->st);
+    free(b);
+}
+
+void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out)
+{
+    if (out) *out = b ? b->stats : (ek_profile_build_stats){0, 0, 0, 0, 0};
+}
+
+static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
+{
+    for (size_t i = 0; i < b->nst; i++)
+        if (b->st[i].cpu == s->cpu && b->st[i].trace_id == s->trace_id) return &b->st[i];
+    if (b->nst == b->capst) {
+        size_t cap = b->capst ? b->capst * 2 : 16;
+        pb_stream *v = realloc(b->st, cap * sizeof *v);
+        if (!v) return NULL;
+        b->st = v;
+        b->capst = cap;
+    }
+    pb_stream *n = &b->st[b->nst++];
+    memset(n, 0, sizeof *n);
+    n->cpu = s->cpu;
+    n->trace_id = s->trace_id;
+    n->used = 1;
+    return n;
+}
+
+/* addr located into loc and its binary's handle: 1, or 0 when it is in no binary */
+static int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, ek_profile_loc *loc,
+                  size_t *bin, int *rc)
+{
+    *rc = EK_OK;
+    if (!addr) return 0;
+    memset(loc, 0, sizeof *loc);
+    if (b->locate(b->ctx, s, addr, loc)) {
+        b->stats.unlocated++;
+        return 0;
+    }
+    *rc = ek_profile_add_binary(b->p, &loc->id, bin);
+    return *rc == EK_OK;
+}
+
+/* A taken branch from -> to (either may be unknown: 0). Counts for from's binary (to external
+ * when elsewhere) and, when to is in another mapping, for to's binary (from external). */
+static int add_branch(ek_profile_builder *b, const ek_sample *s, uint64_t from, uint64_t to,
+                      ek_profile_loc *tl_out, size_t *tbin_out, int *to_ok)
+{
+    ek_profile_loc fl, tl;
+    size_t fbin = 0, tbin = 0;
+    int rc;
+    int fok = locate(b, s, from, &fl, &fbin, &rc);
+    if (rc) return rc;
+    int tok = locate(b, s, to, &tl, &tbin, &rc);
+    if (rc) return rc;
+    int same = fok && tok && fl.mapping == tl.mapping && fbin == tbin;
+    if (fok) {
+        rc = ek_profile_add_branch(b->p, fbin, fl.vaddr, same ? tl.vaddr : EK_PROFILE_EXTERNAL, 1);
+        if (rc) return rc;
+        b->stats.branches++;
+    }
+    if (tok && !same) {
+        rc = ek_profile_add_branch(b->p, tbin, EK_PROFILE_EXTERNAL, tl.vaddr, 1);
+        if (rc) return rc;
+        b->stats.branches++;
+    }
+    if (tl_out) *tl_out = tl;
+    if (tbin_out) *tbin_out = tbin;
+    if (to_ok) *to_ok = tok;
+    return EK_OK;
+}
+
+/* A run [begin, end] (sample addresses) as a range, when both are in one mapping. */
+static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, uint64_t start,
+                   uint64_t mapping, size_t bin, uint64_t end)
+{
+    if (!have_start || !end) return EK_OK;
+    ek_profile_loc el;
+    size_t ebin;
+    int rc;
+    if (!locate(b, s, end, &el, &ebin, &rc)) return rc;
+    if (el.mapping != mapping || ebin != bin || el.vaddr < start) {
+        b->stats.cross_mapping++;
+        return EK_OK;
+    }
+    rc = ek_profile_add_range(b->p, bin, start, el.vaddr, 1);
+    if (!rc) b->stats.ranges++;
+    return rc;
+}
+
+/* Is the instruction of a "tr end" sample an unconditional branch (so, executed, taken)? */
+static int tr_end_taken(const ek_profile_builder *b, const ek_sample *s)
+{
+    if (s->flags & (EK_SF_CALL | EK_SF_RETURN)) return 1; /* bl, blr, ret, svc, eret: taken */
+    if (s->insn_len != 4) return 0;
+    uint32_t w = (uint32_t)s->insn[0] | (uint32_t)s->insn[1] << 8 | (uint32_t)s->insn[2] << 16 |
+                 (uint32_t)s->insn[3] << 24;
+    ek_insn in;
+    if (ek_isa_classify(w, EK_ISA_A64, s->ip, &b->isa, &in)) return 0;
+    return (in.type == EK_ITYPE_BR || in.type == EK_ITYPE_BR_INDIRECT) && in.cond == EK_COND_AL;
+}
+
+static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
+{
+    pb_stream *st = stream_of(b, s);
+    if (!st) return EK_ERR_NOMEM;
+    uint32_t f = s->flags;
+    int rc;
+    if (f & EK_SF_TRACE_BEGIN) { /* "tr strt 0 => to": a run starts, no branch */
+        ek_profile_loc tl;
+        size_t tbin;
+        st->valid = locate(b, s, s->addr, &tl, &tbin, &rc);
+        if (rc) return rc;
+        st->start = tl.vaddr;
+        st->mapping = tl.mapping;
+        st->bin = tbin;
+        return EK_OK;
+    }
+    /* the run ends at this sample's instruction */
+    rc = add_run(b, s, st->valid, st->start, st->mapping, st->bin, s->ip);
+    st->valid = 0;
+    if (rc) return rc;
+    /* a branch? interrupts and synchronous exceptions other than SVC are not (the
+     * instruction at ip did not branch); a trace end only when its instruction must have
+     * been a taken branch */
+    int branch;
+    if (f & EK_SF_ASYNC)
+        branch = 0;
+    else if ((f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET))
+        branch = 0;
+    else if (f & EK_SF_TRACE_END)
+        branch = tr_end_taken(b, s);
+    else
+        branch = 1;
+    uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
+    ek_profile_loc tl;
+    size_t tbin = 0;
+    int tok = 0;
+    if (branch) {
+        rc = add_branch(b, s, s->ip, to, &tl, &tbin, &tok);
+    } else {
+        tok = locate(b, s, to, &tl, &tbin, &rc);
+    }
+    if (rc) return rc;
+    if (tok) {
+        st->valid = 1;
+        st->start = tl.vaddr;
+        st->mapping = tl.mapping;
+        st->bin = tbin;
+    }
+    return EK_OK;
+}
+
+static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
+{
+    int rc = EK_OK;
+    /* oldest first: entries[n-1] is the oldest */
+    for (uint32_t k = s->nbranches; k-- > 0 && !rc;) {
+        const ek_branch *e = &s->branches[k];
+        ek_profile_loc tl;
+        size_t tbin = 0;
+        int tok = 0;
+        rc = add_branch(b, s, e->from, e->to, &tl, &tbin, &tok);
+        if (rc || k == 0 || !tok) continue;
+        rc = add_run(b, s, 1, tl.vaddr, tl.mapping, tbin, s->branches[k - 1].from);
+    }
+    return rc;
+}
+
+int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s)
+{
+    if (!b || !s) return EK_ERR_ARG;
+    b->stats.samples++;
+    if (s->kind == EK_SAMPLE_BRANCHES) return add_branch_sample(b, s);
+    if (s->nbranches && s->branches) return add_stack_sample(b, s);
+    return EK_OK;
+}
