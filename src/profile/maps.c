@@ -274,8 +274,8 @@ static int in_time(const pm_map *mp, int has_t, uint64_t t)
 
 /* The map of pid holding addr: in time, else the first one after t (a map recorded late),
  * else the last one; among several, the one whose file is named hint. */
-static const pm_map *find_in_pid(ek_profile_maps *m, int64_t pid, uint64_t addr, int has_t,
-                                 uint64_t t, const char *hint)
+static const pm_map *find_in_pid_1(ek_profile_maps *m, int64_t pid, uint64_t addr, int has_t,
+                                   uint64_t t, const char *hint)
 {
     /* first map of pid: binary search on (pid, seq) order */
     size_t lo = 0, hi = m->maps.n;
@@ -287,24 +287,26 @@ static const pm_map *find_in_pid(ek_profile_maps *m, int64_t pid, uint64_t addr,
             hi = mid;
     }
     const pm_map *best = NULL, *after = NULL, *last = NULL;
-    int best_hint = 0;
     for (size_t i = lo; i < m->maps.n && m->maps.v[i].pid == pid; i++) {
         const pm_map *mp = &m->maps.v[i];
         if (!map_holds(mp, addr)) continue;
-        int h = hint && !strcmp(m->files.v[mp->file].path, hint);
-        if (in_time(mp, has_t, t)) {
-            if (!best || (h && !best_hint) || (h == best_hint)) {
-                best = mp;
-                best_hint = h;
-            }
-        } else if (has_t && mp->t_from > t) {
-            if (!after) after = mp;
-        }
-        if (!last || h || !hint) last = mp;
+        if (hint && strcmp(m->files.v[mp->file].path, hint)) continue;
+        if (in_time(mp, has_t, t))
+            best = mp;
+        else if (has_t && mp->t_from > t && !after)
+            after = mp;
+        last = mp;
     }
-    if (best) return best;
-    if (after) return after;
-    return last;
+    return best ? best : after ? after : last;
+}
+
+/* The map of pid holding addr: of the file the session named (hint) when there is one; in
+ * time, else the first one after t (a map recorded late), else the last one. */
+static const pm_map *find_in_pid(ek_profile_maps *m, int64_t pid, uint64_t addr, int has_t,
+                                 uint64_t t, const char *hint)
+{
+    const pm_map *mp = hint ? find_in_pid_1(m, pid, addr, has_t, t, hint) : NULL;
+    return mp ? mp : find_in_pid_1(m, pid, addr, has_t, t, NULL);
 }
 
 static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t addr,

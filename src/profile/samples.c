@@ -17,7 +17,18 @@ typedef struct pb_stream {
     size_t bin;        /* its binary (handle in p) */
 } pb_stream;
 
+/* a branch at the end of a run cut by an interrupt or a trace end, taken or not: decided where
+ * its thread's execution resumes (the next run of the thread that starts on its side of the
+ * kernel boundary) */
+typedef struct pb_pending {
+    int32_t tid;
+    uint64_t ip, target; /* target: direct branches */
+    int direct, cond;
+} pb_pending;
+
 struct ek_profile_builder {
+    pb_pending *pend;
+    size_t npend, cappend;
     ek_profile *p;
     ek_profile_locate_fn locate;
     void *ctx;
@@ -45,6 +56,7 @@ void ek_profile_builder_free(ek_profile_builder *b)
 {
     if (!b) return;
     free(b->st);
+    free(b->pend);
     free(b);
 }
 
@@ -134,16 +146,48 @@ static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, ui
     return rc;
 }
 
-/* Is the instruction of a "tr end" sample an unconditional branch (so, executed, taken)? */
-static int tr_end_taken(const ek_profile_builder *b, const ek_sample *s)
+/* The branch a sample's instruction is (A64, from its bytes): 1 with *in, or 0. */
+static int sample_branch(const ek_profile_builder *b, const ek_sample *s, ek_insn *in)
 {
-    if (s->flags & (EK_SF_CALL | EK_SF_RETURN)) return 1; /* bl, blr, ret, svc, eret: taken */
     if (s->insn_len != 4) return 0;
     uint32_t w = (uint32_t)s->insn[0] | (uint32_t)s->insn[1] << 8 | (uint32_t)s->insn[2] << 16 |
                  (uint32_t)s->insn[3] << 24;
-    ek_insn in;
-    if (ek_isa_classify(w, EK_ISA_A64, s->ip, &b->isa, &in)) return 0;
-    return (in.type == EK_ITYPE_BR || in.type == EK_ITYPE_BR_INDIRECT) && in.cond == EK_COND_AL;
+    if (ek_isa_classify(w, EK_ISA_A64, s->ip, &b->isa, in) < 0) return 0;
+    return in->type == EK_ITYPE_BR || in->type == EK_ITYPE_BR_INDIRECT;
+}
+
+static int add_pending(ek_profile_builder *b, const ek_sample *s, const ek_insn *in)
+{
+    pb_pending pd = {s->tid, s->ip, in->target, in->type == EK_ITYPE_BR, in->cond != EK_COND_AL};
+    for (size_t i = 0; i < b->npend; i++)
+        if (b->pend[i].tid == s->tid) {
+            b->pend[i] = pd;
+            return EK_OK;
+        }
+    if (b->npend == b->cappend) {
+        size_t cap = b->cappend ? b->cappend * 2 : 8;
+        pb_pending *v = realloc(b->pend, cap * sizeof *v);
+        if (!v) return EK_ERR_NOMEM;
+        b->pend = v;
+        b->cappend = cap;
+    }
+    b->pend[b->npend++] = pd;
+    return EK_OK;
+}
+
+/* s's thread resumes at addr: a pending branch of the thread on that side of the kernel
+ * boundary was taken to addr when it is unconditional, or conditional with addr its target */
+static int resolve_pending(ek_profile_builder *b, const ek_sample *s, uint64_t addr)
+{
+    for (size_t i = 0; i < b->npend; i++) {
+        pb_pending *pd = &b->pend[i];
+        if (pd->tid != s->tid || (pd->ip >> 63) != (addr >> 63)) continue;
+        pb_pending p = *pd;
+        *pd = b->pend[--b->npend];
+        if (p.cond && (!p.direct || addr != p.target)) return EK_OK; /* not taken */
+        return add_branch(b, s, p.ip, p.direct ? p.target : addr, NULL, NULL, NULL);
+    }
+    return EK_OK;
 }
 
 static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
@@ -155,6 +199,7 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     if (f & EK_SF_TRACE_BEGIN) { /* "tr strt 0 => to": a run starts, no branch */
         ek_profile_loc tl;
         size_t tbin;
+        if (b->npend && s->addr && (rc = resolve_pending(b, s, s->addr))) return rc;
         st->valid = locate(b, s, s->addr, &tl, &tbin, &rc);
         if (rc) return rc;
         st->start = tl.vaddr;
@@ -167,18 +212,27 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     st->valid = 0;
     if (rc) return rc;
     /* a branch? interrupts and synchronous exceptions other than SVC are not (the
-     * instruction at ip did not branch); a trace end only when its instruction must have
-     * been a taken branch */
-    int branch;
+     * instruction at ip did not branch), but the instruction before one may have been a
+     * branch, and so may that of a trace end: unconditional direct ones were taken to their
+     * target, the others are decided where the thread resumes */
+    int branch, cut = 0;
     if (f & EK_SF_ASYNC)
-        branch = 0;
+        branch = 0, cut = 1;
     else if ((f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET))
         branch = 0;
     else if (f & EK_SF_TRACE_END)
-        branch = tr_end_taken(b, s);
+        branch = (f & (EK_SF_CALL | EK_SF_RETURN)) != 0, cut = !branch;
     else
         branch = 1;
     uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
+    ek_insn in;
+    if (cut && sample_branch(b, s, &in)) {
+        if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
+            if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL, NULL))) return rc;
+        } else if ((rc = add_pending(b, s, &in))) {
+            return rc;
+        }
+    }
     ek_profile_loc tl;
     size_t tbin = 0;
     int tok = 0;
@@ -188,6 +242,7 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
         tok = locate(b, s, to, &tl, &tbin, &rc);
     }
     if (rc) return rc;
+    if (b->npend && to && (rc = resolve_pending(b, s, to))) return rc;
     if (tok) {
         st->valid = 1;
         st->start = tl.vaddr;
