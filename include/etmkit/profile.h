@@ -237,10 +237,20 @@ typedef struct ek_profile_build_stats {
     uint64_t ranges;        /* range counts added */
     uint64_t unlocated;     /* addresses in no binary (no map, or no file for the map) */
     uint64_t cross_mapping; /* runs whose ends were in different mappings: no range */
+    uint64_t impossible;    /* runs with an unconditional branch inside: no range */
 } ek_profile_build_stats;
 
 int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx,
                            ek_profile_builder **out);
+/* The code of the binary loc names, at its own address vaddr: copy up to len bytes into buf
+ * and return how many (0: not available). */
+typedef size_t (*ek_profile_code_fn)(void *ctx, const ek_profile_loc *loc, uint64_t vaddr,
+                                     void *buf, size_t len);
+/* With code, a run is checked before it counts (A64): one with an unconditional branch
+ * before its end cannot have run, so its sample is not the continuation of its source's
+ * samples (the end-of-queue flush of another queue that decoded part of a shared sink's
+ * trace): its branch counts, no range, and the source's run goes on. */
+void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, void *ctx);
 /* Returns 0, EK_ERR_NOMEM or EK_ERR_ARG. */
 int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s);
 void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out);
@@ -264,6 +274,9 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o,
 void ek_profile_maps_free(ek_profile_maps *m);
 int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
                            const char *dso_hint, ek_profile_loc *out);
+/* An ek_profile_code_fn (ctx: the maps) reading the ELF file of a located user binary. */
+size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
+                            size_t len);
 /* Files the locator looked for and did not find (maps whose addresses had no ELF file), one
  * "path (build-id HEX)" line each, for messages. */
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out);

@@ -28,6 +28,10 @@ typedef struct pm_file {
     ek_elf_segment *segs; /* PT_LOAD, file order (copied) */
     size_t nsegs;
     uint64_t uses;        /* addresses located in it */
+    char *elf;            /* the ELF file found */
+    uint8_t *bytes;       /* its contents, read on the first code request */
+    size_t nbytes;
+    int read_tried;
 } pm_file;
 
 typedef struct pm_map {
@@ -213,6 +217,8 @@ void ek_profile_maps_free(ek_profile_maps *m)
     for (size_t i = 0; i < m->files.n; i++) {
         free(m->files.v[i].path);
         free(m->files.v[i].segs);
+        free(m->files.v[i].elf);
+        free(m->files.v[i].bytes);
     }
     ek_vec_free(&m->files);
     ek_vec_free(&m->maps);
@@ -254,6 +260,7 @@ static void look_up_elf(ek_profile_maps *m, pm_file *pf)
                 memcpy(pf->segs, in->segs, in->nsegs * sizeof *pf->segs);
                 pf->nsegs = in->nsegs;
                 pf->load_base = in->segs[0].vaddr;
+                pf->elf = strdup(path);
             }
         }
         ek_elf_info_free(in);
@@ -379,6 +386,39 @@ int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr
     out->mapping = (uint64_t)(mp - m->maps.v) + 1;
     if (pf->kernel && !pf->module) out->mapping = 0; /* the kernel is one mapping */
     return EK_OK;
+}
+
+size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
+                            size_t len)
+{
+    ek_profile_maps *m = ctx;
+    if (!m || !loc || !loc->mapping || loc->mapping > m->maps.n) return 0;
+    pm_file *pf = &m->files.v[m->maps.v[loc->mapping - 1].file];
+    if (!pf->segs || !pf->elf) return 0;
+    if (!pf->read_tried) {
+        pf->read_tried = 1;
+        FILE *f = fopen(pf->elf, "rb");
+        if (f && !fseek(f, 0, SEEK_END)) {
+            long n = ftell(f);
+            if (n > 0 && !fseek(f, 0, SEEK_SET) && (pf->bytes = malloc((size_t)n)) &&
+                fread(pf->bytes, 1, (size_t)n, f) == (size_t)n)
+                pf->nbytes = (size_t)n;
+        }
+        if (f) fclose(f);
+    }
+    if (!pf->nbytes) return 0;
+    for (size_t i = 0; i < pf->nsegs; i++) {
+        const ek_elf_segment *g = &pf->segs[i];
+        if (vaddr < g->vaddr || vaddr - g->vaddr >= g->filesz) continue;
+        uint64_t off = g->offset + (vaddr - g->vaddr);
+        uint64_t room = g->filesz - (vaddr - g->vaddr);
+        if (off >= pf->nbytes) return 0;
+        if (room > pf->nbytes - off) room = pf->nbytes - off;
+        size_t n = len < room ? len : (size_t)room;
+        memcpy(buf, pf->bytes + off, n);
+        return n;
+    }
+    return 0;
 }
 
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out)

@@ -27,6 +27,8 @@ typedef struct pb_pending {
 } pb_pending;
 
 struct ek_profile_builder {
+    ek_profile_code_fn code;
+    void *code_ctx;
     pb_pending *pend;
     size_t npend, cappend;
     ek_profile *p;
@@ -62,7 +64,18 @@ void ek_profile_builder_free(ek_profile_builder *b)
 
 void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out)
 {
-    if (out) *out = b ? b->stats : (ek_profile_build_stats){0, 0, 0, 0, 0};
+    if (!out) return;
+    if (b)
+        *out = b->stats;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, void *ctx)
+{
+    if (!b) return;
+    b->code = fn;
+    b->code_ctx = ctx;
 }
 
 static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
@@ -128,7 +141,33 @@ static int add_branch(ek_profile_builder *b, const ek_sample *s, uint64_t from, 
     return EK_OK;
 }
 
-/* A run [begin, end] (sample addresses) as a range, when both are in one mapping. */
+/* Could [start, end] (binary addresses of loc's binary) have run straight? Not when an
+ * unconditional branch lies before end (A64; unknown code: yes). */
+static int run_possible(ek_profile_builder *b, const ek_profile_loc *loc, uint64_t start,
+                        uint64_t end)
+{
+    if (!b->code) return 1;
+    uint8_t buf[256];
+    for (uint64_t a = start; a < end;) {
+        uint64_t want = end - a < sizeof buf ? end - a : sizeof buf;
+        size_t got = b->code(b->code_ctx, loc, a, buf, (size_t)want);
+        if (got < 4) return 1;
+        for (size_t k = 0; k + 4 <= got; k += 4) {
+            uint32_t w = (uint32_t)buf[k] | (uint32_t)buf[k + 1] << 8 |
+                         (uint32_t)buf[k + 2] << 16 | (uint32_t)buf[k + 3] << 24;
+            ek_insn in;
+            if (ek_isa_classify(w, EK_ISA_A64, a + k, &b->isa, &in) < 0) return 1;
+            if ((in.type == EK_ITYPE_BR || in.type == EK_ITYPE_BR_INDIRECT) &&
+                in.cond == EK_COND_AL)
+                return 0;
+        }
+        a += got - got % 4;
+    }
+    return 1;
+}
+
+/* A run [begin, end] (sample addresses) as a range, when both are in one mapping. Returns 0,
+ * 1 when the run cannot have run (an unconditional branch inside), or a negative status. */
 static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, uint64_t start,
                    uint64_t mapping, size_t bin, uint64_t end)
 {
@@ -140,6 +179,10 @@ static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, ui
     if (el.mapping != mapping || ebin != bin || el.vaddr < start) {
         b->stats.cross_mapping++;
         return EK_OK;
+    }
+    if (!run_possible(b, &el, start, el.vaddr)) {
+        b->stats.impossible++;
+        return 1;
     }
     rc = ek_profile_add_range(b->p, bin, start, el.vaddr, 1);
     if (!rc) b->stats.ranges++;
@@ -207,10 +250,12 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
         st->bin = tbin;
         return EK_OK;
     }
-    /* the run ends at this sample's instruction */
+    /* the run ends at this sample's instruction, unless it cannot have run: then the sample
+     * is not this stream's next one, and the stream's run goes on */
     rc = add_run(b, s, st->valid, st->start, st->mapping, st->bin, s->ip);
-    st->valid = 0;
-    if (rc) return rc;
+    if (rc < 0) return rc;
+    int other = rc == 1;
+    if (!other) st->valid = 0;
     /* a branch? interrupts and synchronous exceptions other than SVC are not (the
      * instruction at ip did not branch), but the instruction before one may have been a
      * branch, and so may that of a trace end: unconditional direct ones were taken to their
@@ -243,7 +288,7 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     }
     if (rc) return rc;
     if (b->npend && to && (rc = resolve_pending(b, s, to))) return rc;
-    if (tok) {
+    if (tok && !other) {
         st->valid = 1;
         st->start = tl.vaddr;
         st->mapping = tl.mapping;

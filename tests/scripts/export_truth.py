@@ -45,12 +45,20 @@ def main():
     out, records = sys.argv[1], sys.argv[2]
     summary = open(out + '/truth.summary').read()
     el_mask = int(re.search(r'el_mask=(\d+)', summary).group(1))
+    # a session of processes (not system-wide) traces their threads only: the pids the
+    # recording names (COMM records)
+    system = re.search(r'mode=system', summary) is not None
+    traced_pids = set()
     maps = []   # pid, start, end, pgoff, path, t
     forks = {}  # pid -> ppid
     mm = re.compile(r'#\d+ MMAP2? \[\S+\] misc (\S+): (\d+)/\d+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ '
                     r'(0x[0-9a-f]+)[^\]]*\]: (?:\S+ )?(\S+) \{\S+ time (\d+)')
     fk = re.compile(r'#\d+ FORK \[\S+\]: (\d+):\d+ \(ppid (\d+):\d+\)')
+    cm = re.compile(r'#\d+ COMM \[\S+\]: .*:(\d+)/\d+')
     for line in open(records):
+        m = cm.search(line)
+        if m:
+            traced_pids.add(int(m.group(1)))
         m = mm.search(line)
         if m:
             misc, pid, start, length, pgoff, path, t = m.groups()
@@ -114,7 +122,7 @@ def main():
     start = {}  # cpu -> loc of the run's first instruction
     rows = [l.rstrip('\n').split('\t') for l in open(out + '/truth.branches.tsv') if not l.startswith('#')]
     for t, cpu, pid, tid, el, frm, to, kind, taken in rows:
-        if taken != '1':
+        if taken != '1' or (not system and int(pid) not in traced_pids):
             continue
         t, cpu, pid, frm, to = int(t), int(cpu), int(pid), int(frm, 16), int(to, 16)
         irq = kind == 'irq'

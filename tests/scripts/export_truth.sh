@@ -4,11 +4,8 @@
 # ran (truth.branches.tsv, counted by export_truth.py: its docstring is the model), for several
 # scenarios and seeds. Scenarios whose trace starts or stops inside a run (snapshots, wrapping
 # sinks, sessions that stop while code runs) are not in the list: where in a run the trace
-# stopped is not in the truth file. Not yet in the list (open, see docs/PROFILES.md):
-# kernel-and-user (the decoded samples themselves hold half of the truth's kernel branches:
-# which kernel rows were traced is not modelled here; and an interrupt right after an eret
-# gives the eret sample the vector as its target, as perf's policy does) and
-# shared-sink-multi-cpu (a few runs ending at 0x4001d8 / 0x400228 differ: not yet explained).
+# stopped is not in the truth file. Not in the list, with why: docs/PROFILES.md ("Open":
+# shared-sink-multi-cpu, kernel-and-user).
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

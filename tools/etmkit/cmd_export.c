@@ -285,6 +285,7 @@ int cmd_export(int argc, char **argv)
         ret = CLI_FAIL;
         goto done;
     }
+    ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
     rc = ek_session_samples(s, on_sample, &c);
     if (rc) {
         cli_err("export: %s: %s", d.input, ek_strerror(rc));
