@@ -15,21 +15,21 @@
 #include "profile/profile_int.h"
 
 #define KERNEL_NAME "[kernel.kallsyms]"
-#define KERNEL_PID (-1)
+#define KERNEL_PID  (-1)
 
 typedef struct pm_file {
     char *path; /* as recorded ("[kernel.kallsyms]" for the kernel) */
     uint8_t id[20];
     size_t idlen;
     int kernel, module;
-    int looked;        /* ELF looked for */
-    int mismatch;      /* a file was found with another build-id */
+    int looked;   /* ELF looked for */
+    int mismatch; /* a file was found with another build-id */
     uint64_t load_base;
     ek_elf_segment *segs; /* PT_LOAD, file order (copied) */
     size_t nsegs;
-    uint64_t uses;        /* addresses located in it */
-    char *elf;            /* the ELF file found */
-    uint8_t *bytes;       /* its contents, read on the first code request */
+    uint64_t uses;  /* addresses located in it */
+    char *elf;      /* the ELF file found */
+    uint8_t *bytes; /* its contents, read on the first code request */
     size_t nbytes;
     int read_tried;
 } pm_file;
@@ -105,8 +105,7 @@ static int map_cmp(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o,
-                        ek_profile_maps **out)
+int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek_profile_maps **out)
 {
     if (!f || !out) return EK_ERR_ARG;
     *out = NULL;
@@ -249,8 +248,8 @@ static void look_up_elf(ek_profile_maps *m, pm_file *pf)
     if (!ek_elf_info_read(path, NULL, &in)) {
         uint8_t canon[EK_PROFILE_BUILD_ID_MAX];
         size_t clen = 0;
-        size_t n = in->build_id_len > EK_PROFILE_BUILD_ID_MAX ? EK_PROFILE_BUILD_ID_MAX
-                                                               : in->build_id_len;
+        size_t n =
+            in->build_id_len > EK_PROFILE_BUILD_ID_MAX ? EK_PROFILE_BUILD_ID_MAX : in->build_id_len;
         prof_build_id_canon(in->build_id, n, canon, &clen);
         if (pf->idlen && (clen != pf->idlen || memcmp(canon, pf->id, clen))) {
             pf->mismatch = 1;

@@ -11,10 +11,10 @@ typedef struct pb_stream {
     int32_t cpu;
     uint8_t trace_id;
     int used;
-    int valid;         /* start is known */
-    uint64_t start;    /* binary address of the run's first instruction */
-    uint64_t mapping;  /* its mapping */
-    size_t bin;        /* its binary (handle in p) */
+    int valid;        /* start is known */
+    uint64_t start;   /* binary address of the run's first instruction */
+    uint64_t mapping; /* its mapping */
+    size_t bin;       /* its binary (handle in p) */
 } pb_stream;
 
 /* a branch at the end of a run cut by an interrupt or a trace end, taken or not: decided where
@@ -153,8 +153,8 @@ static int run_possible(ek_profile_builder *b, const ek_profile_loc *loc, uint64
         size_t got = b->code(b->code_ctx, loc, a, buf, (size_t)want);
         if (got < 4) return 1;
         for (size_t k = 0; k + 4 <= got; k += 4) {
-            uint32_t w = (uint32_t)buf[k] | (uint32_t)buf[k + 1] << 8 |
-                         (uint32_t)buf[k + 2] << 16 | (uint32_t)buf[k + 3] << 24;
+            uint32_t w = (uint32_t)buf[k] | (uint32_t)buf[k + 1] << 8 | (uint32_t)buf[k + 2] << 16 |
+                         (uint32_t)buf[k + 3] << 24;
             ek_insn in;
             if (ek_isa_classify(w, EK_ISA_A64, a + k, &b->isa, &in) < 0) return 1;
             if ((in.type == EK_ITYPE_BR || in.type == EK_ITYPE_BR_INDIRECT) &&

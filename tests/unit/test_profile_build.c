@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 #define NOP 0xd503201fu
-#define X EK_PROFILE_EXTERNAL
+#define X   EK_PROFILE_EXTERNAL
 
 static int fake_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
 {
@@ -35,8 +35,7 @@ static int fake_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_
 /* /bin/a's code: NOPs but where the test puts something */
 static uint32_t code_a[0x100];
 
-static size_t fake_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
-                        size_t len)
+static size_t fake_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf, size_t len)
 {
     (void)ctx;
     if (loc->mapping != 1 || vaddr < 0x400000 || vaddr >= 0x400000 + sizeof code_a) return 0;
@@ -78,9 +77,8 @@ static void counts_text(const ek_profile *p, const char *path, char *out, size_t
             size_t n;
             assert_int_equal(ek_profile_counts(p, i, (ek_profile_kind)k, &v, &n), 0);
             for (size_t j = 0; j < n; j++)
-                len += (size_t)snprintf(out + len, size - len, "%c %llx %llx %llu\n",
-                                        k ? 'b' : 'r', (unsigned long long)v[j].a,
-                                        (unsigned long long)v[j].b,
+                len += (size_t)snprintf(out + len, size - len, "%c %llx %llx %llu\n", k ? 'b' : 'r',
+                                        (unsigned long long)v[j].a, (unsigned long long)v[j].b,
                                         (unsigned long long)v[j].count);
             free(v);
         }
@@ -123,12 +121,12 @@ static void test_interrupted_branch(void **state)
     assert_int_equal(ek_profile_new(&p), 0);
     assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
     add(b, EK_SF_TRACE_BEGIN, 0, 0x400000, 0);
-    add(b, irq, 0x400008, 0, 0x94000010u);              /* bl +0x40 */
+    add(b, irq, 0x400008, 0, 0x94000010u); /* bl +0x40 */
     add(b, EK_SF_TRACE_BEGIN, 0, 0x400048, 0);
-    add(b, irq, 0x400050, 0, 0x54000100u);              /* b.eq +0x20: taken? */
-    add(b, EK_SF_TRACE_BEGIN, 0, 0x400070, 0);          /* yes */
-    add(b, irq, 0x400080, 0, 0x54000100u);              /* b.eq +0x20 */
-    add(b, EK_SF_TRACE_BEGIN, 0, 0x400084, 0);          /* not taken */
+    add(b, irq, 0x400050, 0, 0x54000100u);     /* b.eq +0x20: taken? */
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400070, 0); /* yes */
+    add(b, irq, 0x400080, 0, 0x54000100u);     /* b.eq +0x20 */
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400084, 0); /* not taken */
     add(b, EK_SF_RETURN | EK_SF_TRACE_END, 0x400090, 0, 0);
     char got[1024];
     counts_text(p, "/bin/a", got, sizeof got);

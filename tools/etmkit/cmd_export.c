@@ -130,8 +130,8 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         ek_profile_binary_get(p, pick, &id);
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "";
         if (id.build_id_len) ek_build_id_hex(id.build_id, 20, hex, sizeof hex);
-        found = ek_buildid_find(id.path, id.build_id_len ? hex : NULL, d->so.symfs,
-                                d->so.buildid_dir);
+        found =
+            ek_buildid_find(id.path, id.build_id_len ? hex : NULL, d->so.symfs, d->so.buildid_dir);
         if (!found) {
             cli_err("export: --format=bolt: %s: no ELF file found (give --binary=ELF)", id.path);
             return CLI_FAIL;
