@@ -212,7 +212,8 @@ typedef struct ek_profile_loc {
 } ek_profile_loc;
 
 /* Locate addr (an address of sample s) : 0 with *out set, non-zero when it is in no binary
- * (its counts are then left out). The pointers in out->id must stay valid until the next call. */
+ * (its counts are then left out). The pointers in out->id must stay valid until the next call.
+ * A mapping is in one binary: the builder remembers the binary of each mapping. */
 typedef int (*ek_profile_locate_fn)(void *ctx, const ek_sample *s, uint64_t addr,
                                     ek_profile_loc *out);
 
@@ -262,8 +263,9 @@ void ek_profile_builder_free(ek_profile_builder *b);
  * (found where perf looks: ek_buildid_find with symfs and buildid_dir; the kernel in
  * vmlinux): vaddr = the file offset mapped back through the PT_LOAD holding it. A map with no
  * ELF file found: vaddr = the file offset, load_base 0. Kernel addresses (bit 63) are in
- * "[kernel.kallsyms]" at their own address (load_base 0). dso_hint (the session's DSO name of
- * the address, from ek_script_resolver; may be NULL) picks among maps that overlap in time. */
+ * "[kernel.kallsyms]" at their own address (load_base 0). Where maps of different files
+ * overlap in the process, hint (may be NULL) is asked for the DSO name of the address (the
+ * session's, from ek_script_resolver) and decides; then time does. */
 typedef struct ek_profile_maps ek_profile_maps;
 typedef struct ek_profile_maps_opts {
     size_t size; /* sizeof(ek_profile_maps_opts) */
@@ -272,8 +274,9 @@ typedef struct ek_profile_maps_opts {
 int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o,
                         ek_profile_maps **out);
 void ek_profile_maps_free(ek_profile_maps *m);
+typedef const char *(*ek_profile_hint_fn)(void *ctx, const ek_sample *s, uint64_t addr);
 int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
-                           const char *dso_hint, ek_profile_loc *out);
+                           ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out);
 /* An ek_profile_code_fn (ctx: the maps) reading the ELF file of a located user binary. */
 size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
                             size_t len);

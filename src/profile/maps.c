@@ -40,6 +40,7 @@ typedef struct pm_map {
     uint64_t t_from, t_to; /* valid in [t_from, t_to) */
     size_t seq;            /* record order */
     size_t file;
+    int contested; /* a map of another file of its process overlaps it */
 } pm_map;
 
 typedef struct pm_fork {
@@ -159,7 +160,8 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
                          t,
                          UINT64_MAX,
                          seq++,
-                         fi};
+                         fi,
+                         0};
             if (ek_vec_push(&m->maps, mp)) {
                 rc = EK_ERR_NOMEM;
                 break;
@@ -192,6 +194,11 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
                     a->t_to = b->t_from;
                     break;
                 }
+            }
+            for (size_t j = i + 1; j < m->maps.n && m->maps.v[j].pid == a->pid; j++) {
+                pm_map *b = &m->maps.v[j];
+                if (b->start < a->end && a->start < b->end && b->file != a->file)
+                    a->contested = b->contested = 1;
             }
             for (size_t k = 0; k < execs.n; k++)
                 if (execs.v[k].pid == a->pid && (uint64_t)execs.v[k].ppid > a->t_from &&
@@ -315,21 +322,9 @@ static const pm_map *find_in_pid(ek_profile_maps *m, int64_t pid, uint64_t addr,
     return mp ? mp : find_in_pid_1(m, pid, addr, has_t, t, NULL);
 }
 
-static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
-                              const char *hint)
+static const pm_map *search(ek_profile_maps *m, int64_t pid, int kernel, uint64_t addr, int has_t,
+                            uint64_t t, const char *hint)
 {
-    int kernel = (addr >> 63) != 0;
-    int64_t pid = kernel ? KERNEL_PID : s->pid;
-    int has_t = s->has_time;
-    uint64_t t = s->time;
-    for (unsigned i = 0; i < 8; i++) {
-        size_t k = m->cache[i];
-        if (k == SIZE_MAX) continue;
-        const pm_map *mp = &m->maps.v[k];
-        if (mp->pid == pid && map_holds(mp, addr) && has_t && in_time(mp, 1, t) &&
-            (!hint || !strcmp(m->files.v[mp->file].path, hint)))
-            return mp;
-    }
     const pm_map *mp = NULL;
     for (int depth = 0; depth < 16 && !mp; depth++) {
         mp = find_in_pid(m, pid, addr, has_t, t, hint);
@@ -345,15 +340,39 @@ static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t a
         /* a module map the session did not place the address in: the kernel's */
         mp = find_in_pid(m, pid, addr, has_t, t, KERNEL_NAME);
     }
-    if (mp && has_t) m->cache[m->cnext++ % 8] = (size_t)(mp - m->maps.v);
+    return mp;
+}
+
+/* The map of addr for sample s. Only where maps of different files overlap in the process
+ * does the session's DSO name (hint) decide: asked then only. */
+static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
+                              ek_profile_hint_fn hint, void *hint_ctx)
+{
+    int kernel = (addr >> 63) != 0;
+    int64_t pid = kernel ? KERNEL_PID : s->pid;
+    int has_t = s->has_time;
+    uint64_t t = s->time;
+    for (unsigned i = 0; i < 8; i++) {
+        size_t k = m->cache[i];
+        if (k == SIZE_MAX) continue;
+        const pm_map *mp = &m->maps.v[k];
+        if (mp->pid == pid && map_holds(mp, addr) && has_t && in_time(mp, 1, t)) return mp;
+    }
+    const pm_map *mp = search(m, pid, kernel, addr, has_t, t, NULL);
+    if (mp && mp->contested) {
+        const char *h = hint ? hint(hint_ctx, s, addr) : NULL;
+        if (h) mp = search(m, pid, kernel, addr, has_t, t, h);
+        return mp;
+    }
+    if (mp && has_t && mp->pid == pid) m->cache[m->cnext++ % 8] = (size_t)(mp - m->maps.v);
     return mp;
 }
 
 int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
-                           const char *dso_hint, ek_profile_loc *out)
+                           ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out)
 {
     if (!m || !s || !out) return EK_ERR_ARG;
-    const pm_map *mp = find_map(m, s, addr, dso_hint);
+    const pm_map *mp = find_map(m, s, addr, hint, hint_ctx);
     if (!mp) return EK_ERR_NOT_FOUND;
     pm_file *pf = &m->files.v[mp->file];
     look_up_elf(m, pf);

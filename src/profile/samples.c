@@ -26,7 +26,14 @@ typedef struct pb_pending {
     int direct, cond;
 } pb_pending;
 
+#define PB_BIN_CACHE 64
+
 struct ek_profile_builder {
+    struct {
+        uint64_t mapping;
+        size_t bin;
+        int used;
+    } bincache[PB_BIN_CACHE]; /* mapping -> binary handle */
     ek_profile_code_fn code;
     void *code_ctx;
     pb_pending *pend;
@@ -108,8 +115,17 @@ static int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, ek_p
         b->stats.unlocated++;
         return 0;
     }
+    unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
+    if (b->bincache[k].used && b->bincache[k].mapping == loc->mapping) {
+        *bin = b->bincache[k].bin;
+        return 1;
+    }
     *rc = ek_profile_add_binary(b->p, &loc->id, bin);
-    return *rc == EK_OK;
+    if (*rc) return 0;
+    b->bincache[k].used = 1;
+    b->bincache[k].mapping = loc->mapping;
+    b->bincache[k].bin = *bin;
+    return 1;
 }
 
 /* A taken branch from -> to (either may be unknown: 0). Counts for from's binary (to external

@@ -48,29 +48,29 @@ typedef struct export_ctx {
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
+    char hint[4096];
 } export_ctx;
+
+/* the session's DSO name of addr (asked only where maps of different files overlap) */
+static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    export_ctx *c = ctx;
+    if (!c->r || !c->r->resolve) return NULL;
+    ek_addr_loc loc;
+    memset(&loc, 0, sizeof loc);
+    c->r->resolve(c->r->ctx, s, addr, addr != s->ip, &loc);
+    if (!loc.dso) return NULL;
+    size_t n = loc.dso_len ? loc.dso_len : strlen(loc.dso);
+    if (n >= sizeof c->hint) return NULL;
+    memcpy(c->hint, loc.dso, n);
+    c->hint[n] = 0;
+    return c->hint;
+}
 
 static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
 {
     export_ctx *c = ctx;
-    ek_addr_loc loc;
-    memset(&loc, 0, sizeof loc);
-    const char *hint = NULL;
-    char buf[4096];
-    if (c->r && c->r->resolve) {
-        c->r->resolve(c->r->ctx, s, addr, addr != s->ip, &loc);
-        if (loc.dso) {
-            size_t n = loc.dso_len ? loc.dso_len : strlen(loc.dso);
-            if (n < sizeof buf) {
-                memcpy(buf, loc.dso, n);
-                buf[n] = 0;
-                hint = buf;
-            }
-        } else {
-            return -1; /* the session has no map there */
-        }
-    }
-    return ek_profile_maps_locate(c->maps, s, addr, hint, out);
+    return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
 }
 
 static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
@@ -270,7 +270,8 @@ int cmd_export(int argc, char **argv)
     }
     ek_perf_file *pf = NULL;
     ek_profile *p = NULL;
-    export_ctx c = {NULL, NULL, NULL, 0};
+    export_ctx c;
+    memset(&c, 0, sizeof c);
     ek_sbuf text = EK_SBUF_INIT;
     int rc = open_input(d.input, &pf);
     if (rc) {
