@@ -129,7 +129,7 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         }
         ek_profile_binary_get(p, pick, &id);
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "";
-        if (id.build_id_len) ek_build_id_hex(id.build_id, 20, hex, sizeof hex);
+        if (id.build_id_len) ek_build_id_hex(id.build_id, id.build_id_len, hex, sizeof hex);
         found =
             ek_buildid_find(id.path, id.build_id_len ? hex : NULL, d->so.symfs, d->so.buildid_dir);
         if (!found) {
