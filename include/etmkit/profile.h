@@ -30,7 +30,9 @@
 
 #include "etmkit/diag.h"
 #include "etmkit/etmkit.h"
+#include "etmkit/perf.h"
 #include "etmkit/sbuf.h"
+#include "etmkit/synth.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,6 +199,90 @@ int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_
  * at taken branches only (as branch stacks do): both give perf2bolt's fall-throughs.
  * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
+
+/* ---- profiles from samples -------------------------------------------------------------- */
+
+/* Where an address of a sample is: its binary, the binary's own address for it, and the
+ * mapping it was in (an opaque key: a range is counted only when both of its ends are in
+ * one mapping). */
+typedef struct ek_profile_loc {
+    ek_profile_binary id;
+    uint64_t vaddr;
+    uint64_t mapping;
+} ek_profile_loc;
+
+/* Locate addr (an address of sample s) : 0 with *out set, non-zero when it is in no binary
+ * (its counts are then left out). The pointers in out->id must stay valid until the next call.
+ * A mapping is in one binary: the builder remembers the binary of each mapping. */
+typedef int (*ek_profile_locate_fn)(void *ctx, const ek_sample *s, uint64_t addr,
+                                    ek_profile_loc *out);
+
+/* Turns samples into counts of profile p (ek_profile_builder_add, in output order).
+ *  - branches samples (--itrace=b): each trace source (CPU and trace ID) is followed; a
+ *    taken branch from -> to counts once for from's binary (to is EK_PROFILE_EXTERNAL when it
+ *    is in another mapping or unknown: "tr end ... => 0"), and the run from the previous
+ *    branch's target to this branch's source is one range, when both are in one mapping.
+ *    Asynchronous exceptions (interrupts) end a range at the last instruction executed and
+ *    are not branches; "tr strt" starts a range and is not a branch; a "tr end" whose last
+ *    instruction is not known to be a taken branch (a conditional, or a range that just
+ *    stopped) ends a range without a branch.
+ *  - instructions samples with branch stacks (--itrace=il...): as the LBR consumers (perf2bolt,
+ *    create_llvm_prof) take them: every entry a branch, and the run from an entry's target to
+ *    the next newer entry's source a range; overlapping stacks count again.
+ * Counts are per sample: what the stream decoded, exactly (docs/PROFILES.md). */
+typedef struct ek_profile_builder ek_profile_builder;
+
+typedef struct ek_profile_build_stats {
+    uint64_t samples;       /* samples given */
+    uint64_t branches;      /* branch counts added */
+    uint64_t ranges;        /* range counts added */
+    uint64_t unlocated;     /* addresses in no binary (no map, or no file for the map) */
+    uint64_t cross_mapping; /* runs whose ends were in different mappings: no range */
+    uint64_t impossible;    /* runs with an unconditional branch inside: no range */
+} ek_profile_build_stats;
+
+int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx,
+                           ek_profile_builder **out);
+/* The code of the binary loc names, at its own address vaddr: copy up to len bytes into buf
+ * and return how many (0: not available). */
+typedef size_t (*ek_profile_code_fn)(void *ctx, const ek_profile_loc *loc, uint64_t vaddr,
+                                     void *buf, size_t len);
+/* With code, a run is checked before it counts (A64): one with an unconditional branch
+ * before its end cannot have run, so its sample is not the continuation of its source's
+ * samples (the end-of-queue flush of another queue that decoded part of a shared sink's
+ * trace): its branch counts, no range, and the source's run goes on. */
+void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, void *ctx);
+/* Returns 0, EK_ERR_NOMEM or EK_ERR_ARG. */
+int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s);
+void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out);
+void ek_profile_builder_free(ek_profile_builder *b);
+
+/* A locator from a recording's own sideband: its MMAP/MMAP2 records (by process and time;
+ * a process without a map there looks in its parent's, from FORK records), the build-ids it
+ * recorded (MMAP2, or the build-id feature by file name), and each file's ELF program headers
+ * (found where perf looks: ek_buildid_find with symfs and buildid_dir; the kernel in
+ * vmlinux): vaddr = the file offset mapped back through the PT_LOAD holding it. A map with no
+ * ELF file found: vaddr = the file offset, load_base 0. Kernel addresses (bit 63) are in
+ * "[kernel.kallsyms]" at their own address (load_base 0). Where maps of different files
+ * overlap in the process, hint (may be NULL) is asked for the DSO name of the address (the
+ * session's, from ek_script_resolver) and decides; then time does. */
+typedef struct ek_profile_maps ek_profile_maps;
+typedef struct ek_profile_maps_opts {
+    size_t size; /* sizeof(ek_profile_maps_opts) */
+    const char *symfs, *buildid_dir, *vmlinux;
+} ek_profile_maps_opts;
+int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o,
+                        ek_profile_maps **out);
+void ek_profile_maps_free(ek_profile_maps *m);
+typedef const char *(*ek_profile_hint_fn)(void *ctx, const ek_sample *s, uint64_t addr);
+int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
+                           ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out);
+/* An ek_profile_code_fn (ctx: the maps) reading the ELF file of a located user binary. */
+size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
+                            size_t len);
+/* Files the locator looked for and did not find (maps whose addresses had no ELF file), one
+ * "path (build-id HEX)" line each, for messages. */
+void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

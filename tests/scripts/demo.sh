@@ -75,6 +75,7 @@ PY
 sec() { awk -v h="$1" 'index($0, "== ") == 1 { f = (index($0, h) > 0); next } f' "$tmp/out"; }
 sec "== etmkit script " | grep -qE '^ +[0-9]+/[0-9]+ +\[[0-9]+\] ' || bad "no samples under '== etmkit script'"
 [ -n "$(sec "== etmkit doctor " | tr -d ' \n')" ] || bad "nothing under '== etmkit doctor'"
+sec "== etmkit export " | grep -qE '^[0-9a-f]+-[0-9a-f]+:[0-9]+$' || bad "no AutoFDO range counts under '== etmkit export'"
 
 # the last section: next steps, the commands in this order
 last=$(grep '^== ' "$tmp/out" | tail -1)

@@ -20,6 +20,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Write the buffer to f and empty it; flush when it grows past a threshold. */
 void cli_write(ek_sbuf *out, FILE *f);

@@ -1,0 +1,339 @@
+/* Range and branch counts from samples (ek_profile_builder): see profile.h and
+ * docs/PROFILES.md ("From samples"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/isa.h"
+#include "profile/profile_int.h"
+
+/* one trace source: where the current run started */
+typedef struct pb_stream {
+    int32_t cpu;
+    uint8_t trace_id;
+    int used;
+    int valid;        /* start is known */
+    uint64_t start;   /* binary address of the run's first instruction */
+    uint64_t mapping; /* its mapping */
+    size_t bin;       /* its binary (handle in p) */
+} pb_stream;
+
+/* a branch at the end of a run cut by an interrupt or a trace end, taken or not: decided where
+ * its thread's execution resumes (the next run of the thread that starts on its side of the
+ * kernel boundary) */
+typedef struct pb_pending {
+    int32_t tid;
+    uint64_t ip, target; /* target: direct branches */
+    int direct, cond;
+} pb_pending;
+
+#define PB_BIN_CACHE 64
+
+struct ek_profile_builder {
+    struct {
+        uint64_t mapping;
+        size_t bin;
+        int used;
+    } bincache[PB_BIN_CACHE]; /* mapping -> binary handle */
+    ek_profile_code_fn code;
+    void *code_ctx;
+    pb_pending *pend;
+    size_t npend, cappend;
+    ek_profile *p;
+    ek_profile_locate_fn locate;
+    void *ctx;
+    pb_stream *st;
+    size_t nst, capst;
+    ek_isa_cfg isa;
+    ek_profile_build_stats stats;
+};
+
+int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx,
+                           ek_profile_builder **out)
+{
+    if (!p || !locate || !out) return EK_ERR_ARG;
+    ek_profile_builder *b = calloc(1, sizeof *b);
+    if (!b) return EK_ERR_NOMEM;
+    b->p = p;
+    b->locate = locate;
+    b->ctx = ctx;
+    ek_isa_cfg_init(&b->isa, EK_ARCH_UNKNOWN, EK_PROFILE_A, 0);
+    *out = b;
+    return EK_OK;
+}
+
+void ek_profile_builder_free(ek_profile_builder *b)
+{
+    if (!b) return;
+    free(b->st);
+    free(b->pend);
+    free(b);
+}
+
+void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out)
+{
+    if (!out) return;
+    if (b)
+        *out = b->stats;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, void *ctx)
+{
+    if (!b) return;
+    b->code = fn;
+    b->code_ctx = ctx;
+}
+
+static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
+{
+    for (size_t i = 0; i < b->nst; i++)
+        if (b->st[i].cpu == s->cpu && b->st[i].trace_id == s->trace_id) return &b->st[i];
+    if (b->nst == b->capst) {
+        size_t cap = b->capst ? b->capst * 2 : 16;
+        pb_stream *v = realloc(b->st, cap * sizeof *v);
+        if (!v) return NULL;
+        b->st = v;
+        b->capst = cap;
+    }
+    pb_stream *n = &b->st[b->nst++];
+    memset(n, 0, sizeof *n);
+    n->cpu = s->cpu;
+    n->trace_id = s->trace_id;
+    n->used = 1;
+    return n;
+}
+
+/* addr located into loc and its binary's handle: 1, or 0 when it is in no binary */
+static int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, ek_profile_loc *loc,
+                  size_t *bin, int *rc)
+{
+    *rc = EK_OK;
+    if (!addr) return 0;
+    memset(loc, 0, sizeof *loc);
+    if (b->locate(b->ctx, s, addr, loc)) {
+        b->stats.unlocated++;
+        return 0;
+    }
+    unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
+    if (b->bincache[k].used && b->bincache[k].mapping == loc->mapping) {
+        *bin = b->bincache[k].bin;
+        return 1;
+    }
+    *rc = ek_profile_add_binary(b->p, &loc->id, bin);
+    if (*rc) return 0;
+    b->bincache[k].used = 1;
+    b->bincache[k].mapping = loc->mapping;
+    b->bincache[k].bin = *bin;
+    return 1;
+}
+
+/* A taken branch from -> to (either may be unknown: 0). Counts for from's binary (to external
+ * when elsewhere) and, when to is in another mapping, for to's binary (from external). */
+static int add_branch(ek_profile_builder *b, const ek_sample *s, uint64_t from, uint64_t to,
+                      ek_profile_loc *tl_out, size_t *tbin_out, int *to_ok)
+{
+    ek_profile_loc fl, tl;
+    size_t fbin = 0, tbin = 0;
+    int rc;
+    int fok = locate(b, s, from, &fl, &fbin, &rc);
+    if (rc) return rc;
+    int tok = locate(b, s, to, &tl, &tbin, &rc);
+    if (rc) return rc;
+    int same = fok && tok && fl.mapping == tl.mapping && fbin == tbin;
+    if (fok) {
+        rc = ek_profile_add_branch(b->p, fbin, fl.vaddr, same ? tl.vaddr : EK_PROFILE_EXTERNAL, 1);
+        if (rc) return rc;
+        b->stats.branches++;
+    }
+    if (tok && !same) {
+        rc = ek_profile_add_branch(b->p, tbin, EK_PROFILE_EXTERNAL, tl.vaddr, 1);
+        if (rc) return rc;
+        b->stats.branches++;
+    }
+    if (tl_out) *tl_out = tl;
+    if (tbin_out) *tbin_out = tbin;
+    if (to_ok) *to_ok = tok;
+    return EK_OK;
+}
+
+/* Could [start, end] (binary addresses of loc's binary) have run straight? Not when an
+ * unconditional branch lies before end (A64; unknown code: yes). */
+static int run_possible(ek_profile_builder *b, const ek_profile_loc *loc, uint64_t start,
+                        uint64_t end)
+{
+    if (!b->code) return 1;
+    uint8_t buf[256];
+    for (uint64_t a = start; a < end;) {
+        uint64_t want = end - a < sizeof buf ? end - a : sizeof buf;
+        size_t got = b->code(b->code_ctx, loc, a, buf, (size_t)want);
+        if (got < 4) return 1;
+        for (size_t k = 0; k + 4 <= got; k += 4) {
+            uint32_t w = (uint32_t)buf[k] | (uint32_t)buf[k + 1] << 8 | (uint32_t)buf[k + 2] << 16 |
+                         (uint32_t)buf[k + 3] << 24;
+            ek_insn in;
+            if (ek_isa_classify(w, EK_ISA_A64, a + k, &b->isa, &in) < 0) return 1;
+            if ((in.type == EK_ITYPE_BR || in.type == EK_ITYPE_BR_INDIRECT) &&
+                in.cond == EK_COND_AL)
+                return 0;
+        }
+        a += got - got % 4;
+    }
+    return 1;
+}
+
+/* A run [begin, end] (sample addresses) as a range, when both are in one mapping. Returns 0,
+ * 1 when the run cannot have run (an unconditional branch inside), or a negative status. */
+static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, uint64_t start,
+                   uint64_t mapping, size_t bin, uint64_t end)
+{
+    if (!have_start || !end) return EK_OK;
+    ek_profile_loc el;
+    size_t ebin;
+    int rc;
+    if (!locate(b, s, end, &el, &ebin, &rc)) return rc;
+    if (el.mapping != mapping || ebin != bin || el.vaddr < start) {
+        b->stats.cross_mapping++;
+        return EK_OK;
+    }
+    if (!run_possible(b, &el, start, el.vaddr)) {
+        b->stats.impossible++;
+        return 1;
+    }
+    rc = ek_profile_add_range(b->p, bin, start, el.vaddr, 1);
+    if (!rc) b->stats.ranges++;
+    return rc;
+}
+
+/* The branch a sample's instruction is (A64, from its bytes): 1 with *in, or 0. */
+static int sample_branch(const ek_profile_builder *b, const ek_sample *s, ek_insn *in)
+{
+    if (s->insn_len != 4) return 0;
+    uint32_t w = (uint32_t)s->insn[0] | (uint32_t)s->insn[1] << 8 | (uint32_t)s->insn[2] << 16 |
+                 (uint32_t)s->insn[3] << 24;
+    if (ek_isa_classify(w, EK_ISA_A64, s->ip, &b->isa, in) < 0) return 0;
+    return in->type == EK_ITYPE_BR || in->type == EK_ITYPE_BR_INDIRECT;
+}
+
+static int add_pending(ek_profile_builder *b, const ek_sample *s, const ek_insn *in)
+{
+    pb_pending pd = {s->tid, s->ip, in->target, in->type == EK_ITYPE_BR, in->cond != EK_COND_AL};
+    for (size_t i = 0; i < b->npend; i++)
+        if (b->pend[i].tid == s->tid) {
+            b->pend[i] = pd;
+            return EK_OK;
+        }
+    if (b->npend == b->cappend) {
+        size_t cap = b->cappend ? b->cappend * 2 : 8;
+        pb_pending *v = realloc(b->pend, cap * sizeof *v);
+        if (!v) return EK_ERR_NOMEM;
+        b->pend = v;
+        b->cappend = cap;
+    }
+    b->pend[b->npend++] = pd;
+    return EK_OK;
+}
+
+/* s's thread resumes at addr: a pending branch of the thread on that side of the kernel
+ * boundary was taken to addr when it is unconditional, or conditional with addr its target */
+static int resolve_pending(ek_profile_builder *b, const ek_sample *s, uint64_t addr)
+{
+    for (size_t i = 0; i < b->npend; i++) {
+        pb_pending *pd = &b->pend[i];
+        if (pd->tid != s->tid || (pd->ip >> 63) != (addr >> 63)) continue;
+        pb_pending p = *pd;
+        *pd = b->pend[--b->npend];
+        if (p.cond && (!p.direct || addr != p.target)) return EK_OK; /* not taken */
+        return add_branch(b, s, p.ip, p.direct ? p.target : addr, NULL, NULL, NULL);
+    }
+    return EK_OK;
+}
+
+static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
+{
+    pb_stream *st = stream_of(b, s);
+    if (!st) return EK_ERR_NOMEM;
+    uint32_t f = s->flags;
+    int rc;
+    if (f & EK_SF_TRACE_BEGIN) { /* "tr strt 0 => to": a run starts, no branch */
+        ek_profile_loc tl;
+        size_t tbin;
+        if (b->npend && s->addr && (rc = resolve_pending(b, s, s->addr))) return rc;
+        st->valid = locate(b, s, s->addr, &tl, &tbin, &rc);
+        if (rc) return rc;
+        st->start = tl.vaddr;
+        st->mapping = tl.mapping;
+        st->bin = tbin;
+        return EK_OK;
+    }
+    /* the run ends at this sample's instruction, unless it cannot have run: then the sample
+     * is not this stream's next one, and the stream's run goes on */
+    rc = add_run(b, s, st->valid, st->start, st->mapping, st->bin, s->ip);
+    if (rc < 0) return rc;
+    int other = rc == 1;
+    if (!other) st->valid = 0;
+    /* a branch? interrupts and synchronous exceptions other than SVC are not (the
+     * instruction at ip did not branch), but the instruction before one may have been a
+     * branch, and so may that of a trace end: unconditional direct ones were taken to their
+     * target, the others are decided where the thread resumes */
+    int branch, cut = 0;
+    if (f & EK_SF_ASYNC)
+        branch = 0, cut = 1;
+    else if ((f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET))
+        branch = 0;
+    else if (f & EK_SF_TRACE_END)
+        branch = (f & (EK_SF_CALL | EK_SF_RETURN)) != 0, cut = !branch;
+    else
+        branch = 1;
+    uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
+    ek_insn in;
+    if (cut && sample_branch(b, s, &in)) {
+        if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
+            if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL, NULL))) return rc;
+        } else if ((rc = add_pending(b, s, &in))) {
+            return rc;
+        }
+    }
+    ek_profile_loc tl;
+    size_t tbin = 0;
+    int tok = 0;
+    if (branch) {
+        rc = add_branch(b, s, s->ip, to, &tl, &tbin, &tok);
+    } else {
+        tok = locate(b, s, to, &tl, &tbin, &rc);
+    }
+    if (rc) return rc;
+    if (b->npend && to && (rc = resolve_pending(b, s, to))) return rc;
+    if (tok && !other) {
+        st->valid = 1;
+        st->start = tl.vaddr;
+        st->mapping = tl.mapping;
+        st->bin = tbin;
+    }
+    return EK_OK;
+}
+
+static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
+{
+    int rc = EK_OK;
+    /* oldest first: entries[n-1] is the oldest */
+    for (uint32_t k = s->nbranches; k-- > 0 && !rc;) {
+        const ek_branch *e = &s->branches[k];
+        ek_profile_loc tl;
+        size_t tbin = 0;
+        int tok = 0;
+        rc = add_branch(b, s, e->from, e->to, &tl, &tbin, &tok);
+        if (rc || k == 0 || !tok) continue;
+        rc = add_run(b, s, 1, tl.vaddr, tl.mapping, tbin, s->branches[k - 1].from);
+    }
+    return rc;
+}
+
+int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s)
+{
+    if (!b || !s) return EK_ERR_ARG;
+    b->stats.samples++;
+    if (s->kind == EK_SAMPLE_BRANCHES) return add_branch_sample(b, s);
+    if (s->nbranches && s->branches) return add_stack_sample(b, s);
+    return EK_OK;
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Range and branch counts of what ran, from `etmkit gen`'s ground truth (issue 14 item 5).
+
+usage: export_truth.py OUTDIR RECORDS   (OUTDIR: a gen output; RECORDS: `etmkit dump --records`
+of its perf.data). Prints one line per count, "PATH KIND A B COUNT" (KIND range or branch, hex
+addresses in the binary's own address space, "-" outside the binary), sorted; `profile_lines`
+turns an etmkit branch list into the same lines.
+
+The model (docs/PROFILES.md, "From samples"): per CPU, the taken branches of truth.branches.tsv
+in order; an address is traced when its exception level is in the session's el_mask. A run goes
+from a traced branch target to the next executed instruction that ends it: a taken branch's
+source, or for an interrupt (kind irq, whose `from` is the preferred return address, not
+executed) the instruction before it; it is a range when both ends are in one mapping. A taken
+branch from a traced address counts for its binary, with the target when that is in the same
+mapping, else "-" (and then "- -> target" for the target's binary when that is traced). An
+interrupt is not a branch.
+"""
+import re
+import struct
+import sys
+
+
+def elf_segments(path):
+    """PT_LOAD (offset, filesz, vaddr) in file order; None when not an ELF file."""
+    try:
+        with open(path, 'rb') as f:
+            d = f.read()
+    except OSError:
+        return None
+    if d[:4] != b'\x7fELF' or d[4] != 2:
+        return None
+    e = '<' if d[5] == 1 else '>'
+    phoff, = struct.unpack_from(e + 'Q', d, 0x20)
+    phentsize, phnum = struct.unpack_from(e + 'HH', d, 0x36)
+    segs = []
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz, p_memsz, _ = struct.unpack_from(
+            e + 'IIQQQQQQ', d, phoff + i * phentsize)
+        if p_type == 1:
+            segs.append((p_offset, max(p_filesz, p_memsz), p_vaddr))
+    return segs
+
+
+def main():
+    out, records = sys.argv[1], sys.argv[2]
+    summary = open(out + '/truth.summary').read()
+    el_mask = int(re.search(r'el_mask=(\d+)', summary).group(1))
+    # a session of processes (not system-wide) traces their threads only: the pids the
+    # recording names (COMM records)
+    system = re.search(r'mode=system', summary) is not None
+    traced_pids = set()
+    maps = []   # pid, start, end, pgoff, path, t
+    forks = {}  # pid -> ppid
+    mm = re.compile(r'#\d+ MMAP2? \[\S+\] misc (\S+): (\d+)/\d+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ '
+                    r'(0x[0-9a-f]+)[^\]]*\]: (?:\S+ )?(\S+) \{\S+ time (\d+)')
+    fk = re.compile(r'#\d+ FORK \[\S+\]: (\d+):\d+ \(ppid (\d+):\d+\)')
+    cm = re.compile(r'#\d+ COMM \[\S+\]: .*:(\d+)/\d+')
+    for line in open(records):
+        m = cm.search(line)
+        if m:
+            traced_pids.add(int(m.group(1)))
+        m = mm.search(line)
+        if m:
+            misc, pid, start, length, pgoff, path, t = m.groups()
+            kernel = int(misc, 16) & 7 == 1
+            if kernel:
+                continue  # the kernel: [kernel.kallsyms] at its own addresses
+            s = int(start, 16)
+            maps.append([int(pid), s, s + int(length, 16), int(pgoff, 16), path, int(t), None])
+            continue
+        m = fk.search(line)
+        if m and m.group(1) != m.group(2):
+            forks[int(m.group(1))] = int(m.group(2))
+    # a map lasts until a later map of its process overlaps it
+    for i, a in enumerate(maps):
+        a[6] = 1 << 64
+        for b in maps[i + 1:]:
+            if b[0] == a[0] and b[1] < a[2] and a[1] < b[2] and b[5] >= a[5]:
+                a[6] = b[5]
+                break
+    segs = {}
+
+    def locate(pid, addr, t):
+        """(path, mapping, vaddr, load_base) or None."""
+        if addr >> 63:
+            return ('[kernel.kallsyms]', 0, addr, 0)
+        for _ in range(16):
+            cands = [(i, m) for i, m in enumerate(maps) if m[0] == pid and m[1] <= addr < m[2]]
+            pick = None
+            for i, m in cands:
+                if m[5] <= t < m[6]:
+                    pick = (i, m)
+            if not pick:
+                after = [(i, m) for i, m in cands if m[5] > t]
+                pick = after[0] if after else (cands[-1] if cands else None)
+            if pick:
+                i, m = pick
+                if m[4] not in segs:
+                    segs[m[4]] = elf_segments(out + '/symfs' + m[4])
+                sg = segs[m[4]]
+                if not sg:
+                    return None
+                fo = addr - m[1] + m[3]
+                for off, size, vaddr in sg:
+                    if off <= fo < off + size:
+                        return (m[4], i + 1, fo - off + vaddr, sg[0][2])
+                return None
+            if pid not in forks:
+                return None
+            pid = forks[pid]
+        return None
+
+    def traced(addr):
+        return bool(el_mask & (2 if addr >> 63 else 1))
+
+    counts = {}
+
+    def add(path, kind, a, b):
+        k = (path, kind, a, b)
+        counts[k] = counts.get(k, 0) + 1
+
+    start = {}  # cpu -> loc of the run's first instruction
+    rows = [l.rstrip('\n').split('\t') for l in open(out + '/truth.branches.tsv') if not l.startswith('#')]
+    for t, cpu, pid, tid, el, frm, to, kind, taken in rows:
+        if taken != '1' or (not system and int(pid) not in traced_pids):
+            continue
+        t, cpu, pid, frm, to = int(t), int(cpu), int(pid), int(frm, 16), int(to, 16)
+        irq = kind == 'irq'
+        end = frm - 4 if irq else frm
+        s = start.pop(cpu, None)
+        e = locate(pid, end, t) if traced(end) else None
+        if s and e and s[1] == e[1] and s[0] == e[0] and s[2] <= e[2]:
+            add(s[0], 'range', s[2], e[2])
+        tl = locate(pid, to, t) if traced(to) else None
+        if not irq and traced(frm):
+            f = locate(pid, frm, t)
+            same = f and tl and f[0] == tl[0] and f[1] == tl[1]
+            if f:
+                add(f[0], 'branch', f[2], tl[2] if same else None)
+            if tl and not same:
+                add(tl[0], 'branch', None, tl[2])
+        if tl:
+            start[cpu] = tl
+    for (path, kind, a, b), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] if kv[0][2] is not None else -1, kv[0][3] if kv[0][3] is not None else -1)):
+        print(path, kind, '-' if a is None else '%x' % a, '-' if b is None else '%x' % b, n)
+
+
+def profile_lines(path):
+    """An etmkit branch list as the same lines (addresses of the branch list, sorted)."""
+    binary, section, out = None, None, []
+    for line in open(path):
+        w = line.split()
+        if w[0] == 'binary':
+            binary = w[3]
+        elif w[0] in ('ranges', 'addresses', 'branches', 'end', 'etmkit-branch-list'):
+            section = w[0]
+        elif section == 'ranges':
+            out.append((binary, 'range', w[0], w[1], w[2]))
+        elif section == 'branches':
+            out.append((binary, 'branch', w[0], w[1], w[2]))
+    key = lambda r: (r[0], r[1], -1 if r[2] == '-' else int(r[2], 16), -1 if r[3] == '-' else int(r[3], 16))
+    for r in sorted(out, key=key):
+        print(*r)
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == '--profile':
+        profile_lines(sys.argv[2])
+    else:
+        main()

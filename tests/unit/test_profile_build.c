@@ -1,0 +1,203 @@
+/* ek_profile_builder (include/etmkit/profile.h): range and branch counts from samples, with a
+ * locator and code of the test's own (two binaries: /bin/a at 0x400000, /lib/b at 0x800000). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/profile.h"
+#include "testutil.h"
+
+#define NOP 0xd503201fu
+#define X   EK_PROFILE_EXTERNAL
+
+static int fake_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    (void)ctx;
+    (void)s;
+    memset(out, 0, sizeof *out);
+    if (addr >= 0x400000 && addr < 0x500000) {
+        out->id.path = "/bin/a";
+        out->mapping = 1;
+    } else if (addr >= 0x800000 && addr < 0x900000) {
+        out->id.path = "/lib/b";
+        out->mapping = 2;
+    } else {
+        return -1;
+    }
+    out->vaddr = addr;
+    return 0;
+}
+
+/* /bin/a's code: NOPs but where the test puts something */
+static uint32_t code_a[0x100];
+
+static size_t fake_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf, size_t len)
+{
+    (void)ctx;
+    if (loc->mapping != 1 || vaddr < 0x400000 || vaddr >= 0x400000 + sizeof code_a) return 0;
+    size_t off = (size_t)(vaddr - 0x400000), room = sizeof code_a - off;
+    if (len > room) len = room;
+    memcpy(buf, (const uint8_t *)code_a + off, len);
+    return len;
+}
+
+static void add(ek_profile_builder *b, uint32_t flags, uint64_t ip, uint64_t to, uint32_t insn)
+{
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    s.flags = flags | EK_SF_BRANCH;
+    s.ip = ip;
+    s.addr = to;
+    s.cpu = 0;
+    s.tid = 7;
+    s.pid = 7;
+    if (insn) {
+        s.insn_len = 4;
+        memcpy(s.insn, &insn, 4);
+    }
+    assert_int_equal(ek_profile_builder_add(b, &s), 0);
+}
+
+/* the counts of binary `path` as "r b e n" / "b f t n" lines */
+static void counts_text(const ek_profile *p, const char *path, char *out, size_t size)
+{
+    out[0] = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < ek_profile_binary_count(p); i++) {
+        ek_profile_binary id;
+        assert_int_equal(ek_profile_binary_get(p, i, &id), 0);
+        if (strcmp(id.path, path)) continue;
+        for (int k = 0; k < 3; k += 2) {
+            ek_profile_count *v;
+            size_t n;
+            assert_int_equal(ek_profile_counts(p, i, (ek_profile_kind)k, &v, &n), 0);
+            for (size_t j = 0; j < n; j++)
+                len += (size_t)snprintf(out + len, size - len, "%c %llx %llx %llu\n", k ? 'b' : 'r',
+                                        (unsigned long long)v[j].a, (unsigned long long)v[j].b,
+                                        (unsigned long long)v[j].count);
+            free(v);
+        }
+    }
+}
+
+static void test_branch_samples(void **state)
+{
+    (void)state;
+    ek_profile *p;
+    ek_profile_builder *b;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400000, 0);
+    add(b, EK_SF_CONDITIONAL, 0x400010, 0x400020, 0);
+    add(b, EK_SF_CALL, 0x400030, 0x800000, 0);
+    add(b, EK_SF_RETURN, 0x800010, 0x400034, 0);
+    add(b, EK_SF_RETURN | EK_SF_TRACE_END, 0x400040, 0, 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400000 400010 1\nr 400020 400030 1\nr 400034 400040 1\n"
+                             "b 400010 400020 1\nb 400030 ffffffffffffffff 1\n"
+                             "b 400040 ffffffffffffffff 1\nb ffffffffffffffff 400034 1\n");
+    counts_text(p, "/lib/b", got, sizeof got);
+    assert_string_equal(got, "r 800000 800010 1\nb 800010 ffffffffffffffff 1\n"
+                             "b ffffffffffffffff 800000 1\n");
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
+/* An interrupt taken after a branch ran (gen basic: the bl at 0x4003e4, then an IRQ before
+ * its target): an unconditional direct branch counts to its target; a conditional one is
+ * decided where the thread resumes. */
+static void test_interrupted_branch(void **state)
+{
+    (void)state;
+    ek_profile *p;
+    ek_profile_builder *b;
+    const uint32_t irq = EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT | EK_SF_TRACE_END;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400000, 0);
+    add(b, irq, 0x400008, 0, 0x94000010u); /* bl +0x40 */
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400048, 0);
+    add(b, irq, 0x400050, 0, 0x54000100u);     /* b.eq +0x20: taken? */
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400070, 0); /* yes */
+    add(b, irq, 0x400080, 0, 0x54000100u);     /* b.eq +0x20 */
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400084, 0); /* not taken */
+    add(b, EK_SF_RETURN | EK_SF_TRACE_END, 0x400090, 0, 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400000 400008 1\nr 400048 400050 1\nr 400070 400080 1\n"
+                             "r 400084 400090 1\n"
+                             "b 400008 400048 1\nb 400050 400070 1\n"
+                             "b 400090 ffffffffffffffff 1\n");
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
+/* A sample whose run would hold an unconditional branch (another queue's end-of-trace flush
+ * of a shared sink's trace, gen shared-sink-multi-cpu) gives no range and leaves the
+ * stream's run alone. */
+static void test_impossible_run(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof code_a / 4; i++)
+        code_a[i] = NOP;
+    code_a[3] = 0x14000001u; /* 0x40000c: b +4 */
+    ek_profile *p;
+    ek_profile_builder *b;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    ek_profile_builder_set_code(b, fake_code, NULL);
+    add(b, 0, 0x400100, 0x400000, 0);
+    add(b, EK_SF_CALL | EK_SF_SYSCALLRET | EK_SF_TRACE_END, 0x400020, 0, 0);
+    add(b, 0, 0x40000c, 0x400010, 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400000 40000c 1\n"
+                             "b 40000c 400010 1\nb 400020 ffffffffffffffff 1\n"
+                             "b 400100 400000 1\n");
+    ek_profile_build_stats st;
+    ek_profile_builder_get_stats(b, &st);
+    assert_int_equal(st.impossible, 1);
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
+/* Branch stacks count as perf2bolt counts them: every entry, and the runs between them. */
+static void test_stack_samples(void **state)
+{
+    (void)state;
+    ek_profile *p;
+    ek_profile_builder *b;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    ek_branch st[2] = {{0x400030, 0x400040}, {0x400010, 0x400020}}; /* newest first */
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_INSTRUCTIONS;
+    s.ip = 0x400044;
+    s.nbranches = 2;
+    s.branches = st;
+    assert_int_equal(ek_profile_builder_add(b, &s), 0);
+    assert_int_equal(ek_profile_builder_add(b, &s), 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400020 400030 2\nb 400010 400020 2\nb 400030 400040 2\n");
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_branch_samples),
+        cmocka_unit_test(test_interrupted_branch),
+        cmocka_unit_test(test_impossible_run),
+        cmocka_unit_test(test_stack_samples),
+    };
+    return tu_run_group(argc, argv, tests, NULL, NULL);
+}

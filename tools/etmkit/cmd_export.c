@@ -1,0 +1,368 @@
+/* etmkit export: a recording's PGO profile (range and branch counts per binary) as simpleperf's
+ * AutoFDO text, BOLT fdata or an etmkit branch list. The session decodes, the profile library
+ * counts (ek_profile_builder) and writes; this file parses options and reports.
+ * See docs/PROFILES.md. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_opts.h"
+#include "etmkit/profile.h"
+#include "etmkit/symbols.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
+            "[options] [FILE]\n"
+            "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
+            "and path) the straight-line runs executed (range counts, from a branch's target to\n"
+            "the next branch's source, both in one mapping) and the branches taken (branch\n"
+            "counts, source -> target), at the binary's own addresses. See docs/PROFILES.md.\n"
+            "\noptions:\n"
+            "  -o, --output=OUT    the profile ('-' or none: standard output); a file is written\n"
+            "                      beside OUT and renamed into place\n"
+            "  --format=branch-list|autofdo|bolt\n"
+            "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
+            "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
+            "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
+            "                      mergeable form, for 'etmkit merge')\n"
+            "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
+            "                      and build-id); without it, the profile's one binary\n");
+    cli_decode_help(f);
+    fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
+               "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
+               "perf2bolt and create_llvm_prof count them from 'etmkit inject' output\n"
+               "(overlapping stacks count again). -F is not used.\n"
+               "Exit status: 0 when the profile has counts; 1 when it is empty (stderr says\n"
+               "why: missing code, another build, lost trace) or the recording cannot be read;\n"
+               "2 on a usage error.\n");
+}
+
+typedef struct export_ctx {
+    ek_profile_maps *maps;
+    ek_profile_builder *b;
+    const ek_script_resolver *r; /* during a callback */
+    int rc;
+    char hint[4096];
+} export_ctx;
+
+/* the session's DSO name of addr (asked only where maps of different files overlap) */
+static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    export_ctx *c = ctx;
+    if (!c->r || !c->r->resolve) return NULL;
+    ek_addr_loc loc;
+    memset(&loc, 0, sizeof loc);
+    c->r->resolve(c->r->ctx, s, addr, addr != s->ip, &loc);
+    if (!loc.dso) return NULL;
+    size_t n = loc.dso_len ? loc.dso_len : strlen(loc.dso);
+    if (n >= sizeof c->hint) return NULL;
+    memcpy(c->hint, loc.dso, n);
+    c->hint[n] = 0;
+    return c->hint;
+}
+
+static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    export_ctx *c = ctx;
+    return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+}
+
+static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
+{
+    export_ctx *c = ctx;
+    c->r = r;
+    int rc = ek_profile_builder_add(c->b, s);
+    c->r = NULL;
+    if (rc) c->rc = rc;
+    return rc;
+}
+
+static int open_input(const char *path, ek_perf_file **pf)
+{
+    struct stat st;
+    char buf[4096];
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a perf.data folder */
+        snprintf(buf, sizeof(buf), "%s/data", path);
+        path = buf;
+    }
+    return ek_perf_open(path, NULL, pf);
+}
+
+static size_t canon_id(const ek_elf_info *in, uint8_t *out)
+{
+    size_t n =
+        in->build_id_len < EK_PROFILE_BUILD_ID_MAX ? in->build_id_len : EK_PROFILE_BUILD_ID_MAX;
+    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
+    memcpy(out, in->build_id, n);
+    int zero = 1;
+    for (size_t k = 0; k < n; k++)
+        zero &= out[k] == 0;
+    return zero ? 0 : n < 20 ? 20 : n;
+}
+
+/* bolt: the profile of the binary --binary names (by build-id), else of its one user binary
+ * (found where the session found it). */
+static int write_bolt(const ek_profile *p, const char *binary, const cli_decode *d, ek_sbuf *out)
+{
+    size_t nb = ek_profile_binary_count(p), pick = nb;
+    ek_profile_binary id;
+    char *found = NULL;
+    const char *elf = binary;
+    if (!elf) {
+        size_t users = 0;
+        for (size_t i = 0; i < nb; i++)
+            if (!ek_profile_binary_get(p, i, &id) && id.path[0] && id.path[0] != '[') {
+                users++;
+                pick = i;
+            }
+        if (users != 1) {
+            cli_err("export: --format=bolt: the profile has %zu binaries: name one with "
+                    "--binary=ELF",
+                    users);
+            return CLI_USAGE;
+        }
+        ek_profile_binary_get(p, pick, &id);
+        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "";
+        if (id.build_id_len) ek_build_id_hex(id.build_id, id.build_id_len, hex, sizeof hex);
+        found =
+            ek_buildid_find(id.path, id.build_id_len ? hex : NULL, d->so.symfs, d->so.buildid_dir);
+        if (!found) {
+            cli_err("export: --format=bolt: %s: no ELF file found (give --binary=ELF)", id.path);
+            return CLI_FAIL;
+        }
+        elf = found;
+    }
+    ek_elf_info *in = NULL;
+    ek_bolt_map *map = NULL;
+    int status = CLI_FAIL;
+    if (ek_elf_info_read(elf, NULL, &in)) {
+        cli_err("export: %s: cannot read the ELF file", elf);
+        goto done;
+    }
+    uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
+    size_t elen = canon_id(in, eid);
+    pick = nb;
+    for (size_t i = 0; i < nb && pick == nb; i++)
+        if (!ek_profile_binary_get(p, i, &id) && id.build_id_len == elen &&
+            !memcmp(id.build_id, eid, elen) && id.path[0] != '[')
+            pick = i;
+    if (pick == nb) {
+        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
+        if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
+        cli_err("export: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
+                hex);
+        goto done;
+    }
+    int rc = ek_bolt_map_load_elf(elf, NULL, &map);
+    if (!rc) rc = ek_profile_write_bolt(p, pick, map, out);
+    if (rc)
+        cli_err("export: %s: %s", elf, ek_strerror(rc));
+    else
+        status = CLI_OK;
+done:
+    ek_bolt_map_free(map);
+    ek_elf_info_free(in);
+    free(found);
+    return status;
+}
+
+static int write_out(const char *out, const ek_sbuf *s)
+{
+    if (!out || !strcmp(out, "-")) {
+        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
+        return fflush(stdout) ? -1 : 0;
+    }
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.export-XXXXXX", out) < 0) return -1;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && (!s->len || fwrite(s->p, 1, s->len, f) == s->len);
+    int e = errno;
+    if (f ? fclose(f) : close(fd)) ok = 0;
+    if (ok && rename(tmp, out)) ok = 0;
+    if (!ok) {
+        e = errno;
+        unlink(tmp);
+    }
+    free(tmp);
+    errno = e;
+    return ok ? 0 : -1;
+}
+
+static int profile_empty(const ek_profile *p)
+{
+    for (size_t i = 0; i < ek_profile_binary_count(p); i++)
+        for (int k = 0; k < 3; k++) {
+            ek_profile_count *v = NULL;
+            size_t n = 0;
+            ek_profile_counts(p, i, (ek_profile_kind)k, &v, &n);
+            free(v);
+            if (n) return 0;
+        }
+    return 1;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *out = NULL, *binary = NULL;
+    ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
+    char **av = calloc((size_t)argc + 1, sizeof(*av));
+    if (!av) return CLI_FAIL;
+    int ac = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (i > 0 && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+            if (i + 1 >= argc) {
+                cli_err("export: %s needs a file name (see 'etmkit export --help')", a);
+                free(av);
+                return CLI_USAGE;
+            }
+            out = argv[++i];
+        } else if (i > 0 && !strncmp(a, "--output=", 9)) {
+            out = a + 9;
+        } else if (i > 0 && !strncmp(a, "--format=", 9)) {
+            fmt = ek_profile_format_from_name(a + 9);
+            if (fmt == EK_PROFILE_FMT_UNKNOWN) {
+                cli_err("export: unknown format '%s' (autofdo, bolt or branch-list; see "
+                        "'etmkit export --help')",
+                        a + 9);
+                free(av);
+                return CLI_USAGE;
+            }
+        } else if (i > 0 && !strncmp(a, "--binary=", 9) && a[9]) {
+            binary = a + 9;
+        } else {
+            av[ac++] = argv[i];
+        }
+    }
+    cli_decode d;
+    int ret = cli_decode_parse(&d, "export", ac, av, usage);
+    free(av);
+    if (ret >= 0) return ret;
+    if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
+    if (!d.so.itrace.branches && !(d.so.itrace.instructions && d.so.itrace.last_branch)) {
+        cli_err("export: --itrace must ask for branches (b) or last-branch stacks (il...)");
+        cli_decode_free(&d);
+        return CLI_USAGE;
+    }
+    if (d.so.itrace.branches && d.so.itrace.instructions) {
+        cli_err("export: --itrace: give b or il..., not both (each would count the branches)");
+        cli_decode_free(&d);
+        return CLI_USAGE;
+    }
+    /* the profile is of every sample: instructions samples without stacks add nothing */
+    ret = cli_decode_check(&d);
+    ek_session *s = NULL;
+    if (ret < 0) ret = cli_decode_open(&d, &s);
+    if (ret >= 0) {
+        cli_decode_free(&d);
+        return ret;
+    }
+    ek_perf_file *pf = NULL;
+    ek_profile *p = NULL;
+    export_ctx c;
+    memset(&c, 0, sizeof c);
+    ek_sbuf text = EK_SBUF_INIT;
+    int rc = open_input(d.input, &pf);
+    if (rc) {
+        cli_err("export: %s: cannot read the recording: %s", d.input, ek_strerror(rc));
+        ret = CLI_FAIL;
+        goto done;
+    }
+    ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
+    if ((rc = ek_profile_new(&p)) || (rc = ek_profile_maps_new(pf, &mo, &c.maps)) ||
+        (rc = ek_profile_builder_new(p, locate, &c, &c.b))) {
+        cli_err("export: %s", ek_strerror(rc));
+        ret = CLI_FAIL;
+        goto done;
+    }
+    ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
+    rc = ek_session_samples(s, on_sample, &c);
+    if (rc) {
+        cli_err("export: %s: %s", d.input, ek_strerror(rc));
+        ret = CLI_FAIL;
+        goto done;
+    }
+    ek_profile_build_stats bs;
+    ek_profile_builder_get_stats(c.b, &bs);
+    int empty = profile_empty(p);
+    /* what was not used, and why: the session's account, as script gives it */
+    ek_sbuf rep = EK_SBUF_INIT;
+    ek_session_report(s, &rep, d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_SUMMARY);
+    if (empty) {
+        fprintf(stderr, "etmkit export: %s: the profile is empty: ", d.input);
+        if (!bs.samples)
+            fprintf(stderr, "no samples came out of the trace%s\n",
+                    rep.len ? " (below: why)" : " (the recording holds no decodable trace)");
+        else
+            fprintf(stderr,
+                    "%llu samples, but none of their addresses is in a binary whose code "
+                    "was found\n",
+                    (unsigned long long)bs.samples);
+        ek_sbuf miss = EK_SBUF_INIT;
+        ek_profile_maps_missing(c.maps, &miss);
+        if (miss.len) fprintf(stderr, "files not found or of another build:\n%s", miss.p);
+        ek_sbuf_free(&miss);
+        if (rep.len) fputs(rep.p, stderr);
+    } else if (!d.quiet) {
+        if (rep.len) fputs(rep.p, stderr);
+        if (bs.unlocated) {
+            ek_sbuf miss = EK_SBUF_INIT;
+            ek_profile_maps_missing(c.maps, &miss);
+            fprintf(stderr,
+                    "etmkit export: %llu sample addresses are in no binary whose code was "
+                    "found%s\n%s",
+                    (unsigned long long)bs.unlocated, miss.len ? ":" : "", miss.p ? miss.p : "");
+            ek_sbuf_free(&miss);
+        }
+    }
+    ek_sbuf_free(&rep);
+    if (empty) {
+        ret = CLI_FAIL;
+        goto done;
+    }
+    rc = 0;
+    if (fmt == EK_PROFILE_FMT_BOLT) {
+        ret = write_bolt(p, binary, &d, &text);
+        if (ret != CLI_OK) goto done;
+    } else if (fmt == EK_PROFILE_FMT_BRANCH_LIST) {
+        rc = ek_profile_write_branch_list(p, &text);
+    } else {
+        rc = ek_profile_write_autofdo(p, &text);
+    }
+    if (rc) {
+        cli_err("export: %s", ek_strerror(rc));
+        ret = CLI_FAIL;
+        goto done;
+    }
+    if (write_out(out, &text)) {
+        cli_err("export: -o %s: %s", out ? out : "-", strerror(errno));
+        ret = CLI_FAIL;
+        goto done;
+    }
+    if (!d.quiet && out && strcmp(out, "-"))
+        fprintf(stderr, "etmkit export: %s: %zu binar%s, %llu branches, %llu ranges (%s)\n", out,
+                ek_profile_binary_count(p), ek_profile_binary_count(p) == 1 ? "y" : "ies",
+                (unsigned long long)bs.branches, (unsigned long long)bs.ranges,
+                ek_profile_format_name(fmt));
+    ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
+done:
+    ek_sbuf_free(&text);
+    ek_profile_builder_free(c.b);
+    ek_profile_maps_free(c.maps);
+    ek_profile_free(p);
+    ek_perf_free(pf);
+    ek_session_free(s);
+    cli_decode_free(&d);
+    return ret;
+}
