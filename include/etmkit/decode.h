@@ -107,7 +107,9 @@ typedef struct ek_decode_proto {
     uint32_t protocols;    /* bit (1u << p) for every ek_protocol p it decodes */
     size_t parser_size;    /* bytes of parser state */
     /* the parser (see etmkit/etm4.h for the contract these follow) */
-    int (*parser_init)(void *parser, const ek_source_config *src); /* EK_ERR_UNSUPPORTED */
+    /* compat: ek_decode_config.compat (EK_DECODE_COMPAT_*); EK_ERR_UNSUPPORTED refuses the
+     * source */
+    int (*parser_init)(void *parser, const ek_source_config *src, uint32_t compat);
     void (*parser_reset)(void *parser);
     void (*parser_feed)(void *parser, const uint8_t *data, size_t len, uint64_t index);
     void (*parser_eot)(void *parser);
@@ -123,6 +125,7 @@ typedef struct ek_decode_proto {
      * can make elements (packet, end, reset), which first forgets them. */
     int (*flow_new)(const ek_flow_config *cfg, void **out);
     void (*flow_free)(void *flow);
+    /* (flow_packet may return EK_DECODE_STOP: see below) */
     int (*flow_packet)(void *flow, const void *pkt, const ek_elem **elems, size_t *count);
     int (*flow_end)(void *flow, const ek_elem **elems, size_t *count);
     void (*flow_reset)(void *flow);
@@ -138,7 +141,20 @@ typedef struct ek_decode_proto {
      * does it with the functions above when no packet is listed (see ek_decode_pump) */
     int (*pump)(void *parser, void *flow, const struct ek_decode_pump *pp, const ek_elem **elems,
                 size_t *count);
+    /* optional (EK_DECODE_COMPAT_OCSD): the bytes OpenCSD's frame record holds after the data
+     * just fed (ek_dfmt_ocsd_tail), which its packet processors may list; called after each
+     * parser_feed of de-formatted data (a raw feed has none) */
+    void (*parser_tail)(void *parser, const uint8_t *tail, size_t n);
+    /* optional: trace index of the first byte the parser has not taken yet (where a stop
+     * leaves raw input: EK_DI_STOP) */
+    uint64_t (*parser_index)(const void *parser);
 } ek_decode_proto;
+
+/* flow_packet's answer when the reference decoder stops the whole data path at this packet
+ * (only with EK_DECODE_COMPAT_OCSD: OpenCSD's fatal responses, docs/PROTOCOLS.md): the tree
+ * hands out the step's elements and diagnostics, then one EK_DI_STOP item, then nothing more
+ * until ek_decode_reset(). */
+#define EK_DECODE_STOP 1
 
 /* What a pump needs from the tree: each packet goes to hook (if any), is counted, then goes
  * to the flow decoder. The pump returns 1 with the first packet's elements (*count > 0; with
@@ -197,6 +213,14 @@ typedef enum ek_decode_model {
 #define EK_DECODE_DSTREAM      0x0080u
 #define EK_DECODE_BATCH        0x0100u
 
+/* ek_decode_config.compat
+ *  OCSD  OpenCSD 1.8.0 where it departs from the architecture, for listings that compare with
+ *        trc_pkt_lister's (docs/PROTOCOLS.md): the ETMv3 parser's and decoder's options
+ *        (EK_ETM3_OCSD_ALL), the fatal stops of the ETMv3, STM and ITM decoders, the bytes
+ *        its PTM and STM processors list past a block, and the empty run a frame can end
+ *        with (EK_DFMT_OCSD_EMPTY), which stops the data path when its ID has a decoder. */
+#define EK_DECODE_COMPAT_OCSD 0x0001u
+
 typedef struct ek_decode_config {
     uint32_t size;        /* sizeof(ek_decode_config), set by ek_decode_config_init */
     unsigned frame_flags; /* EK_DFMT_* of etmkit/frame.h; 0: raw data of one source */
@@ -228,6 +252,8 @@ typedef struct ek_decode_config {
     const ek_diag *diag;       /* may be NULL */
     const char *file;          /* named in diagnostics (ek_decode_set_file changes it) */
     const ek_decode_proto *const *protos; /* more protocols (NULL-terminated), tried first */
+    uint32_t compat; /* EK_DECODE_COMPAT_*: a reference decoder's departures from the
+                        architecture, reproduced (0: the architecture) */
 } ek_decode_config;
 
 void ek_decode_config_init(ek_decode_config *c);
@@ -289,6 +315,11 @@ typedef enum ek_decode_item_kind {
     EK_DI_UNDECODED,   /* data of a trace ID that has no decoder: item.data, item.len, why */
     EK_DI_RESET,       /* a decoder was reset (OCSD model: barrier, ek_decode_reset) */
     EK_DI_EOT,         /* a decoder ended (ek_decode_end) */
+    EK_DI_STOP,        /* EK_DECODE_COMPAT_OCSD: the reference decoder stopped the data path
+                          (flow_packet answered EK_DECODE_STOP, or an empty run of a frame);
+                          item.index: the input taken up to then (the trace index after the
+                          frame, or after the parser's last byte taken), item.diag: the error
+                          the stopping decoder logged, or NULL. Nothing follows. */
 } ek_decode_item_kind;
 
 /* EK_DI_UNDECODED reasons */

@@ -128,6 +128,9 @@ typedef struct ek_flow_config {
     const ek_diag *diag;            /* may be NULL */
     const char *file;               /* named in diagnostics, may be NULL */
     uint32_t max_pending;           /* limit on queued undecided packets (0: default 65536) */
+    uint32_t compat;                /* the decode tree's EK_DECODE_COMPAT_* for the decoders
+                                       of protocols that have such options (PTM, ETMv3, STM,
+                                       ITM: etmkit/decode.h); this decoder has none */
 } ek_flow_config;
 
 void ek_flow_config_init(ek_flow_config *cfg);
@@ -187,7 +190,9 @@ void ek_flow_get_stats(const ek_flow *f, ek_flow_stats *out);
  * error -- "DCD_ETMV4[_<id>] : 0x<code> (<NAME>) [<text>]; TrcIdx=<n>; CS ID=<id>; <reason>",
  * without a newline, as trc_pkt_lister prints it -- and return 1; else return 0. with_instance:
  * the decoder name carries the trace ID ("DCD_ETMV4_0016"), as the lister's decoders of a
- * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4". */
+ * frame-formatted buffer are named; a single-source buffer's decoder is plain "DCD_ETMV4";
+ * negative: no name, the error alone (ocsdError::getErrorString, as the lister repeats the last
+ * error at a fatal stop). */
 int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
 /* 1 when ek_flow_diag_ocsd() would give a line for ev (OpenCSD logs that error). */
 int ek_flow_diag_logged(const ek_diag_event *ev);

@@ -75,7 +75,8 @@ typedef struct ek_list_proto {
     void (*ocsd_pre)(ek_sbuf *out, const void *pkt, const void *cfg);
     void (*text)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);
     void (*json)(ek_sbuf *out, const void *pkt, unsigned trace_id, const void *cfg);
-    /* the reference decoder's log line for a flow diagnostic (ek_flow_diag_ocsd): 1 if any */
+    /* the reference decoder's log line for a flow diagnostic (ek_flow_diag_ocsd: with_instance
+     * 1, 0 or, for the error alone, -1): 1 if any */
     int (*diag_ocsd)(ek_sbuf *out, const ek_diag_event *ev, int with_instance);
 } ek_list_proto;
 

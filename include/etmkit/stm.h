@@ -92,6 +92,14 @@ const char *ek_stm_type_name(unsigned type); /* "D32", "ASYNC", ... */
 
 /* trc_pkt_lister's line: "Idx:<n>; ID:<hex>; [0xNN ...];\t<NAME>:<desc>...\n" (with_raw) or
  * without the raw part. tail/ntail: the bytes to show for pkt->overread (may be NULL: zeros). */
+/* What an STM packet line needs besides the packet: the bytes OpenCSD lists past the end of
+ * the block for an over-read (ek_dfmt_ocsd_tail). The decode tree's STM parser keeps one (the
+ * configuration record of its items, ek_decode_item.config). */
+typedef struct ek_stm_list_ctx {
+    const uint8_t *tail;
+    size_t ntail;
+} ek_stm_list_ctx;
+
 struct ek_sbuf;
 void ek_list_stm_ocsd(struct ek_sbuf *out, const ek_stm_packet *pkt, unsigned trace_id,
                       int with_raw, const uint8_t *tail, size_t ntail);

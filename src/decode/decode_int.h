@@ -82,10 +82,35 @@ struct ek_decode {
     EK_VEC(ek_elem) side_elems;
     ek_diag_event diag_out; /* the DIAG item handed out */
     int op, op_id, op_stage, op_then_stale;
+    /* EK_DECODE_COMPAT_OCSD: the data path stopped (STOP_DUE: the STOP item is still to come,
+     * after the stopping step's items; STOP_DONE: nothing more) */
+    int stopped;
+    uint64_t stop_index;
+    dcd *stop_d;
+    ek_diag_event stop_ev; /* the last error a flow decoder logged (its msg owned) ... */
+    uint64_t logged_seq;   /* ... and how many were logged */
+    int stop_has_ev;       /* the stopping step logged stop_ev */
 };
+
+enum { STOP_NONE = 0, STOP_DUE, STOP_DONE };
 
 /* The protocols built in (protocols.c lists them). */
 extern const ek_decode_proto ek_decode_proto_etm4;
+extern const ek_decode_proto ek_decode_proto_ptm;
+extern const ek_decode_proto ek_decode_proto_etm3;
+extern const ek_decode_proto ek_decode_proto_stm;
+extern const ek_decode_proto ek_decode_proto_itm;
+
+/* The counters a protocol's flow step keeps (ek_flow_stats): a step's packet and elements. */
+static inline void decode_count_step(ek_flow_stats *st, const ek_elem *e, size_t n)
+{
+    st->packets++;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].type < EK_ELEM_NTYPES) st->elems[e[i].type]++;
+        if (e[i].type == EK_ELEM_INSTR_RANGE || e[i].type == EK_ELEM_I_RANGE_NOPATH)
+            st->instructions += e[i].num_instr;
+    }
+}
 
 /* Add a source, binding its trace ID when `bind` and the ID is free (tree.c). */
 int decode_add_source(ek_decode *t, const ek_source_config *cfg, const char *name, void *user,

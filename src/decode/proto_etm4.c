@@ -8,8 +8,9 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/flow.h"
 
-static int parser_init(void *p, const ek_source_config *src)
+static int parser_init(void *p, const ek_source_config *src, uint32_t compat)
 {
+    (void)compat; /* (the parser follows OpenCSD where the architecture leaves room) */
     ek_etm4_config cfg;
     int rc = ek_etm4_config_from_source(&cfg, src);
     if (rc) return rc;

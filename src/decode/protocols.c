@@ -1,9 +1,10 @@
 /* The protocols the decode tree knows: one operations table each (etmkit/decode.h). A new
- * protocol (PTM, ETMv3, STM, ITM) adds its table here. */
+ * protocol adds its table here. */
 #include "decode/decode_int.h"
 
 static const ek_decode_proto *const builtin[] = {
-    &ek_decode_proto_etm4,
+    &ek_decode_proto_etm4, &ek_decode_proto_ptm, &ek_decode_proto_etm3,
+    &ek_decode_proto_stm,  &ek_decode_proto_itm,
 };
 
 const ek_decode_proto *ek_decode_proto_find(ek_protocol p)

@@ -74,6 +74,7 @@ void ek_decode_free(ek_decode *t)
     for (int i = 0; i < NIDS; i++)
         dcd_free(t->ids[i]);
     side_clear(t);
+    free((char *)t->stop_ev.msg);
     ek_vec_free(&t->side);
     ek_vec_free(&t->side_elems);
     ek_vec_free(&t->srcs);
@@ -146,6 +147,8 @@ int ek_decode_source_info_get(const ek_decode *t, size_t source, ek_decode_sourc
 
 void ek_decode_set_frames(ek_decode *t, unsigned frame_flags)
 {
+    /* OpenCSD's deformatter hands on the empty run a frame can end with */
+    if (frame_flags && (t->c.compat & EK_DECODE_COMPAT_OCSD)) frame_flags |= EK_DFMT_OCSD_EMPTY;
     t->frame_flags = frame_flags;
     if (frame_flags) ek_dfmt_init(&t->dfmt, frame_flags);
 }
@@ -174,8 +177,18 @@ static void tree_flow_diag(void *ctx, const ek_diag_event *ev)
     ek_decode *t = d->t;
     ek_diag_event e = *ev;
     if (t->file) e.file = t->file;
-    if ((t->c.flags & EK_DECODE_DIAG_ITEMS) && d->ops->flow_diag_logged &&
-        d->ops->flow_diag_logged(ev)) {
+    const int logged = d->ops->flow_diag_logged && d->ops->flow_diag_logged(ev);
+    if (logged && (t->c.compat & EK_DECODE_COMPAT_OCSD)) {
+        /* the last error logged: what a stop of the data path repeats */
+        char *m = strdup(ev->msg ? ev->msg : "");
+        if (m) {
+            free((char *)t->stop_ev.msg);
+            t->stop_ev = e;
+            t->stop_ev.msg = m;
+            t->logged_seq++;
+        }
+    }
+    if ((t->c.flags & EK_DECODE_DIAG_ITEMS) && logged) {
         size_t n = 0;
         /* (none while the decoder is being made: it may report its configuration) */
         const ek_elem *el = d->flow ? d->ops->flow_elems(d->flow, &n) : NULL;
@@ -206,6 +219,7 @@ static void tree_flow_diag(void *ctx, const ek_diag_event *ev)
 }
 
 static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p);
+static void data_path_stop(ek_decode *t, dcd *d, int has_ev);
 
 /* A flow step's elements to the consumer's hook: those copied out for a diagnostic in the
  * middle of the step first (still in the side queue), then the rest. */
@@ -263,7 +277,7 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
     d->ops = s->ops;
     /* (a perf model decoder starts as if reset: its first data resets it) */
     d->stale = t->c.model == EK_DECODE_MODEL_PERF;
-    if (d->ops->parser_init(d->parser, &s->cfg) != 0) {
+    if (d->ops->parser_init(d->parser, &s->cfg, t->c.compat) != 0) {
         dcd_free(d);
         t->refused[id] = 1;
         return NULL;
@@ -289,6 +303,7 @@ static dcd *get_decoder(ek_decode *t, unsigned id, int *rc)
         }
         fc.flags = t->c.flow_flags;
         fc.max_pending = t->c.flow_max_pending;
+        fc.compat = t->c.compat;
         d->fdiag.fn = tree_flow_diag;
         d->fdiag.ctx = d;
         fc.diag = &d->fdiag;
@@ -488,6 +503,12 @@ static int route(ek_decode *t, unsigned id, int id_valid, const uint8_t *data, s
     int rc = 0;
     dcd *d = id_valid || (id < NIDS && t->ids[id]) ? get_decoder(t, id, &rc) : NULL;
     if (rc) return rc;
+    if (!len) {
+        /* (EK_DFMT_OCSD_EMPTY) OpenCSD hands the empty run to the ID's packet processor, which
+         * answers a zero-length block with a fatal error */
+        if (d) data_path_stop(t, d, 0);
+        return 0;
+    }
     if (!d) {
         t->st.undecoded_bytes += len;
         if (!(t->c.flags & EK_DECODE_UNDECODED)) return 0;
@@ -504,6 +525,11 @@ static int route(ek_decode *t, unsigned id, int id_valid, const uint8_t *data, s
     d->active = 1;
     d->st.bytes += len;
     d->ops->parser_feed(d->parser, data, len, index);
+    if (d->ops->parser_tail && t->frame_flags && (t->c.compat & EK_DECODE_COMPAT_OCSD)) {
+        uint8_t tail[32];
+        d->ops->parser_tail(d->parser, tail,
+                            ek_dfmt_ocsd_tail(&t->dfmt, &t->fitem, tail, sizeof tail));
+    }
     t->cur = d;
     if (was_stale && t->c.model == EK_DECODE_MODEL_PERF) {
         /* the decoder starts again here: say so before its packets */
@@ -638,11 +664,41 @@ static void packet_diag(ek_decode *t, const dcd *d, const ek_decode_packet *p)
     }
 }
 
+/* The data path stops (EK_DECODE_COMPAT_OCSD): the items already made come out, then the STOP
+ * item, then nothing. As OpenCSD counts the input processed: a formatted buffer up to the
+ * end of the frame the deformatter was in, raw input up to what the parser had taken. */
+static void data_path_stop(ek_decode *t, dcd *d, int has_ev)
+{
+    if (t->stopped) return;
+    t->stopped = STOP_DUE;
+    if (t->frame_flags)
+        t->stop_index = t->dfmt.idx;
+    else if (d && d->ops->parser_index)
+        t->stop_index = d->ops->parser_index(d->parser);
+    else
+        t->stop_index = t->in_idx + t->in_pos;
+    t->stop_has_ev = has_ev;
+    t->stop_d = d;
+    t->cur = NULL;
+}
+
+/* Another protocol's flow step, which may stop the data path. */
+__attribute__((noinline)) static int flow_packet_other(dcd *d, const void *pkt, const ek_elem **e,
+                                                       size_t *n)
+{
+    ek_decode *t = d->t;
+    const uint64_t seq = t->logged_seq;
+    const int rc = d->ops->flow_packet(d->flow, pkt, e, n);
+    if (rc != EK_DECODE_STOP) return rc;
+    data_path_stop(t, d, t->logged_seq != seq);
+    return 0;
+}
+
 /* The flow decoder's step (the built-in protocol's called directly, as its parser). */
 static inline int flow_packet(dcd *d, const void *pkt, const ek_elem **e, size_t *n)
 {
     if (d->ops == &ek_decode_proto_etm4) return ek_flow_step(d->flow, pkt, e, n);
-    return d->ops->flow_packet(d->flow, pkt, e, n);
+    return flow_packet_other(d, pkt, e, n);
 }
 
 /* A packet to its flow decoder: 1 with an ELEMS item, or 0. */
@@ -847,6 +903,14 @@ __attribute__((noinline)) static int next_slow(ek_decode *t, ek_decode_item *out
             }
             continue;
         }
+        if (t->stopped) {
+            if (t->stopped != STOP_DUE) return 0;
+            t->stopped = STOP_DONE;
+            fill_item(t->stop_d, out, EK_DI_STOP);
+            out->index = t->stop_index;
+            out->diag = t->stop_has_ev ? &t->stop_ev : NULL;
+            return 1;
+        }
         if (t->cur) continue;
         if (t->op) {
             if (op_step(t, out)) return 1;
@@ -876,6 +940,7 @@ void ek_decode_flush(ek_decode *t)
 
 void ek_decode_reset(ek_decode *t)
 {
+    t->stopped = STOP_NONE;
     if (t->frame_flags) ek_dfmt_reset(&t->dfmt);
     t->cur = NULL;
     t->view_pending = NULL;

@@ -39,11 +39,11 @@ int ek_flow_diag_ocsd(ek_sbuf *out, const ek_diag_event *ev, int with_instance)
 {
     const int i = find_error(ev);
     if (i < 0) return 0;
-    if (with_instance)
-        ek_sbuf_printf(out, "DCD_ETMV4_%04d", ev->trace_id >= 0 ? ev->trace_id : 0);
-    else
-        ek_sbuf_puts(out, "DCD_ETMV4");
-    ek_sbuf_printf(out, " : 0x%04x (%s) [%s]; ", ocsd_errors[i].code, ocsd_errors[i].name,
+    if (with_instance > 0)
+        ek_sbuf_printf(out, "DCD_ETMV4_%04d : ", ev->trace_id >= 0 ? ev->trace_id : 0);
+    else if (with_instance == 0)
+        ek_sbuf_puts(out, "DCD_ETMV4 : ");
+    ek_sbuf_printf(out, "0x%04x (%s) [%s]; ", ocsd_errors[i].code, ocsd_errors[i].name,
                    ocsd_errors[i].text);
     if (ev->offset >= 0) ek_sbuf_printf(out, "TrcIdx=%lld; ", (long long)ev->offset);
     if (ev->trace_id >= 0) ek_sbuf_printf(out, "CS ID=%02x; ", (unsigned)ev->trace_id);

@@ -32,14 +32,14 @@ __attribute__((noinline)) static void damaged_packet(ek_sbuf *out, const ek_list
 {
     const void *pkt = it->packet.pkt;
     if (l->format == EK_LISTING_OCSD) {
-        f->ocsd_pre(out, pkt, it->config);
+        if (f->ocsd_pre) f->ocsd_pre(out, pkt, it->config);
         f->ocsd(out, pkt, id, l->monitor, it->config);
         return;
     }
     /* perf prints the lister's log lines and packet lines, each after a tab */
     const size_t at = out->len;
     ek_sbuf_putc(out, '\t');
-    f->ocsd_pre(out, pkt, it->config);
+    if (f->ocsd_pre) f->ocsd_pre(out, pkt, it->config);
     if (out->len > at + 1)
         ek_sbuf_putc(out, '\n');
     else
@@ -154,6 +154,15 @@ __attribute__((noinline)) static void list_other(ek_sbuf *out, const ek_listing 
         break;
     case EK_DI_EOT:
         if (l->format == EK_LISTING_OCSD) ek_sbuf_printf(out, "ID:%x\tEND OF TRACE DATA\n", id);
+        break;
+    case EK_DI_STOP:
+        /* as the lister: the fatal response, then the error logged again (without the
+         * decoder's name, and again without a newline) */
+        if (l->format == EK_LISTING_OCSD) {
+            ek_sbuf_puts(out, "Trace Packet Lister : Data Path fatal error\n");
+            const ek_list_proto *f = list_proto(it->protocol);
+            if (it->diag && f && f->diag_ocsd) f->diag_ocsd(out, it->diag, -1);
+        }
         break;
     default: break;
     }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/snapshot.h"
 #include "session/session_int.h"
 
 #include "session/report_int.h"
@@ -132,16 +133,17 @@ static void header(ek_session *s, ek_sbuf *out)
         ek_sbuf_puts(out, "no CoreSight (cs_etm) trace configuration in this recording\n");
         return;
     }
-    int ete = 0, v4 = 0;
+    /* the protocols of the CPUs, in ek_protocol order (ETMv4-M counts as ETMv4) */
+    unsigned have = 0;
     for (size_t i = 0; i < cs->ncpus; i++) {
-        if (cs->cpus[i].cfg.protocol == EK_PROTO_ETE)
-            ete++;
-        else
-            v4++;
+        ek_protocol p = cs->cpus[i].cfg.protocol;
+        if (p == EK_PROTO_ETMV4M) p = EK_PROTO_ETMV4;
+        if ((unsigned)p < 32) have |= 1u << p;
     }
-    ek_sbuf_printf(out, "CoreSight trace of %zu CPU%s (%s%s%s), %s, %s\n", cs->ncpus,
-                   cs->ncpus == 1 ? "" : "s", v4 ? "ETMv4" : "", v4 && ete ? "+" : "",
-                   ete ? "ETE" : "", cs->snapshot ? "snapshot mode" : "full trace",
+    ek_sbuf_printf(out, "CoreSight trace of %zu CPU%s (", cs->ncpus, cs->ncpus == 1 ? "" : "s");
+    for (unsigned p = 0, n = 0; p < 32; p++)
+        if (have & (1u << p)) ek_sbuf_printf(out, "%s%s", n++ ? "+" : "", ek_protocol_name(p));
+    ek_sbuf_printf(out, "), %s, %s\n", cs->snapshot ? "snapshot mode" : "full trace",
                    s->timeless ? "no time stamps used" : "with time stamps");
     ek_session_stats st = s->st;
     ek_sbuf_puts(out, "  ");

@@ -61,6 +61,8 @@ typedef struct v7_prog_opts {
     unsigned ts_every;  /* mean instructions between time stamp events (0: none) */
     int ctx_switch;     /* the IRQ handler writes CONTEXTIDR (every other IRQ) */
     int vmid;           /* a VMID change now and then (virtualization) */
+    uint32_t cid[2];    /* the CONTEXTIDR values the handler alternates between, the first at
+                           the start ({0, 0}: 0x100 and 0x2c7) */
 } v7_prog_opts;
 
 /* Build the program and run it. Returns 0 or a negative ek_status. */

@@ -31,6 +31,7 @@
 
 #define PMU_TYPE 12u
 #define PID      1000
+#define TID2     1001 /* a second thread of the process (the IRQ handler switches to it) */
 #define TRACE_ID 0x10u
 #define CODE_OFF 0x10000u /* file offset of the code in the ELF */
 #define EXE_PATH "/usr/bin/simv7"
@@ -354,6 +355,12 @@ static void write_perf(fbuf *b, const v7_scn *sc, const uint8_t *aux, size_t nau
     r.u.mmap.flags = 2;
     r.u.mmap.filename = EXE_PATH;
     ek_pw_record(w, &r, SAMPLE_TYPE);
+    /* the second thread, which CONTEXTIDR names when the handler switches to it */
+    r = v7_rec(EK_PERF_RECORD_FORK, 0, T0 + 1, id_dummy);
+    r.u.fork.pid = r.u.fork.ppid = r.u.fork.ptid = PID;
+    r.u.fork.tid = TID2;
+    r.u.fork.time = T0 + 1;
+    ek_pw_record(w, &r, SAMPLE_TYPE);
     r = v7_rec(EK_PERF_RECORD_ITRACE_START, 0, T0 + 2, id_etm);
     r.u.itrace_start.pid = r.u.itrace_start.tid = PID;
     ek_pw_record(w, &r, SAMPLE_TYPE);
@@ -428,21 +435,25 @@ static int write_truth(const char *dir, const v7_scn *sc, uint64_t seed, const v
     uint64_t insns = 0, branches = 0, excs = 0;
     if (!err) {
         fprintf(fb, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\tisa\tto_isa\n");
+        /* the thread: CONTEXTIDR holds its ID (Linux's PID_IN_CONTEXTIDR), which the handler
+         * changes */
+        int tid = (int)t->start_cid;
         for (size_t i = 0; i < t->n; i++) {
             const v7_ev *v = &t->ev[i];
+            if (v->kind == V7_EV_CTX) tid = (int)v->value;
             if (v->kind == V7_EV_INSN) {
                 insns++;
                 if (v->type != EK_ITYPE_BR && v->type != EK_ITYPE_BR_INDIRECT) continue;
                 const int cond = v->type == EK_ITYPE_BR && !v->exec;
                 branches++;
                 fprintf(fb, "%llu\t0\t%d\t%d\t0\t%x\t%x\t%s\t%d\t%s\t%s\n",
-                        (unsigned long long)(T0 + v->time), PID, PID, v->addr,
+                        (unsigned long long)(T0 + v->time), PID, tid, v->addr,
                         v->exec ? v->next : v->addr + v->size, cond ? "bcond" : branch_kind(v),
                         v->exec, ek_isa_name(v->isa), ek_isa_name(v->next_isa));
             } else if (v->kind == V7_EV_EXC) {
                 excs++;
                 fprintf(fb, "%llu\t0\t%d\t%d\t1\t%x\t%x\tirq\t1\t%s\t%s\n",
-                        (unsigned long long)(T0 + v->time), PID, PID, v->addr, v->next,
+                        (unsigned long long)(T0 + v->time), PID, tid, v->addr, v->next,
                         ek_isa_name(v->isa), ek_isa_name(v->next_isa));
             }
         }
@@ -459,7 +470,8 @@ static int write_truth(const char *dir, const v7_scn *sc, uint64_t seed, const v
         fprintf(fs, "sink 0 kind=etb size=%zu copies=1\n", naux);
         fprintf(fs, "session 0 perf_pid=%d mode=per-thread aux_records=1 aux_bytes=%zu\n", PID,
                 naux);
-        fprintf(fs, "process pid=%d comm=simv7 steps=%llu\n", PID, (unsigned long long)insns);
+        fprintf(fs, "process pid=%d comm=simv7 steps=%llu threads=%d,%d\n", PID,
+                (unsigned long long)insns, PID, TID2);
     }
     if (fb && sim_fclose(fb) && !err) err = EK_ERR_IO;
     if (fs && sim_fclose(fs) && !err) err = EK_ERR_IO;
@@ -484,7 +496,7 @@ int sim_v7_gen(const ek_sim_opts *o, int which, ek_sim_result *res)
     for (size_t insns = 4096; !err;) {
         v7_trace_free(&t);
         v7_bytes_free(&tb);
-        const v7_prog_opts po = {o->seed, insns, 211, 1500, 1, !sc->ptm};
+        const v7_prog_opts po = {o->seed, insns, 211, 1500, 1, !sc->ptm, {PID, TID2}};
         err = v7_prog_run(&po, &t);
         if (!err)
             err = sc->ptm ? v7_encode_ptm(&t, &sc->regs, &eo, &tb)

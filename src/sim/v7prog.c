@@ -139,7 +139,9 @@ int v7_prog_run(const v7_prog_opts *o, v7_trace *t)
     ek_isa_cfg_init(&cfg, EK_ARCH_V7A, EK_PROFILE_A, 0);
     sim_rng rng = {o->seed ^ 0x7a3277ull};
 
-    uint32_t addr = 0x8000, cid = 0x100;
+    const uint32_t cid_a = o->cid[0] || o->cid[1] ? o->cid[0] : 0x100;
+    const uint32_t cid_b = o->cid[0] || o->cid[1] ? o->cid[1] : 0x2c7;
+    uint32_t addr = 0x8000, cid = cid_a;
     uint8_t isa = EK_ISET_A32, vmid = 1;
     t->start_addr = addr;
     t->start_isa = isa;
@@ -255,7 +257,7 @@ int v7_prog_run(const v7_prog_opts *o, v7_trace *t)
             memset(&c, 0, sizeof c);
             c.kind = V7_EV_CTX;
             c.time = time;
-            if (o->ctx_switch && irqs % 2 == 0) cid = cid == 0x100 ? 0x2c7 : 0x100;
+            if (o->ctx_switch && irqs % 2 == 0) cid = cid == cid_a ? cid_b : cid_a;
             if (o->vmid && irqs % 3 == 0) vmid = (uint8_t)(vmid == 1 ? 2 : 1);
             c.value = cid;
             c.vmid = vmid;

@@ -103,12 +103,20 @@ rm "$tmp/nofile/trace.bin"
 if "$ETMKIT_BIN" dump "$tmp/nofile" >"$tmp/out" 2>"$tmp/err"; then fail "nofile: exit 0"; fi
 grep -q 'trace.bin' "$tmp/err" || fail "nofile: message does not name the file: $(cat "$tmp/err")"
 
-# 6. a protocol etmkit does not decode: said once on stderr
+# 6. a PTM source is decoded (an I-Sync cut by the end of the buffer); a protocol etmkit does
+#    not know is said once on stderr, and with nothing else to decode the exit is non-zero
 make_snapshot "$tmp/ptm" coresight PTM1.0 <<HEX
-21 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+21 00 00 00 00 00 80 08 00 10 00 80 01 00 00 00
 HEX
-if "$ETMKIT_BIN" dump "$tmp/ptm" >"$tmp/out" 2>"$tmp/err"; then fail "ptm: exit 0"; fi
-[ "$(grep -c 'is not decoded' "$tmp/err")" -eq 1 ] || fail "ptm: message: $(cat "$tmp/err")"
+"$ETMKIT_BIN" dump --format=ocsd --pkt-mon "$tmp/ptm" >"$tmp/out" 2>"$tmp/err" || fail "ptm: exit $?"
+grep -q '^Trace Packet Lister : Protocol printer PTM on Trace ID 0x10$' "$tmp/out" || fail "ptm: printer"
+grep -q '^Idx:0; ID:10; \[0x00 0x00 0x00 0x00 0x00 0x80 \];	ASYNC' "$tmp/out" || fail "ptm: ASYNC"
+grep -q '^Idx:6; ID:10; \[0x08 0x00 0x10 0x00 0x80 \];	INCOMPLETE_EOT' "$tmp/out" || fail "ptm: EOT"
+grep -q 'offset 0x6: ID 0x10: warning: ETM INCOMPLETE_EOT while decoding ISYNC' "$tmp/err" ||
+    fail "ptm: no diag for the cut packet: $(cat "$tmp/err")"
+sed -i 's/PTM1.0/FOO1/' "$tmp/ptm/etm.ini"
+if "$ETMKIT_BIN" dump "$tmp/ptm" >"$tmp/out" 2>"$tmp/err"; then fail "unknown: exit 0"; fi
+[ "$(grep -c 'is not decoded' "$tmp/err")" -eq 1 ] || fail "unknown: message: $(cat "$tmp/err")"
 
 # 7. random bytes in every framing: listed or rejected, never a crash (run under ASan too)
 make_snapshot "$tmp/rnd" coresight ETM4 </dev/null

@@ -24,7 +24,7 @@ fail=0
 n=0
 # scenario: why there is no perf 6.1 prediction for it (skipped, saying why)
 NOT_PREDICTED="
-armv7-ptm: Armv7 (PTM) recording: the perf-script truth and perf 6.1's prediction are modelled for AArch64 only (perf 6.1 lists its packets with perf report -D but perf script prints no sample; not investigated); tests/unit/test_sim_v7_perf.c decodes it against truth.branches.tsv
+armv7-ptm: Armv7 (PTM) recording: the perf-script truth and perf 6.1's prediction are modelled for AArch64 only (perf 6.1 lists its packets with perf report -D but perf script prints no sample; not investigated); tests/scripts/script_v7_gen.sh compares etmkit script with truth.branches.tsv
 armv7-etm3: Armv7 (ETMv3) recording: as armv7-ptm
 "
 for sc in $scenarios; do

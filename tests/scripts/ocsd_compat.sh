@@ -1,17 +1,15 @@
 #!/bin/sh
 # OpenCSD 1.8.0 compatibility of the PTM/ETMv3/STM/ITM modules on crafted snapshots
-# (tests/data/ocsd-compat, written by make-cases.py there): ek_proto_dump, which runs them with
-# their OpenCSD options as `etmkit dump --format=ocsd` will, lists each exactly as OpenCSD
+# (tests/data/ocsd-compat, written by make-cases.py there): `etmkit dump --format=ocsd`, which
+# runs them with their OpenCSD options (EK_DECODE_COMPAT_OCSD), lists each exactly as OpenCSD
 # 1.8.0's trc_pkt_lister -decode did (tests/golden/ocsd-compat/NAME.ppl): packet lines in
 # order, element lines in order, and every other line (the fatal stop, its logged error, the
 # byte count) in order. The interleaving of packet and element lines is left out, as
 # ocsd-compare leaves it out: OpenCSD's ETMv3 decoder emits a held-back range at different
 # points than etmkit's.
 set -u
-driver="$ETMKIT_BUILD/tests/ek_proto_dump"
 data="$ETMKIT_SRC/tests/data/ocsd-compat"
 golden="$ETMKIT_SRC/tests/golden/ocsd-compat"
-[ -x "$driver" ] || { echo "missing test driver $driver"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -26,8 +24,8 @@ fail=0
 for want in "$golden"/*.ppl; do
     name=$(basename "$want" .ppl)
     [ -d "$data/$name" ] || { echo "$name: no snapshot folder $data/$name"; fail=1; continue; }
-    (cd "$data" && "$driver" --decode "$name") | sed -n '/^Trace Packet Lister : Protocol/,$p' \
-        >"$tmp/$name.got"
+    (cd "$data" && "$ETMKIT_BIN" dump --format=ocsd --decode "$name" 2>/dev/null) |
+        sed -n '/^Trace Packet Lister : Protocol/,$p' >"$tmp/$name.got"
     split "$want" "$tmp/$name.w"
     split "$tmp/$name.got" "$tmp/$name.g"
     for k in pkt elem other; do

@@ -34,8 +34,8 @@ fail=0
 n=0
 # scenario: why it has no perf-script ground truth (its row in the table says so)
 NO_SCRIPT_TRUTH="
-armv7-ptm: the session does not decode PTM yet (it waits for the decode tree) and the perf-script truth is modelled for AArch64 only; tests/unit/test_sim_v7_perf.c decodes the recording with src/ptm against truth.branches.tsv
-armv7-etm3: as armv7-ptm, with ETMv3 and src/etm3
+armv7-ptm: no expected-*.txt (the perf-script truth is modelled for AArch64 only); tests/scripts/script_v7_gen.sh compares etmkit script's branch samples with truth.branches.tsv
+armv7-etm3: as armv7-ptm, with ETMv3
 "
 table="$tmp/table.md"
 : >"$table"

@@ -845,18 +845,19 @@ static void test_dstream_records(void **state)
     free(want);
 }
 
-/* A protocol the tree does not know plugs in through its table alone: here a toy one whose
- * every byte is a packet ("ITM" for the test), packets only. A source of a protocol without a
- * table is kept, not decoded. */
+/* A protocol plugs in through its table alone: here a toy one whose every byte is a packet
+ * ("ITM" for the test, tried before the built-in ITM table), packets only. A source of a protocol
+ * without a table is kept, not decoded. */
 typedef struct toy_parser {
     const uint8_t *d;
     size_t n, pos;
     uint64_t index;
     uint8_t last;
 } toy_parser;
-static int toy_init(void *p, const ek_source_config *src)
+static int toy_init(void *p, const ek_source_config *src, uint32_t compat)
 {
     (void)src;
+    (void)compat;
     memset(p, 0, sizeof(toy_parser));
     return 0;
 }
@@ -916,8 +917,8 @@ static void test_protocol_table(void **state)
     memset(&itm, 0, sizeof itm);
     itm.protocol = EK_PROTO_ITM;
     itm.trace_id = 0x20;
-    stm = itm;
-    stm.protocol = EK_PROTO_STM;
+    stm = itm; /* (a source of a protocol without a table) */
+    stm.protocol = EK_PROTO_UNKNOWN;
     stm.trace_id = 0x22;
     assert_int_equal(ek_decode_add_source(t, &itm, "itm", NULL), 0);
     assert_int_equal(ek_decode_add_source(t, &stm, "stm", NULL), 1);
@@ -926,7 +927,9 @@ static void test_protocol_table(void **state)
     assert_ptr_equal(si.proto, &toy);
     assert_int_equal(ek_decode_source_info_get(t, 1, &si), 0);
     assert_null(si.proto);
-    assert_null(ek_decode_proto_find(EK_PROTO_ITM));
+    /* (the configured table goes before the built-in ITM one) */
+    assert_non_null(ek_decode_proto_find(EK_PROTO_ITM));
+    assert_null(ek_decode_proto_find(EK_PROTO_UNKNOWN));
     assert_non_null(ek_decode_proto_find(EK_PROTO_ETE));
 
     uint8_t buf[64];

@@ -251,7 +251,7 @@ typedef struct cfgcase {
 
 static void run_case(const cfgcase *c, int ptm, uint64_t seed, size_t insns)
 {
-    v7_prog_opts o = {seed, insns, 97, 500, 1, 1};
+    v7_prog_opts o = {seed, insns, 97, 500, 1, 1, {0, 0}};
     v7_trace t;
     assert_int_equal(v7_prog_run(&o, &t), 0);
     cur = &t;
@@ -277,7 +277,7 @@ static void run_case(const cfgcase *c, int ptm, uint64_t seed, size_t insns)
 static void test_v7_program_coverage(void **state)
 {
     (void)state;
-    v7_prog_opts o = {1, 20000, 97, 500, 1, 1};
+    v7_prog_opts o = {1, 20000, 97, 500, 1, 1, {0, 0}};
     v7_trace t;
     assert_int_equal(v7_prog_run(&o, &t), 0);
     size_t blx_imm = 0, bx_switch = 0, ind_call = 0, ret = 0, irq = 0, eret = 0, n_atom = 0,
@@ -350,7 +350,7 @@ static void test_etm3_round_trip(void **state)
 static void test_blx_needs_no_address(void **state)
 {
     (void)state;
-    v7_prog_opts o = {5, 2000, 0, 0, 0, 0};
+    v7_prog_opts o = {5, 2000, 0, 0, 0, 0, {0, 0}};
     v7_trace t;
     assert_int_equal(v7_prog_run(&o, &t), 0);
     const ek_etm3_regs regs = {0, 0x410CF250u, 0x144008F2u, 0x10};

@@ -1,6 +1,7 @@
 /* perf.data recordings with CS_ETMV3 metadata decode: `etmkit gen --scenario armv7-ptm` and
  * `armv7-etm3` are run through the public API (ek_sim_run) into a temporary folder, and the
- * recording is read the way the session will read it once it drives PTM and ETMv3: the perf
+ * recording is read with the modules alone, below the session (which drives PTM and ETMv3
+ * through the decode tree: tests/scripts/script_v7_gen.sh): the perf
  * reader's cs_etm block for the queue's trace ID (protocol from ETMIDR, registers from the
  * metadata), the MMAP2 of the traced program resolved in symfs, the AUX slice de-formatted, its
  * trace ID's bytes through src/ptm or src/etm3. Every branch and IRQ of truth.branches.tsv must

@@ -1,10 +1,10 @@
 /* etmkit dump SNAPSHOT_DIR: list the packets of a trace snapshot.
  *
  * The library's decode tree (etmkit/decode.h) decodes each buffer: frame deformatter ->
- * per-trace-ID ETMv4/ETE packet parser -> instruction-flow decoder (--decode), as OpenCSD's
- * trc_pkt_lister builds its decode tree; the flow decoders read code from one memory image of
- * the cores' memory dumps. This file parses the arguments and prints the tree's items with the
- * library's listing functions (etmkit/listing.h). Data is handed to the tree as the lister
+ * per-trace-ID packet parser (ETMv4/ETE, PTM, ETMv3, STM, ITM) -> flow decoder (--decode), as
+ * OpenCSD's trc_pkt_lister builds its decode tree; the flow decoders read code from one memory
+ * image of the cores' memory dumps. This file parses the arguments and prints the tree's items with
+ * the library's listing functions (etmkit/listing.h). Data is handed to the tree as the lister
  * reads it (1024-byte reads, or DSTREAM records) so that raw frame listings line up. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +44,8 @@ typedef struct dump_ctx {
     ek_image *img;   /* code for the flow decoders */
     cli_progress pr; /* bytes of the buffers to list: done (before this buffer), total */
     uint64_t pr_done, pr_total, pr_base, pr_items;
+    int stopped;         /* (--format=ocsd) the data path stopped as OpenCSD's does */
+    uint64_t stop_index; /* ... having processed this much of the buffer */
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
@@ -89,7 +91,9 @@ static void usage(FILE *f)
           "  --raw-packed       print raw formatter frames [-o_raw_packed]\n"
           "  --raw-unpacked     print de-formatted bytes per trace ID [-o_raw_unpacked]\n"
           "\n"
-          "Only ETMv4, ETMv4-M and ETE sources are decoded; others are reported on stderr.\n"
+          "ETMv4, ETMv4-M, ETE, PTM, ETMv3, STM and ITM sources are decoded. --format=ocsd\n"
+          "follows OpenCSD 1.8.0 where it departs from the architecture (fatal stops\n"
+          "included); the other formats follow the architecture.\n"
           "Exit status: 0 when some buffer was decoded (damage is reported, not fatal), 1 when\n"
           "nothing was (or --strict and a problem), 2 on usage errors.\n",
           f);
@@ -189,6 +193,10 @@ static void drain(dump_ctx *c)
     int rc;
     while ((rc = ek_decode_next(c->tree, &it)) > 0) {
         ek_list_item(&c->out, &c->listing, &it);
+        if (it.kind == EK_DI_STOP) {
+            c->stopped = 1;
+            c->stop_index = it.index;
+        }
         flush_out(c);
         if (!(++c->pr_items & 4095)) {
             ek_decode_stats st;
@@ -227,12 +235,16 @@ static int dump_buffer(dump_ctx *c, size_t b, size_t nth, size_t count)
     c->pr_base = st0.input_bytes;
     ek_decode_feed(c->tree, m.data, m.size, 0);
     drain(c);
-    ek_decode_end(c->tree); /* every decoder, in trace ID order */
-    drain(c);
+    if (!c->stopped) {
+        ek_decode_end(c->tree); /* every decoder, in trace ID order */
+        drain(c);
+    }
     ek_decode_stats_get(c->tree, &st1);
+    /* (after a stop, the lister counts what its decode tree had taken) */
+    const uint64_t processed = c->stopped ? c->stop_index : st1.input_bytes - st0.input_bytes;
     if (c->o.format == FMT_OCSD)
         ek_sbuf_printf(&c->out, "Trace Packet Lister : Trace buffer done, processed %llu bytes.\n",
-                       (unsigned long long)(st1.input_bytes - st0.input_bytes));
+                       (unsigned long long)processed);
     c->pr_done += st1.input_bytes - st0.input_bytes;
     ek_unmap_file(&m);
     ek_decode_set_file(c->tree, NULL);
@@ -297,6 +309,9 @@ static int build_tree(dump_ctx *c, size_t b)
     if (c->o.raw_unpacked) dc.flags |= EK_DECODE_RAW_UNPACKED;
     if (c->o.dstream) dc.flags |= EK_DECODE_DSTREAM;
     dc.model = EK_DECODE_MODEL_OCSD;
+    /* the ocsd listing is trc_pkt_lister's, OpenCSD's departures from the architecture included
+     * (docs/PROTOCOLS.md); the others follow the architecture */
+    if (c->o.format == FMT_OCSD) dc.compat = EK_DECODE_COMPAT_OCSD;
     dc.block_size = LISTER_BLOCK;
     if (c->img) dc.mem = ek_flow_mem_image(c->img);
     dc.flow_flags = c->o.src_addr_n ? EK_FLOW_SRC_ADDR_N_ATOMS : 0;
@@ -333,19 +348,26 @@ static int build_tree(dump_ctx *c, size_t b)
         ek_decode_source_info si;
         ek_decode_source_info_get(c->tree, i, &si);
         if (!si.proto) {
-            cli_err("%s: %s source %s (trace ID 0x%x) is not decoded: etmkit decodes ETMv4 and "
-                    "ETE only",
+            cli_err("%s: %s source %s (trace ID 0x%x) is not decoded: etmkit does not know its "
+                    "protocol",
                     buf->name, ek_protocol_name(si.cfg->protocol), si.name, si.cfg->trace_id);
             continue;
         }
         ek_sbuf *pre = &said[si.cfg->trace_id & 127];
         if (pre->len) ek_sbuf_put(&c->out, pre->p, pre->len);
         ek_sbuf_free(pre);
+    }
+    /* the lister attaches its packet printers in trace ID order */
+    for (unsigned id = 0; id < 128 && c->o.format == FMT_OCSD; id++) {
+        ek_decode_source_stats ps;
+        ek_decode_source_info si;
+        if (ek_decode_source_stats_get(c->tree, id, &ps) ||
+            ek_decode_source_info_get(c->tree, (size_t)ps.source, &si))
+            continue;
         const ek_list_proto *lp = ek_list_proto_find(si.cfg->protocol);
-        if (c->o.format == FMT_OCSD && lp)
+        if (lp)
             ek_sbuf_printf(&c->out, "Trace Packet Lister : Protocol printer %s on Trace ID 0x%x\n",
-                           lp->printer_name(si.cfg->protocol),
-                           c->formatted ? si.cfg->trace_id & 0x7fu : 0);
+                           lp->printer_name(si.cfg->protocol), c->formatted ? id : 0);
     }
     for (size_t i = 0; i < 128; i++)
         ek_sbuf_free(&said[i]);
@@ -400,7 +422,7 @@ int cmd_dump_snapshot(int argc, char **argv)
         goto out;
     }
     if (rc == 0) {
-        cli_err("%s: buffer %s has no ETMv4/ETE source to decode", c->o.dir,
+        cli_err("%s: buffer %s has no source of a protocol etmkit decodes", c->o.dir,
                 c->ss->buffers[first].name);
         goto out;
     }
@@ -419,6 +441,7 @@ int cmd_dump_snapshot(int argc, char **argv)
     for (size_t k = 0; k < count; k++) {
         const size_t b = c->ss->buffer_order ? c->ss->buffer_order[k] : k;
         if (dump_buffer(c, b, k, count) == 0) decoded++;
+        if (c->stopped) break; /* (the lister stops there, every buffer) */
         if (c->o.multi_session) {
             ek_decode_reset(c->tree);
             drain(c);
