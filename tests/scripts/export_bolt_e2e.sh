@@ -175,6 +175,6 @@ done
 if [ $fail -eq 0 ]; then
   echo "ok: llvm-bolt-16 takes etmkit's fdata ($(wc -l <export.fdata) lines) and perf2bolt's on the injected perf.data ($(wc -l <perf2bolt.fdata) lines);" \
     "under qemu both optimised programs print $(head -1 prog.out) and $(tail -1 prog.out) as the original;" \
-    "hot text in hfsort's order: $(tr '\n' ' ' <hot.export)"
+    "hot text in hfsort's order: $(paste -sd ' ' hot.export)"
 fi
 exit $fail
