@@ -18,8 +18,8 @@ BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcaps
 # workload-real (etmkit gen) reads Debian's AArch64 libc and libgomp at run time: its tests and
 # the real-code benchmark need the cross packages (the build does not); the BOLT end-to-end
 # tests (tests/scripts/bolt_e2e.sh, export_bolt_e2e.sh) run llvm-bolt-16/perf2bolt and the
-# program under qemu; the
-# AutoFDO one (tests/scripts/export_autofdo_clang.sh) create_llvm_prof, clang-16, llvm-profgen-16
+# program under qemu; the AutoFDO one (tests/scripts/export_autofdo_clang.sh) create_llvm_prof,
+# clang-16, llvm-profgen-16
 TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin time \
               man-db bash-completion libc6-arm64-cross libgomp1-arm64-cross bolt-16 qemu-user \
               autofdo clang-16 llvm-16
