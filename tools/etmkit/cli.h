@@ -39,6 +39,10 @@ ek_diag cli_diag_stderr(void);
 /* Print the grouped summary of a collector on stderr (nothing when empty). */
 void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 
+/* Write s to out (stdout when out is NULL or "-"), via a temporary file out.TAG-XXXXXX renamed
+ * into place. Returns 0, or -1 with errno set. */
+int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
+
 /* Does path name a directory? */
 int cli_is_dir(const char *path);
 

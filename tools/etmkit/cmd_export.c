@@ -172,33 +172,6 @@ done:
     return status;
 }
 
-static int write_out(const char *out, const ek_sbuf *s)
-{
-    if (!out || !strcmp(out, "-")) {
-        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
-        return fflush(stdout) ? -1 : 0;
-    }
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.export-XXXXXX", out) < 0) return -1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    FILE *f = fdopen(fd, "wb");
-    int ok = f && (!s->len || fwrite(s->p, 1, s->len, f) == s->len);
-    int e = errno;
-    if (f ? fclose(f) : close(fd)) ok = 0;
-    if (ok && rename(tmp, out)) ok = 0;
-    if (!ok) {
-        e = errno;
-        unlink(tmp);
-    }
-    free(tmp);
-    errno = e;
-    return ok ? 0 : -1;
-}
-
 static int profile_empty(const ek_profile *p)
 {
     for (size_t i = 0; i < ek_profile_binary_count(p); i++)
@@ -345,7 +318,7 @@ int cmd_export(int argc, char **argv)
         ret = CLI_FAIL;
         goto done;
     }
-    if (write_out(out, &text)) {
+    if (cli_write_file(out, "export", &text)) {
         cli_err("export: -o %s: %s", out ? out : "-", strerror(errno));
         ret = CLI_FAIL;
         goto done;

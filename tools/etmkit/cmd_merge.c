@@ -190,34 +190,6 @@ done:
     return status;
 }
 
-/* Write data to out (via a temporary file beside it, renamed into place). */
-static int write_out(const char *out, const ek_sbuf *s)
-{
-    if (!strcmp(out, "-")) {
-        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
-        return fflush(stdout) ? -1 : 0;
-    }
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.merge-XXXXXX", out) < 0) return -1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return -1;
-    }
-    FILE *f = fdopen(fd, "wb");
-    int ok = f && (!s->len || fwrite(s->p, 1, s->len, f) == s->len);
-    int e = errno;
-    if (f ? fclose(f) : close(fd)) ok = 0;
-    if (ok && rename(tmp, out)) ok = 0;
-    if (!ok) {
-        e = errno;
-        unlink(tmp);
-    }
-    free(tmp);
-    errno = e;
-    return ok ? 0 : -1;
-}
-
 int cmd_merge(int argc, char **argv)
 {
     const char *out = NULL;
@@ -305,7 +277,7 @@ int cmd_merge(int argc, char **argv)
             status = CLI_FAIL;
         }
     }
-    if (status == CLI_OK && write_out(out, &s)) {
+    if (status == CLI_OK && cli_write_file(out, "merge", &s)) {
         cli_err("merge: -o %s: %s", out, strerror(errno));
         status = CLI_FAIL;
     }

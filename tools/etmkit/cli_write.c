@@ -1,0 +1,37 @@
+/* Writing a command's whole output: to stdout when out is NULL or "-", else through a temporary
+ * file beside out (named out.TAG-XXXXXX) renamed into place, so a failed run leaves no partial
+ * file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
+{
+    if (!out || !strcmp(out, "-")) {
+        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
+        return fflush(stdout) ? -1 : 0;
+    }
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.%s-XXXXXX", out, tag) < 0) return -1;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "wb");
+    int ok = f && (!s->len || fwrite(s->p, 1, s->len, f) == s->len);
+    int e = errno;
+    if (f ? fclose(f) : close(fd)) ok = 0;
+    if (ok && rename(tmp, out)) ok = 0;
+    if (!ok) {
+        e = errno;
+        unlink(tmp);
+    }
+    free(tmp);
+    errno = e;
+    return ok ? 0 : -1;
+}
