@@ -118,8 +118,17 @@ typedef struct ek_sample {
     uint32_t flags;        /* EK_SF_* */
     int32_t pid, tid;      /* -1: unknown */
     int32_t cpu;           /* -1: unknown */
+    uint32_t queue;        /* the decoding it came from (ek_synth_config.queue: in a session,
+                            * the AUX queue whose trace made it); with cpu and trace_id it
+                            * names one stream of samples */
     uint64_t ip;
     uint64_t addr;         /* branches: target (0 at trace end) */
+    uint64_t resume;       /* branches into an exception (EK_SF_INTERRUPT with EK_SF_CALL):
+                            * where the interrupted code resumes -- the exception's preferred
+                            * return address, the instruction that runs after ip when no
+                            * exception is taken -- when the trace gives it; 0 otherwise.
+                            * Not in perf's samples: it tells whether a branch at ip was
+                            * taken, and where, when the exception came right after it. */
     uint64_t period;
     uint64_t time;         /* perf time (ns), valid with has_time */
     int has_time;
@@ -170,6 +179,7 @@ typedef struct ek_synth_config {
     ek_protocol protocol;    /* exception numbering: ETMV3/PTM or ETMV4/ETE (default ETMV4) */
     int32_t cpu;             /* CPU of the trace source (-1 unknown) */
     uint8_t trace_id;
+    uint32_t queue;          /* copied into ek_sample.queue */
     uint64_t kernel_start;   /* addresses >= it are kernel (default 1 << 63) */
     ek_synth_io io;
     int no_insn;             /* leave ek_sample.insn empty (no code reads for it) */

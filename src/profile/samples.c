@@ -6,8 +6,9 @@
 #include "etmkit/isa.h"
 #include "profile/profile_int.h"
 
-/* one trace source: where the current run started */
+/* one stream of samples (a decoding of one trace source): where the current run started */
 typedef struct pb_stream {
+    uint32_t queue;
     int32_t cpu;
     uint8_t trace_id;
     int used;
@@ -88,7 +89,9 @@ void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, v
 static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
 {
     for (size_t i = 0; i < b->nst; i++)
-        if (b->st[i].cpu == s->cpu && b->st[i].trace_id == s->trace_id) return &b->st[i];
+        if (b->st[i].queue == s->queue && b->st[i].cpu == s->cpu &&
+            b->st[i].trace_id == s->trace_id)
+            return &b->st[i];
     if (b->nst == b->capst) {
         size_t cap = b->capst ? b->capst * 2 : 16;
         pb_stream *v = realloc(b->st, cap * sizeof *v);
@@ -98,6 +101,7 @@ static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
     }
     pb_stream *n = &b->st[b->nst++];
     memset(n, 0, sizeof *n);
+    n->queue = s->queue;
     n->cpu = s->cpu;
     n->trace_id = s->trace_id;
     n->used = 1;
@@ -273,14 +277,17 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     int other = rc == 1;
     if (!other) st->valid = 0;
     /* a branch? interrupts and synchronous exceptions other than SVC are not (the
-     * instruction at ip did not branch), but the instruction before one may have been a
-     * branch, and so may that of a trace end: unconditional direct ones were taken to their
-     * target, the others are decided where the thread resumes */
+     * instruction at ip did not branch), but the instruction at ip may have been a branch,
+     * and so may that of a trace end. Where the exception returns to (resume) is the
+     * instruction that ran next: the branch went there, or was not taken when that is the
+     * next instruction. Without it, unconditional direct branches were taken to their target
+     * and the others are decided where the thread resumes. */
     int branch, cut = 0;
+    int exc = (f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET);
     if (f & EK_SF_ASYNC)
         branch = 0, cut = 1;
-    else if ((f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET))
-        branch = 0;
+    else if (exc)
+        branch = 0, cut = s->resume != 0;
     else if (f & EK_SF_TRACE_END)
         branch = (f & (EK_SF_CALL | EK_SF_RETURN)) != 0, cut = !branch;
     else
@@ -288,7 +295,15 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
     ek_insn in;
     if (cut && sample_branch(b, s, &in)) {
-        if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
+        if (exc && s->resume) {
+            int taken = in.type == EK_ITYPE_BR_INDIRECT || in.cond == EK_COND_AL
+                            ? 1
+                            : s->resume == in.target;
+            if (in.type == EK_ITYPE_BR && taken && s->resume != in.target)
+                b->stats.impossible++; /* a direct branch that went elsewhere: not counted */
+            else if (taken && (rc = add_branch(b, s, s->ip, s->resume, NULL, NULL, NULL)))
+                return rc;
+        } else if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
             if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL, NULL))) return rc;
         } else if ((rc = add_pending(b, s, &in))) {
             return rc;
@@ -303,7 +318,9 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
         tok = locate(b, s, to, &tl, &tbin, &rc);
     }
     if (rc) return rc;
-    if (b->npend && to && (rc = resolve_pending(b, s, to))) return rc;
+    /* a thread resumes where an exception returns to (never at an exception's vector) */
+    int eret = (f & EK_SF_RETURN) && (f & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET));
+    if (b->npend && to && eret && (rc = resolve_pending(b, s, to))) return rc;
     if (tok && !other) {
         st->valid = 1;
         st->start = tl.vaddr;

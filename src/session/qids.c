@@ -106,6 +106,7 @@ int qid_make(void *ctx, unsigned id, int source, ek_flow_mem *mem)
     sc.protocol = d->etm->cfg.protocol;
     sc.cpu = d->cpu;
     sc.trace_id = (uint8_t)id;
+    sc.queue = (uint32_t)j->qi;
     sc.io.read = qcode_synth_read;
     sc.io.sample = qdecode_on_sample;
     sc.io.ctx = d;

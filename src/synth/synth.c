@@ -30,6 +30,8 @@ typedef struct pkt {
     uint8_t last_size, last_type, last_sub, last_cond;
     uint32_t flags;
     uint32_t exc_num;
+    uint64_t resume;    /* RANGE: preferred return address of the exception taken after it;
+                         * EXCEPTION: its own (0: not in the trace) */
     uint64_t index;
 } pkt;
 
@@ -38,6 +40,7 @@ struct ek_synth {
     ek_protocol protocol;
     int32_t cpu;
     uint8_t trace_id;
+    uint32_t queue;
     uint64_t kernel_start;
     ek_synth_io io;
     int no_insn;
@@ -83,6 +86,7 @@ int ek_synth_new(const ek_synth_config *cfg, ek_synth **out)
     s->protocol = cfg->protocol;
     s->cpu = cfg->cpu;
     s->trace_id = cfg->trace_id;
+    s->queue = cfg->queue;
     s->kernel_start = cfg->kernel_start ? cfg->kernel_start : 1ull << 63;
     s->io = cfg->io;
     s->no_insn = cfg->no_insn;
@@ -287,8 +291,13 @@ EK_HOT void set_sample_flags(ek_synth *s)
         break;
     case PKT_EXCEPTION:
         p->flags = exception_flags(s);
-        if (prev->type == PKT_RANGE)
+        if (prev->type == PKT_RANGE) {
             prev->flags = p->flags;
+            /* the first exception after the range: a second one before any instruction
+             * returns to the first one's vector, not to the code after the range */
+            if (!prev->resume)
+                prev->resume = p->resume;
+        }
         break;
     case PKT_EXCEPTION_RET:
         if (prev->type == PKT_RANGE)
@@ -324,7 +333,8 @@ static void sample_base(ek_synth *s, ek_sample *smp)
     smp->pid = s->pid;
     smp->tid = s->tid;
     smp->cpu = s->cpu;
-    smp->ip = smp->addr = smp->period = 0;
+    smp->queue = s->queue;
+    smp->ip = smp->addr = smp->resume = smp->period = 0;
     smp->time = s->time;
     smp->has_time = s->has_time;
     smp->index = s->packet->index;
@@ -387,6 +397,7 @@ EK_HOT int synth_branch_sample(ek_synth *s)
     smp.addr = first_executed(s->packet);
     smp.period = 1;
     smp.flags = prev->flags;
+    smp.resume = prev->resume;
     if (!s->no_insn)
         copy_insn(s, prev, &smp);
     if (s->opts.last_branch) {
@@ -571,6 +582,7 @@ int ek_synth_elem(ek_synth *s, const ek_elem *e)
                    (e->flags & EK_ELEMF_LAST_EXEC);
         p->flags = 0;
         p->exc_num = UINT32_MAX;
+        p->resume = 0;
         p->index = e->index;
         s->st.ranges++;
         s->st.instr += e->num_instr;
@@ -580,6 +592,8 @@ int ek_synth_elem(ek_synth *s, const ek_elem *e)
     case EK_ELEM_EXCEPTION:
         new_packet(s, PKT_EXCEPTION, e);
         s->packet->exc_num = e->u.exception_number;
+        if (e->flags & EK_ELEMF_EXCEP_RET_ADDR)
+            s->packet->resume = e->en_addr;
         return handle(s);
     case EK_ELEM_EXCEPTION_RET:
         new_packet(s, PKT_EXCEPTION_RET, e);

@@ -7,7 +7,10 @@ addresses in the binary's own address space, "-" outside the binary), sorted; `p
 turns an etmkit branch list into the same lines.
 
 The model (docs/PROFILES.md, "From samples"): per CPU, the taken branches of truth.branches.tsv
-in order; an address is traced when its exception level is in the session's el_mask. A run goes
+in order; an address is traced when its exception level is in the session's el_mask and the
+thread that runs it is traced (all threads system-wide, else the processes the recording names).
+A branch's source runs in its row's thread; its target in the thread of the CPU's next row (the
+same but at a context switch: the ret at the end of the switch goes to the next thread). A run goes
 from a traced branch target to the next executed instruction that ends it: a taken branch's
 source, or for an interrupt (kind irq, whose `from` is the preferred return address, not
 executed) the instruction before it; it is a range when both ends are in one mapping. A taken
@@ -121,18 +124,29 @@ def main():
 
     start = {}  # cpu -> loc of the run's first instruction
     rows = [l.rstrip('\n').split('\t') for l in open(out + '/truth.branches.tsv') if not l.startswith('#')]
-    for t, cpu, pid, tid, el, frm, to, kind, taken in rows:
-        if taken != '1' or (not system and int(pid) not in traced_pids):
+    next_pid = [None] * len(rows)  # pid of the CPU's next row
+    last = {}
+    for i in range(len(rows) - 1, -1, -1):
+        next_pid[i] = last.get(rows[i][1])
+        last[rows[i][1]] = int(rows[i][2])
+
+    def thread_traced(pid):
+        return system or pid in traced_pids
+
+    for i, (t, cpu, pid, tid, el, frm, to, kind, taken) in enumerate(rows):
+        if taken != '1':
             continue
         t, cpu, pid, frm, to = int(t), int(cpu), int(pid), int(frm, 16), int(to, 16)
+        to_pid = pid if next_pid[i] is None else next_pid[i]
+        from_on, to_on = thread_traced(pid), thread_traced(to_pid)
         irq = kind == 'irq'
         end = frm - 4 if irq else frm
         s = start.pop(cpu, None)
-        e = locate(pid, end, t) if traced(end) else None
+        e = locate(pid, end, t) if traced(end) and from_on else None
         if s and e and s[1] == e[1] and s[0] == e[0] and s[2] <= e[2]:
             add(s[0], 'range', s[2], e[2])
-        tl = locate(pid, to, t) if traced(to) else None
-        if not irq and traced(frm):
+        tl = locate(to_pid, to, t) if traced(to) and to_on else None
+        if not irq and traced(frm) and from_on:
             f = locate(pid, frm, t)
             same = f and tl and f[0] == tl[0] and f[1] == tl[1]
             if f:

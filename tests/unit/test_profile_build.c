@@ -45,10 +45,14 @@ static size_t fake_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, vo
     return len;
 }
 
-static void add(ek_profile_builder *b, uint32_t flags, uint64_t ip, uint64_t to, uint32_t insn)
+/* a branch sample of queue q with the exception's return address resume */
+static void add_q(ek_profile_builder *b, uint32_t q, uint32_t flags, uint64_t ip, uint64_t to,
+                  uint32_t insn, uint64_t resume)
 {
     ek_sample s;
     memset(&s, 0, sizeof s);
+    s.queue = q;
+    s.resume = resume;
     s.kind = EK_SAMPLE_BRANCHES;
     s.flags = flags | EK_SF_BRANCH;
     s.ip = ip;
@@ -61,6 +65,11 @@ static void add(ek_profile_builder *b, uint32_t flags, uint64_t ip, uint64_t to,
         memcpy(s.insn, &insn, 4);
     }
     assert_int_equal(ek_profile_builder_add(b, &s), 0);
+}
+
+static void add(ek_profile_builder *b, uint32_t flags, uint64_t ip, uint64_t to, uint32_t insn)
+{
+    add_q(b, 0, flags, ip, to, insn, 0);
 }
 
 /* the counts of binary `path` as "r b e n" / "b f t n" lines */
@@ -138,6 +147,68 @@ static void test_interrupted_branch(void **state)
     ek_profile_free(p);
 }
 
+/* An exception right after a branch, with the trace's return address (ek_sample.resume): the
+ * branch went there (gen kernel-and-user: an IRQ between an eret and the first user
+ * instruction), or was not taken when resume is the next instruction. Without it, the branch
+ * is decided where the thread resumes: at an exception return, never at the vector. */
+static void test_exception_resume(void **state)
+{
+    (void)state;
+    ek_profile *p;
+    ek_profile_builder *b;
+    const uint32_t irq = EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT;
+    const uint32_t abort = EK_SF_CALL | EK_SF_INTERRUPT; /* synchronous */
+    const uint32_t eret = EK_SF_RETURN | EK_SF_INTERRUPT;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    add(b, EK_SF_TRACE_BEGIN, 0, 0x400000, 0);
+    add_q(b, 0, irq, 0x400008, 0x800000, 0xd65f03c0u, 0x400040); /* ret, then the IRQ */
+    add(b, eret, 0x800010, 0x400040, 0);
+    add_q(b, 0, irq, 0x400050, 0x800000, 0x54000100u, 0x400054); /* b.eq +0x20: not taken */
+    add(b, eret, 0x800010, 0x400054, 0);
+    add_q(b, 0, abort, 0x400060, 0x800000, 0x54000100u, 0x400080); /* b.eq: taken, fault */
+    add(b, eret, 0x800010, 0x400080, 0);
+    /* no return address: the vector (here in /bin/a) does not decide the ret */
+    add_q(b, 0, irq, 0x400090, 0x400100, 0xd65f03c0u, 0);
+    add(b, 0, 0x400104, 0x400108, 0);
+    add(b, eret, 0x800010, 0x4000c0, 0);
+    add(b, EK_SF_RETURN | EK_SF_TRACE_END, 0x4000c4, 0, 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400000 400008 1\nr 400040 400050 1\nr 400054 400060 1\n"
+                             "r 400080 400090 1\nr 4000c0 4000c4 1\nr 400100 400104 1\n"
+                             "b 400008 400040 1\nb 400060 400080 1\nb 400090 4000c0 1\n"
+                             "b 4000c4 ffffffffffffffff 1\nb 400104 400108 1\n"
+                             "b ffffffffffffffff 400040 1\nb ffffffffffffffff 400054 1\n"
+                             "b ffffffffffffffff 400080 1\nb ffffffffffffffff 4000c0 1\n");
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
+/* Two decodings of one trace source (a shared sink's trace copied into two CPUs' queues, gen
+ * shared-sink-multi-cpu) interleave in the output: each queue's runs are its own. */
+static void test_queues(void **state)
+{
+    (void)state;
+    ek_profile *p;
+    ek_profile_builder *b;
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    add_q(b, 0, EK_SF_TRACE_BEGIN, 0, 0x400000, 0, 0);
+    add_q(b, 1, EK_SF_TRACE_BEGIN, 0, 0x400200, 0, 0);
+    add_q(b, 0, 0, 0x400010, 0x400020, 0, 0);
+    add_q(b, 1, 0, 0x400210, 0x400220, 0, 0);
+    add_q(b, 1, EK_SF_TRACE_END, 0x400230, 0, 0, 0);
+    add_q(b, 0, EK_SF_TRACE_END, 0x400030, 0, 0, 0);
+    char got[1024];
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400000 400010 1\nr 400020 400030 1\nr 400200 400210 1\n"
+                             "r 400220 400230 1\n"
+                             "b 400010 400020 1\nb 400210 400220 1\n");
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
+}
+
 /* A sample whose run would hold an unconditional branch (another queue's end-of-trace flush
  * of a shared sink's trace, gen shared-sink-multi-cpu) gives no range and leaves the
  * stream's run alone. */
@@ -196,6 +267,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_branch_samples),
         cmocka_unit_test(test_interrupted_branch),
+        cmocka_unit_test(test_exception_resume),
+        cmocka_unit_test(test_queues),
         cmocka_unit_test(test_impossible_run),
         cmocka_unit_test(test_stack_samples),
     };

@@ -225,6 +225,65 @@ static void test_exceptions(void **state)
            "hw int 1014 => 1180\n");
 }
 
+/* ek_sample.resume: an exception's preferred return address rides on the sample made at the
+ * exception (the first exception's when a second comes before any instruction); other samples
+ * have 0. ek_sample.queue is the configuration's. */
+static uint64_t resumes[8];
+static uint32_t nresumes;
+
+static int keep_resume(void *ctx, const ek_sample *s)
+{
+    (void)ctx;
+    assert_int_equal(s->queue, 5);
+    if (nresumes < 8) resumes[nresumes++] = s->resume;
+    return 0;
+}
+
+static void test_exception_resume(void **state)
+{
+    (void)state;
+    ek_elem e[9];
+    e[0] = simple(EK_ELEM_TRACE_ON, 0);
+    e[1] = range(0x1000, 0x1008, EK_ITYPE_BR_INDIRECT, EK_ISUB_NONE, 1); /* eret at 1004 */
+    e[2] = simple(EK_ELEM_EXCEPTION, 0);
+    e[2].u.exception_number = 14; /* IRQ before the eret's target ran */
+    e[2].en_addr = 0x1040;
+    e[2].flags = EK_ELEMF_EXCEP_RET_ADDR;
+    e[3] = range(0x1180, 0x1188, EK_ITYPE_BR_INDIRECT, EK_ISUB_NONE, 1); /* eret at 1184 */
+    e[4] = simple(EK_ELEM_EXCEPTION, 0); /* two at once: the first one's address stays */
+    e[4].u.exception_number = 14;
+    e[4].en_addr = 0x1040;
+    e[4].flags = EK_ELEMF_EXCEP_RET_ADDR;
+    e[5] = simple(EK_ELEM_EXCEPTION, 0);
+    e[5].u.exception_number = 14;
+    e[5].en_addr = 0x1180;
+    e[5].flags = EK_ELEMF_EXCEP_RET_ADDR;
+    e[6] = range(0x1180, 0x1188, EK_ITYPE_BR_INDIRECT, EK_ISUB_NONE, 1);
+    e[7] = simple(EK_ELEM_EXCEPTION_RET, 0);
+    e[8] = range(0x1040, 0x1044, EK_ITYPE_OTHER, EK_ISUB_NONE, 1);
+    ek_itrace it;
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_itrace_parse("b", &it, &err), 0);
+    ek_synth_config c;
+    ek_synth_config_init(&c);
+    c.itrace = &it;
+    c.queue = 5;
+    c.io.sample = keep_resume;
+    ek_synth *sy;
+    assert_int_equal(ek_synth_new(&c, &sy), 0);
+    nresumes = 0;
+    for (size_t i = 0; i < 9; i++)
+        assert_int_equal(ek_synth_elem(sy, &e[i]), 0);
+    ek_synth_free(sy);
+    ek_sbuf_free(&err);
+    /* tr strt => 1000; hw int 1004 => 1180; hw int 1184 => 1180; iret 1184 => 1040 */
+    assert_int_equal(nresumes, 4);
+    assert_int_equal(resumes[0], 0);
+    assert_int_equal(resumes[1], 0x1040);
+    assert_int_equal(resumes[2], 0x1040);
+    assert_int_equal(resumes[3], 0);
+}
+
 /* s<N>: one count over every kind, in the order the samples are made (perf's Intel PT
  * decoder, the one that implements 's': one num_events for all its events) */
 static void test_skip_kinds(void **state)
@@ -462,6 +521,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_instructions),
         cmocka_unit_test(test_last_branch),
         cmocka_unit_test(test_exceptions),
+        cmocka_unit_test(test_exception_resume),
         cmocka_unit_test(test_skip_kinds),
         cmocka_unit_test(test_calls_returns),
         cmocka_unit_test(test_exceptions_t32_a32),
