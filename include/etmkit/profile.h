@@ -248,10 +248,15 @@ int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx
 typedef size_t (*ek_profile_code_fn)(void *ctx, const ek_profile_loc *loc, uint64_t vaddr,
                                      void *buf, size_t len);
 /* With code, a run is checked before it counts (A64): one with an unconditional branch
- * before its end cannot have run, so its sample is not the continuation of its source's
- * samples (the end-of-queue flush of another queue that decoded part of a shared sink's
- * trace): its branch counts, no range, and the source's run goes on. */
+ * before its end cannot have run: its branch counts, no range, and the source's run goes on. */
 void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, void *ctx);
+/* The instruction bytes at addr as sample s's thread saw them (up to len into buf; returns how
+ * many, 0: not available): what the builder reads, when a sample carries no instruction
+ * (ek_consumer.no_insn), for a branch right before an exception or a trace end. Without it,
+ * the binary's code (set_code) is read. */
+typedef size_t (*ek_profile_insn_fn)(void *ctx, const ek_sample *s, uint64_t addr, void *buf,
+                                     size_t len);
+void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx);
 /* Returns 0, EK_ERR_NOMEM or EK_ERR_ARG. */
 int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s);
 void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out);

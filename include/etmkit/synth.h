@@ -158,6 +158,9 @@ typedef struct ek_script_resolver {
     /* comm of the sample's thread at the sample (NULL: ":<tid>" as perf). */
     const char *(*comm)(void *ctx, const ek_sample *s);
     void *ctx;
+    /* Code bytes at addr as the sample's thread saw them: copies up to len bytes into buf and
+     * returns how many (0: not available). May be NULL. */
+    size_t (*code)(void *ctx, const ek_sample *s, uint64_t addr, void *buf, size_t len);
 } ek_script_resolver;
 
 /* ---- the synthesiser ---------------------------------------------------------------------- */

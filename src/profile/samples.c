@@ -37,6 +37,8 @@ struct ek_profile_builder {
     } bincache[PB_BIN_CACHE]; /* mapping -> binary handle */
     ek_profile_code_fn code;
     void *code_ctx;
+    ek_profile_insn_fn insn;
+    void *insn_ctx;
     pb_pending *pend;
     size_t npend, cappend;
     ek_profile *p;
@@ -84,6 +86,13 @@ void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, v
     if (!b) return;
     b->code = fn;
     b->code_ctx = ctx;
+}
+
+void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx)
+{
+    if (!b) return;
+    b->insn = fn;
+    b->insn_ctx = ctx;
 }
 
 static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
@@ -209,12 +218,26 @@ static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, ui
     return rc;
 }
 
-/* The branch a sample's instruction is (A64, from its bytes): 1 with *in, or 0. */
-static int sample_branch(const ek_profile_builder *b, const ek_sample *s, ek_insn *in)
+/* The branch a sample's instruction is (A64, from its bytes, or from the binary's code when
+ * the sample carries none): 1 with *in, or 0. */
+static int sample_branch(ek_profile_builder *b, const ek_sample *s, ek_insn *in)
 {
-    if (s->insn_len != 4) return 0;
-    uint32_t w = (uint32_t)s->insn[0] | (uint32_t)s->insn[1] << 8 | (uint32_t)s->insn[2] << 16 |
-                 (uint32_t)s->insn[3] << 24;
+    uint8_t code[4];
+    const uint8_t *c = s->insn;
+    if (s->insn_len != 4) {
+        if (s->insn_len || !s->ip) return 0;
+        if (b->insn) {
+            if (b->insn(b->insn_ctx, s, s->ip, code, 4) != 4) return 0;
+        } else {
+            ek_profile_loc loc;
+            memset(&loc, 0, sizeof loc);
+            if (!b->code || b->locate(b->ctx, s, s->ip, &loc) ||
+                b->code(b->code_ctx, &loc, loc.vaddr, code, 4) != 4)
+                return 0;
+        }
+        c = code;
+    }
+    uint32_t w = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
     if (ek_isa_classify(w, EK_ISA_A64, s->ip, &b->isa, in) < 0) return 0;
     return in->type == EK_ITYPE_BR || in->type == EK_ITYPE_BR_INDIRECT;
 }

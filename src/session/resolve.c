@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "session/qdecode.h"
 #include "session/session_int.h"
-
-static int is_kernel_addr(uint64_t addr)
-{
-    return (addr >> 63) != 0;
-}
 
 /* A decoder thread's last answers: consecutive samples are mostly in the same map and often
  * in the same function. */
@@ -125,6 +121,25 @@ static const char *comm_of(void *ctx, const ek_sample *smp)
     return as_comm_at(c->s->as, smp->tid, smp->has_time ? smp->time : c->t_hi);
 }
 
+static size_t code_of(void *ctx, const ek_sample *smp, uint64_t addr, void *buf, size_t len)
+{
+    rctx *c = ctx;
+    ek_mem_span sp;
+    int kind;
+    as_dso *dso;
+    c->pub.unstable = 1;
+    if (!qcode_at(c->s, c->t_lo, c->t_hi, c->pub.has_t, c->pub.t, NULL, smp->pid, addr, &sp,
+                  &kind, &dso, NULL, NULL))
+        return 0;
+    uint64_t o = addr - sp.start;
+    if (o >= sp.size)
+        return 0;
+    if (len > sp.size - o)
+        len = (size_t)(sp.size - o);
+    memcpy(buf, sp.data + o, len);
+    return len;
+}
+
 rcache *rcache_new(void)
 {
     return calloc(1, sizeof(rcache));
@@ -139,6 +154,7 @@ void rctx_init(rctx *c, ek_session *s, uint64_t t_lo, uint64_t t_hi, rcache *cac
     c->cache = cache;
     c->r.resolve = resolve;
     c->r.comm = comm_of;
+    c->r.code = code_of;
     c->r.ctx = c;
     c->pub.r = &c->r;
     c->pub.block = 0;

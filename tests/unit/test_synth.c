@@ -47,7 +47,7 @@ static void res(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_addr_lo
 static int smp(void *ctx, const ek_sample *s)
 {
     run *r = ctx;
-    ek_script_resolver rv = {res, NULL, NULL};
+    ek_script_resolver rv = {res, NULL, NULL, NULL};
     ek_script_format(&r->text, &r->f, s, &rv, 0);
     return 0;
 }

@@ -73,6 +73,14 @@ static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *
     return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
 }
 
+/* instruction bytes the session's samples do not carry (no_insn): as the sample's thread saw
+ * them */
+static size_t read_insn(void *ctx, const ek_sample *s, uint64_t addr, void *buf, size_t len)
+{
+    export_ctx *c = ctx;
+    return c->r && c->r->code ? c->r->code(c->r->ctx, s, addr, buf, len) : 0;
+}
+
 static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
 {
     export_ctx *c = ctx;
@@ -260,7 +268,15 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
-    rc = ek_session_samples(s, on_sample, &c);
+    ek_profile_builder_set_insn(c.b, read_insn, &c);
+    /* the samples' instruction bytes are not used: the builder reads the few it needs (at
+     * exceptions and trace ends) from the binaries it counts for */
+    ek_consumer con;
+    ek_consumer_init(&con);
+    con.ctx = &c;
+    con.sample = on_sample;
+    con.no_insn = 1;
+    rc = ek_session_run(s, &con);
     if (rc) {
         cli_err("export: %s: %s", d.input, ek_strerror(rc));
         ret = CLI_FAIL;
