@@ -269,8 +269,8 @@ int cmd_export(int argc, char **argv)
     }
     ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
     ek_profile_builder_set_insn(c.b, read_insn, &c);
-    /* the samples' instruction bytes are not used: the builder reads the few it needs (at
-     * exceptions and trace ends) from the binaries it counts for */
+    /* samples without instruction bytes: the builder reads the few it needs (a branch right
+     * before an exception or a trace end) through the resolver (read_insn) */
     ek_consumer con;
     ek_consumer_init(&con);
     con.ctx = &c;
