@@ -16,7 +16,8 @@ source, or for an interrupt (kind irq, whose `from` is the preferred return addr
 executed) the instruction before it; it is a range when both ends are in one mapping. A taken
 branch from a traced address counts for its binary, with the target when that is in the same
 mapping, else "-" (and then "- -> target" for the target's binary when that is traced). An
-interrupt is not a branch.
+interrupt is not a branch. Kernel addresses are [kernel.kallsyms]'s own, but in a module's map
+(a .ko kernel MMAP record): offsets in that map.
 """
 import re
 import struct
@@ -53,6 +54,7 @@ def main():
     system = re.search(r'mode=system', summary) is not None
     traced_pids = set()
     maps = []   # pid, start, end, pgoff, path, t
+    modules = []  # start, end, path
     forks = {}  # pid -> ppid
     mm = re.compile(r'#\d+ MMAP2? \[\S+\] misc (\S+): (\d+)/\d+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ '
                     r'(0x[0-9a-f]+)[^\]]*\]: (?:\S+ )?(\S+) \{\S+ time (\d+)')
@@ -67,7 +69,12 @@ def main():
             misc, pid, start, length, pgoff, path, t = m.groups()
             kernel = int(misc, 16) & 7 == 1
             if kernel:
-                continue  # the kernel: [kernel.kallsyms] at its own addresses
+                # the kernel: [kernel.kallsyms] at its own addresses; a module (.ko, relocatable):
+                # offsets in its map
+                if path.endswith('.ko'):
+                    s = int(start, 16)
+                    modules.append((s, s + int(length, 16), path))
+                continue
             s = int(start, 16)
             maps.append([int(pid), s, s + int(length, 16), int(pgoff, 16), path, int(t), None])
             continue
@@ -86,6 +93,9 @@ def main():
     def locate(pid, addr, t):
         """(path, mapping, vaddr, load_base) or None."""
         if addr >> 63:
+            for i, (ms, me, mp) in enumerate(modules):
+                if ms <= addr < me:
+                    return (mp, -1 - i, addr - ms, 0)
             return ('[kernel.kallsyms]', 0, addr, 0)
         for _ in range(16):
             cands = [(i, m) for i, m in enumerate(maps) if m[0] == pid and m[1] <= addr < m[2]]

@@ -4,7 +4,7 @@
 # ran (truth.branches.tsv, counted by export_truth.py: its docstring is the model), for several
 # scenarios and seeds. Scenarios whose trace starts or stops inside a run (snapshots, wrapping
 # sinks, sessions that stop while code runs) are not in the list: where in a run the trace
-# stopped is not in the truth file (kernel-module: the model has no module maps).
+# stopped is not in the truth file (docs/PROFILES.md lists them with why).
 # The ASan+UBSan build runs seed 1 only (what it looks for does not depend on the seed).
 set -u
 tmp=$(mktemp -d)
@@ -15,7 +15,7 @@ seeds="1 2 3"
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && seeds=1
 for sc in basic two-processes dlopen-reuse per-cpu-trbe multi-aux-per-auxtrace mmap2-after-aux \
     shared-sink-multi-cpu kernel-and-user per-thread per-thread-two-cpus trace-id-per-sink \
-    session-arbitration; do
+    session-arbitration kernel-module; do
   for seed in $seeds; do
     out=$tmp/$sc-$seed
     "$ETMKIT_BIN" gen -q --scenario "$sc" --seed "$seed" -o "$out" >/dev/null 2>&1 ||
