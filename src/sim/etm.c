@@ -159,11 +159,13 @@ void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int 
         start_at(e, pc, map, ctx, ts);
     else
         e->active = 0;
+    sim_trace_truth(e->S, e->cpu, 1, e->active, pc);
 }
 
 void sim_etm_disable(sim_etm *e)
 {
     if (!e->enabled) return;
+    sim_trace_truth(e->S, e->cpu, 0, 0, 0);
     room(e);
     ek_etm4_enc_flush(&e->enc);
     sim_sink *k = e->ev && e->ev->trbe ? e->ev->trbe : e->S->cpus[e->cpu].sink;

@@ -1541,6 +1541,13 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
             fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
     }
     free(branches);
+    char *tracing = join(o->outdir, "truth.trace.tsv");
+    if (!err && tracing && S->branches_out) {
+        S->trace_out = fopen(tracing, "w");
+        if (S->trace_out)
+            fprintf(S->trace_out, "# row\ttime_ns\tcpu\tevent\tpc\tel\tpid\ttid\n");
+    }
+    free(tracing);
     for (int i = 0; i < S->nsessions && !err; i++) {
         sim_session *s = &S->sessions[i];
         err = sim_session_setup(S, s);
@@ -1596,6 +1603,11 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     if (S->branches_out) {
         int e2 = sim_fclose(S->branches_out);
         S->branches_out = NULL;
+        if (!err) err = e2;
+    }
+    if (S->trace_out) {
+        int e2 = sim_fclose(S->trace_out);
+        S->trace_out = NULL;
         if (!err) err = e2;
     }
     if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);

@@ -564,6 +564,7 @@ struct sim {
     /* ground truth outputs */
     FILE *branches_out;
     uint64_t branches_written, branches_limit;
+    FILE *trace_out; /* truth.trace.tsv: where each trace unit starts and stops tracing */
     const sim_map *kmap;
     sim_map kernel_map;
     uint64_t k_vectors, k_ret_from_fork, k_syscall[SIM_NSYSCALLS];
@@ -734,6 +735,10 @@ static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64
     S->branch_total++;
     if (S->branches_out) sim_branch_truth(S, t, cpu, from, to, cls, taken);
 }
+
+/* a session enables (on=1) or disables (on=0) a trace unit while its CPU runs code; when
+ * enabled at an exception level it traces, tracing starts at pc (at=1): truth.trace.tsv */
+void sim_trace_truth(sim *S, int cpu, int on, int at, uint64_t pc);
 
 /* scenario.c */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -48,6 +48,24 @@ void sim_branch_truth(sim *S, const sim_thread *t, int cpu, uint64_t from, uint6
             cls_name(cls), taken);
 }
 
+/* Where a session enables and disables a trace unit while its CPU executes, with the row of
+ * truth.branches.tsv each comes before (the branches written so far), so that a reader tells
+ * what ran traced without comparing times; an enable at a traced exception level names the
+ * instruction tracing starts at (a run that begins at no branch target). */
+void sim_trace_truth(sim *S, int cpu, int on, int at, uint64_t pc)
+{
+    if (!S->trace_out) return;
+    const sim_thread *t = S->cpus[cpu].cur;
+    fprintf(S->trace_out, "%llu\t%llu\t%d\t%s\t", (unsigned long long)S->branches_written,
+            (unsigned long long)S->cpus[cpu].time, cpu, on ? "on" : "off");
+    if (on && at)
+        fprintf(S->trace_out, "%llx", (unsigned long long)pc);
+    else
+        fputc('-', S->trace_out);
+    fprintf(S->trace_out, "\t%d\t%d\t%d\n", t ? t->el : 0, t && t->proc ? t->proc->pid : 0,
+            t && !t->idle ? t->tid : 0);
+}
+
 /* ------------------------------------------------------------------ slice ops */
 
 /* What a decoder receives for one slice, independent of memory: the packets of each trace ID

@@ -10,6 +10,7 @@
  *                             perf script --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
  *   truth.summary             scenario, seed, counts, per-session and per-sink facts
  *   truth.branches.tsv        every executed branch (time, cpu, pid, tid, el, from, to, kind)
+ *   truth.trace.tsv           where sessions enable and disable each trace unit, by branch row
  * Same options and seed: byte-identical output. See docs/SIMULATOR.md. */
 #ifndef ETMKIT_SIM_H
 #define ETMKIT_SIM_H
