@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Range and branch counts of what ran, from `etmkit gen`'s ground truth (issue 14 item 5).
 
-usage: export_truth.py OUTDIR RECORDS   (OUTDIR: a gen output; RECORDS: `etmkit dump --records`
-of its perf.data). Prints one line per count, "PATH KIND A B COUNT" (KIND range or branch, hex
+usage: export_truth.py [--no-kernel-code] OUTDIR RECORDS   (OUTDIR: a gen output; RECORDS:
+`etmkit dump --records` of its perf.data). Prints one line per count, "PATH KIND A B COUNT" (KIND range or branch, hex
 addresses in the binary's own address space, "-" outside the binary), sorted; `profile_lines`
 turns an etmkit branch list into the same lines.
 
@@ -17,7 +17,11 @@ executed) the instruction before it; it is a range when both ends are in one map
 branch from a traced address counts for its binary, with the target when that is in the same
 mapping, else "-" (and then "- -> target" for the target's binary when that is traced). An
 interrupt is not a branch. Kernel addresses are [kernel.kallsyms]'s own, but in a module's map
-(a .ko kernel MMAP record): offsets in that map.
+(a .ko kernel MMAP record): offsets in that map. A trace unit traces from the session's enable to
+its disable (truth.trace.tsv; an enable at a traced exception level starts a run at the
+instruction it names); without that file every unit is on throughout. --no-kernel-code: the
+decoder has no kernel code (no vmlinux), so it cannot follow kernel trace: count as for a trace of
+user space only (a branch into the kernel goes to "-", one out of it comes from "-").
 """
 import re
 import struct
@@ -45,10 +49,15 @@ def elf_segments(path):
     return segs
 
 
-def main():
-    out, records = sys.argv[1], sys.argv[2]
+def main(args):
+    no_kernel_code = args[0] == '--no-kernel-code'
+    if no_kernel_code:
+        args = args[1:]
+    out, records = args[0], args[1]
     summary = open(out + '/truth.summary').read()
     el_mask = int(re.search(r'el_mask=(\d+)', summary).group(1))
+    if no_kernel_code:
+        el_mask &= 1
     # a session of processes (not system-wide) traces their threads only: the pids the
     # recording names (COMM records)
     system = re.search(r'mode=system', summary) is not None
@@ -143,12 +152,42 @@ def main():
     def thread_traced(pid):
         return system or pid in traced_pids
 
+    # where sessions enable and disable trace units (truth.trace.tsv; every unit is on
+    # throughout without it): events by the row they come before
+    events = {}
+    enabled = {}
+    try:
+        with open(out + '/truth.trace.tsv') as f:
+            for l in f:
+                if l.startswith('#'):
+                    continue
+                row, et, ecpu, ev, pc, eel, epid, etid = l.rstrip('\n').split('\t')
+                events.setdefault(int(row), []).append((int(et), int(ecpu), ev, pc, int(epid)))
+    except FileNotFoundError:
+        enabled = None
+
+    def apply_events(row):
+        for et, ecpu, ev, pc, epid in events.pop(row, []):
+            start.pop(ecpu, None)
+            enabled[ecpu] = ev == 'on'
+            if ev == 'on' and pc != '-':
+                a = int(pc, 16)
+                loc = locate(epid, a, et) if traced(a) and thread_traced(epid) else None
+                if loc:
+                    start[ecpu] = loc
+
+    def unit_on(cpu):
+        return enabled is None or enabled.get(cpu, False)
+
     for i, (t, cpu, pid, tid, el, frm, to, kind, taken) in enumerate(rows):
+        if enabled is not None:
+            apply_events(i)
         if taken != '1':
             continue
         t, cpu, pid, frm, to = int(t), int(cpu), int(pid), int(frm, 16), int(to, 16)
         to_pid = pid if next_pid[i] is None else next_pid[i]
-        from_on, to_on = thread_traced(pid), thread_traced(to_pid)
+        on = unit_on(cpu)
+        from_on, to_on = on and thread_traced(pid), on and thread_traced(to_pid)
         irq = kind == 'irq'
         end = frm - 4 if irq else frm
         s = start.pop(cpu, None)
@@ -191,4 +230,4 @@ if __name__ == '__main__':
     if sys.argv[1] == '--profile':
         profile_lines(sys.argv[2])
     else:
-        main()
+        main(sys.argv[1:])
