@@ -98,6 +98,9 @@ def main(args):
                 a[6] = b[5]
                 break
     segs = {}
+    by_pid = {}  # pid -> [(index, map)] in record order
+    for i, m in enumerate(maps):
+        by_pid.setdefault(m[0], []).append((i, m))
 
     def locate(pid, addr, t):
         """(path, mapping, vaddr, load_base) or None."""
@@ -107,7 +110,7 @@ def main(args):
                     return (mp, -1 - i, addr - ms, 0)
             return ('[kernel.kallsyms]', 0, addr, 0)
         for _ in range(16):
-            cands = [(i, m) for i, m in enumerate(maps) if m[0] == pid and m[1] <= addr < m[2]]
+            cands = [(i, m) for i, m in by_pid.get(pid, ()) if m[1] <= addr < m[2]]
             pick = None
             for i, m in cands:
                 if m[5] <= t < m[6]:
@@ -204,8 +207,11 @@ def main(args):
                 add(tl[0], 'branch', None, tl[2])
         if tl:
             start[cpu] = tl
+    lines = []
     for (path, kind, a, b), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] if kv[0][2] is not None else -1, kv[0][3] if kv[0][3] is not None else -1)):
-        print(path, kind, '-' if a is None else '%x' % a, '-' if b is None else '%x' % b, n)
+        lines.append('%s %s %s %s %d\n' % (path, kind, '-' if a is None else '%x' % a,
+                                            '-' if b is None else '%x' % b, n))
+    sys.stdout.write(''.join(lines))
 
 
 def profile_lines(path):
@@ -222,8 +228,7 @@ def profile_lines(path):
         elif section == 'branches':
             out.append((binary, 'branch', w[0], w[1], w[2]))
     key = lambda r: (r[0], r[1], -1 if r[2] == '-' else int(r[2], 16), -1 if r[3] == '-' else int(r[3], 16))
-    for r in sorted(out, key=key):
-        print(*r)
+    sys.stdout.write(''.join(' '.join(r) + '\n' for r in sorted(out, key=key)))
 
 
 if __name__ == '__main__':
