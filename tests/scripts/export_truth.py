@@ -159,6 +159,7 @@ def main(args):
     # throughout without it): events by the row they come before
     events = {}
     enabled = {}
+    last_row = 0
     try:
         with open(out + '/truth.trace.tsv') as f:
             for l in f:
@@ -166,6 +167,14 @@ def main(args):
                     continue
                 row, et, ecpu, ev, pc, eel, epid, etid = l.rstrip('\n').split('\t')
                 events.setdefault(int(row), []).append((int(et), int(ecpu), ev, pc, int(epid)))
+                # a unit is enabled and disabled in turn, rows in order, all off at the end
+                if int(row) < last_row or (ev == 'on') == enabled.get(int(ecpu), False):
+                    sys.exit('truth.trace.tsv: %s out of order: %s' % (ev, l.strip()))
+                last_row = int(row)
+                enabled[int(ecpu)] = ev == 'on'
+        if any(enabled.values()):
+            sys.exit('truth.trace.tsv: a trace unit is still enabled at the end')
+        enabled = {}
     except FileNotFoundError:
         enabled = None
 
