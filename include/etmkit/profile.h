@@ -190,8 +190,9 @@ int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_
 
 /* BOLT's fdata for binary `bin`, as perf2bolt writes it from branch stacks: one line
  * "1 FROMFUNC OFF 1 TOFUNC OFF 0 COUNT" per taken branch and per fall-through between basic
- * blocks inside a range (hex offsets; "0 [unknown] ADDR" for an end outside every function,
- * 0 for an external one; 0 mispredictions: trace does not see them). Lines are sorted (by
+ * blocks inside a range (hex offsets; "0 [unknown] 0" for an end outside every function,
+ * external or not, as perf2bolt writes from perf.data; 0 mispredictions: trace does not see
+ * them). Lines are sorted (by
  * from function, from offset, to function, to offset). Fall-throughs: a range [b, e] counts
  * once for every block start s with b < s <= e (from s - 4 to s: A64), and the executions of
  * ranges ending at a conditional branch e that did not take a branch there count for
