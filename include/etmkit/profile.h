@@ -179,9 +179,13 @@ int ek_bolt_map_add_conditional(ek_bolt_map *m, uint64_t addr);
  * flow graph (llvm-bolt 16 fails on every AArch64 jump table: "failed to post-process
  * indirect branches"), and perf2bolt then writes its taken branches only. */
 int ek_bolt_map_add_no_fallthrough(ek_bolt_map *m, uint64_t addr);
-/* The map of an ELF file: symbols from .symtab (else .dynsym) and, for AArch64 code, block
- * starts, conditional branches and functions with indirect jumps from decoding each function
- * (skipping $d data). Returns 0,
+/* The map of an ELF file, with the functions llvm-bolt 16 makes: symbols from .symtab only
+ * (llvm-bolt 16 does not read .dynsym), then for AArch64 the .plt entries ("<sym>@PLT" from
+ * the dynamic relocation of each entry's GOT slot, "__BOLT_PSEUDO_.plt" for the header),
+ * then each .eh_frame FDE no function starts at or covers ("__BOLT_FDE_FUNCat<hex>", its PC
+ * range; FDEs in a pointer encoding not read here are left out); and, for AArch64 code,
+ * block starts, conditional branches and functions with indirect jumps from decoding each
+ * symbol's or FDE's function (skipping $d data). Returns 0,
  * EK_ERR_IO or EK_ERR_FORMAT (diag "elf.bad-file"), EK_ERR_NOMEM. */
 int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **out);
 /* The function holding addr: its BOLT name and addr's offset in it. Returns 0 or

@@ -13,6 +13,8 @@
  *     starting before it, by its size) and that lies in an allocated section:
  *     "__BOLT_FDE_FUNCat<lowercase hex address>", extent its PC range. CFA instructions are
  *     not read; FDEs in a pointer encoding eh_frame.c does not read are left out.
+ * PLT and FDE functions take addresses up to the next function or their section's end (BOLT's
+ * maximum size, by which perf2bolt looks addresses up); symbols' functions keep their size.
  *
  * Basic blocks (AArch64 only; other machines get functions alone): decoding each function's
  * code (symbols' and FDEs', not the PLT's) with the ISA classifier, outside $d data, a block
