@@ -55,6 +55,8 @@ typedef struct fn {
     size_t shndx;
 } fn;
 
+typedef EK_VEC(fn) fn_vec;
+
 static int is_mapping(const char *name, int *data)
 {
     if (name[0] != '$' || !strchr("adtx", name[1]) || (name[2] && name[2] != '.')) return 0;
@@ -233,7 +235,8 @@ static const fde *fde_at(const fde_vec *v, uint64_t addr)
     return lo < v->n && v->v[lo].start == addr ? &v->v[lo] : NULL;
 }
 
-/* The last function starting at or before addr (fns sorted by start), or NULL. */
+/* The last function starting at or before addr (fns sorted by start, one per start), or
+ * NULL. */
 static const fn *fn_before(const fn *v, size_t n, uint64_t addr)
 {
     size_t lo = 0, hi = n;
@@ -244,12 +247,23 @@ static const fn *fn_before(const fn *v, size_t n, uint64_t addr)
         else
             hi = mid;
     }
-    if (!lo) return NULL;
-    /* several at one address: the largest extent (one function for BOLT) */
-    const fn *best = &v[lo - 1];
-    for (size_t i = lo - 1; i > 0 && v[i - 1].start == best->start; i--)
-        if (v[i - 1].size > best->size) best = &v[i - 1];
-    return best;
+    return lo ? &v[lo - 1] : NULL;
+}
+
+/* Sort by start and keep one per start, the largest (one function for BOLT): lookups stay
+ * logarithmic however many symbols share an address. */
+static void fn_sort_unique(fn_vec *v)
+{
+    if (!v->n) return;
+    qsort(v->v, v->n, sizeof *v->v, fn_cmp);
+    size_t k = 1;
+    for (size_t i = 1; i < v->n; i++) {
+        if (v->v[i].start != v->v[k - 1].start)
+            v->v[k++] = v->v[i];
+        else if (v->v[i].size > v->v[k - 1].size)
+            v->v[k - 1] = v->v[i];
+    }
+    v->n = k;
 }
 
 /* ---- AArch64 PLT ------------------------------------------------------------------------- */
@@ -260,7 +274,6 @@ typedef struct dynrel {
 } dynrel;
 
 typedef EK_VEC(dynrel) dynrel_vec;
-typedef EK_VEC(fn) fn_vec;
 
 static int dynrel_cmp(const void *x, const void *y)
 {
@@ -513,12 +526,12 @@ int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **ou
         }
         if (!rc) rc = ek_bolt_map_add_symbol(m, sym.st_value, size, name, flags);
     }
-    if (known.n) qsort(known.v, known.n, sizeof *known.v, fn_cmp);
+    fn_sort_unique(&known);
     /* PLT entries */
     if (!rc && eh.e_machine == EM_AARCH64) {
         size_t before = known.n;
         rc = add_plt(e, nsec, m, known.v, known.n, &known);
-        if (known.n != before) qsort(known.v, known.n, sizeof *known.v, fn_cmp);
+        if (known.n != before) fn_sort_unique(&known);
     }
     /* FDEs no function starts at or covers: __BOLT_FDE_FUNCat<hex> */
     fn_vec made = {0};
