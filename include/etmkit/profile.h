@@ -179,9 +179,13 @@ int ek_bolt_map_add_conditional(ek_bolt_map *m, uint64_t addr);
  * flow graph (llvm-bolt 16 fails on every AArch64 jump table: "failed to post-process
  * indirect branches"), and perf2bolt then writes its taken branches only. */
 int ek_bolt_map_add_no_fallthrough(ek_bolt_map *m, uint64_t addr);
-/* The map of an ELF file: symbols from .symtab (else .dynsym) and, for AArch64 code, block
- * starts, conditional branches and functions with indirect jumps from decoding each function
- * (skipping $d data). Returns 0,
+/* The map of an ELF file, with the functions llvm-bolt 16 makes: symbols from .symtab only
+ * (llvm-bolt 16 does not read .dynsym), then for AArch64 the .plt entries ("<sym>@PLT" from
+ * the dynamic relocation of each entry's GOT slot, "__BOLT_PSEUDO_.plt" for the header),
+ * then each .eh_frame FDE no function starts at or covers ("__BOLT_FDE_FUNCat<hex>", its PC
+ * range; FDEs in a pointer encoding not read here are left out); and, for AArch64 code,
+ * block starts, conditional branches and functions with indirect jumps from decoding each
+ * symbol's or FDE's function (skipping $d data). Returns 0,
  * EK_ERR_IO or EK_ERR_FORMAT (diag "elf.bad-file"), EK_ERR_NOMEM. */
 int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **out);
 /* The function holding addr: its BOLT name and addr's offset in it. Returns 0 or
@@ -190,8 +194,9 @@ int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_
 
 /* BOLT's fdata for binary `bin`, as perf2bolt writes it from branch stacks: one line
  * "1 FROMFUNC OFF 1 TOFUNC OFF 0 COUNT" per taken branch and per fall-through between basic
- * blocks inside a range (hex offsets; "0 [unknown] ADDR" for an end outside every function,
- * 0 for an external one; 0 mispredictions: trace does not see them). Lines are sorted (by
+ * blocks inside a range (hex offsets; "0 [unknown] 0" for an end outside every function,
+ * external or not, as perf2bolt writes from perf.data; 0 mispredictions: trace does not see
+ * them). Lines are sorted (by
  * from function, from offset, to function, to offset). Fall-throughs: a range [b, e] counts
  * once for every block start s with b < s <= e (from s - 4 to s: A64), and the executions of
  * ranges ending at a conditional branch e that did not take a branch there count for

@@ -6,7 +6,9 @@
  * and each trace (the run from one taken branch's target to the next taken branch) into one
  * such line per fall-through from a basic block to the next inside it, from the block's last
  * instruction to the next block's first. Functions carry BOLT's names (ek_bolt_map); an end in
- * no function is "0 [unknown] <address>". Names with a space or a backslash have it escaped
+ * no function is "0 [unknown] 0": perf2bolt-16 reading perf.data sets every branch address
+ * outside its functions to 0 (seen on perf_etm.data: the b at 0x1004, before the first FDE,
+ * is written "0 [unknown] 0"); only its pre-aggregated input (-pa) keeps the address. Names with a space or a backslash have it escaped
  * with a backslash (BOLT's getEscapedName). perf2bolt writes the lines in hash order; this
  * writer sorts them, which BOLT's reader does not mind.
  */
@@ -345,10 +347,14 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
     const uint64_t *lead = m->blocks.v;
     size_t nlead = m->blocks.n;
 
-    /* taken branches */
-    for (size_t i = 0; i < nbr && !rc; i++)
-        if (find_func(m, br[i].a) || find_func(m, br[i].b))
-            rc = prof_table_add(&rec, br[i].a, br[i].b, br[i].count);
+    /* taken branches; an end in no function is 0 (perf2bolt's parseLBRSample), so such
+     * branches to (or from) one place count together */
+    for (size_t i = 0; i < nbr && !rc; i++) {
+        uint64_t a = find_func(m, br[i].a) ? br[i].a : EK_PROFILE_EXTERNAL;
+        uint64_t b = find_func(m, br[i].b) ? br[i].b : EK_PROFILE_EXTERNAL;
+        if (a != EK_PROFILE_EXTERNAL || b != EK_PROFILE_EXTERNAL)
+            rc = prof_table_add(&rec, a, b, br[i].count);
+    }
     /* fall-throughs into the block starts a range covers */
     for (size_t i = 0; i < nrg && !rc; i++) {
         uint64_t b = rg[i].a, e = rg[i].b;
@@ -394,9 +400,9 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
         bolt_line *ln = &lines[nl++];
         const bm_func *ff = find_func(m, e->a), *tf = find_func(m, e->b);
         ln->fname = ff ? ff->name : NULL;
-        ln->foff = ff ? e->a - ff->start : e->a == EK_PROFILE_EXTERNAL ? 0 : e->a;
+        ln->foff = ff ? e->a - ff->start : 0;
         ln->tname = tf ? tf->name : NULL;
-        ln->toff = tf ? e->b - tf->start : e->b == EK_PROFILE_EXTERNAL ? 0 : e->b;
+        ln->toff = tf ? e->b - tf->start : 0;
         ln->count = e->count;
     }
     qsort(lines, nl, sizeof *lines, line_cmp);
