@@ -8,9 +8,10 @@
  * instruction to the next block's first. Functions carry BOLT's names (ek_bolt_map); an end in
  * no function is "0 [unknown] 0": perf2bolt-16 reading perf.data sets every branch address
  * outside its functions to 0 (seen on perf_etm.data: the b at 0x1004, before the first FDE,
- * is written "0 [unknown] 0"); only its pre-aggregated input (-pa) keeps the address. Names with a space or a backslash have it escaped
- * with a backslash (BOLT's getEscapedName). perf2bolt writes the lines in hash order; this
- * writer sorts them, which BOLT's reader does not mind.
+ * is written "0 [unknown] 0"); only its pre-aggregated input (-pa) keeps the address. Names
+ * with a space or a backslash have it escaped with a backslash (BOLT's getEscapedName).
+ * perf2bolt writes the lines in hash order; this writer sorts them, which BOLT's reader does
+ * not mind.
  */
 #include <stdio.h>
 #include <stdlib.h>
