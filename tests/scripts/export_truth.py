@@ -2,7 +2,9 @@
 """Range and branch counts of what ran, from `etmkit gen`'s ground truth (issue 14 item 5).
 
 usage: export_truth.py [--no-kernel-code] OUTDIR RECORDS   (OUTDIR: a gen output; RECORDS:
-`etmkit dump --records` of its perf.data). Prints one line per count, "PATH KIND A B COUNT" (KIND range or branch, hex
+`etmkit dump --records` of its perf.data); export_truth.py --profile BRANCHLIST; export_truth.py
+--check [--no-kernel-code] OUTDIR RECORDS BRANCHLIST (compares the two, exit 1 when they
+differ). Prints one line per count, "PATH KIND A B COUNT" (KIND range or branch, hex
 addresses in the binary's own address space, "-" outside the binary), sorted; `profile_lines`
 turns an etmkit branch list into the same lines.
 
@@ -220,7 +222,7 @@ def main(args):
     for (path, kind, a, b), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] if kv[0][2] is not None else -1, kv[0][3] if kv[0][3] is not None else -1)):
         lines.append('%s %s %s %s %d\n' % (path, kind, '-' if a is None else '%x' % a,
                                             '-' if b is None else '%x' % b, n))
-    sys.stdout.write(''.join(lines))
+    return ''.join(lines)
 
 
 def profile_lines(path):
@@ -237,11 +239,30 @@ def profile_lines(path):
         elif section == 'branches':
             out.append((binary, 'branch', w[0], w[1], w[2]))
     key = lambda r: (r[0], r[1], -1 if r[2] == '-' else int(r[2], 16), -1 if r[3] == '-' else int(r[3], 16))
-    sys.stdout.write(''.join(' '.join(r) + '\n' for r in sorted(out, key=key)))
+    return ''.join(' '.join(r) + '\n' for r in sorted(out, key=key))
+
+
+def check(args):
+    """--check [--no-kernel-code] OUTDIR RECORDS BRANCHLIST: 0 when the branch list's lines
+    equal the truth's, else the first differences (diff -u of truth and profile) and 1."""
+    want = main(args[:-1]).splitlines(True)
+    got = profile_lines(args[-1]).splitlines(True)
+    if not want:
+        sys.stdout.write('the truth counts nothing\n')
+        return 1
+    if want == got:
+        return 0
+    import difflib
+    d = list(difflib.unified_diff(want, got, 'truth', 'profile', n=0))
+    sys.stdout.write('%d truth lines, %d profile lines; first differences:\n%s' %
+                     (len(want), len(got), ''.join(d[:14])))
+    return 1
 
 
 if __name__ == '__main__':
     if sys.argv[1] == '--profile':
-        profile_lines(sys.argv[2])
+        sys.stdout.write(profile_lines(sys.argv[2]))
+    elif sys.argv[1] == '--check':
+        sys.exit(check(sys.argv[2:]))
     else:
-        main(sys.argv[1:])
+        sys.stdout.write(main(sys.argv[1:]))
