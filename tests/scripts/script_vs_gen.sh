@@ -2,7 +2,7 @@
 # etmkit script against the ground truth of every `etmkit gen` scenario, exactly.
 #
 # For every scenario and seeds 1-5 (under the sanitizers seed 1), each file of what a correct decoder prints must equal
-# etmkit's output line for line, in order (runs of blanks folded; nothing else allowed):
+# etmkit's output byte for byte (perf's column padding included):
 #   expected-branches.txt      --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 #   expected-instructions.txt  --itrace=i100i -F pid,tid,cpu,period,ip,sym,symoff,dso
 #   expected-lbr.txt           --itrace=i64il16 -F ip,brstack
@@ -27,7 +27,6 @@ seeds=${GEN_SEEDS:-1 2 3 4 5}
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && seeds=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fold() { tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
 # the same times in microseconds (perf script without --ns): the fraction cut to 6 digits
 usec() { sed -E 's/^([^:]* [0-9]+\.[0-9]{6})[0-9]{3}:/\1:/'; }
 fail=0
@@ -83,12 +82,13 @@ for sc in $scen; do
           skip) opts=(--itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso) ;;
         esac
         n=$((n + 1))
-        "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${opts[@]}" "$data" 2>"$tmp/err" | fold >"$tmp/ours"
-        if [ "$lane" = times-us ]; then fold <"$f" | usec >"$tmp/truth"; else fold <"$f" >"$tmp/truth"; fi
-        if ! cmp -s "$tmp/truth" "$tmp/ours"; then
+        "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${opts[@]}" "$data" 2>"$tmp/err" >"$tmp/ours"
+        truth=$f
+        [ "$lane" = times-us ] && { usec <"$f" >"$tmp/truth-us"; truth=$tmp/truth-us; }
+        if ! cmp -s "$truth" "$tmp/ours"; then
           echo "FAIL $name: etmkit script ${opts[*]} differs from $(basename "$f")$([ "$lane" = times-us ] && echo " (in microseconds)"):"
-          diff "$tmp/truth" "$tmp/ours" | head -8 | cut -c1-220
-          echo "  ($(diff "$tmp/truth" "$tmp/ours" | grep -c '^[<>]') lines differ; stderr: $(head -c 200 "$tmp/err"))"
+          diff "$truth" "$tmp/ours" | head -8 | cut -c1-220
+          echo "  ($(diff "$truth" "$tmp/ours" | grep -c '^[<>]') lines differ; stderr: $(head -c 200 "$tmp/err"))"
           fail=1
         fi
         case $lane in
@@ -100,9 +100,9 @@ for sc in $scen; do
       [ -z "$extra" ] || extra=" (calls / returns / skip: $extra)"
       # the call stacks name the branch samples, one for one, in order
       cs="$out/expected-callstacks$sfx.txt"
-      "$ETMKIT_BIN" script -q --symfs "$out/symfs" --itrace=b -F pid,tid,cpu,ip,addr "$data" 2>/dev/null |
-        fold >"$tmp/ours"
-      sed 's/:.*$//' "$cs" | fold >"$tmp/truth"
+      "$ETMKIT_BIN" script -q --symfs "$out/symfs" --itrace=b -F pid,tid,cpu,ip,addr "$data" \
+        2>/dev/null >"$tmp/ours"
+      sed 's/:.*$//' "$cs" >"$tmp/truth"
       if ! cmp -s "$tmp/truth" "$tmp/ours"; then
         echo "FAIL $name: expected-callstacks$sfx.txt does not name etmkit's branch samples:"
         diff "$tmp/truth" "$tmp/ours" | head -6
@@ -115,8 +115,8 @@ for sc in $scen; do
         if cmp -s "$pred" "$out/expected-branches$sfx.txt"; then
           p="equals the truth"
         else
-          d=$(diff "$out/expected-branches$sfx.txt" "$pred")
-          p="differs: $(lines "$(printf '%s\n' "$d" | grep -c '^<')") of the truth missing, $(lines "$(printf '%s\n' "$d" | grep -c '^>')") not in it"
+          diff "$out/expected-branches$sfx.txt" "$pred" >"$tmp/pdiff"
+          p="differs: $(lines "$(grep -c '^<' "$tmp/pdiff")") of the truth missing, $(lines "$(grep -c '^>' "$tmp/pdiff")") not in it"
         fi
         cells_p="$cells_p${cells_p:+; }${sfx:+$(basename "$data"): }$p"
       fi
