@@ -51,7 +51,7 @@ PROBLEM = re.compile(rb'\b(warning|error): ')
 
 U64_MAX = (1 << 64) - 1
 # Runs per input (times --scale): the mutations are drawn down to this many, deterministically.
-BUDGET = 16 if SANITIZE else 36
+BUDGET = 10 if SANITIZE else 36
 
 
 def budget(muts, rng, scale):
