@@ -16,8 +16,10 @@ fail=0; n=0
 F1=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 F2=ip,sym,dso,addr,event
 ITRACE="b i100i"
-# under the sanitizers (slow) one field set and branches only
-[ "${ETMKIT_SANITIZE:-0}" = 1 ] && { F2=; ITRACE=b; }
+scen=$("$ETMKIT_BIN" gen --list 2>/dev/null | awk '{print $1}')
+# under the sanitizers (slow) one field set, branches only, and the scenarios named above
+[ "${ETMKIT_SANITIZE:-0}" = 1 ] && { F2=; ITRACE=b
+    scen="dlopen-reuse time-kernel-clock shared-sink-multi-cpu per-cpu-trbe workload"; }
 cmp_runs() { # name symfs file
     for F in $F1 $F2; do
         for it in $ITRACE; do
@@ -34,7 +36,7 @@ cmp_runs() { # name symfs file
         done
     done
 }
-for sc in $("$ETMKIT_BIN" gen --list 2>/dev/null | awk '{print $1}'); do
+for sc in $scen; do
     out="$T/$sc"
     "$ETMKIT_BIN" gen --scenario "$sc" --seed 3 -o "$out" >/dev/null 2>&1 || continue
     for data in "$out"/perf*.data; do
