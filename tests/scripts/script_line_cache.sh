@@ -38,7 +38,11 @@ cmp_runs() { # name symfs file
 }
 for sc in $scen; do
     out="$T/$sc"
-    "$ETMKIT_BIN" gen --scenario "$sc" --seed 3 -o "$out" >/dev/null 2>&1 || continue
+    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed 3 -o "$out" >/dev/null 2>&1; then
+        # a scenario named here must exist
+        [ "${ETMKIT_SANITIZE:-0}" = 1 ] && { echo "FAIL: etmkit gen --scenario $sc failed"; fail=1; }
+        continue
+    fi
     for data in "$out"/perf*.data; do
         [ -f "$data" ] && cmp_runs "$sc $(basename "$data")" "$out/symfs" "$data"
     done
