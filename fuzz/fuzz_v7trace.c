@@ -51,9 +51,12 @@ typedef struct run {
     size_t npkts, blk;
 } run;
 
-/* slack: how far a packet's index may lag the one before it. PTM's unsynchronised-data reports
- * count zeros held from the previous block twice, as OpenCSD's do (the listings match it), so
- * their index can run ahead of the data by at most one packet record within a block. */
+/* slack: how far a packet's index may run past the input or lag the one before it. 0 but for
+ * PTM with EK_PTM_OCSD_UNSYNC: as OpenCSD's, its unsynchronised-data reports count zeros held
+ * from the previous block twice (the listings match it), and the index they run ahead by
+ * carries into the next block while it too starts with held zeros: at most a packet record
+ * of zeros a block (OpenCSD's zeros kept after a cut candidate pile up to it), until a block
+ * starts without. */
 static void check_pkt(run *r, uint64_t index, unsigned size, unsigned max, unsigned slack)
 {
     FUZZ_CHECK(++r->npkts <= 2 * r->blk + 64, "livelock: packets without input");
@@ -97,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     code_mem cm = {in.p, in.n};
     const ek_flow_mem mem = {mem_find, NULL, &cm};
-    static ek_ptm_parser ptm;
+    static ek_ptm_parser ptm, ptm_ocsd;
     static ek_etm3_parser etm3;
     static ek_stm_parser stm;
     static ek_itm_parser itm;
@@ -112,6 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (proto) {
     case 0:
         ek_ptm_parser_init(&ptm, &pcfg);
+        pcfg.compat = EK_PTM_OCSD_UNSYNC;
+        ek_ptm_parser_init(&ptm_ocsd, &pcfg);
+        pcfg.compat = 0;
         if (ek_ptm_decoder_new(&pcfg, &mem, &pdec)) return 0;
         break;
     case 1:
@@ -130,6 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     ek_sbuf sb = {0};
     run r = {0x100, in.n, 0, 0, 0, 0};
+    run ro = r; /* PTM with OpenCSD's accounting */
+    size_t nblocks = 0;
     size_t pos = 0;
     int finishing = 0;
     for (;;) {
@@ -138,7 +146,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             blk = blk_seed ? 1 + (blk_seed * (pos + 3)) % 97 : in.n - pos;
             if (blk > in.n - pos) blk = in.n - pos;
             switch (proto) {
-            case 0: ek_ptm_feed(&ptm, in.p + pos, blk, r.base + pos); break;
+            case 0:
+                ek_ptm_feed(&ptm, in.p + pos, blk, r.base + pos);
+                ek_ptm_feed(&ptm_ocsd, in.p + pos, blk, r.base + pos);
+                break;
             case 1: ek_etm3_feed(&etm3, in.p + pos, blk, r.base + pos); break;
             case 2: ek_stm_feed(&stm, in.p + pos, blk, r.base + pos); break;
             default: ek_itm_feed(&itm, in.p + pos, blk, r.base + pos); break;
@@ -146,7 +157,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (!finishing) {
             finishing = 1;
             switch (proto) {
-            case 0: ek_ptm_eot(&ptm); break;
+            case 0:
+                ek_ptm_eot(&ptm);
+                ek_ptm_eot(&ptm_ocsd);
+                break;
             case 1: ek_etm3_eot(&etm3); break;
             case 2: ek_stm_eot(&stm); break;
             default: ek_itm_eot(&itm); break;
@@ -154,8 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
             break;
         }
-        r.npkts = 0;
-        r.blk = blk;
+        r.npkts = ro.npkts = 0;
+        r.blk = ro.blk = blk;
+        nblocks++;
         ek_elem two[2];
         size_t n;
         const ek_elem *el;
@@ -163,13 +178,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 0: {
             const ek_ptm_packet *k;
             while (ek_ptm_next(&ptm, &k) > 0) {
-                check_pkt(&r, k->index, k->size, EK_PTM_MAX_PKT, EK_PTM_MAX_PKT);
+                check_pkt(&r, k->index, k->size, EK_PTM_MAX_PKT, 0);
                 ek_list_ptm_ocsd(&sb, k, 0x10, 1, &pcfg);
                 if (k->flags & EK_PTM_PF_NOTSYNC_MORE) continue;
                 ek_ptm_decode(pdec, k);
                 el = ek_ptm_decoder_elems(pdec, &n);
                 check_elems(el, n, &r);
                 ek_ptm_decoder_clear(pdec);
+            }
+            while (ek_ptm_next(&ptm_ocsd, &k) > 0) {
+                check_pkt(&ro, k->index, k->size, EK_PTM_MAX_PKT,
+                          (unsigned)(EK_PTM_MAX_PKT * nblocks));
+                ek_list_ptm_ocsd(&sb, k, 0x10, 1, &pcfg);
             }
             break;
         }

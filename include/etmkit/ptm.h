@@ -47,7 +47,16 @@ typedef struct ek_ptm_config {
     uint8_t vmid;         /* ETMCR.VMIDEnable */
     uint8_t dmb_waypoint; /* ETMCCER.DMB/DSB waypoints (PFT v1.1) */
     uint8_t minor;        /* ETMIDR minor version: 0 PFT v1.0, 1 PFT v1.1 */
+    uint32_t compat;      /* EK_PTM_OCSD_*: 0 after ek_ptm_config_init (indices as fed) */
 } ek_ptm_config;
+
+/* ek_ptm_config.compat: OpenCSD 1.8.0's accounting of unsynchronised data (docs/PROTOCOLS.md,
+ * "OpenCSD 1.8.0 behaviours reproduced"): zeros of a possible A-Sync held from the previous
+ * block are listed again before the block's reports and counted a second time, so the report
+ * index runs ahead of the data (across blocks, while each block starts with held zeros) and
+ * a report may list bytes past the end of its block (ek_ptm_feed_tail). Without it each
+ * unsynchronised byte is reported once, at its own index. */
+#define EK_PTM_OCSD_UNSYNC 0x01u
 
 /* ETMCR / ETMCCER bits used here (Arm IHI 0035 / IHI 0014). */
 #define EK_ETMCR_BRANCH_OUTPUT (1u << 8)

@@ -9,10 +9,10 @@
 
 static int parser_init(void *p, const ek_source_config *src, uint32_t compat)
 {
-    (void)compat; /* (OpenCSD's behaviours the parser reproduces need no option) */
     ek_ptm_config cfg;
     int rc = ek_ptm_config_from_source(&cfg, src);
     if (rc) return rc;
+    if (compat & EK_DECODE_COMPAT_OCSD) cfg.compat = EK_PTM_OCSD_UNSYNC;
     ek_ptm_parser_init(p, &cfg);
     return 0;
 }

@@ -598,9 +598,23 @@ static void run_data(ek_ptm_parser *p)
 
 /* ---- synchronisation search ---------------------------------------------------------------- */
 
-/* The search reports unsynchronised bytes as OpenCSD's does: at most 16 at a time, at the end
- * of each block, and (a quirk kept for identical listings) the zeros of an A-Sync candidate
- * that started in the previous block once more before each report of the block. */
+/* The search reports unsynchronised bytes as OpenCSD's does: at most 16 at a time and at the
+ * end of each block. With EK_PTM_OCSD_UNSYNC (a quirk kept for identical listings) the zeros of
+ * an A-Sync candidate that started in the previous block are listed once more before the
+ * block's reports and counted again, as OpenCSD counts them; without it every byte is
+ * reported once, at its own index (held zeros at the index of the first of them, the rest as
+ * fed). */
+static int ocsd_unsync(const ek_ptm_parser *p)
+{
+    return (p->cfg.compat & EK_PTM_OCSD_UNSYNC) != 0;
+}
+
+/* Without EK_PTM_OCSD_UNSYNC: the index of the first unsynchronised byte not yet reported. */
+static uint64_t ws_next_index(const ek_ptm_parser *p)
+{
+    return p->ws_held ? p->ws_held_index : p->in_index + p->ws_scan_start;
+}
+
 static void ws_queue(ek_ptm_parser *p, uint64_t index, const uint8_t *bytes, unsigned n, int zeros,
                      int decode)
 {
@@ -644,13 +658,24 @@ static void wait_sync(ek_ptm_parser *p)
                 more = 0;
             } else if (r == -2) {
                 p->ws_unsynced += ASYNC_PAD_0_LIMIT;
-                p->wait_so_pkt = 0;
                 const unsigned keep = p->len > ASYNC_PAD_0_LIMIT ? p->len - ASYNC_PAD_0_LIMIT : 0;
                 memmove(p->data, p->data + ASYNC_PAD_0_LIMIT, keep);
                 p->len = (uint8_t)keep;
+                p->held_index += ASYNC_PAD_0_LIMIT;
+                if (ocsd_unsync(p)) {
+                    /* as OpenCSD: the zeros kept are no candidate any more (a byte after them
+                     * is counted before them, and an A-Sync after 16 or more zeros can be
+                     * missed) */
+                    p->wait_so_pkt = 0;
+                } else {
+                    /* the zeros kept still start a candidate: an A-Sync is five or more zeros
+                     * and 0x80 (IHI 0035), and they are reported in stream order */
+                    p->async_0 = (uint8_t)keep;
+                }
             } else if (r == -1) {
-                /* as OpenCSD: zeros held from the previous block count again here, so the
-                 * report reads past the block and its index runs ahead until the next block */
+                /* the candidate's zeros and the byte that ended it are unsynchronised; with
+                 * EK_PTM_OCSD_UNSYNC, as OpenCSD, zeros held from the previous block count a
+                 * second time, so the report reads past the block and its index runs ahead */
                 p->ws_unsynced += p->len;
                 p->wait_so_pkt = 0;
                 p->len = 0;
@@ -662,6 +687,7 @@ static void wait_sync(ek_ptm_parser *p)
             const uint8_t b = p->in[p->in_used++];
             if (b == 0x00) {
                 p->wait_so_pkt = 1;
+                if (p->len == 0) p->held_index = p->in_index + p->in_used - 1;
                 if (p->len < EK_PTM_MAX_PKT) p->data[p->len++] = 0;
                 p->async_0 = 1;
             } else {
@@ -674,27 +700,40 @@ static void wait_sync(ek_ptm_parser *p)
             more = 0;
         }
         if (send && p->ws_unsynced > 0) {
-            if (p->ws_on_entry) { /* the held zeros, once (OpenCSD repeats them per report) */
-                ws_queue(p, p->ws_index, NULL, p->ws_on_entry, 1, 0);
-                p->ws_index += p->ws_on_entry;
-                p->ws_on_entry = 0;
-            }
             uint8_t tmp[EK_PTM_MAX_PKT];
             const unsigned n = p->ws_unsynced > EK_PTM_MAX_PKT ? EK_PTM_MAX_PKT : p->ws_unsynced;
-            for (unsigned i = 0; i < n; i++)
-                tmp[i] = p->ws_scan_start + i < p->in_len ? p->in[p->ws_scan_start + i]
-                         : p->ws_scan_start + i - p->in_len < p->tail_len
-                             ? p->tail[p->ws_scan_start + i - p->in_len]
-                             : 0;
-            ws_queue(p, p->ws_index, tmp, p->ws_unsynced, 0, !p->sent_notsync);
+            if (ocsd_unsync(p)) {
+                if (p->ws_on_entry) { /* the held zeros, once (OpenCSD repeats them per report) */
+                    ws_queue(p, p->ws_index, NULL, p->ws_on_entry, 1, 0);
+                    p->ws_index += p->ws_on_entry;
+                    p->ws_on_entry = 0;
+                }
+                for (unsigned i = 0; i < n; i++)
+                    tmp[i] = p->ws_scan_start + i < p->in_len ? p->in[p->ws_scan_start + i]
+                             : p->ws_scan_start + i - p->in_len < p->tail_len
+                                 ? p->tail[p->ws_scan_start + i - p->in_len]
+                                 : 0;
+                ws_queue(p, p->ws_index, tmp, p->ws_unsynced, 0, !p->sent_notsync);
+                p->ws_scan_start += p->ws_unsynced;
+                p->ws_index += p->ws_unsynced;
+            } else {
+                /* held zeros first (they were read first), then the block's bytes */
+                const unsigned h = p->ws_unsynced < p->ws_held ? p->ws_unsynced : p->ws_held;
+                for (unsigned i = 0; i < n; i++) {
+                    const size_t at = p->ws_scan_start + i - h;
+                    tmp[i] = i < h || at >= p->in_len ? 0 : p->in[at];
+                }
+                ws_queue(p, ws_next_index(p), tmp, p->ws_unsynced, 0, !p->sent_notsync);
+                p->ws_held_index += h;
+                p->ws_held -= h;
+                p->ws_scan_start += p->ws_unsynced - h;
+            }
             p->sent_notsync = 1;
-            p->ws_scan_start += p->ws_unsynced;
-            p->ws_index += p->ws_unsynced;
             p->ws_unsynced = 0;
         }
         if (have) {
             p->pkt.type = EK_PTM_ASYNC;
-            p->pkt.index = p->ws_index;
+            p->pkt.index = ocsd_unsync(p) ? p->ws_index : ws_next_index(p);
         }
         if (!more) {
             p->ws_active = 0;
@@ -728,7 +767,8 @@ int ek_ptm_next(ek_ptm_parser *p, const ek_ptm_packet **pkt)
             if (p->eot_done == 1) {
                 p->eot_done = 2;
                 if (p->len > 0) {
-                    if (p->state == S_WAIT_SYNC) p->pkt.index = p->ws_index;
+                    if (p->state == S_WAIT_SYNC)
+                        p->pkt.index = ocsd_unsync(p) ? p->ws_index : p->held_index;
                     p->pkt.err_type = p->pkt.type;
                     p->pkt.type = EK_PTM_INCOMPLETE_EOT;
                     *pkt = emit(p);
@@ -746,7 +786,9 @@ int ek_ptm_next(ek_ptm_parser *p, const ek_ptm_packet **pkt)
                 }
                 p->ws_unsynced = 0;
                 p->ws_scan_start = p->in_used;
-                p->ws_on_entry = p->len;
+                p->ws_on_entry = ocsd_unsync(p) ? p->len : 0;
+                p->ws_held = ocsd_unsync(p) || !p->wait_so_pkt ? 0 : p->len;
+                p->ws_held_index = p->held_index;
                 p->ws_active = 1;
             }
             wait_sync(p);

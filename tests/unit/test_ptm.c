@@ -1,6 +1,7 @@
 /* PTM (PFT) parser and flow decoder on hand-made streams: I-Sync, atom order, branch address
  * with exception bytes and ISA change, cycle-accurate atoms, timestamps; the decoder on a small
- * A32 program with and without the return stack. */
+ * A32 program with and without the return stack; unsynchronised data across blocks, with and
+ * without OpenCSD's accounting (EK_PTM_OCSD_UNSYNC). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,6 +198,98 @@ static void test_ptm_decode_branch_address(void **state)
     if (d) fail_msg("%s", d);
 }
 
+/* Feeds blocks (hex strings) at the given indices, then the end of trace; keeps the packets. */
+static size_t run_blocks(ek_ptm_packet *pk, size_t max, uint32_t compat, const char *const *hex,
+                         const uint64_t *index, size_t nblk)
+{
+    static uint8_t b[4][64];
+    ek_etm3_regs regs = {0, 0x411CF312, 0, 0x13};
+    ek_ptm_config cfg;
+    ek_ptm_config_init(&cfg, &regs, EK_ARCH_V7A, EK_PROFILE_A);
+    cfg.compat = compat;
+    static ek_ptm_parser p;
+    ek_ptm_parser_init(&p, &cfg);
+    size_t n = 0;
+    const ek_ptm_packet *k;
+    for (size_t i = 0; i <= nblk; i++) {
+        if (i < nblk) {
+            assert_true(i < 4);
+            ek_ptm_feed(&p, b[i], tu_hex(hex[i], b[i], sizeof b[i]), index[i]);
+        } else {
+            ek_ptm_eot(&p);
+        }
+        while (ek_ptm_next(&p, &k) > 0) {
+            assert_true(n < max);
+            pk[n++] = *k;
+        }
+    }
+    return n;
+}
+
+static void expect_pkt(const ek_ptm_packet *k, unsigned type, uint64_t index, const char *hex)
+{
+    uint8_t b[EK_PTM_MAX_PKT];
+    const size_t n = tu_hex(hex, b, sizeof b);
+    assert_int_equal(k->type, type);
+    assert_int_equal(k->index, index);
+    assert_int_equal(k->size, n);
+    assert_memory_equal(k->raw, b, n);
+}
+
+/* Zeros of a possible A-Sync held at the end of one block (index 100) that the next block (at
+ * 200, not contiguous: frames of other sources in between) shows to be no A-Sync. Each byte is
+ * reported once, at its own index: the held zeros at 102, the block's bytes after them, the
+ * A-Sync at 202. With EK_PTM_OCSD_UNSYNC the accounting is OpenCSD's, which the reference
+ * listings show: the held zeros are listed again, counted a second time, and the index runs
+ * ahead by two (the 4-byte report lists bytes 0-3 of the block at 104, the A-Sync is at 108).
+ * (Regression: the OpenCSD count, then the only one, gave a fuzz input indices past its end.) */
+static void test_ptm_unsync_held_zeros(void **state)
+{
+    (void)state;
+    static const char *const hex[] = {"11 22 00 00", "00 33 00 00 00 00 00 80 08 00 80 00 00 20"};
+    static const uint64_t at[] = {100, 200};
+    ek_ptm_packet pk[16];
+    size_t n = run_blocks(pk, 16, 0, hex, at, 2);
+    assert_int_equal(n, 4);
+    expect_pkt(&pk[0], EK_PTM_NOTSYNC, 100, "11 22");
+    expect_pkt(&pk[1], EK_PTM_NOTSYNC, 102, "00 00 00 33");
+    expect_pkt(&pk[2], EK_PTM_ASYNC, 202, "00 00 00 00 00 80");
+    expect_pkt(&pk[3], EK_PTM_ISYNC, 208, "08 00 80 00 00 20");
+    assert_int_equal(pk[0].flags & EK_PTM_PF_NOTSYNC_MORE, 0);
+    assert_int_equal(pk[1].flags & EK_PTM_PF_NOTSYNC_MORE, EK_PTM_PF_NOTSYNC_MORE);
+
+    n = run_blocks(pk, 16, EK_PTM_OCSD_UNSYNC, hex, at, 2);
+    assert_int_equal(n, 5);
+    expect_pkt(&pk[0], EK_PTM_NOTSYNC, 100, "11 22");
+    expect_pkt(&pk[1], EK_PTM_NOTSYNC, 102, "00 00");
+    expect_pkt(&pk[2], EK_PTM_NOTSYNC, 104, "00 33 00 00");
+    expect_pkt(&pk[3], EK_PTM_ASYNC, 108, "00 00 00 00 00 80");
+    expect_pkt(&pk[4], EK_PTM_ISYNC, 208, "08 00 80 00 00 20");
+}
+
+/* An A-Sync after a run of 20 zeros: the first 11 are cut from the candidate (reported as
+ * unsynchronised at 0) and the rest, 9 zeros and 0x80, are an A-Sync (five or more zeros and
+ * 0x80). OpenCSD's search drops the kept zeros from the candidate and counts anew, so it sees
+ * only 4 zeros before the 0x80 and no A-Sync: EK_PTM_OCSD_UNSYNC reproduces that. */
+static void test_ptm_async_after_long_zero_run(void **state)
+{
+    (void)state;
+    static const char *const hex[] = {"00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "
+                                      "80 08 00 80 00 00 20"};
+    static const uint64_t at[] = {0};
+    ek_ptm_packet pk[16];
+    size_t n = run_blocks(pk, 16, 0, hex, at, 1);
+    assert_int_equal(n, 3);
+    expect_pkt(&pk[0], EK_PTM_NOTSYNC, 0, "00 00 00 00 00 00 00 00 00 00 00");
+    expect_pkt(&pk[1], EK_PTM_ASYNC, 11, "00 00 00 00 00 00 00 00 00 80");
+    expect_pkt(&pk[2], EK_PTM_ISYNC, 21, "08 00 80 00 00 20");
+
+    n = run_blocks(pk, 16, EK_PTM_OCSD_UNSYNC, hex, at, 1);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(pk[i].type, EK_PTM_NOTSYNC);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +297,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ptm_cycle_accurate),
         cmocka_unit_test(test_ptm_decode_return_stack),
         cmocka_unit_test(test_ptm_decode_branch_address),
+        cmocka_unit_test(test_ptm_unsync_held_zeros),
+        cmocka_unit_test(test_ptm_async_after_long_zero_run),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -48,6 +48,10 @@ typedef struct ek_ptm_parser {
     uint8_t tail_len;
     uint8_t tail[16];
     uint64_t ws_index;
+    /* without EK_PTM_OCSD_UNSYNC: held zeros from earlier blocks not yet reported, the index
+     * of the first of them, and the index of data[0] while zeros are held */
+    uint32_t ws_held;
+    uint64_t ws_held_index, held_index;
 } ek_ptm_parser;
 
 void ek_ptm_parser_init(ek_ptm_parser *p, const ek_ptm_config *cfg);
