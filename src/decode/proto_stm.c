@@ -18,10 +18,10 @@ typedef struct stm_parser {
 
 static int parser_init(void *pp, const ek_source_config *src, uint32_t compat)
 {
-    (void)compat;
     stm_parser *s = pp;
     memset(s, 0, sizeof *s);
     ek_stm_parser_init(&s->p, src->trace_id);
+    if (compat & EK_DECODE_COMPAT_OCSD) ek_stm_parser_set_compat(&s->p, EK_STM_OCSD_SYNC_INDEX);
     s->lc.tail = s->tail;
     return 0;
 }

@@ -60,7 +60,11 @@ static void check_sync(ek_stm_parser *p)
     p->num_f++;
     if (!p->sync_start) {
         p->sync_start = 1;
-        p->sync_index = p->pkt.index + (uint8_t)(p->num_nibbles - 1) / 2;
+        /* the byte this nibble came from (nibbles are not carried over a block boundary), or
+         * OpenCSD's count, which includes a cleared run's nibbles from the previous block */
+        p->sync_index = (p->compat & EK_STM_OCSD_SYNC_INDEX)
+                            ? p->pkt.index + (uint8_t)(p->num_nibbles - 1) / 2
+                            : p->in_index + p->in_used - 1;
     }
 }
 
@@ -97,9 +101,10 @@ static void init_next(ek_stm_parser *p)
 
 void ek_stm_parser_reset(ek_stm_parser *p)
 {
-    const uint8_t id = p->trace_id;
+    const uint8_t id = p->trace_id, compat = p->compat;
     memset(p, 0, sizeof *p);
     p->trace_id = id;
+    p->compat = compat;
     p->state = S_WAIT_SYNC;
     p->pkt.type = EK_STM_NOTSYNC;
     p->ts_type = EK_STM_TS_UNKNOWN;
@@ -109,7 +114,13 @@ void ek_stm_parser_reset(ek_stm_parser *p)
 void ek_stm_parser_init(ek_stm_parser *p, uint8_t trace_id)
 {
     p->trace_id = trace_id;
+    p->compat = 0;
     ek_stm_parser_reset(p);
+}
+
+void ek_stm_parser_set_compat(ek_stm_parser *p, uint8_t compat)
+{
+    p->compat = compat;
 }
 
 void ek_stm_feed(ek_stm_parser *p, const uint8_t *data, size_t len, uint64_t index)

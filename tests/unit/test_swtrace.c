@@ -311,11 +311,47 @@ static void test_itm_listing(void **state)
     ek_sbuf_free(&s);
 }
 
+/* An ASYNC after a run of 0xF nibbles that began in the previous block and ended there
+ * (0x12 clears it): indexed at the byte of its first 0xF nibble (201). With
+ * EK_STM_OCSD_SYNC_INDEX, as OpenCSD 1.8.0, the block start plus half the nibbles counted,
+ * which include the cleared run's 14: 208. (Regression: a fuzz input whose ASYNC was indexed
+ * past the end of its trace.) */
+static void test_stm_async_index_after_cleared_run(void **state)
+{
+    (void)state;
+    static const uint8_t a[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t b[] = {0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                0xff, 0xff, 0xff, 0xff, 0x0f, 0x00};
+    for (int compat = 0; compat < 2; compat++) {
+        static ek_stm_parser p;
+        ek_stm_parser_init(&p, 0x20);
+        if (compat) ek_stm_parser_set_compat(&p, EK_STM_OCSD_SYNC_INDEX);
+        const ek_stm_packet *k;
+        uint64_t async_at = 0;
+        int nasync = 0;
+        for (int blk = 0; blk < 3; blk++) {
+            if (blk == 0) ek_stm_feed(&p, a, sizeof a, 100);
+            if (blk == 1) ek_stm_feed(&p, b, sizeof b, 200);
+            if (blk == 2) ek_stm_eot(&p);
+            while (ek_stm_next(&p, &k) > 0) {
+                if (k->type != EK_STM_ASYNC) continue;
+                async_at = k->index;
+                nasync++;
+            }
+        }
+        assert_int_equal(nasync, 1);
+        assert_int_equal(async_at, compat ? 208 : 201);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stm_packets),  cmocka_unit_test(test_stm_gray_and_eot),
-        cmocka_unit_test(test_stm_unsynced), cmocka_unit_test(test_itm_packets),
+        cmocka_unit_test(test_stm_packets),
+        cmocka_unit_test(test_stm_gray_and_eot),
+        cmocka_unit_test(test_stm_unsynced),
+        cmocka_unit_test(test_itm_packets),
+        cmocka_unit_test(test_stm_async_index_after_cleared_run),
         cmocka_unit_test(test_itm_listing),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);

@@ -42,10 +42,19 @@ typedef struct ek_stm_parser {
     uint16_t raw_len;
     uint8_t raw[EK_STM_MAX_RAW];
     uint8_t out_raw[EK_STM_MAX_RAW];
+    uint8_t compat; /* EK_STM_OCSD_SYNC_INDEX: 0 after ek_stm_parser_init, kept by reset */
 } ek_stm_parser;
+
+/* ek_stm_parser.compat: EK_STM_OCSD_SYNC_INDEX indexes an ASYNC as OpenCSD 1.8.0 does (block
+ * start + half the nibbles counted since, docs/PROTOCOLS.md): the count starts with the 0xF
+ * nibbles of a run carried from the previous block even when that run ended without an ASYNC,
+ * so an ASYNC that starts later in the block is indexed that many nibbles ahead, past the end
+ * of the trace at worst. Without it an ASYNC is indexed at the byte of its first 0xF nibble. */
+#define EK_STM_OCSD_SYNC_INDEX 0x02u
 
 void ek_stm_parser_init(ek_stm_parser *p, uint8_t trace_id);
 void ek_stm_parser_reset(ek_stm_parser *p);
+void ek_stm_parser_set_compat(ek_stm_parser *p, uint8_t compat);
 void ek_stm_feed(ek_stm_parser *p, const uint8_t *data, size_t len, uint64_t index);
 /* 1 with *pkt, 0 when the block is used up (feed more or call ek_stm_eot). */
 int ek_stm_next(ek_stm_parser *p, const ek_stm_packet **pkt);
