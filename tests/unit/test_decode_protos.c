@@ -284,11 +284,57 @@ static void test_text_json(void **state)
     }
 }
 
+/* The packet indices of a raw source fed two blocks (at 100 and 200, as frames of other
+ * sources between them would leave them), as "P<index> " items. */
+static void run_two_blocks(ek_protocol p, unsigned id, uint32_t compat, const uint8_t *a, size_t na,
+                           const uint8_t *b, size_t nb, ek_sbuf *got)
+{
+    ek_decode *t = raw_tree(p, id, compat);
+    ek_decode_item it;
+    for (int blk = 0; blk < 3; blk++) {
+        if (blk == 0) ek_decode_feed(t, a, na, 100);
+        if (blk == 1) ek_decode_feed(t, b, nb, 200);
+        if (blk == 2) ek_decode_end(t);
+        while (ek_decode_next(t, &it) > 0)
+            if (it.kind == EK_DI_PACKET)
+                ek_sbuf_printf(got, "P%llu ", (unsigned long long)it.packet.index);
+    }
+    ek_decode_free(t);
+}
+
+/* The tree gives the parsers OpenCSD's index accounting (EK_PTM_OCSD_UNSYNC,
+ * EK_STM_OCSD_SYNC_INDEX) only with EK_DECODE_COMPAT_OCSD: the same bytes as
+ * test_ptm_unsync_held_zeros and test_stm_async_index_after_cleared_run. */
+static void test_unsync_index_compat(void **state)
+{
+    (void)state;
+    static const uint8_t pa[] = {0x11, 0x22, 0x00, 0x00};
+    static const uint8_t pb[] = {0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00,
+                                 0x80, 0x08, 0x00, 0x80, 0x00, 0x00, 0x20};
+    static const uint8_t sa[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t sb[] = {0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00};
+    ek_sbuf got = EK_SBUF_INIT;
+    run_two_blocks(EK_PROTO_PTM, 0x13, 0, pa, sizeof pa, pb, sizeof pb, &got);
+    assert_string_equal(got.p, "P100 P102 P202 P208 ");
+    ek_sbuf_reset(&got);
+    run_two_blocks(EK_PROTO_PTM, 0x13, EK_DECODE_COMPAT_OCSD, pa, sizeof pa, pb, sizeof pb, &got);
+    assert_string_equal(got.p, "P100 P102 P104 P108 P208 ");
+    ek_sbuf_reset(&got);
+    run_two_blocks(EK_PROTO_STM, 0x20, 0, sa, sizeof sa, sb, sizeof sb, &got);
+    assert_string_equal(got.p, "P100 P200 P201 P212 P213 ");
+    ek_sbuf_reset(&got);
+    run_two_blocks(EK_PROTO_STM, 0x20, EK_DECODE_COMPAT_OCSD, sa, sizeof sa, sb, sizeof sb, &got);
+    assert_string_equal(got.p, "P100 P200 P208 P212 P213 ");
+    ek_sbuf_free(&got);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_stm_stop),
+        cmocka_unit_test(test_unsync_index_compat),
         cmocka_unit_test(test_etm3_stop_listing),
         cmocka_unit_test(test_empty_run),
         cmocka_unit_test(test_text_json),
