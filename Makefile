@@ -11,6 +11,10 @@ ASAN_BUILD  ?= build-asan
 FUZZ_SECONDS ?= 60
 PREFIX      ?= /usr/local
 DESTDIR     ?=
+# The test suite is configured when cmocka is there (AUTO), so that a build needs only the build
+# packages; `make test` installs the test packages and asks for it (TESTS=ON).
+TESTS       ?=
+CMAKE_TESTS := $(if $(TESTS),-DETMKIT_TESTS=$(TESTS))
 
 # Debian packages the build and the tests need (checked one by one, installed when missing).
 BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcapstone-dev clang lld llvm \
@@ -31,7 +35,7 @@ BENCH_DEPS := libopencsd-bin linux-perf time libc6-arm64-cross libgomp1-arm64-cr
 all: build
 
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_TESTS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The build as `make demo` and `make install` show it: one line; cmake's output goes to
@@ -48,7 +52,7 @@ quiet-build:
 	fi
 
 asan:
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DETMKIT_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DETMKIT_SANITIZE=ON $(CMAKE_TESTS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 deps:
@@ -70,8 +74,8 @@ install: deps
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 test: test-deps
-	@$(MAKE) --no-print-directory build
-	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory build TESTS=ON
+	@$(MAKE) --no-print-directory asan TESTS=ON
 	@scripts/run-tests $(BUILD) $(ASAN_BUILD)
 
 bench: bench-deps
