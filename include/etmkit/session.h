@@ -17,7 +17,7 @@
  * thread -- deformatter, ETMv4/ETE packet parser, instruction-flow decoder reading code through
  * the timeline as it was when the slice was recorded, sample synthesis with perf's policy --
  * and the samples come out in perf's order (queue by queue without time stamps, by time stamp
- * otherwise). See README.md for the differences from `perf script`.
+ * otherwise). See docs/SCRIPT.md for the differences from `perf script`.
  *
  * The session makes data, never text: a run hands structured samples (and, to a consumer that
  * asks, the generic elements they were made from) to a consumer (ek_consumer, below).

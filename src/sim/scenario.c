@@ -753,8 +753,8 @@ static int sc_two_threads_run(sim *S)
  * recorded build-id, and vmlinux beside it (the module's calls into the kernel are relocated
  * against the kernel's symbols). A decoder lays the .ko out as the loader did and relocates
  * it; perf 6.1 reads the file as if it were the module's memory, and its section maps put the
- * module's .bss at [0, 5 MiB) among the kernel's maps (README, "Kernel modules", "Kernel maps
- * hold kernel addresses only"). */
+ * module's .bss at [0, 5 MiB) among the kernel's maps (docs/SCRIPT.md, "Kernel modules", "Kernel
+ * maps hold kernel addresses only"). */
 static int sc_kmod(sim *S)
 {
     int err = sim_kmod_setup(S);
