@@ -13,8 +13,7 @@
 
 static void merge_usage(FILE *f, int full)
 {
-    fprintf(f, "usage: etmkit merge [--format=branch-list|autofdo|bolt] [--binary=ELF] "
-               "[--build-id=HEX] [--symfs=DIR] -o OUT IN...\n");
+    fprintf(f, "usage: etmkit merge [--format=branch-list|autofdo|bolt] [options] -o OUT IN...\n");
     if (!full) return;
     fprintf(f,
             "\nAdd profiles together and write the sum. Inputs are etmkit branch lists or\n"
