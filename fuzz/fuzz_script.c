@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "etmkit/session.h"
+#include "etmkit/account_out.h"
 #include "etmkit/script.h"
 #include "fuzz_common.h"
 

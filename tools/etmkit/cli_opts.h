@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "etmkit/filter.h"
+#include "etmkit/account_out.h"
 #include "etmkit/script.h"
 #include "etmkit/session.h"
 
