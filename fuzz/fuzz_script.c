@@ -100,6 +100,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ek_session_report(s, &sb, EK_REPORT_FULL);
         ek_session_report(s, &sb, EK_REPORT_VERBOSE);
         ek_sbuf_free(&sb);
+        ek_account *acc = NULL;
+        if (ek_session_account(s, &acc) == 0) {
+            ek_account_json(acc, &sb, EK_REPORT_VERBOSE);
+            FUZZ_CHECK(sb.len >= 2 && sb.p[0] == '{' && sb.p[sb.len - 1] == '\n',
+                       "account JSON is not one object and a newline");
+            ek_account_free(acc);
+        }
+        ek_sbuf_free(&sb);
         ek_session_stats st;
         ek_session_get_stats(s, &st);
         FUZZ_CHECK(st.slices_no_data <= st.slices, "more data-less slices than slices");

@@ -29,8 +29,8 @@ void ek_account_text(const ek_account *a, ek_sbuf *out, int level);
 void ek_account_item_text(const ek_account *a, const ek_account_item *it, ek_sbuf *out,
                           int level);
 
-/* The account as one JSON document (an object, then a newline). level: EK_REPORT_FULL lists
- * at most 8 AUX records without data (their count is always there), EK_REPORT_VERBOSE all. */
+/* The account as one JSON document (an object, then a newline): every fact, every AUX record
+ * without data; level (EK_REPORT_FULL or EK_REPORT_VERBOSE) words each item's "text". */
 void ek_account_json(const ek_account *a, ek_sbuf *out, int level);
 
 /* What was not turned into samples, and why: the session's account as text (after a run;
