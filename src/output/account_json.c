@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "etmkit/account_out.h"
-#include "etmkit/perf_dump.h"
-#include "etmkit/snapshot.h"
+#include "etmkit/config.h"
+#include "etmkit/sbuf.h"
 
 #define X(v) ((unsigned long long)(v))
 

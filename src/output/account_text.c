@@ -7,7 +7,7 @@
 
 #include "etmkit/account_out.h"
 #include "etmkit/etmkit.h"
-#include "etmkit/snapshot.h"
+#include "etmkit/config.h"
 #include "etmkit/symbols.h"
 
 #define X(v) ((unsigned long long)(v))
