@@ -7,7 +7,7 @@
  *     ek_session *s;
  *     if (ek_session_open("perf.data", &o, &diag, &s) == 0) {
  *         ek_session_samples(s, on_sample, ctx);          // samples, in perf's order
- *         ek_session_report(s, &text, EK_REPORT_FULL);    // what was not used, and why
+ *         ek_session_account(s, &account);                // what was not used, and why
  *         ek_session_free(s);
  *     }
  *
@@ -174,13 +174,8 @@ typedef struct ek_session_info {
 } ek_session_info;
 void ek_session_get_info(const ek_session *s, ek_session_info *out);
 
-/* The account of what was not turned into samples (after a run; before one, only what the
- * file itself shows). */
-#define EK_REPORT_SUMMARY 0 /* a few lines: counts and the main remedies */
-/* doctor: every cause (a problem) with its details and remedies; notes counted in one line */
-#define EK_REPORT_FULL    1
-#define EK_REPORT_VERBOSE 2 /* also every record, the notes, and diagnostic ids ("[kind]") */
-void ek_session_report(ek_session *s, ek_sbuf *out, int level);
+/* The account of what was not turned into samples is data: ek_session_account
+ * (etmkit/account.h); its words are made in etmkit/account_out.h (ek_session_report). */
 
 /* Number of kinds of problems found in the recording and its trace (0: none). */
 int ek_session_problems(ek_session *s);

@@ -31,6 +31,7 @@ enum {
     O_QUIET,
     O_VERBOSE,
     O_STRICT,
+    O_FORMAT,
 };
 
 /* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
@@ -60,6 +61,7 @@ static const struct {
     {"--quiet", "-q", 0, O_QUIET},
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
+    {"--format", NULL, 1, O_FORMAT}, /* doctor only */
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -170,7 +172,8 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
                 break;
             }
         }
-        if (k == NOPTIONS) return usage_error(d, "unknown option '%s'", a);
+        if (k == NOPTIONS || (options[k].id == O_FORMAT && strcmp(cmd, "doctor")))
+            return usage_error(d, "unknown option '%s'", a);
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)spelt, a);
         if (!options[k].arg && v) return usage_error(d, "%s takes no value", name);
@@ -255,6 +258,12 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
         case O_QUIET: d->quiet = 1; break;
         case O_VERBOSE: d->verbose = 1; break;
         case O_STRICT: d->strict = 1; break;
+        case O_FORMAT:
+            if (!strcmp(v, "json"))
+                d->json = 1;
+            else if (strcmp(v, "text"))
+                return usage_error(d, "%s '%s': give text or json", name, v);
+            break;
         }
     }
     d->fields.ns = d->ns;
