@@ -5,6 +5,7 @@
  * independent unit of work. A slice always starts a fresh decoder, so a partial packet at the
  * end of one hardware buffer never runs into the next one. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,8 +260,58 @@ static const ek_perf_idmap *idmap_for(const ek_perf_file *f, const ek_perf_queue
     return &q->idmaps[0];
 }
 
+/* Where the CPUs' configurations differ from the lowest CPU's, for a diagnostic: "CPUs 4-7
+ * differ from CPU 0 in TRCIDR0 (0x... against 0x...)", runs of CPUs with the same difference
+ * together. */
+static void cfg_differences(const ek_perf_file *f, char *out, size_t n)
+{
+    const ek_perf_cs_etm *e = &f->etm;
+    size_t nc = f->cpu_order.n, len = 0;
+    out[0] = 0;
+    if (!nc) return;
+    const ek_perf_etm_cpu *ref = &e->cpus[f->cpu_order.v[0]];
+    ek_perf_cfg_diff run = {NULL, 0, 0};
+    uint32_t first = 0, last = 0;
+    for (size_t i = 1; i <= nc && len < n; i++) {
+        const ek_perf_etm_cpu *c = i < nc ? &e->cpus[f->cpu_order.v[i]] : NULL;
+        ek_perf_cfg_diff d = {NULL, 0, 0};
+        if (c) ek_perf_etm_cpu_decode_diff(ref, c, &d);
+        int same = c && d.field && run.field && !strcmp(d.field, run.field) && d.a == run.a &&
+                   d.b == run.b && c->cpu == last + 1;
+        if (same) {
+            last = c->cpu;
+            continue;
+        }
+        if (run.field) {
+            char ca[24], cb[24];
+            snprintf(ca, sizeof ca, run.b == UINT64_MAX ? "none" : "%#llx",
+                     (unsigned long long)run.b);
+            snprintf(cb, sizeof cb, run.a == UINT64_MAX ? "none" : "%#llx",
+                     (unsigned long long)run.a);
+            int w;
+            if (first == last)
+                w = snprintf(out + len, n - len, "%sCPU %u differs from CPU %u in %s (%s against %s)",
+                             len ? "; " : "", first, ref->cpu, run.field, ca, cb);
+            else
+                w = snprintf(out + len, n - len,
+                             "%sCPUs %u-%u differ from CPU %u in %s (%s against %s)",
+                             len ? "; " : "", first, last, ref->cpu, run.field, ca, cb);
+            len = w < 0 ? n : len + (size_t)w;
+        }
+        run = d;
+        if (c) first = last = c->cpu;
+    }
+}
+
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out)
 {
+    return ek_perf_queues_new_opts(f, NULL, diag, out);
+}
+
+int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
+                            const ek_diag *diag, ek_perf_queues **out)
+{
+    int32_t raw_cpu = o ? o->raw_cpu : -1;
     *out = NULL;
     ek_perf_queues *q = calloc(1, sizeof *q);
     if (!q) return EK_ERR_NOMEM;
@@ -405,6 +456,10 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         q->slices[i].queue = qi;
     }
     ek_vec_free(&sl);
+    size_t nshared = 0;
+    uint64_t shared_bytes = 0;
+    int64_t first_shared = -1, first_shared_off = -1;
+    char diffs[512] = "";
     for (size_t i = 0; i < q->nslices; i++) {
         ek_perf_slice *s = &q->slices[i];
         ek_perf_queue *qu = &q->queues[s->queue];
@@ -419,15 +474,67 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
                    s->formatted ? "formatted" : "raw");
         }
         qu->nslices++;
+        s->raw_cpu = -1;
         if (s->formatted) {
             s->idmap = idmap_for(f, q, s->sid.cpu, !!(s->sid.present & EK_PERF_SAMPLE_CPU));
-        } else if (!qu->etm && !(s->problems & EK_SLICE_NO_DATA)) {
+        } else if (qu->cpu >= 0 || qu->etm) {
+            /* a per-CPU queue: its CPU's configuration */
+            s->raw_etm = qu->etm;
+            s->raw_cpu = qu->cpu;
+        } else if (s->sid.present & EK_PERF_SAMPLE_CPU) {
+            /* a queue without a CPU, but the AUX record names the CPU whose trace unit wrote
+             * the data (sample_id with PERF_SAMPLE_CPU) */
+            s->raw_etm = ek_perf_cs_etm_cpu(f, s->sid.cpu);
+            if (s->raw_etm) s->raw_cpu = (int32_t)s->sid.cpu;
+        } else if (raw_cpu >= 0) {
+            s->raw_etm = ek_perf_cs_etm_cpu(f, (uint32_t)raw_cpu);
+        } else if (f->etm.shared) {
+            s->raw_etm = f->etm.shared;
+            if (!(s->problems & EK_SLICE_NO_DATA)) {
+                s->problems |= EK_SLICE_SHARED_CONFIG;
+                nshared++;
+                shared_bytes += s->data_size;
+                if (first_shared < 0) {
+                    first_shared = s->aux_record;
+                    first_shared_off = (int64_t)s->aux_record_offset;
+                }
+            }
+        }
+        if (!s->formatted && !s->raw_etm && !(s->problems & EK_SLICE_NO_DATA)) {
             s->problems |= EK_SLICE_NO_CONFIG;
-            q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND, s->aux_record,
-                   (int64_t)s->aux_record_offset,
-                   "raw (unformatted) trace in a queue without a CPU's cs_etm metadata");
+            if (qu->cpu >= 0 || (s->sid.present & EK_PERF_SAMPLE_CPU)) {
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND,
+                       s->aux_record, (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of CPU %d, which has no cs_etm metadata",
+                       qu->cpu >= 0 ? (int)qu->cpu : (int)s->sid.cpu);
+            } else if (raw_cpu >= 0) {
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-cpu", EK_ERR_NOT_FOUND, s->aux_record,
+                       (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of a per-thread queue: --raw-cpu=%d names a "
+                       "CPU the recording has no cs_etm metadata for",
+                       (int)raw_cpu);
+            } else {
+                if (!diffs[0]) cfg_differences(f, diffs, sizeof diffs);
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND,
+                       s->aux_record, (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of a per-thread queue: no record names the CPU "
+                       "that wrote it, and the CPUs decode differently (%s); not decoded "
+                       "(remedy: --raw-cpu=N decodes it with CPU N's configuration, for trace "
+                       "of a program that ran on CPUs configured as CPU N)",
+                       diffs[0] ? diffs : "no cs_etm metadata");
+            }
         }
         if (s->buffer >= 0) q->use[s->buffer].nslices++;
+    }
+
+    if (nshared) {
+        const ek_perf_etm_cpu *c = f->etm.shared;
+        q_diag(f, diag, EK_SEV_NOTE, "perf.raw-shared-config", 0, first_shared, first_shared_off,
+               "raw (unformatted) trace of %zu AUX record%s (%llu bytes) in per-thread queues: "
+               "no record names the CPU that wrote it; decoded with the configuration all %zu "
+               "CPUs share (CPU %u's, the trace ID aside), its samples carry no CPU (cpu -1)",
+               nshared, nshared == 1 ? "" : "s", (unsigned long long)shared_bytes,
+               f->etm.ncpus, c->cpu);
     }
 
     /* buffer coverage: all slice spans sorted by (buffer, start), one sweep */

@@ -252,7 +252,7 @@ static void write_auxtrace_info(sim_writer *w)
     for (int c = 0; c < S->ncpus; c++) {
         ek_source_config cfg;
         uint8_t id = (uint8_t)(0x10 + 2 * c);
-        ek_etm4_enc_default_regs(&cfg, s->ete, id, s->configr);
+        sim_etm_regs(S, s, c, id, &cfg);
         const ek_etm4_regs *r = &cfg.regs.etm4;
         int ts = s->header_version >= 1 && s->ts_source != SIM_TS_SOURCE_NONE;
         pr[n++] = s->ete ? 0x5050505050505050ull : 0x4040404040404040ull;
