@@ -334,6 +334,33 @@ static int sc_trbe_run(sim *S)
     return 0;
 }
 
+/* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
+ * another core type whose trace units have another TRCIDR1 revision, so no configuration is
+ * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
+ * its user knows (taskset): `etmkit script --raw-cpu=1` (script-options.txt) decodes it with a
+ * big core's configuration, without it nothing is decoded */
+static int sc_trbe_per_thread_hetero(sim *S)
+{
+    S->ncpus = 4;
+    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->raw_cpu_known = 1;
+    s->raw_cpu = 1;
+    add_trbe(S, 16u << 10);
+    S->cpus[2].idr1_revision = S->cpus[3].idr1_revision = 2;
+    return 0;
+}
+
+static int sc_trbe_per_thread_hetero_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    return 0;
+}
+
 /* perf record -S: the AUX ring is overwritten; one snapshot at the end */
 static int sc_snapshot(sim *S)
 {
@@ -878,6 +905,14 @@ static const struct {
     {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
      sc_trbe_run,
      96 << 10},
+    {{"per-thread-trbe-biglittle",
+      "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
+      "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
+      "differently, so a decoder needs the user's --raw-cpu (script-options.txt); perf 6.1 uses "
+      "CPU 0's",
+      sc_trbe_per_thread_hetero, 0},
+     sc_trbe_per_thread_hetero_run,
+     64 << 10},
     {{"snapshot-wrap",
       "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
       "barrier packets, one snapshot at the end",
