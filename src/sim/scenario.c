@@ -334,6 +334,32 @@ static int sc_trbe_run(sim *S)
     return 0;
 }
 
+/* perf record --per-thread on TRBEs of CPUs configured alike (issue 27): a process with two
+ * threads on 2 CPUs, one event and one AUX ring per thread, raw trace whose AUX records name
+ * no CPU; decoded with the configuration both CPUs share, samples without a CPU */
+static int sc_trbe_per_thread(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->nevents = 2; /* perf record --per-thread: one event per thread */
+    add_trbe(S, 16u << 10);
+    return 0;
+}
+
+static int sc_trbe_per_thread_run(sim *S)
+{
+    sim_session *s = &S->sessions[0];
+    set_target(s, S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    s->events[1].tid = S->next_pid; /* the thread it clones */
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
 /* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
  * another core type whose trace units have another TRCIDR1 revision, so no configuration is
  * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
@@ -905,6 +931,13 @@ static const struct {
     {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
      sc_trbe_run,
      96 << 10},
+    {{"per-thread-trbe",
+      "perf record --per-thread on per-CPU TRBEs (ETE, 2 CPUs configured alike), a process "
+      "with two threads: raw trace whose AUX records name no CPU, decoded with the "
+      "configuration every CPU shares (samples without a CPU); perf 6.1 uses CPU 0's",
+      sc_trbe_per_thread, 0},
+     sc_trbe_per_thread_run,
+     64 << 10},
     {{"per-thread-trbe-biglittle",
       "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
       "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
