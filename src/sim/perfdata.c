@@ -371,3 +371,25 @@ int sim_writer_close(sim_writer *w)
     free(w);
     return err;
 }
+
+/* The options a correct decoder needs that the recording cannot tell it (what its user
+ * knows): the CPU whose configuration decodes raw per-thread trace when the CPUs differ.
+ * Written with or without the truth: it belongs to the recording. */
+int sim_script_options_write(const sim *S, const sim_session *s, const char *dir, int index)
+{
+    char sfx[16] = "";
+    if (index) snprintf(sfx, sizeof(sfx), "-%d", index);
+    int shared = 1;
+    for (int c = 1; c < S->ncpus; c++)
+        if (!sim_etm_same_decoding(S, s, 0, c)) shared = 0;
+    if (shared || !s->raw_cpu_known || s->mode != SIM_MODE_PER_THREAD) return 0;
+    size_t n = strlen(dir) + strlen(sfx) + 32;
+    char *path = malloc(n);
+    if (!path) return EK_ERR_NOMEM;
+    snprintf(path, n, "%s/script-options%s.txt", dir, sfx);
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f) return EK_ERR_IO;
+    fprintf(f, "--raw-cpu=%d\n", s->raw_cpu);
+    return sim_fclose(f) ? EK_ERR_IO : 0;
+}

@@ -736,6 +736,9 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
 /* the truth files of a session in dir: expected-*.txt and perf-6.1-expected.txt, with "-N"
  * after the name for the N-th further session */
 int sim_truth_write(sim *S, sim_session *s, const char *dir, int index);
+/* OUT/script-options[-N].txt: the options a correct decoder of session s's recording needs
+ * that no record gives (--raw-cpu=N), when there are any. */
+int sim_script_options_write(const sim *S, const sim_session *s, const char *dir, int index);
 /* do the session's samples get their time from the CoreSight time stamps (TS_SOURCE says they
  * come from the counter TIME_CONV describes)? */
 int sim_session_ts_convertible(const sim *S, const sim_session *s);

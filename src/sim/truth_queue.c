@@ -577,32 +577,12 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     return err;
 }
 
-/* The options a correct decoder needs that the recording cannot tell it (what its user
- * knows): the CPU whose configuration decodes raw per-thread trace when the CPUs differ. */
-static int write_script_options(sim *S, sim_session *s, const char *dir, const char *sfx)
-{
-    int shared = 1;
-    for (int c = 1; c < S->ncpus; c++)
-        if (!sim_etm_same_decoding(S, s, 0, c)) shared = 0;
-    if (shared || !s->raw_cpu_known || s->mode != SIM_MODE_PER_THREAD) return 0;
-    size_t n = strlen(dir) + strlen(sfx) + 32;
-    char *path = malloc(n);
-    if (!path) return EK_ERR_NOMEM;
-    snprintf(path, n, "%s/script-options%s.txt", dir, sfx);
-    FILE *f = fopen(path, "w");
-    free(path);
-    if (!f) return EK_ERR_IO;
-    fprintf(f, "--raw-cpu=%d\n", s->raw_cpu);
-    return sim_fclose(f) ? EK_ERR_IO : 0;
-}
-
 int sim_truth_write(sim *S, sim_session *s, const char *dir, int index)
 {
     char sfx[16] = "";
     if (index) snprintf(sfx, sizeof(sfx), "-%d", index);
     int snapshot = S->sc->snapshot_folder;
     int err = emulate(S, s, VIEW_TRUE, dir, sfx, snapshot, &s->expected_lines);
-    if (!err && !snapshot) err = write_script_options(S, s, dir, sfx);
     if (err || snapshot) return err;
     if (s->header_version > 1) {
         /* perf 6.1 knows AUXTRACE_INFO up to version 1 and refuses the whole file */
