@@ -344,6 +344,9 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
     if ((nbuf && !q->use) || !brefs) goto nomem;
     size_t budget = find_budget(nbuf, naux), nlimited = 0;
     int64_t first_limited = -1, first_limited_off = -1;
+    size_t nby_event = 0;
+    int64_t first_by_event = -1, first_by_event_off = -1;
+    uint32_t by_event_tid = 0, by_event_buf_tid = 0;
 
     for (size_t i = 0; i < naux; i++) {
         const ek_perf_aux_rec *a = &aux[i];
@@ -375,6 +378,36 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
             hit = other;
             start = s2;
             size = z2;
+        }
+        if (hit < 0 && per_thread && a->has_tid && a->sid.attr &&
+            (a->sid.present & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER))) {
+            /* The kernel fills an AUX record's tid with the task current on the CPU when it is
+             * emitted, which for a per-thread event is not always the event's thread (a
+             * TRBE's buffer-full interrupt after a switch). Its sample ID names the event: perf
+             * record --per-thread opens one event per thread in its thread map's order, and
+             * mmaps each alone, so the event's place among its attribute's IDs is the index of
+             * the AUX ring, the AUXTRACE records' idx (perf 6.1 matches by tid only and skips
+             * the record) */
+            const ek_perf_attr *at = a->sid.attr;
+            for (size_t p = 0; p < at->nids && hit < 0; p++) {
+                if (at->ids[p] != a->sid.id) continue;
+                for (size_t b = 0; b < nbuf; b++) {
+                    if (buf[b].cpu != -1 || buf[b].idx != p || buf[b].tid == a->sid.tid) continue;
+                    ek_perf_aux_rec a2 = *a;
+                    a2.sid.tid = buf[b].tid;
+                    hit = find_buffer(brefs, nbuf, buf, &a2, 1, buf[b].tid, &start, &size,
+                                      &budget, &limited);
+                    if (hit >= 0) {
+                        if (!nby_event++) {
+                            first_by_event = a->record;
+                            first_by_event_off = (int64_t)a->offset;
+                            by_event_tid = a->sid.tid;
+                            by_event_buf_tid = buf[b].tid;
+                        }
+                    }
+                    break;
+                }
+            }
         }
         if (limited && !nlimited++) {
             first_limited = a->record;
@@ -419,6 +452,15 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
         ek_perf_slice_key sk = {k, sl.n};
         if (ek_vec_push(&sl, s) || ek_vec_push(&skeys, sk)) goto nomem;
     }
+    if (nby_event)
+        q_diag(f, diag, EK_SEV_NOTE, "perf.aux-other-thread", 0, first_by_event,
+               first_by_event_off,
+               "%zu per-thread AUX record%s of another thread than the event's (the first names "
+               "thread %u, emitted while it was current; its event's AUX area is thread %u's) "
+               "matched to the event's buffers by the sample ID (perf 6.1 matches by thread "
+               "and skips %s)",
+               nby_event, nby_event == 1 ? "" : "s", by_event_tid, by_event_buf_tid,
+               nby_event == 1 ? "it" : "them");
     if (nlimited)
         q_diag(f, diag, EK_SEV_WARN, "perf.buffers-overlap", EK_ERR_LIMIT, first_limited,
                first_limited_off,

@@ -500,12 +500,14 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     for (size_t i = 0; i < norder && !err; i++) {
         sim_auxrec *a = &s->auxrecs.v[order[i]];
         if (s->snapshot && !a->in_snapshot) continue;
-        /* per-thread: an AUX record is matched to the AUXTRACE buffers of the thread its
-         * sample_id names (perf 6.1's cs_etm__queue_aux_records_cb, and etmkit); one the
-         * kernel emitted while another thread was current on the CPU (a TRBE's buffer-full
-         * interrupt after a switch, arbitration-stress --seed 7) finds no buffer, and its data
-         * is not decoded although the thread's buffer holds it */
-        if (s->events[a->queue].cpu < 0 && a->tid != s->events[a->queue].tid) continue;
+        /* per-thread: perf 6.1 matches an AUX record to the AUXTRACE buffers of the thread
+         * its sample_id names (cs_etm__queue_aux_records_cb); one the kernel emitted while
+         * another thread was current on the CPU (a TRBE's buffer-full interrupt after a
+         * switch, arbitration-stress --seed 7) finds no buffer, and perf skips its data
+         * although the event's buffer holds it. The record's sample ID names its event, and
+         * so its AUX ring: a correct decoder decodes it there. */
+        if (view == VIEW_PERF && s->events[a->queue].cpu < 0 && a->tid != s->events[a->queue].tid)
+            continue;
         /* raw trace in a per-thread queue: no record says which CPU's trace unit wrote it
          * (perf 6.1's per-thread records carry no CPU). A correct decoder decodes it with the
          * configuration every CPU shares (exact: it is the one the trace unit used), or with

@@ -181,6 +181,42 @@ static void test_per_thread(void **state)
     free(buf);
 }
 
+/* A per-thread AUX record emitted while another thread was current names that thread (777,
+ * which has no buffer); its sample ID (2: the second of the attribute's IDs) names the event
+ * of AUX ring 1, whose buffers are thread 502's: it is decoded there (perf 6.1 skips it). */
+static void test_per_thread_other_thread(void **state)
+{
+    (void)state;
+    pw w;
+    start(&w);
+    pw_sid own = sid(1, 502, 1), other = sid(1, 777, 2), stray = sid(5, 778, 3);
+    pw_auxtrace(&w, 0x80, 0, 0, 0, 500, -1, NULL);
+    pw_auxtrace(&w, 0x80, 0, 0, 1, 502, -1, NULL);
+    pw_aux(&w, ST, &own, 0, 0x40, 0);
+    pw_aux(&w, ST, &other, 0x40, 0x40, 0);
+    pw_aux(&w, ST, &stray, 0, 0x40, 0); /* ID 6: no event of the attribute */
+    uint8_t *buf;
+    size_t len;
+    ek_diag_collector *c;
+    ek_perf_queues *q;
+    ek_perf_file *f = finish(&w, &buf, &len, &c, &q);
+    const ek_perf_queue *q502 = NULL;
+    for (size_t i = 0; i < ek_perf_queues_count(q); i++)
+        if (ek_perf_queue_at(q, i)->tid == 502) q502 = ek_perf_queue_at(q, i);
+    assert_non_null(q502);
+    assert_int_equal(q502->nslices, 2);
+    assert_int_equal(q502->slices[1].problems, 0);
+    assert_int_equal(q502->slices[1].buffer, 1);
+    assert_int_equal(q502->slices[1].buffer_pos, 0x40);
+    assert_int_equal(q502->slices[1].sid.tid, 777);
+    assert_int_equal(ek_perf_queues_nno_data(q), 1); /* the stray one */
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.aux-other-thread"), 1);
+    ek_perf_queues_free(q);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 static void test_overwrite_snapshot(void **state)
 {
     pw w;
@@ -466,6 +502,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_per_cpu),
         cmocka_unit_test(test_per_thread),
+        cmocka_unit_test(test_per_thread_other_thread),
         cmocka_unit_test(test_raw_per_thread_shared),
         cmocka_unit_test(test_raw_per_thread_differ),
         cmocka_unit_test(test_raw_per_thread_aux_cpu),
