@@ -303,6 +303,93 @@ static void cfg_differences(const ek_perf_file *f, char *out, size_t n)
     }
 }
 
+/* Per-thread AUX rings by event: an event ID's place among its attribute's IDs, and the first
+ * per-thread AUXTRACE buffer (file order) of each ring index (idx); built when an AUX record
+ * first needs them, so that damage (many records of unknown threads) stays O(n log n). */
+typedef struct id_pos {
+    uint64_t id;
+    size_t pos;
+} id_pos;
+
+typedef struct idx_buf {
+    uint32_t idx;
+    size_t b;
+} idx_buf;
+
+typedef struct event_index {
+    const ek_perf_attr *attr; /* whose IDs ids holds */
+    id_pos *ids;
+    idx_buf *bufs;
+    size_t nbufs;
+    int have_bufs;
+} event_index;
+
+static int id_pos_cmp(const void *x, const void *y)
+{
+    const id_pos *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int idx_buf_cmp(const void *x, const void *y)
+{
+    const idx_buf *a = x, *b = y;
+    if (a->idx != b->idx) return a->idx < b->idx ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static void event_index_free(event_index *e)
+{
+    free(e->ids);
+    free(e->bufs);
+}
+
+/* The first per-thread buffer of the AUX ring of event id of attr: perf record --per-thread
+ * opens one event per thread in its thread map's order and mmaps each alone, so the event's
+ * place among the attribute's IDs is its ring's index. -1: none; -2: out of memory. */
+static int64_t event_buffer(event_index *e, const ek_perf_attr *attr, uint64_t id,
+                            const ek_perf_auxtrace_rec *buf, size_t nbuf)
+{
+    if (!attr->nids) return -1;
+    if (e->attr != attr) {
+        free(e->ids);
+        e->attr = NULL;
+        if (!(e->ids = malloc(attr->nids * sizeof *e->ids))) return -2;
+        for (size_t i = 0; i < attr->nids; i++)
+            e->ids[i] = (id_pos){attr->ids[i], i};
+        qsort(e->ids, attr->nids, sizeof *e->ids, id_pos_cmp);
+        e->attr = attr;
+    }
+    if (!e->have_bufs) {
+        if (!(e->bufs = malloc((nbuf ? nbuf : 1) * sizeof *e->bufs))) return -2;
+        for (size_t b = 0; b < nbuf; b++)
+            if (buf[b].cpu == -1) e->bufs[e->nbufs++] = (idx_buf){buf[b].idx, b};
+        qsort(e->bufs, e->nbufs, sizeof *e->bufs, idx_buf_cmp);
+        e->have_bufs = 1;
+    }
+    /* the first place of id (a duplicated ID names no one event: take the first) */
+    size_t lo = 0, hi = attr->nids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->ids[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == attr->nids || e->ids[lo].id != id || e->ids[lo].pos > UINT32_MAX) return -1;
+    uint32_t idx = (uint32_t)e->ids[lo].pos;
+    lo = 0;
+    hi = e->nbufs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->bufs[mid].idx < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->nbufs && e->bufs[lo].idx == idx ? (int64_t)e->bufs[lo].b : -1;
+}
+
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out)
 {
     return ek_perf_queues_new_opts(f, NULL, diag, out);
@@ -312,6 +399,8 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
                             const ek_diag *diag, ek_perf_queues **out)
 {
     int32_t raw_cpu = o ? o->raw_cpu : -1;
+    event_index ev;
+    memset(&ev, 0, sizeof ev);
     *out = NULL;
     ek_perf_queues *q = calloc(1, sizeof *q);
     if (!q) return EK_ERR_NOMEM;
@@ -388,24 +477,18 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
              * mmaps each alone, so the event's place among its attribute's IDs is the index of
              * the AUX ring, the AUXTRACE records' idx (perf 6.1 matches by tid only and skips
              * the record) */
-            const ek_perf_attr *at = a->sid.attr;
-            for (size_t p = 0; p < at->nids && hit < 0; p++) {
-                if (at->ids[p] != a->sid.id) continue;
-                for (size_t b = 0; b < nbuf; b++) {
-                    if (buf[b].cpu != -1 || buf[b].idx != p || buf[b].tid == a->sid.tid) continue;
-                    ek_perf_aux_rec a2 = *a;
-                    a2.sid.tid = buf[b].tid;
-                    hit = find_buffer(brefs, nbuf, buf, &a2, 1, buf[b].tid, &start, &size,
-                                      &budget, &limited);
-                    if (hit >= 0) {
-                        if (!nby_event++) {
-                            first_by_event = a->record;
-                            first_by_event_off = (int64_t)a->offset;
-                            by_event_tid = a->sid.tid;
-                            by_event_buf_tid = buf[b].tid;
-                        }
-                    }
-                    break;
+            int64_t b = event_buffer(&ev, a->sid.attr, a->sid.id, buf, nbuf);
+            if (b == -2) goto nomem;
+            if (b >= 0 && buf[b].tid != a->sid.tid) {
+                ek_perf_aux_rec a2 = *a;
+                a2.sid.tid = buf[b].tid;
+                hit = find_buffer(brefs, nbuf, buf, &a2, 1, buf[b].tid, &start, &size, &budget,
+                                  &limited);
+                if (hit >= 0 && !nby_event++) {
+                    first_by_event = a->record;
+                    first_by_event_off = (int64_t)a->offset;
+                    by_event_tid = a->sid.tid;
+                    by_event_buf_tid = buf[b].tid;
                 }
             }
         }
@@ -635,11 +718,13 @@ int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
     }
     free(padded);
     q->nqueues = nq;
+    event_index_free(&ev);
     free(brefs);
     ek_vec_free(&skeys);
     *out = q;
     return 0;
 nomem:
+    event_index_free(&ev);
     free(brefs);
     ek_vec_free(&sl);
     ek_vec_free(&skeys);
