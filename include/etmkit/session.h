@@ -67,6 +67,11 @@ typedef struct ek_session_opts {
      * caller until ek_session_free. Applied before any output: ek_session_script and
      * ek_session_samples see only the samples it keeps; ek_session_stats counts all. */
     const ek_sample_filter *filter;
+    /* --- version 5 --- */
+    /* --raw-cpu: raw trace that no record ties to a CPU (perf record --per-thread on TRBEs)
+     * decodes with CPU raw_cpu - 1's configuration when raw_cpu > 0 (0: only when every CPU
+     * has the same configuration; see ek_perf_queues_opts) */
+    uint32_t raw_cpu;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
@@ -74,7 +79,8 @@ typedef struct ek_session_opts {
 #define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
 #define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
 #define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
-#define EK_SESSION_OPTS_SIZE_V4 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V4 offsetof(ek_session_opts, raw_cpu)
+#define EK_SESSION_OPTS_SIZE_V5 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
