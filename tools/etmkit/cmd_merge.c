@@ -80,24 +80,12 @@ typedef struct merge_ctx {
     const char *symfs;  /* --symfs */
 } merge_ctx;
 
-/* An ELF file's build-id as the profile keeps it: padded to 20 bytes, all zero = none. */
-static size_t canon_id(const ek_elf_info *in, uint8_t *out)
-{
-    size_t n =
-        in->build_id_len < EK_PROFILE_BUILD_ID_MAX ? in->build_id_len : EK_PROFILE_BUILD_ID_MAX;
-    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
-    memcpy(out, in->build_id, n);
-    int zero = 1;
-    for (size_t k = 0; k < n; k++)
-        zero &= out[k] == 0;
-    return zero ? 0 : n < 20 ? 20 : n;
-}
-
+/* Is the ELF file the build of binary id? */
 static int same_id(const ek_elf_info *in, const ek_profile_binary *id)
 {
     uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-    size_t elen = canon_id(in, eid);
-    return elen == id->build_id_len && !memcmp(eid, id->build_id, elen);
+    size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
+    return elen == id->build_id_len && (!elen || !memcmp(eid, id->build_id, elen));
 }
 
 /* ELF facts of the file holding a profile binary: --binary, else its path (under --symfs),
@@ -168,12 +156,10 @@ static int write_bolt(const ek_profile *p, const merge_ctx *c, ek_sbuf *out)
         if (!printed) cli_err("merge: %s: cannot read the ELF file", elf);
         goto done;
     }
-    for (size_t i = 0; i < nb && pick == nb; i++)
-        if (!ek_profile_binary_get(p, i, &id) && same_id(in, &id)) pick = i;
-    if (pick == nb) {
+    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, 0, &pick)) {
         uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
-        size_t elen = canon_id(in, eid);
+        size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
         if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
         cli_err("merge: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
                 hex);
