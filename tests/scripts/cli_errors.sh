@@ -2,8 +2,8 @@
 # Errors name the real cause in one line (issue 11, item 3): a missing input is "No such file
 # or directory" (not "input/output error"); a folder given to script or doctor says what it
 # is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
-# missing whatever the options; -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump
-# are checked before decoding (exit 2, naming the option); bad values of -j, -F and --itrace
+# missing whatever the options, and of a folder that is not a snapshot what it lacks (issue
+# 32); -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump are checked before decoding (exit 2, naming the option); bad values of -j, -F and --itrace
 # and unknown options are one line with a hint (exit 2), not the usage text. Each case checks the exit
 # status and the whole of stderr; the accepted forms are checked too, so that a command that
 # refused everything would fail here.
@@ -54,6 +54,15 @@ expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump "$T/
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --format=ocsd "$T/missing"
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --decode "$T/missing"
 accept "$ETMKIT_BIN" dump --format=ocsd "$ETMKIT_SRC/examples/etm4-hello"
+# a folder that is not a snapshot: only what it lacks, naming the folder (issue 32)
+mkdir -p "$T/notsnap" "$T/halfsnap"
+printf '[snapshot]\nversion=1.0\n[device_list]\n' >"$T/halfsnap/snapshot.ini"
+expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+  "$ETMKIT_BIN" dump "$T/notsnap"
+expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+  "$ETMKIT_BIN" dump --format=ocsd --decode "$T/notsnap"
+expect 1 "etmkit: $T/halfsnap: no [trace] metadata= naming the trace description (trace.ini)" \
+  "$ETMKIT_BIN" dump "$T/halfsnap"
 
 # file options, before decoding
 printf 'not a kernel\n' >"$T/text"

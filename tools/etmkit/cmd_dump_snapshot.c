@@ -25,12 +25,16 @@ typedef struct dump_ctx {
     ek_diag_collector *diags;
     ek_diag diag; /* filtered sink in front of 'all' */
     ek_diag all;  /* the collector */
+    ek_sbuf first_error; /* the message of the first error reported (the cause, when the
+                            snapshot cannot be opened) */
 } dump_ctx;
 
 /* Diagnostics below warning level are kept only with --verbose. */
 static void diag_filter(void *ctx, const ek_diag_event *ev)
 {
-    const dump_ctx *c = ctx;
+    dump_ctx *c = ctx;
+    if (ev->sev >= EK_SEV_ERROR && !c->first_error.len && ev->msg)
+        ek_sbuf_puts(&c->first_error, ev->msg);
     if (ev->sev >= EK_SEV_WARN || c->o.verbose) c->all.fn(c->all.ctx, ev);
 }
 
@@ -180,8 +184,14 @@ int cmd_dump_snapshot(int argc, char **argv)
     ek_snapshot *ss = NULL;
     rc = ek_snapshot_open(c->o.dir, &c->diag, &ss);
     if (rc || !ss) {
-        cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
-        goto out;
+        /* one line: what the snapshot lacks (the reader's first error), else the status */
+        if (c->first_error.len && !c->o.verbose)
+            cli_err("%s: %s", c->o.dir, c->first_error.p);
+        else if (!c->first_error.len)
+            cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
+        ek_diag_collector_free(c->diags);
+        ek_sbuf_free(&c->first_error);
+        return CLI_FAIL;
     }
     if (!ss->nbuffers) {
         cli_err("%s: the snapshot names no trace buffer", c->o.dir);
@@ -228,5 +238,6 @@ out:
         cli_print_diag_summary(c->diags, 0);
     ek_snapshot_free(ss);
     ek_diag_collector_free(c->diags);
+    ek_sbuf_free(&c->first_error);
     return status;
 }
