@@ -32,11 +32,11 @@ static void usage(FILE *f)
             "                      mergeable form, for 'etmkit merge')\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary\n");
-    cli_decode_help(f);
+    cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
                "perf2bolt and create_llvm_prof count them from 'etmkit inject' output\n"
-               "(overlapping stacks count again). -F is not used.\n"
+               "(overlapping stacks count again).\n"
                "Exit status: 0 when the profile has counts; 1 when it is empty (stderr says\n"
                "why: missing code, another build, lost trace) or the recording cannot be read;\n"
                "2 on a usage error.\n");
@@ -199,7 +199,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     cli_decode d;
-    int ret = cli_decode_parse(&d, "export", ac, av, usage);
+    int ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
     if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);

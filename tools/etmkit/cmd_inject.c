@@ -18,9 +18,9 @@ static void usage(FILE *f)
                "that read branch stacks (perf report/script, create_llvm_prof, perf2bolt).\n"
                "\noptions:\n"
                "  -o, --output=OUT  the file to write (required)\n");
-    cli_decode_help(f);
+    cli_decode_help(f, CLI_NO_SAMPLE_TEXT);
     fprintf(f, "--itrace must ask for instructions samples with last branches (i and l);\n"
-               "the default is il64. -F is not used.\n");
+               "the default is il64.\n");
 }
 
 int cmd_inject(int argc, char **argv)
@@ -46,7 +46,7 @@ int cmd_inject(int argc, char **argv)
         }
     }
     cli_decode d;
-    int ret = cli_decode_parse(&d, "inject", ac, av, usage);
+    int ret = cli_decode_parse(&d, "inject", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
     if (!out || !*out) {
