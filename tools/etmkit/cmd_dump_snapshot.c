@@ -14,9 +14,8 @@
 #include "etmkit/snapshot.h"
 
 typedef struct dump_opts {
-    ek_listing_format format;
-    int pkt_mon, decode, decode_only, multi_session, src_addr_n, stats, verbose, strict, quiet;
-    int dstream, tpiu, tpiu_hsync, raw_packed, raw_unpacked;
+    ek_snapshot_list_opts lo; /* what to list, as the options say */
+    int verbose, strict, quiet;
     const char *dir;
 } dump_opts;
 
@@ -85,7 +84,7 @@ static void usage(FILE *f)
 static int parse_args(dump_opts *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
-    o->format = EK_LISTING_TEXT;
+    ek_snapshot_list_opts_init(&o->lo);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-') {
@@ -103,11 +102,11 @@ static int parse_args(dump_opts *o, int argc, char **argv)
             fmt = argv[++i];
         if (fmt) {
             if (!strcmp(fmt, "ocsd"))
-                o->format = EK_LISTING_OCSD;
+                o->lo.format = EK_LISTING_OCSD;
             else if (!strcmp(fmt, "text"))
-                o->format = EK_LISTING_TEXT;
+                o->lo.format = EK_LISTING_TEXT;
             else if (!strcmp(fmt, "json"))
-                o->format = EK_LISTING_JSON;
+                o->lo.format = EK_LISTING_JSON;
             else {
                 cli_err("dump: unknown format '%s' (ocsd, text or json)", fmt);
                 return CLI_USAGE;
@@ -123,28 +122,26 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         o->field = 1;                                                                              \
         continue;                                                                                  \
     }
-        FLAG("--pkt-mon", pkt_mon)
-        FLAG("--decode", decode)
-        FLAG("--decode-only", decode_only)
-        FLAG("--multi-session", multi_session)
-        FLAG("--src-addr-n", src_addr_n)
-        FLAG("--stats", stats)
+        FLAG("--pkt-mon", lo.pkt_mon)
+        FLAG("--decode", lo.decode)
+        FLAG("--decode-only", lo.decode_only)
+        FLAG("--multi-session", lo.multi_session)
+        FLAG("--src-addr-n", lo.src_addr_n)
+        FLAG("--stats", lo.stats)
         FLAG("--verbose", verbose)
         FLAG("-v", verbose)
         FLAG("--strict", strict)
         FLAG("-q", quiet)
         FLAG("--quiet", quiet)
-        FLAG("--dstream", dstream)
-        FLAG("--tpiu", tpiu)
-        FLAG("--tpiu-hsync", tpiu_hsync)
-        FLAG("--raw-packed", raw_packed)
-        FLAG("--raw-unpacked", raw_unpacked)
+        FLAG("--dstream", lo.dstream)
+        FLAG("--tpiu", lo.tpiu)
+        FLAG("--tpiu-hsync", lo.tpiu_hsync)
+        FLAG("--raw-packed", lo.raw_packed)
+        FLAG("--raw-unpacked", lo.raw_unpacked)
 #undef FLAG
         cli_err("dump: unknown option '%s' (see etmkit dump --help)", a);
         return CLI_USAGE;
     }
-    if (o->decode_only) o->decode = 1;
-    if (o->tpiu_hsync) o->tpiu = 1;
     if (!o->dir) {
         usage(stderr);
         return CLI_USAGE;
@@ -198,21 +195,8 @@ int cmd_dump_snapshot(int argc, char **argv)
         goto out;
     }
 
-    ek_snapshot_list_opts lo;
-    ek_snapshot_list_opts_init(&lo);
-    lo.format = c->o.format;
+    ek_snapshot_list_opts lo = c->o.lo;
     lo.path = c->o.dir;
-    lo.pkt_mon = c->o.pkt_mon;
-    lo.decode = c->o.decode;
-    lo.decode_only = c->o.decode_only;
-    lo.src_addr_n = c->o.src_addr_n;
-    lo.multi_session = c->o.multi_session;
-    lo.stats = c->o.stats;
-    lo.dstream = c->o.dstream;
-    lo.tpiu = c->o.tpiu;
-    lo.tpiu_hsync = c->o.tpiu_hsync;
-    lo.raw_packed = c->o.raw_packed;
-    lo.raw_unpacked = c->o.raw_unpacked;
     lo.write = write_stdout;
     lo.diag = &c->diag;
     cli_progress pr;
