@@ -119,8 +119,7 @@ int ek_perf_dumper_wants_queues(const ek_perf_dumper *d);
  * record cannot be read; returns 0 or that status (EK_ERR_IO when write failed). */
 int ek_perf_dumper_run(ek_perf_dumper *d, const ek_perf_file *f, const ek_perf_queues *q);
 
-/* JSON string (quoted, escaped). */
-void ek_json_string(ek_sbuf *out, const char *s);
+/* ek_json_string (a JSON string, quoted and escaped) is in etmkit/sbuf.h. */
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -334,6 +334,59 @@ static int sc_trbe_run(sim *S)
     return 0;
 }
 
+/* perf record --per-thread on TRBEs of CPUs configured alike (issue 27): a process with two
+ * threads on 2 CPUs, one event and one AUX ring per thread, raw trace whose AUX records name
+ * no CPU; decoded with the configuration both CPUs share, samples without a CPU */
+static int sc_trbe_per_thread(sim *S)
+{
+    S->ncpus = 2;
+    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->nevents = 2; /* perf record --per-thread: one event per thread */
+    add_trbe(S, 16u << 10);
+    return 0;
+}
+
+static int sc_trbe_per_thread_run(sim *S)
+{
+    sim_session *s = &S->sessions[0];
+    set_target(s, S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    s->events[1].tid = S->next_pid; /* the thread it clones */
+    p->random_actions = 24;
+    script(p, 1, SIM_ACT_CLONE);
+    return 0;
+}
+
+/* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
+ * another core type whose trace units have another TRCIDR1 revision, so no configuration is
+ * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
+ * its user knows (taskset): `etmkit script --raw-cpu=1` (script-options.txt) decodes it with a
+ * big core's configuration, without it nothing is decoded */
+static int sc_trbe_per_thread_hetero(sim *S)
+{
+    S->ncpus = 4;
+    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
+    s->ete = 1;
+    s->sink_kind = SIM_SINK_TRBE;
+    s->raw_cpu_known = 1;
+    s->raw_cpu = 1;
+    add_trbe(S, 16u << 10);
+    S->cpus[2].idr1_revision = S->cpus[3].idr1_revision = 2;
+    return 0;
+}
+
+static int sc_trbe_per_thread_hetero_run(sim *S)
+{
+    set_target(&S->sessions[0], S->next_pid);
+    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
+    if (!p) return EK_ERR_NOMEM;
+    p->random_actions = 24;
+    return 0;
+}
+
 /* perf record -S: the AUX ring is overwritten; one snapshot at the end */
 static int sc_snapshot(sim *S)
 {
@@ -753,8 +806,8 @@ static int sc_two_threads_run(sim *S)
  * recorded build-id, and vmlinux beside it (the module's calls into the kernel are relocated
  * against the kernel's symbols). A decoder lays the .ko out as the loader did and relocates
  * it; perf 6.1 reads the file as if it were the module's memory, and its section maps put the
- * module's .bss at [0, 5 MiB) among the kernel's maps (README, "Kernel modules", "Kernel maps
- * hold kernel addresses only"). */
+ * module's .bss at [0, 5 MiB) among the kernel's maps (docs/SCRIPT.md, "Kernel modules", "Kernel
+ * maps hold kernel addresses only"). */
 static int sc_kmod(sim *S)
 {
     int err = sim_kmod_setup(S);
@@ -878,6 +931,21 @@ static const struct {
     {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
      sc_trbe_run,
      96 << 10},
+    {{"per-thread-trbe",
+      "perf record --per-thread on per-CPU TRBEs (ETE, 2 CPUs configured alike), a process "
+      "with two threads: raw trace whose AUX records name no CPU, decoded with the "
+      "configuration every CPU shares (samples without a CPU); perf 6.1 uses CPU 0's",
+      sc_trbe_per_thread, 0},
+     sc_trbe_per_thread_run,
+     64 << 10},
+    {{"per-thread-trbe-biglittle",
+      "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
+      "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
+      "differently, so a decoder needs the user's --raw-cpu (script-options.txt); perf 6.1 uses "
+      "CPU 0's",
+      sc_trbe_per_thread_hetero, 0},
+     sc_trbe_per_thread_hetero_run,
+     64 << 10},
     {{"snapshot-wrap",
       "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
       "barrier packets, one snapshot at the end",
@@ -1616,6 +1684,8 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
     for (int i = 0; i < S->nsessions && !err && S->truth; i++)
         if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
+    for (int i = 0; i < S->nsessions && !err && !S->sc->snapshot_folder; i++)
+        if (!S->sessions[i].no_output) err = sim_script_options_write(S, &S->sessions[i], o->outdir, i);
     if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
     if (!err) err = write_summary(S, o->outdir, o);
     if (res) {
