@@ -81,13 +81,14 @@ typedef struct merge_ctx {
     const char *symfs;  /* --symfs */
 } merge_ctx;
 
-/* --build-id=HEX as the profile keeps build-ids (padded to 20 bytes); 0 on a bad value. */
+/* --build-id=HEX as the profile keeps build-ids (ek_profile_build_id_canon); 0 on a bad value
+ * (all zeros included: that is no build-id). */
 static size_t parse_build_id(const char *hex, uint8_t *out)
 {
     if (!strncmp(hex, "0x", 2)) hex += 2;
     size_t n = strlen(hex);
     if (!n || n % 2 || n / 2 > EK_PROFILE_BUILD_ID_MAX) return 0;
-    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
+    uint8_t raw[EK_PROFILE_BUILD_ID_MAX] = {0};
     for (size_t i = 0; i < n; i++) {
         char ch = hex[i];
         int v = ch >= '0' && ch <= '9'   ? ch - '0'
@@ -95,9 +96,9 @@ static size_t parse_build_id(const char *hex, uint8_t *out)
                 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                          : -1;
         if (v < 0) return 0;
-        out[i / 2] = (uint8_t)(out[i / 2] << 4 | v);
+        raw[i / 2] = (uint8_t)(raw[i / 2] << 4 | v);
     }
-    return n / 2 < 20 ? 20 : n / 2;
+    return ek_profile_build_id_canon(raw, n / 2, out);
 }
 
 /* The binaries of p with this build-id, alone, in a new profile (*out); 1 when none has it. */
@@ -249,7 +250,8 @@ int cmd_merge(int argc, char **argv)
         } else if (!strncmp(a, "--build-id=", 11)) {
             build_id = a + 11;
             if (!(bid_len = parse_build_id(build_id, bid))) {
-                cli_err("merge: --build-id=%s: not a build-id (an even number of hex digits)",
+                cli_err("merge: --build-id=%s: not a build-id (an even number of hex digits, "
+                        "not all zeros)",
                         build_id);
                 free(in);
                 return CLI_USAGE;
