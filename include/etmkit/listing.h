@@ -116,17 +116,17 @@ typedef struct ek_snapshot_list_opts {
     uint32_t size;            /* sizeof(ek_snapshot_list_opts), set by ek_snapshot_list_opts_init */
     ek_listing_format format; /* EK_LISTING_OCSD, _TEXT (the default) or _JSON */
     const char *path;         /* the snapshot folder as the OCSD banner names it */
-    int pkt_mon;       /* packets with raw bytes, as a packet monitor sees them [-pkt_mon] */
-    int decode;        /* packets with raw bytes and the flow decoders' elements [-decode] */
-    int decode_only;   /* elements only [-decode_only] (implies decode) */
-    int src_addr_n;    /* ETE: source address ranges split on N atoms [-src_addr_n] */
-    int multi_session; /* every buffer in turn, decoders reset between [-multi_session] */
-    int stats;         /* per-source counts at the end */
-    int dstream;       /* DSTREAM capture: 504 data + 8 footer bytes [-dstream_format] */
-    int tpiu;          /* frames synchronised by FSYNCs [-tpiu] */
-    int tpiu_hsync;    /* ... with HSYNCs [-tpiu_hsync] (implies tpiu) */
-    int raw_packed;    /* raw formatter frames [-o_raw_packed] */
-    int raw_unpacked;  /* de-formatted bytes per trace ID [-o_raw_unpacked] */
+    int pkt_mon;              /* packets with raw bytes, as a packet monitor sees them [-pkt_mon] */
+    int decode;               /* packets with raw bytes and the flow decoders' elements [-decode] */
+    int decode_only;          /* elements only [-decode_only] (implies decode) */
+    int src_addr_n;           /* ETE: source address ranges split on N atoms [-src_addr_n] */
+    int multi_session;        /* every buffer in turn, decoders reset between [-multi_session] */
+    int stats;                /* per-source counts at the end */
+    int dstream;              /* DSTREAM capture: 504 data + 8 footer bytes [-dstream_format] */
+    int tpiu;                 /* frames synchronised by FSYNCs [-tpiu] */
+    int tpiu_hsync;           /* ... with HSYNCs [-tpiu_hsync] (implies tpiu) */
+    int raw_packed;           /* raw formatter frames [-o_raw_packed] */
+    int raw_unpacked;         /* de-formatted bytes per trace ID [-o_raw_unpacked] */
     /* where the text goes: called with pieces of up to about 64 KiB, in order; a non-zero
      * return stops the listing (EK_ERR_IO) */
     int (*write)(void *ctx, const char *text, size_t len);

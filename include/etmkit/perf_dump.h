@@ -83,13 +83,13 @@ int ek_perf_dump_rest_trace(ek_sbuf *out, ek_perf_tracer *t);
 /* ---- a whole listing of a perf.data file: what `etmkit dump FILE` prints --------------------- */
 
 /* ek_perf_dump_opts.sections */
-#define EK_PERF_DUMP_HEADER 1u  /* file header, attributes, features */
+#define EK_PERF_DUMP_HEADER  1u /* file header, attributes, features */
 #define EK_PERF_DUMP_RECORDS 2u /* every record (with packets / decode: each one's trace) */
-#define EK_PERF_DUMP_CONFIG 4u  /* the cs_etm configuration */
-#define EK_PERF_DUMP_SLICES 8u  /* AUX slices per queue, AUXTRACE buffers, trace ID maps */
+#define EK_PERF_DUMP_CONFIG  4u /* the cs_etm configuration */
+#define EK_PERF_DUMP_SLICES  8u /* AUX slices per queue, AUXTRACE buffers, trace ID maps */
 
 typedef struct ek_perf_dump_opts {
-    uint32_t size; /* sizeof(ek_perf_dump_opts), set by ek_perf_dump_opts_init */
+    uint32_t size;              /* sizeof(ek_perf_dump_opts), set by ek_perf_dump_opts_init */
     ek_perf_dump_format format; /* TEXT: "# section" headings and lines; JSON: one document */
     int ocsd;          /* TEXT: trace lines as trc_pkt_lister prints them (else perf report -D's) */
     unsigned sections; /* EK_PERF_DUMP_*; 0: all four, or the records alone with a trace */

@@ -958,8 +958,8 @@ void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_pe
 
 struct ek_perf_dumper {
     ek_perf_dump_opts o;
-    ek_diag sink;   /* what the file is read with: kept (JSON), then forwarded to o.diag */
-    ek_sbuf diags;  /* JSON: the kept diagnostics, as array elements */
+    ek_diag sink;  /* what the file is read with: kept (JSON), then forwarded to o.diag */
+    ek_sbuf diags; /* JSON: the kept diagnostics, as array elements */
     size_t ndiags, dropped;
     ek_sbuf out;
     int write_rc;
@@ -977,8 +977,9 @@ static void dumper_diag(void *ctx, const ek_diag_event *ev)
             ek_sbuf_printf(j, "%s\n{\"severity\":\"%s\",\"kind\":", d->ndiags ? "," : "",
                            sev[ev->sev <= EK_SEV_ERROR ? ev->sev : 2]);
             ek_json_string(j, ev->kind);
-            ek_sbuf_printf(j, ",\"record\":%lld,\"offset\":%lld,\"message\":",
-                           (long long)ev->record, (long long)ev->offset);
+            ek_sbuf_printf(j,
+                           ",\"record\":%lld,\"offset\":%lld,\"message\":", (long long)ev->record,
+                           (long long)ev->offset);
             ek_json_string(j, ev->msg);
             ek_sbuf_putc(j, '}');
             d->ndiags++;
@@ -1005,8 +1006,8 @@ int ek_perf_dumper_new(const ek_perf_dump_opts *o, ek_perf_dumper **out)
     d->o = *o;
     if (!d->o.sections)
         d->o.sections = o->packets || o->decode ? EK_PERF_DUMP_RECORDS
-                                                 : EK_PERF_DUMP_HEADER | EK_PERF_DUMP_RECORDS |
-                                                       EK_PERF_DUMP_CONFIG | EK_PERF_DUMP_SLICES;
+                                                : EK_PERF_DUMP_HEADER | EK_PERF_DUMP_RECORDS |
+                                                      EK_PERF_DUMP_CONFIG | EK_PERF_DUMP_SLICES;
     d->sink.fn = dumper_diag;
     d->sink.ctx = d;
     *out = d;
@@ -1110,12 +1111,12 @@ int ek_perf_dumper_run(ek_perf_dumper *d, const ek_perf_file *f, const ek_perf_q
             ek_sbuf_printf(out, "%s\"records\":[", sep);
         else
             ek_sbuf_puts(out, *sep || (sections & EK_PERF_DUMP_HEADER) ? "\n# records\n"
-                                                                        : "# records\n");
+                                                                       : "# records\n");
         ek_perf_tracer *tr = NULL;
         if (d->o.packets || d->o.decode) {
             ek_perf_trace_opts to;
             ek_perf_trace_opts_init(&to);
-            to.format = json ? EK_PERF_TRACE_JSON
+            to.format = json        ? EK_PERF_TRACE_JSON
                         : d->o.ocsd ? EK_PERF_TRACE_OCSD
                                     : EK_PERF_TRACE_PERF;
             to.elements = d->o.decode;

@@ -19,9 +19,9 @@
 #include "etmkit/mapfile.h"
 #include "etmkit/snapshot.h"
 
-#define LISTER_BLOCK 1024     /* trc_pkt_lister's read size */
-#define WRITE_AT (1u << 16)   /* text handed to the caller in pieces of about this size */
-#define NIDS 128              /* trace IDs */
+#define LISTER_BLOCK 1024       /* trc_pkt_lister's read size */
+#define WRITE_AT     (1u << 16) /* text handed to the caller in pieces of about this size */
+#define NIDS         128        /* trace IDs */
 
 typedef struct snap_lister {
     const ek_snapshot_list_opts *o;
@@ -32,7 +32,7 @@ typedef struct snap_lister {
     ek_decode *tree;
     ek_listing listing;
     int formatted;
-    ek_image *img;                     /* code for the flow decoders */
+    ek_image *img;                                 /* code for the flow decoders */
     uint64_t pr_done, pr_total, pr_base, pr_items; /* progress: bytes of the buffers to list */
     int stopped;         /* (OCSD) the data path stopped as OpenCSD's does */
     uint64_t stop_index; /* ... having processed this much of the buffer */
@@ -93,8 +93,8 @@ static int list_buffer(snap_lister *l, size_t b, size_t nth, size_t count)
                        "####### Multi Session decode: Buffer %zu of %zu; Source name = %s.\n\n",
                        nth + 1, count, buf->name);
     if (!buf->path) {
-        ek_diag_emit(&l->diag, EK_SEV_ERROR, "dump.no-file", EK_ERR_NOT_FOUND, l->ss->trace_ini,
-                     -1, -1, -1, "buffer %s has no trace file", buf->name);
+        ek_diag_emit(&l->diag, EK_SEV_ERROR, "dump.no-file", EK_ERR_NOT_FOUND, l->ss->trace_ini, -1,
+                     -1, -1, "buffer %s has no trace file", buf->name);
         return EK_ERR_NOT_FOUND;
     }
     ek_mapped m;
@@ -227,8 +227,7 @@ static int build_tree(snap_lister *l, size_t b)
                          l->ss->trace_ini, -1, -1, -1,
                          "%s: %s source %s (trace ID 0x%x) is not decoded: etmkit does not know "
                          "its protocol",
-                         buf->name, ek_protocol_name(si.cfg->protocol), si.name,
-                         si.cfg->trace_id);
+                         buf->name, ek_protocol_name(si.cfg->protocol), si.name, si.cfg->trace_id);
             continue;
         }
         ek_sbuf *pre = &said[si.cfg->trace_id & (NIDS - 1)];

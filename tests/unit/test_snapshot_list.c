@@ -29,8 +29,7 @@ static int to_sbuf(void *ctx, const char *text, size_t len)
 }
 
 /* The listing of the snapshot at path (named `name` in the OCSD banner). */
-static char *list(const char *path, const char *name, const ek_snapshot_list_opts *in,
-                  int *buffers)
+static char *list(const char *path, const char *name, const ek_snapshot_list_opts *in, int *buffers)
 {
     ek_snapshot *ss = NULL;
     assert_int_equal(ek_snapshot_open(path, NULL, &ss), 0);

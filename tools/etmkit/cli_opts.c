@@ -69,16 +69,18 @@ static const struct {
 
 void cli_decode_help(FILE *f, unsigned without)
 {
-    fprintf(f, "input:\n"
-               "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
-               "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
-               "samples:\n"
-               "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-               "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+    fprintf(f,
+            "input:\n"
+            "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
+            "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
+            "samples:\n"
+            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
-        fprintf(f, "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
-                   "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
-                   "  --ns              times in nanoseconds\n");
+        fprintf(f,
+                "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
+                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
+                "  --ns              times in nanoseconds\n");
     fprintf(f,
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
@@ -110,10 +112,11 @@ void cli_decode_help(FILE *f, unsigned without)
             "                    the full account of unused trace on stderr, as doctor's)\n"
             "  --strict          exit 1 when any problem was found, even if samples came out\n");
     if (!(without & CLI_OWN_STATUS))
-        fprintf(f, "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
-                   "1 when the input cannot be read, when no sample at all came out of a recording\n"
-                   "with problems, or with --strict when any problem was found; 2 on a usage error\n"
-                   "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
+        fprintf(
+            f, "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
+               "1 when the input cannot be read, when no sample at all came out of a recording\n"
+               "with problems, or with --strict when any problem was found; 2 on a usage error\n"
+               "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
 }
 
 /* The options of a group a command may leave out (cli_opts.h). */

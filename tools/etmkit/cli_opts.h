@@ -30,7 +30,7 @@ typedef struct cli_decode {
 /* What a command leaves out of the shared options (it neither offers nor accepts them, and
  * its --help does not list them): */
 #define CLI_NO_SAMPLE_TEXT 1u /* -F and --ns: they shape perf-script text (export, inject) */
-#define CLI_OWN_STATUS 2u     /* (help only) the command says its own exit status (export) */
+#define CLI_OWN_STATUS     2u /* (help only) the command says its own exit status (export) */
 
 /* Parse argv (argv[0] is the subcommand's name). usage() prints the command's --help text;
  * without: CLI_NO_* options it does not take. Returns -1 to go on, or the exit status to

@@ -142,7 +142,8 @@ int cmd_dump_perf(int argc, char **argv)
         cli_err("%s: no usable perf.data content (%s)", input, ek_strerror(rc));
         goto fail;
     }
-    if (ek_perf_dumper_wants_queues(dd) && (rc = ek_perf_queues_new(f, ek_perf_dumper_diag(dd), &q))) {
+    if (ek_perf_dumper_wants_queues(dd) &&
+        (rc = ek_perf_queues_new(f, ek_perf_dumper_diag(dd), &q))) {
         cli_err("%s: %s", input, ek_strerror(rc));
         goto fail;
     }

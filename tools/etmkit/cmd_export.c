@@ -129,8 +129,7 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         cli_err("export: %s: cannot read the ELF file", elf);
         goto done;
     }
-    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, EK_PROFILE_USER_ONLY,
-                                  &pick)) {
+    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, EK_PROFILE_USER_ONLY, &pick)) {
         uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
         size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
