@@ -1,5 +1,6 @@
-/* Packet listings: text renderings of parsed packets and deformatter output.
- * Every function appends to an ek_sbuf; nothing is printed. */
+/* Packet listings: text renderings of parsed packets and deformatter output, and the whole
+ * listing of a trace snapshot (trc_pkt_lister's). Every function appends to an ek_sbuf or hands
+ * its text to the caller's write function; nothing is printed. */
 #ifndef ETMKIT_LISTING_H
 #define ETMKIT_LISTING_H
 
@@ -9,6 +10,7 @@
 #include "etmkit/etm4.h"
 #include "etmkit/frame.h"
 #include "etmkit/sbuf.h"
+#include "etmkit/snapshot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +107,49 @@ typedef struct ek_listing {
  * the flow decoder's log lines (OCSD: without a newline, as the lister), raw frames
  * (OCSD / JSON), DSTREAM footers, RESET and END OF TRACE lines (OCSD). */
 void ek_list_item(ek_sbuf *out, const ek_listing *l, const ek_decode_item *it);
+
+/* ---- listing a trace snapshot: OpenCSD's trc_pkt_lister ----------------------------------- */
+
+/* What to list and how; trc_pkt_lister's options in brackets. Set every field through
+ * ek_snapshot_list_opts_init first (size: the fields a caller knows of). */
+typedef struct ek_snapshot_list_opts {
+    uint32_t size;            /* sizeof(ek_snapshot_list_opts), set by ek_snapshot_list_opts_init */
+    ek_listing_format format; /* EK_LISTING_OCSD, _TEXT (the default) or _JSON */
+    const char *path;         /* the snapshot folder as the OCSD banner names it */
+    int pkt_mon;              /* packets with raw bytes, as a packet monitor sees them [-pkt_mon] */
+    int decode;               /* packets with raw bytes and the flow decoders' elements [-decode] */
+    int decode_only;          /* elements only [-decode_only] (implies decode) */
+    int src_addr_n;           /* ETE: source address ranges split on N atoms [-src_addr_n] */
+    int multi_session;        /* every buffer in turn, decoders reset between [-multi_session] */
+    int stats;                /* per-source counts at the end */
+    int dstream;              /* DSTREAM capture: 504 data + 8 footer bytes [-dstream_format] */
+    int tpiu;                 /* frames synchronised by FSYNCs [-tpiu] */
+    int tpiu_hsync;           /* ... with HSYNCs [-tpiu_hsync] (implies tpiu) */
+    int raw_packed;           /* raw formatter frames [-o_raw_packed] */
+    int raw_unpacked;         /* de-formatted bytes per trace ID [-o_raw_unpacked] */
+    /* where the text goes: called with pieces of up to about 64 KiB, in order; a non-zero
+     * return stops the listing (EK_ERR_IO) */
+    int (*write)(void *ctx, const char *text, size_t len);
+    void *write_ctx;
+    const ek_diag *diag;     /* problems found (NULL: none reported) */
+    ek_progress_fn progress; /* bytes of the buffers to list: done, total (NULL: none) */
+    void *progress_ctx;
+} ek_snapshot_list_opts;
+
+void ek_snapshot_list_opts_init(ek_snapshot_list_opts *o);
+
+/* List snapshot ss as trc_pkt_lister does: the first buffer in the snapshot's order (or every
+ * buffer with multi_session, through the decoders made for the first), decoded by a decode
+ * tree as the lister builds it (1024-byte reads, or DSTREAM records, so that raw frame lines
+ * line up; code for the flow decoders from the first buffer's memory dumps). OCSD adds the
+ * lister's banners, packet printer lines, "processed N bytes" and multi-session lines; the
+ * per-source statistics close every format when asked. A source of a protocol etmkit does not
+ * decode is reported (warning "dump.unknown-protocol") and left out.
+ * Returns the number of buffers decoded (>= 0), or EK_ERR_ARG (no buffer, bad options),
+ * EK_ERR_UNSUPPORTED (the first buffer has no source etmkit decodes: only the banner is
+ * written), EK_ERR_IO (write failed) or EK_ERR_NOMEM. A buffer that cannot be read is
+ * reported and not counted. */
+int ek_snapshot_list(const ek_snapshot *ss, const ek_snapshot_list_opts *o);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -1,10 +1,12 @@
 /* Listings of a perf.data file: header, attributes, features, records, cs_etm configuration
  * and AUX slices, as text (one line per item, in the spirit of `perf report -D`) or JSON.
- * Every function appends to an ek_sbuf; callers flush it as they like. */
+ * Every function appends to an ek_sbuf (callers flush it as they like), or hands its text to
+ * the caller's write function (ek_perf_dumper_run: the whole listing). */
 #ifndef ETMKIT_PERF_DUMP_H
 #define ETMKIT_PERF_DUMP_H
 
 #include "etmkit/diag.h"
+#include "etmkit/etmkit.h"
 #include "etmkit/flow.h"
 #include "etmkit/perf.h"
 #include "etmkit/sbuf.h"
@@ -77,6 +79,45 @@ void ek_perf_tracer_free(ek_perf_tracer *t);
 int ek_perf_dump_record_trace(ek_sbuf *out, ek_perf_tracer *t, const ek_perf_record *rec);
 /* The trace of the buffers no record listing showed (found through the AUXTRACE index only). */
 int ek_perf_dump_rest_trace(ek_sbuf *out, ek_perf_tracer *t);
+
+/* ---- a whole listing of a perf.data file: what `etmkit dump FILE` prints --------------------- */
+
+/* ek_perf_dump_opts.sections */
+#define EK_PERF_DUMP_HEADER  1u /* file header, attributes, features */
+#define EK_PERF_DUMP_RECORDS 2u /* every record (with packets / decode: each one's trace) */
+#define EK_PERF_DUMP_CONFIG  4u /* the cs_etm configuration */
+#define EK_PERF_DUMP_SLICES  8u /* AUX slices per queue, AUXTRACE buffers, trace ID maps */
+
+typedef struct ek_perf_dump_opts {
+    uint32_t size;              /* sizeof(ek_perf_dump_opts), set by ek_perf_dump_opts_init */
+    ek_perf_dump_format format; /* TEXT: "# section" headings and lines; JSON: one document */
+    int ocsd;          /* TEXT: trace lines as trc_pkt_lister prints them (else perf report -D's) */
+    unsigned sections; /* EK_PERF_DUMP_*; 0: all four, or the records alone with a trace */
+    int packets;       /* the trace packets of each AUX slice, after its AUXTRACE record */
+    int decode;        /* ... and the flow decoders' elements (no code is read) */
+    /* where the text goes: pieces of up to about 64 KiB, in order; non-zero stops (EK_ERR_IO) */
+    int (*write)(void *ctx, const char *text, size_t len);
+    void *write_ctx;
+    const ek_diag *diag;     /* every problem found while reading (besides JSON's own list) */
+    ek_progress_fn progress; /* records listed: bytes of the data section done, total */
+    void *progress_ctx;
+} ek_perf_dump_opts;
+
+void ek_perf_dump_opts_init(ek_perf_dump_opts *o);
+
+/* A listing of one file: made first, so that the file (and its queues) are read through its
+ * diagnostics sink (JSON lists every problem in its "diagnostics" member, at most 1000, and
+ * counts the rest), then run once on the file. */
+typedef struct ek_perf_dumper ek_perf_dumper;
+int ek_perf_dumper_new(const ek_perf_dump_opts *o, ek_perf_dumper **out);
+void ek_perf_dumper_free(ek_perf_dumper *d);
+/* The sink to open the file and its queues with (it forwards to o->diag). */
+const ek_diag *ek_perf_dumper_diag(const ek_perf_dumper *d);
+/* Does the listing need the file's AUX queues (ek_perf_queues_new)? */
+int ek_perf_dumper_wants_queues(const ek_perf_dumper *d);
+/* Write the listing of f (q: its queues, when wanted). What was listed is written even when a
+ * record cannot be read; returns 0 or that status (EK_ERR_IO when write failed). */
+int ek_perf_dumper_run(ek_perf_dumper *d, const ek_perf_file *f, const ek_perf_queues *q);
 
 /* ek_json_string (a JSON string, quoted and escaped) is in etmkit/sbuf.h. */
 

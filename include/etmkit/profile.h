@@ -55,6 +55,11 @@ typedef struct ek_profile_binary {
     uint64_t load_base;      /* p_vaddr of the first PT_LOAD in the ELF file (0 if unknown) */
 } ek_profile_binary;
 
+/* A build-id as profiles keep it (above): the first EK_PROFILE_BUILD_ID_MAX bytes of id, zero-
+ * padded to 20; out gets them, the return value their length (0: none, id is all zeros). */
+size_t ek_profile_build_id_canon(const uint8_t *id, size_t len,
+                                 uint8_t out[EK_PROFILE_BUILD_ID_MAX]);
+
 typedef struct ek_profile ek_profile;
 
 int ek_profile_new(ek_profile **out);
@@ -195,6 +200,14 @@ int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **ou
 /* The function holding addr: its BOLT name and addr's offset in it. Returns 0 or
  * EK_ERR_NOT_FOUND. Names stay valid until the map is changed or freed. */
 int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_t *offset);
+
+/* The binary a BOLT profile is written for, by the ELF file it is to optimise: the first binary
+ * of p whose build-id is that file's (elf_id: as the ELF note holds it, ek_elf_info; none
+ * matches none); with EK_PROFILE_USER_ONLY, not a kernel binary ("[kernel.kallsyms]", any
+ * name in brackets). Returns 0 with *bin set, or EK_ERR_NOT_FOUND. */
+#define EK_PROFILE_USER_ONLY 1u
+int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                              unsigned flags, size_t *bin);
 
 /* BOLT's fdata for binary `bin`, as perf2bolt writes it from branch stacks: one line
  * "1 FROMFUNC OFF 1 TOFUNC OFF 0 COUNT" per taken branch and per fall-through between basic

@@ -31,6 +31,7 @@
 
 #include "etmkit/diag.h"
 #include "etmkit/filter.h"
+#include "etmkit/perf.h"
 #include "etmkit/elem.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/synth.h"
@@ -100,6 +101,11 @@ typedef struct ek_session ek_session;
 int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *diag,
                     ek_session **out);
 void ek_session_free(ek_session *s);
+
+/* The recording the session reads (a perf.data folder's data file), opened once by
+ * ek_session_open: immutable, valid until ek_session_free, usable alongside a run (profiles,
+ * inject). */
+const ek_perf_file *ek_session_file(const ek_session *s);
 
 /* ---- consumers: what a run hands out --------------------------------------------------------- */
 

@@ -1,8 +1,9 @@
-/* OpenCSD trc_pkt_lister packet lines for ETMv3 packets. */
+/* OpenCSD trc_pkt_lister packet lines for ETMv3 packets (what they share with PTM's:
+ * v7_list.c). */
 #include "etmkit/etm3.h"
 #include "etmkit/sbuf.h"
 #include "ocsd_val.h"
-#include "wr.h"
+#include "v7_list.h"
 
 static const char *const etm3_desc[EK_ETM3_TYPE_COUNT] = {
     "Trace Stream not synchronised",
@@ -31,26 +32,8 @@ static const char *const etm3_desc[EK_ETM3_TYPE_COUNT] = {
     "Reserved Packet Header",
 };
 
-static void isa_str(wr *w, unsigned isa)
-{
-    wr_lit(w, "ISA=");
-    switch (isa) {
-    case EK_ISET_A32: wr_lit(w, "ARM(32); "); break;
-    case EK_ISET_T32: wr_lit(w, "Thumb2; "); break;
-    case EK_ISET_A64: wr_lit(w, "AArch64; "); break;
-    case EK_ISET_TEE: wr_lit(w, "ThumbEE; "); break;
-    case EK_ISET_JAZELLE: wr_lit(w, "Jazelle; "); break;
-    default: wr_lit(w, "Unknown; "); break;
-    }
-}
-
 static void excep(wr *w, const ek_etm3_packet *k)
 {
-    static const char *const ar[16] = {
-        "No Exception",     "Debug Halt",      "SMC",      "Hyp",
-        "Async Data Abort", "Jazelle",         "Reserved", "Reserved",
-        "PE Reset",         "Undefined Instr", "SVC",      "Prefetch Abort",
-        "Data Fault",       "Generic",         "IRQ",      "FIQ"};
     /* OpenCSD's table lacks a comma after "HardFault", so entries 19.. are shifted */
     static const char *const m[24] = {
         "No Exception", "IRQ1",     "IRQ2",         "IRQ3",       "IRQ4",
@@ -72,7 +55,7 @@ static void excep(wr *w, const ek_etm3_packet *k)
         }
         if (k->exc_cancel) wr_lit(w, "; Cancel prev instr");
     } else {
-        wr_s(w, ar[k->exc_num & 0xF]);
+        wr_s(w, v7_exception_names[k->exc_num & 0xF]);
         wr_lit(w, "; ");
         if (k->exc_cancel) wr_lit(w, "; Cancel prev instr");
     }
@@ -110,26 +93,10 @@ static void atoms(wr *w, const ek_etm3_packet *k)
 void ek_list_etm3_ocsd(ek_sbuf *out, const ek_etm3_packet *k, unsigned trace_id, int with_raw,
                        const ek_etm3_config *cfg)
 {
-    static const char *const reason[4] = {"Periodic", "Trace Enable", "Restart Overflow",
-                                          "Debug Exit"};
     (void)cfg;
     wr w;
     if (!wr_begin(&w, out, 512)) return;
-    wr_lit(&w, "Idx:");
-    wr_dec(&w, k->index);
-    wr_lit(&w, "; ID:");
-    wr_hex(&w, trace_id, 0, 0);
-    if (with_raw) {
-        wr_lit(&w, "; [");
-        for (unsigned i = 0; i < k->size; i++) {
-            wr_lit(&w, "0x");
-            wr_hex2(&w, k->raw[i]);
-            wr_c(&w, ' ');
-        }
-        wr_lit(&w, "];\t");
-    } else {
-        wr_lit(&w, ";\t");
-    }
+    ocsd_pkt_head(&w, k->index, trace_id, k->raw, k->size, with_raw);
     const unsigned t = k->type < EK_ETM3_TYPE_COUNT ? k->type : EK_ETM3_RESERVED;
     wr_s(&w, ek_etm3_type_name(t));
     wr_lit(&w, " : ");
@@ -142,35 +109,28 @@ void ek_list_etm3_ocsd(ek_sbuf *out, const ek_etm3_packet *k, unsigned trace_id,
         wr_c(&w, ']');
         break;
     case EK_ETM3_BRANCH_ADDRESS:
-        wr_lit(&w, "; Addr=");
-        ocsd_val_str(&w, 32, k->addr_valid_bits, k->addr, k->addr_pkt_bits);
         wr_lit(&w, "; ");
-        if (k->isa != k->prev_isa) isa_str(&w, k->isa);
-        if (k->ctx_updated) {
-            wr_s(&w, k->ns ? "NS; " : "S; ");
-            if (k->hyp) wr_lit(&w, "Hyp; ");
-        }
+        v7_branch_addr(&w, k->addr_valid_bits, k->addr, k->addr_pkt_bits, k->isa, k->prev_isa,
+                       k->ctx_updated, k->ns, k->hyp);
         if (k->exc_present) excep(&w, k);
         break;
     case EK_ETM3_ISYNC_CYCLE:
     case EK_ETM3_ISYNC:
-        wr_lit(&w, "; (");
-        wr_s(&w, reason[k->isync_reason & 3]);
-        wr_lit(&w, "); ");
+        wr_lit(&w, "; ");
+        v7_isync_reason(&w, k->isync_reason);
         if (!k->isync_no_addr) {
             wr_s(&w, k->isync_lsip ? "Data Instr Addr=0x" : "Addr=0x");
             wr_hex(&w, k->addr, 8, 0);
             wr_lit(&w, "; ");
         }
-        wr_s(&w, k->ns ? "NS; " : "S; ");
-        wr_s(&w, k->hyp ? "Hyp; " : " ");
+        v7_isync_state(&w, k->ns, k->hyp);
         if (k->cid_updated) {
             wr_lit(&w, "CtxtID=");
             wr_hex(&w, k->ctxt_id, 0, 0);
             wr_lit(&w, "; ");
         }
         if (k->isync_no_addr) break;
-        isa_str(&w, k->isa);
+        v7_isa(&w, k->isa);
         if (k->isync_has_cc) {
             wr_lit(&w, "Cycles=");
             wr_dec(&w, k->cycle_count);

@@ -2,6 +2,7 @@
  * The OpenCSD strings (names, descriptions, field layout) are facts taken from OpenCSD 1.8.0's
  * output, so that listings compare equal with the reference tool. */
 #include "etmkit/listing.h"
+#include "output/ocsd_val.h"
 #include "output/wr.h"
 
 #define LINE_ROOM 640
@@ -396,21 +397,7 @@ void ek_list_etm4_ocsd(ek_sbuf *out, const ek_etm4_packet *pkt, unsigned trace_i
 {
     wr w;
     if (!wr_begin(&w, out, LINE_ROOM)) return;
-    wr_lit(&w, "Idx:");
-    wr_dec(&w, pkt->index);
-    wr_lit(&w, "; ID:");
-    wr_hex(&w, trace_id, 0, 0);
-    if (with_raw) {
-        wr_lit(&w, "; [");
-        for (unsigned i = 0; i < pkt->size; i++) {
-            wr_lit(&w, "0x");
-            wr_hex2(&w, pkt->raw[i]);
-            wr_c(&w, ' ');
-        }
-        wr_lit(&w, "];\t");
-    } else {
-        wr_lit(&w, ";\t");
-    }
+    ocsd_pkt_head(&w, pkt->index, trace_id, pkt->raw, pkt->size, with_raw);
     desc(&w, pkt, cfg);
     wr_c(&w, '\n');
     wr_end(&w);

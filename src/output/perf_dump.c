@@ -1,5 +1,6 @@
 /* Text and JSON listings of perf.data files (etmkit dump FILE). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "etmkit/perf_dump.h"
@@ -948,4 +949,209 @@ void ek_perf_dump_slice_summary(ek_sbuf *out, const ek_perf_file *f, const ek_pe
     else
         ek_sbuf_printf(out, "AUX records: %zu of size 0 (nothing queued), %zu without data\n",
                        ek_perf_queues_nempty(q), ek_perf_queues_nno_data(q));
+}
+
+/* ---- a whole listing: what `etmkit dump FILE` prints ---------------------------------------- */
+
+#define DUMP_WRITE_AT (1u << 16) /* text handed to the caller in pieces of about this size */
+#define JSON_DIAG_MAX 1000       /* diagnostics kept for the JSON document */
+
+struct ek_perf_dumper {
+    ek_perf_dump_opts o;
+    ek_diag sink;  /* what the file is read with: kept (JSON), then forwarded to o.diag */
+    ek_sbuf diags; /* JSON: the kept diagnostics, as array elements */
+    size_t ndiags, dropped;
+    ek_sbuf out;
+    int write_rc;
+};
+
+static void dumper_diag(void *ctx, const ek_diag_event *ev)
+{
+    ek_perf_dumper *d = ctx;
+    if (d->o.format == EK_PERF_DUMP_JSON) {
+        if (d->ndiags >= JSON_DIAG_MAX) {
+            d->dropped++;
+        } else {
+            static const char *const sev[] = {"note", "warning", "error"};
+            ek_sbuf *j = &d->diags;
+            ek_sbuf_printf(j, "%s\n{\"severity\":\"%s\",\"kind\":", d->ndiags ? "," : "",
+                           sev[ev->sev <= EK_SEV_ERROR ? ev->sev : 2]);
+            ek_json_string(j, ev->kind);
+            ek_sbuf_printf(j,
+                           ",\"record\":%lld,\"offset\":%lld,\"message\":", (long long)ev->record,
+                           (long long)ev->offset);
+            ek_json_string(j, ev->msg);
+            ek_sbuf_putc(j, '}');
+            d->ndiags++;
+        }
+    }
+    if (d->o.diag && d->o.diag->fn) d->o.diag->fn(d->o.diag->ctx, ev);
+}
+
+void ek_perf_dump_opts_init(ek_perf_dump_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->format = EK_PERF_DUMP_TEXT;
+}
+
+int ek_perf_dumper_new(const ek_perf_dump_opts *o, ek_perf_dumper **out)
+{
+    *out = NULL;
+    if (!o || o->size < sizeof *o ||
+        (o->format != EK_PERF_DUMP_TEXT && o->format != EK_PERF_DUMP_JSON))
+        return EK_ERR_ARG;
+    ek_perf_dumper *d = calloc(1, sizeof *d);
+    if (!d) return EK_ERR_NOMEM;
+    d->o = *o;
+    if (!d->o.sections)
+        d->o.sections = o->packets || o->decode ? EK_PERF_DUMP_RECORDS
+                                                : EK_PERF_DUMP_HEADER | EK_PERF_DUMP_RECORDS |
+                                                      EK_PERF_DUMP_CONFIG | EK_PERF_DUMP_SLICES;
+    d->sink.fn = dumper_diag;
+    d->sink.ctx = d;
+    *out = d;
+    return 0;
+}
+
+void ek_perf_dumper_free(ek_perf_dumper *d)
+{
+    if (!d) return;
+    ek_sbuf_free(&d->diags);
+    ek_sbuf_free(&d->out);
+    free(d);
+}
+
+const ek_diag *ek_perf_dumper_diag(const ek_perf_dumper *d)
+{
+    return &d->sink;
+}
+
+int ek_perf_dumper_wants_queues(const ek_perf_dumper *d)
+{
+    return (d->o.sections & EK_PERF_DUMP_SLICES) || d->o.packets || d->o.decode;
+}
+
+static void dumper_write(ek_perf_dumper *d)
+{
+    if (d->out.len && !d->write_rc && d->o.write &&
+        d->o.write(d->o.write_ctx, d->out.p, d->out.len))
+        d->write_rc = EK_ERR_IO;
+    ek_sbuf_reset(&d->out);
+}
+
+static inline void dumper_maybe_write(ek_perf_dumper *d)
+{
+    if (d->out.len >= DUMP_WRITE_AT) dumper_write(d);
+}
+
+static int dump_records(ek_perf_dumper *d, const ek_perf_file *f, ek_perf_tracer *tr)
+{
+    const ek_perf_dump_format fmt = d->o.format;
+    ek_sbuf *out = &d->out;
+    const ek_perf_header_info *h = ek_perf_header(f);
+    uint64_t total = h->data_end > h->data_begin ? h->data_end - h->data_begin : 0;
+    if (d->o.progress) d->o.progress(d->o.progress_ctx, 0, total);
+    ek_perf_iter *it;
+    int rc = ek_perf_iter_new(f, 0, NULL, &it);
+    if (rc) return rc;
+    ek_perf_record rec;
+    size_t n = 0;
+    while ((rc = ek_perf_iter_next(it, &rec)) == 0) {
+        if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, n ? ",\n" : "\n");
+        ek_perf_dump_record(out, &rec, fmt);
+        if (tr && ek_perf_dump_record_trace(out, tr, &rec)) rc = EK_ERR_NOMEM;
+        if (!(++n & 255) && d->o.progress && rec.offset >= h->data_begin &&
+            rec.offset - h->data_begin <= total)
+            d->o.progress(d->o.progress_ctx, rec.offset - h->data_begin, total);
+        dumper_maybe_write(d);
+        if (rc) break;
+    }
+    ek_perf_iter_free(it);
+    if (rc == EK_ERR_EOS && tr) {
+        /* buffers the records did not show (found through the AUXTRACE index alone) */
+        if (fmt == EK_PERF_DUMP_JSON && !n) ek_sbuf_puts(out, "\n{}");
+        rc = ek_perf_dump_rest_trace(out, tr) ? EK_ERR_NOMEM : EK_ERR_EOS;
+    }
+    return rc == EK_ERR_EOS ? 0 : rc;
+}
+
+static void dump_slices(ek_perf_dumper *d, const ek_perf_file *f, const ek_perf_queues *q)
+{
+    const ek_perf_dump_format fmt = d->o.format;
+    ek_sbuf *out = &d->out;
+    for (size_t i = 0; i < ek_perf_queues_count(q); i++) {
+        const ek_perf_queue *qu = ek_perf_queue_at(q, i);
+        if (fmt == EK_PERF_DUMP_JSON) ek_sbuf_puts(out, i ? ",\n" : "\n");
+        ek_perf_dump_queue(out, f, q, i, fmt);
+        for (size_t k = 0; k < qu->nslices; k++) {
+            ek_perf_dump_slice(out, f, q, &qu->slices[k], k, fmt);
+            dumper_maybe_write(d);
+        }
+        ek_perf_dump_queue_end(out, fmt);
+    }
+}
+
+int ek_perf_dumper_run(ek_perf_dumper *d, const ek_perf_file *f, const ek_perf_queues *q)
+{
+    const unsigned sections = d->o.sections;
+    const ek_perf_dump_format fmt = d->o.format;
+    const int json = fmt == EK_PERF_DUMP_JSON;
+    if (!q && ek_perf_dumper_wants_queues(d)) return EK_ERR_ARG;
+    ek_sbuf *out = &d->out;
+    int rc = 0;
+    const char *sep = "";
+    if (json) ek_sbuf_puts(out, "{");
+    if (sections & EK_PERF_DUMP_HEADER) {
+        ek_perf_dump_file(out, f, fmt);
+        sep = ",\n";
+    }
+    if (sections & EK_PERF_DUMP_RECORDS) {
+        if (json)
+            ek_sbuf_printf(out, "%s\"records\":[", sep);
+        else
+            ek_sbuf_puts(out, *sep || (sections & EK_PERF_DUMP_HEADER) ? "\n# records\n"
+                                                                       : "# records\n");
+        ek_perf_tracer *tr = NULL;
+        if (d->o.packets || d->o.decode) {
+            ek_perf_trace_opts to;
+            ek_perf_trace_opts_init(&to);
+            to.format = json        ? EK_PERF_TRACE_JSON
+                        : d->o.ocsd ? EK_PERF_TRACE_OCSD
+                                    : EK_PERF_TRACE_PERF;
+            to.elements = d->o.decode;
+            to.diag = &d->sink;
+            rc = ek_perf_tracer_new(f, q, &to, &tr);
+        }
+        if (!rc) rc = dump_records(d, f, tr);
+        ek_perf_tracer_free(tr);
+        if (json) ek_sbuf_puts(out, "]");
+        sep = ",\n";
+    }
+    if (sections & EK_PERF_DUMP_CONFIG) {
+        if (json)
+            ek_sbuf_printf(out, "%s\"config\":", sep);
+        else
+            ek_sbuf_puts(out, *sep ? "\n# cs_etm configuration\n" : "# cs_etm configuration\n");
+        ek_perf_dump_config(out, f, fmt);
+        sep = ",\n";
+    }
+    if (sections & EK_PERF_DUMP_SLICES) {
+        if (json)
+            ek_sbuf_printf(out, "%s\"queues\":[", sep);
+        else
+            ek_sbuf_puts(out, *sep ? "\n# AUX slices\n" : "# AUX slices\n");
+        dump_slices(d, f, q);
+        if (json) ek_sbuf_puts(out, "],\n");
+        ek_perf_dump_slice_summary(out, f, q, fmt);
+        sep = ",\n";
+    }
+    if (json) {
+        ek_sbuf_printf(out, "%s\"diagnostics\":[", sep);
+        if (d->diags.len) ek_sbuf_put(out, d->diags.p, d->diags.len);
+        ek_sbuf_printf(out, "],\n\"diagnostics_dropped\":%zu}\n", d->dropped);
+    }
+    if (!rc && out->oom) rc = EK_ERR_NOMEM;
+    dumper_write(d);
+    return d->write_rc ? d->write_rc : rc;
 }

@@ -1,8 +1,9 @@
-/* OpenCSD trc_pkt_lister packet lines for PTM (PFT) packets. */
+/* OpenCSD trc_pkt_lister packet lines for PTM (PFT) packets (what they share with ETMv3's:
+ * v7_list.c). */
 #include "etmkit/ptm.h"
 #include "etmkit/sbuf.h"
 #include "ocsd_val.h"
-#include "wr.h"
+#include "v7_list.h"
 
 static const char *const ptm_desc[EK_PTM_TYPE_COUNT] = {
     "PTM Not Synchronised",
@@ -23,19 +24,6 @@ static const char *const ptm_desc[EK_PTM_TYPE_COUNT] = {
     "Reserved Packet Header",
 };
 
-static void isa_str(wr *w, unsigned isa)
-{
-    wr_lit(w, "ISA=");
-    switch (isa) {
-    case EK_ISET_A32: wr_lit(w, "ARM(32); "); break;
-    case EK_ISET_T32: wr_lit(w, "Thumb2; "); break;
-    case EK_ISET_A64: wr_lit(w, "AArch64; "); break;
-    case EK_ISET_TEE: wr_lit(w, "ThumbEE; "); break;
-    case EK_ISET_JAZELLE: wr_lit(w, "Jazelle; "); break;
-    default: wr_lit(w, "Unknown; "); break;
-    }
-}
-
 static void cycles(wr *w, const ek_ptm_packet *k)
 {
     wr_lit(w, "Cycles=");
@@ -45,13 +33,8 @@ static void cycles(wr *w, const ek_ptm_packet *k)
 
 static void excep(wr *w, const ek_ptm_packet *k)
 {
-    static const char *const names[16] = {
-        "No Exception",     "Debug Halt",      "SMC",      "Hyp",
-        "Async Data Abort", "Jazelle",         "Reserved", "Reserved",
-        "PE Reset",         "Undefined Instr", "SVC",      "Prefetch Abort",
-        "Data Fault",       "Generic",         "IRQ",      "FIQ"};
     wr_lit(w, "Excep=");
-    wr_s(w, k->exc_num < 16 ? names[k->exc_num] : "Unknown");
+    wr_s(w, k->exc_num < 16 ? v7_exception_names[k->exc_num] : "Unknown");
     wr_lit(w, " [");
     wr_hex(w, k->exc_num, 2, 0);
     wr_lit(w, "]; ");
@@ -60,26 +43,10 @@ static void excep(wr *w, const ek_ptm_packet *k)
 void ek_list_ptm_ocsd(ek_sbuf *out, const ek_ptm_packet *k, unsigned trace_id, int with_raw,
                       const ek_ptm_config *cfg)
 {
-    static const char *const reason[4] = {"Periodic", "Trace Enable", "Restart Overflow",
-                                          "Debug Exit"};
     (void)cfg;
     wr w;
     if (!wr_begin(&w, out, 512)) return;
-    wr_lit(&w, "Idx:");
-    wr_dec(&w, k->index);
-    wr_lit(&w, "; ID:");
-    wr_hex(&w, trace_id, 0, 0);
-    if (with_raw) {
-        wr_lit(&w, "; [");
-        for (unsigned i = 0; i < k->size; i++) {
-            wr_lit(&w, "0x");
-            wr_hex2(&w, k->raw[i]);
-            wr_c(&w, ' ');
-        }
-        wr_lit(&w, "];\t");
-    } else {
-        wr_lit(&w, ";\t");
-    }
+    ocsd_pkt_head(&w, k->index, trace_id, k->raw, k->size, with_raw);
     const unsigned t = k->type < EK_PTM_TYPE_COUNT ? k->type : EK_PTM_NOERROR;
     wr_s(&w, ek_ptm_type_name(t));
     wr_lit(&w, " : ");
@@ -114,31 +81,23 @@ void ek_list_ptm_ocsd(ek_sbuf *out, const ek_ptm_packet *k, unsigned trace_id, i
         break;
     case EK_PTM_WP_UPDATE:
     case EK_PTM_BRANCH_ADDRESS:
-        wr_lit(&w, "Addr=");
-        ocsd_val_str(&w, 32, k->addr_valid_bits, k->addr, k->addr_pkt_bits);
-        wr_lit(&w, "; ");
-        if (k->isa != k->prev_isa) isa_str(&w, k->isa);
-        if (k->ctx_updated) {
-            wr_s(&w, k->ns ? "NS; " : "S; ");
-            if (k->hyp) wr_lit(&w, "Hyp; ");
-        }
+        v7_branch_addr(&w, k->addr_valid_bits, k->addr, k->addr_pkt_bits, k->isa, k->prev_isa,
+                       k->ctx_updated, k->ns, k->hyp);
         if (k->exc_present) excep(&w, k);
         if (k->cc_valid) cycles(&w, k);
         break;
     case EK_PTM_ISYNC:
-        wr_c(&w, '(');
-        wr_s(&w, reason[k->isync_reason & 3]);
-        wr_lit(&w, "); Addr=0x");
+        v7_isync_reason(&w, k->isync_reason);
+        wr_lit(&w, "Addr=0x");
         wr_hex(&w, k->addr, 8, 0);
         wr_lit(&w, "; ");
-        wr_s(&w, k->ns ? "NS; " : "S; ");
-        wr_s(&w, k->hyp ? "Hyp; " : " ");
+        v7_isync_state(&w, k->ns, k->hyp);
         if (k->cid_updated) {
             wr_lit(&w, "CtxtID=");
             wr_hex(&w, k->ctxt_id, 8, 0);
             wr_lit(&w, "; ");
         }
-        isa_str(&w, k->isa);
+        v7_isa(&w, k->isa);
         if (k->cc_valid) cycles(&w, k);
         break;
     case EK_PTM_TIMESTAMP:

@@ -2,27 +2,21 @@
 #include "etmkit/itm.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/stm.h"
+#include "ocsd_val.h"
 #include "wr.h"
 
 /* "Idx:<n>; ID:<hex>; [0xNN ...];\t" or without the raw part. */
 static void line_head(wr *w, uint64_t index, unsigned trace_id, const uint8_t *raw, size_t n,
                       const uint8_t *tail, size_t ntail, size_t nfill, int with_raw)
 {
-    wr_lit(w, "Idx:");
-    wr_dec(w, index);
-    wr_lit(w, "; ID:");
-    wr_hex(w, trace_id, 0, 0);
+    ocsd_pkt_idx(w, index, trace_id);
     if (!with_raw) {
         wr_lit(w, ";\t");
         return;
     }
     wr_lit(w, "; [");
     wr_need(w, (n + nfill) * 5 + 256); /* raw bytes, then the rest of the line */
-    for (size_t i = 0; i < n; i++) {
-        wr_lit(w, "0x");
-        wr_hex2(w, raw[i]);
-        wr_c(w, ' ');
-    }
+    ocsd_raw_bytes(w, raw, n);
     for (size_t i = 0; i < nfill; i++) {
         wr_lit(w, "0x");
         wr_hex2(w, tail && i < ntail ? tail[i] : 0);

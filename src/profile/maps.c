@@ -254,10 +254,7 @@ static void look_up_elf(ek_profile_maps *m, pm_file *pf)
     ek_elf_info *in = NULL;
     if (!ek_elf_info_read(path, NULL, &in)) {
         uint8_t canon[EK_PROFILE_BUILD_ID_MAX];
-        size_t clen = 0;
-        size_t n =
-            in->build_id_len > EK_PROFILE_BUILD_ID_MAX ? EK_PROFILE_BUILD_ID_MAX : in->build_id_len;
-        prof_build_id_canon(in->build_id, n, canon, &clen);
+        size_t clen = ek_profile_build_id_canon(in->build_id, in->build_id_len, canon);
         if (pf->idlen && (clen != pf->idlen || memcmp(canon, pf->id, clen))) {
             pf->mismatch = 1;
         } else if (in->nsegs) {

@@ -106,6 +106,33 @@ void prof_build_id_canon(const uint8_t *id, size_t len, uint8_t *out, size_t *ou
     *outlen = len;
 }
 
+size_t ek_profile_build_id_canon(const uint8_t *id, size_t len,
+                                 uint8_t out[EK_PROFILE_BUILD_ID_MAX])
+{
+    size_t n = len < EK_PROFILE_BUILD_ID_MAX ? len : EK_PROFILE_BUILD_ID_MAX;
+    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
+    prof_build_id_canon(id, n, out, &n);
+    return n;
+}
+
+int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                              unsigned flags, size_t *bin)
+{
+    uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
+    const size_t elen = ek_profile_build_id_canon(elf_id, elf_id_len, eid);
+    const size_t nb = ek_profile_binary_count(p);
+    for (size_t i = 0; i < nb; i++) {
+        ek_profile_binary id;
+        if (ek_profile_binary_get(p, i, &id) || id.build_id_len != elen ||
+            (elen && memcmp(id.build_id, eid, elen)))
+            continue;
+        if ((flags & EK_PROFILE_USER_ONLY) && id.path[0] == '[') continue;
+        *bin = i;
+        return 0;
+    }
+    return EK_ERR_NOT_FOUND;
+}
+
 int prof_binary_cmp(const prof_binary *x, const prof_binary *y)
 {
     int c = strcmp(x->path, y->path);

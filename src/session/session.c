@@ -213,6 +213,11 @@ int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64
     return 1;
 }
 
+const ek_perf_file *ek_session_file(const ek_session *s)
+{
+    return s ? s->pf : NULL;
+}
+
 void ek_session_free(ek_session *s)
 {
     if (!s)

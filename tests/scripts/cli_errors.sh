@@ -2,11 +2,13 @@
 # Errors name the real cause in one line (issue 11, item 3): a missing input is "No such file
 # or directory" (not "input/output error"); a folder given to script or doctor says what it
 # is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
-# missing whatever the options; -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump
-# are checked before decoding (exit 2, naming the option); bad values of -j, --raw-cpu, -F and --itrace
-# and unknown options are one line with a hint (exit 2), not the usage text. Each case checks the exit
-# status and the whole of stderr; the accepted forms are checked too, so that a command that
-# refused everything would fail here.
+# missing whatever the options, and of a folder that is not a snapshot what it lacks (issue
+# 32); -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump are checked before
+# decoding (exit 2, naming the option); bad values of -j, --raw-cpu, -F and --itrace and
+# unknown options are one line with a hint (exit 2), not the usage text; export and inject
+# neither list nor take -F and --ns (issue 32). Each case checks the exit status and the whole
+# of stderr; the accepted forms are checked too, so that a command that refused everything
+# would fail here.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -54,6 +56,15 @@ expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump "$T/
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --format=ocsd "$T/missing"
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --decode "$T/missing"
 accept "$ETMKIT_BIN" dump --format=ocsd "$ETMKIT_SRC/examples/etm4-hello"
+# a folder that is not a snapshot: only what it lacks, naming the folder (issue 32)
+mkdir -p "$T/notsnap" "$T/halfsnap"
+printf '[snapshot]\nversion=1.0\n[device_list]\n' >"$T/halfsnap/snapshot.ini"
+expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+  "$ETMKIT_BIN" dump "$T/notsnap"
+expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+  "$ETMKIT_BIN" dump --format=ocsd --decode "$T/notsnap"
+expect 1 "etmkit: $T/halfsnap: no [trace] metadata= naming the trace description (trace.ini)" \
+  "$ETMKIT_BIN" dump "$T/halfsnap"
 
 # file options, before decoding
 printf 'not a kernel\n' >"$T/text"
@@ -111,5 +122,22 @@ for cmd in script doctor; do
   expect 2 "etmkit: $cmd: --ns takes no value$h" "$ETMKIT_BIN" $cmd --ns=1 "$P"
   expect 2 "etmkit: $cmd: two inputs, '$P' and 'other.data': give one recording$h" "$ETMKIT_BIN" $cmd "$P" other.data
   accept "$ETMKIT_BIN" $cmd -q -j 2 -F ip,sym --itrace=b --symfs "$T/g/symfs" "$P"
+  "$ETMKIT_BIN" $cmd --help | grep -qE '^  -F, --fields=LIST' || { echo "FAIL: $cmd --help has no -F"; fail=1; }
+done
+
+# each command offers only what applies to it (issue 32): -F and --ns shape perf-script text, so
+# export and inject neither list nor take them (a usage error, as any unknown option)
+for cmd in export inject; do
+  h=$(hint $cmd)
+  for opt in -F --fields --ns; do
+    if "$ETMKIT_BIN" $cmd --help | grep -qE -- "^ +(-[A-Za-z], )?$opt[ =]"; then
+      echo "FAIL: etmkit $cmd --help lists $opt"; fail=1
+    else
+      echo "ok: etmkit $cmd --help does not list $opt"
+    fi
+  done
+  expect 2 "etmkit: $cmd: unknown option '-F'$h" "$ETMKIT_BIN" $cmd -F ip "$P"
+  expect 2 "etmkit: $cmd: unknown option '--fields=ip'$h" "$ETMKIT_BIN" $cmd --fields=ip "$P"
+  expect 2 "etmkit: $cmd: unknown option '--ns'$h" "$ETMKIT_BIN" $cmd --ns "$P"
 done
 exit $fail

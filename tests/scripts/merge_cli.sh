@@ -108,9 +108,11 @@ app=0102030405060708090a0b0c0d0e0f1011121314
 out=$("$bin" merge -q --build-id=ffff -o none.bl all.bl 2>&1); rc=$?
 [ $rc -eq 1 ] && [ "$out" = "etmkit: merge: no binary of the profile has build-id ffff" ] &&
     [ ! -e none.bl ] || bad "--build-id of no binary: exit $rc, '$out'"
-out=$("$bin" merge -q --build-id=abc -o none.bl all.bl 2>&1); rc=$?
-[ $rc -eq 2 ] && [ "$out" = "etmkit: merge: --build-id=abc: not a build-id (an even number of hex digits)" ] ||
-    bad "--build-id=abc: exit $rc, '$out'"
+for v in abc 0000; do
+    out=$("$bin" merge -q --build-id=$v -o none.bl all.bl 2>&1); rc=$?
+    [ $rc -eq 2 ] && [ "$out" = "etmkit: merge: --build-id=$v: not a build-id (an even number of hex digits, not all zeros)" ] ||
+        bad "--build-id=$v: exit $rc, '$out'"
+done
 
 # usage errors
 for args in "s1.bl" "-o x.bl" "--format=perf -o x.bl s1.bl" "--frobnicate -o x.bl s1.bl"; do

@@ -283,6 +283,43 @@ static void test_binary_identity(void **state)
     ek_profile_free(p);
 }
 
+/* The identity as callers outside the profile compute it (an ELF note's build-id) and the
+ * binary a BOLT profile is written for: by the ELF file's build-id, a kernel binary left out
+ * when asked (etmkit export), an all-zero id matching the binaries without one. */
+static void test_build_id_canon_and_bolt_binary(void **state)
+{
+    (void)state;
+    uint8_t out[EK_PROFILE_BUILD_ID_MAX];
+    const uint8_t short_id[4] = {1, 2, 3, 4}, zero[8] = {0};
+    uint8_t long_id[80];
+    for (size_t i = 0; i < sizeof long_id; i++)
+        long_id[i] = (uint8_t)(i + 1);
+    assert_int_equal(ek_profile_build_id_canon(short_id, 4, out), 20);
+    assert_memory_equal(out, short_id, 4);
+    for (size_t i = 4; i < EK_PROFILE_BUILD_ID_MAX; i++)
+        assert_int_equal(out[i], 0);
+    assert_int_equal(ek_profile_build_id_canon(zero, 8, out), 0);
+    assert_int_equal(ek_profile_build_id_canon(long_id, sizeof long_id, out),
+                     EK_PROFILE_BUILD_ID_MAX);
+    assert_memory_equal(out, long_id, EK_PROFILE_BUILD_ID_MAX);
+
+    ek_profile *p = new_profile();
+    size_t k = add_bin(p, "[kernel.kallsyms]", "01020304", 0);
+    size_t u = add_bin(p, "/usr/bin/u", "01020304", 0);
+    size_t n = add_bin(p, "/usr/bin/n", NULL, 0);
+    size_t bin = 99;
+    assert_int_equal(ek_profile_binary_for_elf(p, short_id, 4, 0, &bin), 0);
+    assert_int_equal(bin, k);
+    assert_int_equal(ek_profile_binary_for_elf(p, short_id, 4, EK_PROFILE_USER_ONLY, &bin), 0);
+    assert_int_equal(bin, u);
+    assert_int_equal(ek_profile_binary_for_elf(p, zero, 8, EK_PROFILE_USER_ONLY, &bin), 0);
+    assert_int_equal(bin, n);
+    bin = 99;
+    assert_int_equal(ek_profile_binary_for_elf(p, long_id, 20, 0, &bin), EK_ERR_NOT_FOUND);
+    assert_int_equal(bin, 99);
+    ek_profile_free(p);
+}
+
 /* A merge that meets one binary with two load bases is refused whole: dst stays as it was. */
 static void test_merge_load_base_conflict(void **state)
 {
@@ -842,6 +879,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_insertion_order_invisible),
         cmocka_unit_test(test_counts_saturate_and_sort),
         cmocka_unit_test(test_binary_identity),
+        cmocka_unit_test(test_build_id_canon_and_bolt_binary),
         cmocka_unit_test(test_merge_load_base_conflict),
         cmocka_unit_test(test_merge_binary_parts),
         cmocka_unit_test(test_autofdo_exact),

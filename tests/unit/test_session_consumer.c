@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "etmkit/etmkit.h"
 #include "etmkit/session.h"
@@ -271,12 +273,45 @@ static void test_refused(void **state)
     ek_session_free(s);
 }
 
+/* The recording a session read is the caller's too (etmkit export and inject use it rather
+ * than opening the file again), for a file and for a perf.data folder (its data file). */
+static void test_session_file(void **state)
+{
+    (void)state;
+    ek_perf_file *f = NULL;
+    assert_int_equal(ek_perf_open(data, NULL, &f), 0);
+    char *folder = NULL, *inner = NULL;
+    assert_true(asprintf(&folder, "%s/folder.data", dir) > 0);
+    assert_true(asprintf(&inner, "%s/data", folder) > 0);
+    assert_int_equal(mkdir(folder, 0755), 0);
+    assert_int_equal(symlink(data, inner), 0);
+    const char *paths[2] = {data, folder};
+    for (int i = 0; i < 2; i++) {
+        ek_session_opts o;
+        ek_session_opts_init(&o);
+        ek_session *s = NULL;
+        assert_int_equal(ek_session_open(paths[i], &o, NULL, &s), 0);
+        const ek_perf_file *sf = ek_session_file(s);
+        assert_non_null(sf);
+        assert_int_equal(ek_perf_nattrs(sf), ek_perf_nattrs(f));
+        assert_int_equal(ek_perf_header(sf)->data_end, ek_perf_header(f)->data_end);
+        ek_session_free(s);
+    }
+    assert_null(ek_session_file(NULL));
+    unlink(inner);
+    rmdir(folder);
+    free(inner);
+    free(folder);
+    ek_perf_free(f);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elements_and_samples),
         cmocka_unit_test(test_staged),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_session_file),
     };
     return tu_run_group(argc, argv, tests, setup, teardown);
 }

@@ -1,4 +1,4 @@
-/* The decoding options of `etmkit script` and `etmkit doctor` (cli_opts.h). */
+/* The decoding options of `etmkit script`, `doctor`, `export` and `inject` (cli_opts.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -67,7 +67,7 @@ static const struct {
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
-void cli_decode_help(FILE *f)
+void cli_decode_help(FILE *f, unsigned without)
 {
     fprintf(f,
             "input:\n"
@@ -75,10 +75,13 @@ void cli_decode_help(FILE *f)
             "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
             "samples:\n"
             "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch\n"
-            "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
-            "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
-            "  --ns              times in nanoseconds\n"
+            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+    if (!(without & CLI_NO_SAMPLE_TEXT))
+        fprintf(f,
+                "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
+                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
+                "  --ns              times in nanoseconds\n");
+    fprintf(f,
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
             "filters, as perf (they select samples; the account of unused trace is whole):\n"
@@ -105,13 +108,21 @@ void cli_decode_help(FILE *f)
             "                    (default: one per CPU); with time stamps each queue has its\n"
             "                    own thread\n"
             "  -q, --quiet       nothing on stderr but errors\n"
-            "  -v, --verbose     more detail (script: the full account of unused trace on\n"
-            "                    stderr, as etmkit doctor; doctor: every record and range)\n"
-            "  --strict          exit 1 when any problem was found, even if samples came out\n"
-            "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
-            "1 when the input cannot be read, when no sample at all came out of a recording\n"
-            "with problems, or with --strict when any problem was found; 2 on a usage error\n"
-            "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
+            "  -v, --verbose     more detail (doctor: every record and range; the others:\n"
+            "                    the full account of unused trace on stderr, as doctor's)\n"
+            "  --strict          exit 1 when any problem was found, even if samples came out\n");
+    if (!(without & CLI_OWN_STATUS))
+        fprintf(
+            f, "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
+               "1 when the input cannot be read, when no sample at all came out of a recording\n"
+               "with problems, or with --strict when any problem was found; 2 on a usage error\n"
+               "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
+}
+
+/* The options of a group a command may leave out (cli_opts.h). */
+static unsigned group_of(int id)
+{
+    return id == O_FIELDS || id == O_NS ? CLI_NO_SAMPLE_TEXT : 0;
 }
 
 static int usage_error(cli_decode *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -134,7 +145,8 @@ static int parse_error(cli_decode *d, ek_sbuf *err)
     return rc;
 }
 
-int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void (*usage)(FILE *))
+int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc, char **argv,
+                     void (*usage)(FILE *))
 {
     memset(d, 0, sizeof *d);
     d->cmd = cmd;
@@ -165,6 +177,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
         const char *v = NULL;
         size_t k = 0, spelt = 0;
         for (; k < NOPTIONS; k++) {
+            if (group_of(options[k].id) & without) continue; /* not this command's */
             size_t n = strlen(options[k].lng);
             if (!strncmp(a, options[k].lng, n) && (a[n] == '=' || !a[n])) {
                 spelt = n;

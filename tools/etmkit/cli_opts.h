@@ -1,5 +1,6 @@
-/* The decoding options shared by `etmkit script` and `etmkit doctor`: one parser, one help
- * text, one set of checks, one way to open the session and to choose the exit status. */
+/* The decoding options shared by `etmkit script`, `doctor`, `export` and `inject`: one parser,
+ * one help text (each command's own subset), one set of checks, one way to open the session and
+ * to choose the exit status. */
 #ifndef ETMKIT_CLI_OPTS_H
 #define ETMKIT_CLI_OPTS_H
 
@@ -11,10 +12,10 @@
 #include "etmkit/session.h"
 
 typedef struct cli_decode {
-    const char *cmd;         /* "script" or "doctor" (for messages) */
+    const char *cmd;         /* "script", "doctor", ... (for messages) */
     ek_session_opts so;      /* so.filter points at filter when a filter is given */
     ek_sample_filter filter; /* -C, --pid, --tid, --comm, --time */
-    ek_script_fields fields; /* -F (doctor: checked, not used) */
+    ek_script_fields fields; /* -F, --ns (doctor: checked, not used) */
     const char *input;       /* FILE or -i FILE; "perf.data" when neither is given */
     int input_given;
     int quiet, verbose, strict, ns;
@@ -26,13 +27,19 @@ typedef struct cli_decode {
     ek_sbuf first_error;
 } cli_decode;
 
-/* Parse argv (argv[0] is the subcommand's name). usage() prints the command's --help text.
- * Returns -1 to go on, or the exit status to return at once: 0 after --help, 2 after a usage
- * error (one line on stderr with a hint). */
-int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void (*usage)(FILE *));
+/* What a command leaves out of the shared options (it neither offers nor accepts them, and
+ * its --help does not list them): */
+#define CLI_NO_SAMPLE_TEXT 1u /* -F and --ns: they shape perf-script text (export, inject) */
+#define CLI_OWN_STATUS     2u /* (help only) the command says its own exit status (export) */
 
-/* The options' lines of the --help text, shared by both commands. */
-void cli_decode_help(FILE *f);
+/* Parse argv (argv[0] is the subcommand's name). usage() prints the command's --help text;
+ * without: CLI_NO_* options it does not take. Returns -1 to go on, or the exit status to
+ * return at once: 0 after --help, 2 after a usage error (one line on stderr with a hint). */
+int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc, char **argv,
+                     void (*usage)(FILE *));
+
+/* The options' lines of the --help text, shared by the commands; without as above. */
+void cli_decode_help(FILE *f, unsigned without);
 
 /* Check the input and the file options before decoding; prints one line and returns the exit
  * status (1: the input cannot be read or is not a recording; 2: an option names a missing or

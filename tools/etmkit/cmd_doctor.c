@@ -19,7 +19,7 @@ static void usage(FILE *f)
                "  --format=text|json\n"
                "                    the account as text (default), or as one JSON document\n"
                "                    (its fields: docs/DOCTOR.md)\n");
-    cli_decode_help(f);
+    cli_decode_help(f, 0);
     fprintf(f, "On a terminal, a run longer than a second shows its progress on stderr.\n");
 }
 
@@ -34,7 +34,7 @@ static int discard(void *ctx, const ek_sample *s, const ek_script_resolver *r)
 int cmd_doctor(int argc, char **argv)
 {
     cli_decode d;
-    int ret = cli_decode_parse(&d, "doctor", argc, argv, usage);
+    int ret = cli_decode_parse(&d, "doctor", 0, argc, argv, usage);
     if (ret < 0 && !d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
     if (ret < 0) ret = cli_decode_check(&d);
     cli_progress pr;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,11 +32,11 @@ static void usage(FILE *f)
             "                      mergeable form, for 'etmkit merge')\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary\n");
-    cli_decode_help(f);
+    cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
                "perf2bolt and create_llvm_prof count them from 'etmkit inject' output\n"
-               "(overlapping stacks count again). -F is not used.\n"
+               "(overlapping stacks count again).\n"
                "Exit status: 0 when the profile has counts; 1 when it is empty (stderr says\n"
                "why: missing code, another build, lost trace) or the recording cannot be read;\n"
                "2 on a usage error.\n");
@@ -91,29 +90,6 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
     return rc;
 }
 
-static int open_input(const char *path, ek_perf_file **pf)
-{
-    struct stat st;
-    char buf[4096];
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a perf.data folder */
-        snprintf(buf, sizeof(buf), "%s/data", path);
-        path = buf;
-    }
-    return ek_perf_open(path, NULL, pf);
-}
-
-static size_t canon_id(const ek_elf_info *in, uint8_t *out)
-{
-    size_t n =
-        in->build_id_len < EK_PROFILE_BUILD_ID_MAX ? in->build_id_len : EK_PROFILE_BUILD_ID_MAX;
-    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
-    memcpy(out, in->build_id, n);
-    int zero = 1;
-    for (size_t k = 0; k < n; k++)
-        zero &= out[k] == 0;
-    return zero ? 0 : n < 20 ? 20 : n;
-}
-
 /* bolt: the profile of the binary --binary names (by build-id), else of its one user binary
  * (found where the session found it). */
 static int write_bolt(const ek_profile *p, const char *binary, const cli_decode *d, ek_sbuf *out)
@@ -153,14 +129,9 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         cli_err("export: %s: cannot read the ELF file", elf);
         goto done;
     }
-    uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-    size_t elen = canon_id(in, eid);
-    pick = nb;
-    for (size_t i = 0; i < nb && pick == nb; i++)
-        if (!ek_profile_binary_get(p, i, &id) && id.build_id_len == elen &&
-            !memcmp(id.build_id, eid, elen) && id.path[0] != '[')
-            pick = i;
-    if (pick == nb) {
+    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, EK_PROFILE_USER_ONLY, &pick)) {
+        uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
+        size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
         if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
         cli_err("export: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
@@ -227,7 +198,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     cli_decode d;
-    int ret = cli_decode_parse(&d, "export", ac, av, usage);
+    int ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
     if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
@@ -249,17 +220,12 @@ int cmd_export(int argc, char **argv)
         cli_decode_free(&d);
         return ret;
     }
-    ek_perf_file *pf = NULL;
+    const ek_perf_file *pf = ek_session_file(s);
     ek_profile *p = NULL;
     export_ctx c;
     memset(&c, 0, sizeof c);
     ek_sbuf text = EK_SBUF_INIT;
-    int rc = open_input(d.input, &pf);
-    if (rc) {
-        cli_err("export: %s: cannot read the recording: %s", d.input, ek_strerror(rc));
-        ret = CLI_FAIL;
-        goto done;
-    }
+    int rc;
     ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
     if ((rc = ek_profile_new(&p)) || (rc = ek_profile_maps_new(pf, &mo, &c.maps)) ||
         (rc = ek_profile_builder_new(p, locate, &c, &c.b))) {
@@ -350,7 +316,6 @@ done:
     ek_profile_builder_free(c.b);
     ek_profile_maps_free(c.maps);
     ek_profile_free(p);
-    ek_perf_free(pf);
     ek_session_free(s);
     cli_decode_free(&d);
     return ret;

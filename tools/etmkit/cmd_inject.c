@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_opts.h"
@@ -19,20 +18,9 @@ static void usage(FILE *f)
                "that read branch stacks (perf report/script, create_llvm_prof, perf2bolt).\n"
                "\noptions:\n"
                "  -o, --output=OUT  the file to write (required)\n");
-    cli_decode_help(f);
+    cli_decode_help(f, CLI_NO_SAMPLE_TEXT);
     fprintf(f, "--itrace must ask for instructions samples with last branches (i and l);\n"
-               "the default is il64. -F is not used.\n");
-}
-
-static int open_input(const char *path, ek_perf_file **pf)
-{
-    struct stat st;
-    char buf[4096];
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a perf.data folder */
-        snprintf(buf, sizeof(buf), "%s/data", path);
-        path = buf;
-    }
-    return ek_perf_open(path, NULL, pf);
+               "the default is il64.\n");
 }
 
 int cmd_inject(int argc, char **argv)
@@ -58,7 +46,7 @@ int cmd_inject(int argc, char **argv)
         }
     }
     cli_decode d;
-    int ret = cli_decode_parse(&d, "inject", ac, av, usage);
+    int ret = cli_decode_parse(&d, "inject", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
     if (!out || !*out) {
@@ -80,13 +68,10 @@ int cmd_inject(int argc, char **argv)
         cli_decode_free(&d);
         return ret;
     }
-    ek_perf_file *pf = NULL;
+    const ek_perf_file *pf = ek_session_file(s);
     ek_pw *w = NULL;
-    int rc = open_input(d.input, &pf);
-    if (rc) {
-        fprintf(stderr, "etmkit inject: %s: cannot read the recording: %s\n", d.input,
-                ek_strerror(rc));
-    } else if ((rc = ek_pw_new_file(out, ek_inject_writer_flags(pf), &w)) != 0) {
+    int rc;
+    if ((rc = ek_pw_new_file(out, ek_inject_writer_flags(pf), &w)) != 0) {
         fprintf(stderr, "etmkit inject: %s: cannot write: %s\n", out, ek_strerror(rc));
     } else {
         ek_inject_stats st;
@@ -108,7 +93,6 @@ int cmd_inject(int argc, char **argv)
         ek_sbuf_free(&rep);
     }
     ret = rc ? 1 : cli_decode_status(&d, s, 0);
-    ek_perf_free(pf);
     ek_session_free(s);
     cli_decode_free(&d);
     return ret;

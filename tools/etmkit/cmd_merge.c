@@ -81,13 +81,14 @@ typedef struct merge_ctx {
     const char *symfs;  /* --symfs */
 } merge_ctx;
 
-/* --build-id=HEX as the profile keeps build-ids (padded to 20 bytes); 0 on a bad value. */
+/* --build-id=HEX as the profile keeps build-ids (ek_profile_build_id_canon); 0 on a bad value
+ * (all zeros included: that is no build-id). */
 static size_t parse_build_id(const char *hex, uint8_t *out)
 {
     if (!strncmp(hex, "0x", 2)) hex += 2;
     size_t n = strlen(hex);
     if (!n || n % 2 || n / 2 > EK_PROFILE_BUILD_ID_MAX) return 0;
-    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
+    uint8_t raw[EK_PROFILE_BUILD_ID_MAX] = {0};
     for (size_t i = 0; i < n; i++) {
         char ch = hex[i];
         int v = ch >= '0' && ch <= '9'   ? ch - '0'
@@ -95,9 +96,9 @@ static size_t parse_build_id(const char *hex, uint8_t *out)
                 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                          : -1;
         if (v < 0) return 0;
-        out[i / 2] = (uint8_t)(out[i / 2] << 4 | v);
+        raw[i / 2] = (uint8_t)(raw[i / 2] << 4 | v);
     }
-    return n / 2 < 20 ? 20 : n / 2;
+    return ek_profile_build_id_canon(raw, n / 2, out);
 }
 
 /* The binaries of p with this build-id, alone, in a new profile (*out); 1 when none has it. */
@@ -115,24 +116,12 @@ static int select_build_id(const ek_profile *p, const uint8_t *id, size_t len, e
     return found ? 0 : 1;
 }
 
-/* An ELF file's build-id as the profile keeps it: padded to 20 bytes, all zero = none. */
-static size_t canon_id(const ek_elf_info *in, uint8_t *out)
-{
-    size_t n =
-        in->build_id_len < EK_PROFILE_BUILD_ID_MAX ? in->build_id_len : EK_PROFILE_BUILD_ID_MAX;
-    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
-    memcpy(out, in->build_id, n);
-    int zero = 1;
-    for (size_t k = 0; k < n; k++)
-        zero &= out[k] == 0;
-    return zero ? 0 : n < 20 ? 20 : n;
-}
-
+/* Is the ELF file the build of binary id? */
 static int same_id(const ek_elf_info *in, const ek_profile_binary *id)
 {
     uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-    size_t elen = canon_id(in, eid);
-    return elen == id->build_id_len && !memcmp(eid, id->build_id, elen);
+    size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
+    return elen == id->build_id_len && (!elen || !memcmp(eid, id->build_id, elen));
 }
 
 /* ELF facts of the file holding a profile binary: --binary, else its path (under --symfs),
@@ -203,12 +192,10 @@ static int write_bolt(const ek_profile *p, const merge_ctx *c, ek_sbuf *out)
         if (!printed) cli_err("merge: %s: cannot read the ELF file", elf);
         goto done;
     }
-    for (size_t i = 0; i < nb && pick == nb; i++)
-        if (!ek_profile_binary_get(p, i, &id) && same_id(in, &id)) pick = i;
-    if (pick == nb) {
+    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, 0, &pick)) {
         uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
-        size_t elen = canon_id(in, eid);
+        size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
         if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
         cli_err("merge: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
                 hex);
@@ -263,7 +250,8 @@ int cmd_merge(int argc, char **argv)
         } else if (!strncmp(a, "--build-id=", 11)) {
             build_id = a + 11;
             if (!(bid_len = parse_build_id(build_id, bid))) {
-                cli_err("merge: --build-id=%s: not a build-id (an even number of hex digits)",
+                cli_err("merge: --build-id=%s: not a build-id (an even number of hex digits, "
+                        "not all zeros)",
                         build_id);
                 free(in);
                 return CLI_USAGE;

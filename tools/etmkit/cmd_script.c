@@ -12,7 +12,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: etmkit script [options] [FILE]\n"
                "Prints the samples 'perf script' prints for a CoreSight recording, then a short\n"
                "account on stderr of the trace that did not become samples.\n");
-    cli_decode_help(f);
+    cli_decode_help(f, 0);
     fprintf(f, "On a terminal, a run longer than a second shows its progress on stderr (when the\n"
                "samples go elsewhere).\n");
 }
@@ -39,7 +39,7 @@ static int write_stdout(void *ctx, const char *text, size_t len)
 int cmd_script(int argc, char **argv)
 {
     cli_decode d;
-    int ret = cli_decode_parse(&d, "script", argc, argv, usage);
+    int ret = cli_decode_parse(&d, "script", 0, argc, argv, usage);
     if (ret < 0) ret = cli_decode_check(&d);
     cli_progress pr;
     ek_session *s = NULL;
