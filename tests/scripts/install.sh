@@ -163,7 +163,7 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
         check "etmkit dump --format=" "json ocsd text"
         check "etmkit dump --format=o" "ocsd"
         check "etmkit merge --format=" "autofdo bolt branch-list"
-        check "etmkit gen --scenario per-" "per-cpu-trbe per-thread per-thread-two-cpus"
+        check "etmkit gen --scenario per-" "per-cpu-trbe per-thread per-thread-trbe per-thread-trbe-biglittle per-thread-two-cpus"
         check "etmkit script --symfs=" "somedir"
         check "etmkit script -k " "somedir somefile"
         check "etmkit script " "somedir somefile"
