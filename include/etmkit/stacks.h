@@ -1,0 +1,109 @@
+/* Call stacks from trace: the return addresses of every thread's stack, followed through its
+ * branches samples (etmkit/synth.h), as far as the trace shows them.
+ *
+ *     ek_stacks_opts o;
+ *     ek_stacks_opts_init(&o);
+ *     ek_stacks *st;
+ *     ek_stacks_new(&o, &st);
+ *     // for every branches sample, in output order (an ordered consumer of a session):
+ *     ek_stack_view v;
+ *     ek_stacks_sample(st, smp, &v);   // v: the stack of the thread where the sample is
+ *     ek_stacks_free(st);
+ *
+ * A frame is a return address: a call (branch with link) pushes the address after it, an
+ * exception pushes its preferred return address (EK_FRAME_EXCEPTION), a return (RET, an A32/T32
+ * implied return) and an exception return pop to the frame whose address they return to. A
+ * branch without link (a tail call, BR, which perf labels "return") changes no frame: the
+ * caller's return address is still the one the function will return to. What the trace does
+ * not show is said, never guessed (docs/STACKS.md):
+ *
+ *  - frames entered before the trace of a thread started are not known: the bottom of every
+ *    stack is open, and a return below the known frames is counted (returns_below), the stack
+ *    stays empty;
+ *  - a return or a trace begin that lands on a deeper known frame (longjmp, a C++ unwind, a
+ *    return to another address than the top frame's) pops to it, counted (resyncs) when it
+ *    skips frames; a return that lands on none of the known frames replaces the top frame with
+ *    a gap (unmatched);
+ *  - a trace gap (a "tr end" then a "tr strt": trace off, code that could not be read, lost
+ *    trace) keeps the frames; where the trace begins again on a known frame's return address
+ *    it pops to that frame, elsewhere it pushes an EK_FRAME_GAP frame: the frames entered
+ *    during the gap are not known (zero or more of them), and those below still are;
+ *  - a context switch: the branch where the trace's thread changes on a trace source ran on
+ *    the outgoing thread's stack (its view) and lands on the incoming thread's (as a trace
+ *    begin does);
+ *  - a stack is bounded (max_depth): a push beyond it forgets the outermost frame (dropped).
+ *
+ * Returns the ETM return stack compressed (no address in the trace) come with their target
+ * from the flow decoder, as every other return. Memory: max_depth frames per thread at most,
+ * and a few bytes per trace source; nothing grows with the trace.
+ */
+#ifndef ETMKIT_STACKS_H
+#define ETMKIT_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etmkit/synth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
+
+#define EK_FRAME_EXCEPTION 0x1u /* an exception's frame: addr is where it returns to */
+#define EK_FRAME_GAP       0x2u /* frames the trace did not see (zero or more); addr is 0 */
+
+typedef struct ek_stack_frame {
+    uint64_t addr;  /* return address */
+    uint32_t flags; /* EK_FRAME_* */
+} ek_stack_frame;
+
+typedef struct ek_stacks_opts {
+    uint32_t size;      /* sizeof(ek_stacks_opts), set by ek_stacks_opts_init */
+    uint32_t max_depth; /* frames kept per thread (default 1024, at least 1) */
+    /* follow a stack per thread and trace source (the sample's cpu and trace ID) rather than
+     * per thread: for recordings whose samples carry the thread of their buffer, not of the
+     * trace (perf record --per-thread: a thread's buffer can hold trace another CPU wrote) */
+    int per_source;
+} ek_stacks_opts;
+
+void ek_stacks_opts_init(ek_stacks_opts *o);
+
+typedef struct ek_stacks ek_stacks;
+
+int ek_stacks_new(const ek_stacks_opts *o, ek_stacks **out);
+void ek_stacks_free(ek_stacks *st);
+
+/* The stack of one thread at one point. */
+typedef struct ek_stack_view {
+    int32_t pid, tid;             /* whose stack it is (the outgoing thread at a switch) */
+    uint64_t at;                  /* where: the sample's ip (a trace begin's: its addr) */
+    const ek_stack_frame *frames; /* frames[n - 1] is the innermost; valid until the next call */
+    uint32_t n;
+} ek_stack_view;
+
+/* Follow one sample (in output order: the order of a session's ordered consumer). A branches
+ * sample moves its thread's stack; view (may be NULL) receives the stack where the sample is:
+ * as the instruction at ip runs, before its branch (a trace begin: at its target). Other
+ * samples only give the view of their thread's stack. Returns 0, or EK_ERR_NOMEM (the sample
+ * is then not followed). */
+int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view);
+
+typedef struct ek_stacks_stats {
+    uint64_t calls, returns;          /* frames pushed by calls; returns that popped one */
+    uint64_t exceptions, exc_returns; /* exception frames pushed; popped by exception returns */
+    uint64_t returns_below;   /* returns with no known frame to pop (entered before trace) */
+    uint64_t resyncs;         /* returns and trace begins that popped more than one frame */
+    uint64_t unmatched;       /* returns that landed on no known frame */
+    uint64_t gaps;            /* gap frames pushed */
+    uint64_t switches;        /* branches where the thread of a trace source changed */
+    uint64_t dropped;         /* outermost frames forgotten at max_depth */
+    uint64_t threads;         /* stacks followed */
+} ek_stacks_stats;
+void ek_stacks_get_stats(const ek_stacks *st, ek_stacks_stats *out);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif
