@@ -20,17 +20,25 @@
  *  - frames entered before the trace of a thread started are not known: the bottom of every
  *    stack is open, and a return below the known frames is counted (returns_below), the stack
  *    stays empty;
- *  - a return or a trace begin that lands on a deeper known frame (longjmp, a C++ unwind, a
- *    return to another address than the top frame's) pops to it, counted (resyncs) when it
- *    skips frames; a return that lands on none of the known frames replaces the top frame with
- *    a gap (unmatched);
- *  - a trace gap (a "tr end" then a "tr strt": trace off, code that could not be read, lost
- *    trace) keeps the frames; where the trace begins again on a known frame's return address
- *    it pops to that frame, elsewhere it pushes an EK_FRAME_GAP frame: the frames entered
- *    during the gap are not known (zero or more of them), and those below still are;
+ *  - a return that lands on a deeper known frame (longjmp, a C++ unwind, a return to another
+ *    address than the top frame's) pops to it, counted (resyncs); a return that lands on none
+ *    of the known frames (unmatched) leaves the stack unknown: its frames are forgotten and a
+ *    gap frame (EK_FRAME_GAP) stays at its bottom;
+ *  - a trace gap (a "tr end", then a "tr strt": trace off, code that could not be read, lost
+ *    trace): the frames stay, and where the trace begins again on a known frame's return
+ *    address (the return from the call or the exception the trace ended in) it pops to that
+ *    frame; elsewhere the frames entered and left during the gap are not known: the stack is
+ *    forgotten, with a gap frame at its bottom (gaps). A gap is never papered over: a stack
+ *    with a gap frame says that below its frames nothing is known because of a gap, one
+ *    without says that below them are the frames entered before the trace;
  *  - a context switch: the branch where the trace's thread changes on a trace source ran on
- *    the outgoing thread's stack (its view) and lands on the incoming thread's (as a trace
- *    begin does);
+ *    the outgoing thread's stack (its view; that stack stays as it was) and lands on the
+ *    incoming thread's (as a trace begin does). The idle task (pid and tid 0) has a stack per
+ *    CPU;
+ *  - a trace source is one CPU's trace in one AUX queue: a CPU's trace in several queues (a
+ *    shared sink) is followed from one to the next, and a sample a queue gives late (the end
+ *    of its last range, flushed at the end of the trace) shows the stack as that queue left
+ *    it, moving nothing;
  *  - a stack is bounded (max_depth): a push beyond it forgets the outermost frame (dropped).
  *
  * Returns the ETM return stack compressed (no address in the trace) come with their target
@@ -92,10 +100,11 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view);
 typedef struct ek_stacks_stats {
     uint64_t calls, returns;          /* frames pushed by calls; returns that popped one */
     uint64_t exceptions, exc_returns; /* exception frames pushed; popped by exception returns */
-    uint64_t returns_below;   /* returns with no known frame to pop (entered before trace) */
-    uint64_t resyncs;         /* returns and trace begins that popped more than one frame */
+    uint64_t returns_below;   /* returns with no known frame to pop (entered before the
+                               * trace or a gap) */
+    uint64_t resyncs;         /* returns and trace begins that skipped known frames */
     uint64_t unmatched;       /* returns that landed on no known frame */
-    uint64_t gaps;            /* gap frames pushed */
+    uint64_t gaps;            /* stacks forgotten (a gap frame at their bottom) */
     uint64_t switches;        /* branches where the thread of a trace source changed */
     uint64_t dropped;         /* outermost frames forgotten at max_depth */
     uint64_t threads;         /* stacks followed */

@@ -1,7 +1,7 @@
 /* Call stacks from branches samples (etmkit/stacks.h; the rules: docs/STACKS.md).
  *
  * One stack of return addresses per thread (per thread and trace source with per_source), in
- * an array that grows up to max_depth; one record per trace source (queue, CPU, trace ID)
+ * an array that grows up to max_depth; one record per trace source (queue, CPU and trace ID)
  * remembering the thread of its last sample and whether that sample ended the trace, which
  * is how a context switch is seen: the branch where the thread of a source changes ran on the
  * previous thread's stack. Threads and sources are found through small open-addressing tables
@@ -19,14 +19,27 @@ typedef struct th {
     uint32_t src; /* trace ID (per_source) */
     ek_stack_frame *f;
     uint32_t n, cap;
+    int32_t owner; /* the trace source whose samples move it now (-1: none yet) */
+    uint8_t seen;     /* a sample of it was followed */
+    uint8_t end_push; /* its last sample ended the trace with a call or an exception: the
+                       * innermost frame is the one the trace goes on from */
 } th;
 
+/* A trace source: one CPU's trace unit (its trace ID) in one AUX queue -- one sample
+ * synthesiser's output (a sink shared by several CPUs puts a CPU's trace into several queues,
+ * each decoded on its own, their samples interleaved by time). */
 typedef struct src {
     uint32_t queue;
     int32_t cpu;
     uint32_t trace_id;
     int32_t last; /* thread of its last branches sample (-1: none) */
     int ended;    /* that sample ended the trace */
+    /* that thread's stack as this source left it, once another source took the thread over:
+     * a sample this source still owes (the end-of-trace flush of its last range, output
+     * after the thread ran on elsewhere) happened then */
+    ek_stack_frame *snap;
+    uint32_t snap_n, snap_cap;
+    int has_snap;
 } src;
 
 struct ek_stacks {
@@ -74,6 +87,8 @@ void ek_stacks_free(ek_stacks *st)
         free(st->th[i].f);
     free(st->th);
     free(st->thash);
+    for (uint32_t i = 0; i < st->nsrc; i++)
+        free(st->src[i].snap);
     free(st->src);
     free(st->shash);
     free(st->vbuf);
@@ -139,7 +154,9 @@ static uint32_t src_hash_of(const ek_stacks *st, uint32_t i)
 /* The thread a sample names (created empty when new); -1 on no memory. */
 static int32_t thread_of(ek_stacks *st, const ek_sample *s)
 {
-    int32_t cpu = st->per_source ? s->cpu : 0;
+    /* the idle task (pid and tid 0) is one per CPU, all named 0 */
+    int idle = s->pid == 0 && s->tid == 0;
+    int32_t cpu = st->per_source || idle ? s->cpu : 0;
     uint32_t srcid = st->per_source ? s->trace_id : 0;
     uint32_t h = th_hash(s->pid, s->tid, cpu, srcid);
     if (st->thash)
@@ -165,6 +182,7 @@ static int32_t thread_of(ek_stacks *st, const ek_sample *s)
     t->tid = s->tid;
     t->cpu = cpu;
     t->src = srcid;
+    t->owner = -1;
     uint32_t k = h & st->thmask;
     while (st->thash[k])
         k = (k + 1) & st->thmask;
@@ -193,11 +211,14 @@ static src *source_of(ek_stacks *st, const ek_sample *s)
         if (rehash(&st->shash, &st->smask, st->nsrc, src_hash_of, st))
             return NULL;
     src *r = &st->src[st->nsrc];
-    r->queue = s->queue;
     r->cpu = s->cpu;
     r->trace_id = s->trace_id;
+    r->queue = s->queue;
     r->last = -1;
     r->ended = 0;
+    r->snap = NULL;
+    r->snap_n = r->snap_cap = 0;
+    r->has_snap = 0;
     uint32_t k = h & st->smask;
     while (st->shash[k])
         k = (k + 1) & st->smask;
@@ -251,20 +272,40 @@ static void pop_to(ek_stacks *st, th *t, int64_t i)
     t->n = (uint32_t)i;
 }
 
-/* Execution continues at addr after a gap or a switch: on a known frame's return address it
- * pops to that frame; elsewhere the frames entered meanwhile are not known (a gap frame), unless
- * nothing is known of the stack at all. */
-static int land(ek_stacks *st, th *t, uint64_t addr)
+/* What the trace showed of t's stack no longer holds: forget it, leaving a gap frame at the
+ * bottom (below it nothing is known, as below the frames of a trace's start). */
+static int lose(ek_stacks *st, th *t)
 {
-    int64_t i = find(t, addr);
-    if (i >= 0) {
-        pop_to(st, t, i);
-        return 0;
-    }
-    if (!t->n || (t->f[t->n - 1].flags & EK_FRAME_GAP))
-        return 0;
     st->st.gaps++;
+    t->n = 0;
     return push(st, t, 0, EK_FRAME_GAP);
+}
+
+/* Execution of t continues at addr: after a trace gap (gap != 0), or at the branch of a switch
+ * to it. Where it returns to a frame the trace knows holds, it pops to that frame: after a
+ * gap only the frame of the call or the exception the trace ended in (anything may have run
+ * meanwhile: a return to an older frame's address can be another activation's), at a switch
+ * any (the thread did not run meanwhile; its switch-out pushed the frame it returns to).
+ * Elsewhere the frames entered and left meanwhile are not known: the stack is forgotten, a gap
+ * frame at its bottom -- unless this is the first the trace shows of the thread. */
+static int land(ek_stacks *st, th *t, uint64_t addr, int gap)
+{
+    if (gap) {
+        if (t->end_push && t->n && t->f[t->n - 1].addr == addr &&
+            !(t->f[t->n - 1].flags & EK_FRAME_GAP)) {
+            t->n--;
+            return 0;
+        }
+    } else {
+        int64_t i = find(t, addr);
+        if (i >= 0) {
+            pop_to(st, t, i);
+            return 0;
+        }
+    }
+    if (!t->seen || (t->n == 1 && (t->f[0].flags & EK_FRAME_GAP)))
+        return 0;
+    return lose(st, t);
 }
 
 /* A return (exc: an exception return) from the instruction at ip to addr. */
@@ -279,18 +320,14 @@ static int ret(ek_stacks *st, th *t, uint64_t addr, int exc)
             st->st.returns++;
         return 0;
     }
-    if (!t->n || (t->f[t->n - 1].flags & EK_FRAME_GAP)) {
-        /* a frame the trace did not see: entered before the trace, or during a gap */
+    if (!t->n || (t->n == 1 && (t->f[0].flags & EK_FRAME_GAP))) {
+        /* a frame the trace did not see: entered before the trace, or before a gap */
         st->st.returns_below++;
         return 0;
     }
-    /* it left the innermost frame, for no known one */
+    /* it left the innermost frame, for none of the known ones */
     st->st.unmatched++;
-    t->n--;
-    if (t->n && (t->f[t->n - 1].flags & EK_FRAME_GAP))
-        return 0;
-    st->st.gaps++;
-    return push(st, t, 0, EK_FRAME_GAP);
+    return lose(st, t);
 }
 
 static int is_return_insn(uint8_t isub)
@@ -298,24 +335,56 @@ static int is_return_insn(uint8_t isub)
     return isub == EK_ISUB_V8_RET || isub == EK_ISUB_V7_IMPLIED_RET || isub == EK_ISUB_V8_ERET;
 }
 
-static int view_of(ek_stacks *st, const th *t, uint64_t at, ek_stack_view *v)
+static int view_frames(ek_stacks *st, const ek_stack_frame *f, uint32_t n, int32_t pid,
+                       int32_t tid, uint64_t at, ek_stack_view *v)
 {
     if (!v)
         return 0;
-    if (t->n > st->vcap) {
-        ek_stack_frame *n = realloc(st->vbuf, t->cap * sizeof *n);
-        if (!n)
+    if (n > st->vcap) {
+        ek_stack_frame *nb = realloc(st->vbuf, n * sizeof *nb);
+        if (!nb)
             return EK_ERR_NOMEM;
-        st->vbuf = n;
-        st->vcap = t->cap;
+        st->vbuf = nb;
+        st->vcap = n;
     }
-    if (t->n)
-        memcpy(st->vbuf, t->f, t->n * sizeof *t->f);
-    v->pid = t->pid;
-    v->tid = t->tid;
+    if (n)
+        memcpy(st->vbuf, f, n * sizeof *f);
+    v->pid = pid;
+    v->tid = tid;
     v->at = at;
     v->frames = st->vbuf;
-    v->n = t->n;
+    v->n = n;
+    return 0;
+}
+
+static int view_of(ek_stacks *st, const th *t, uint64_t at, ek_stack_view *v)
+{
+    return view_frames(st, t->f, t->n, t->pid, t->tid, at, v);
+}
+
+/* Source r takes thread ti over (a trace begin, a switch to it): the source that had it keeps
+ * a copy of the stack as it left it, for a sample of it still to come. */
+static int take(ek_stacks *st, int32_t ti, src *r)
+{
+    th *t = &st->th[ti];
+    int32_t ri = (int32_t)(r - st->src);
+    if (t->owner >= 0 && t->owner != ri) {
+        src *o = &st->src[t->owner];
+        if (o->last == ti) {
+            if (t->n > o->snap_cap) {
+                ek_stack_frame *n = realloc(o->snap, t->n * sizeof *n);
+                if (!n)
+                    return EK_ERR_NOMEM;
+                o->snap = n;
+                o->snap_cap = t->n;
+            }
+            if (t->n)
+                memcpy(o->snap, t->f, t->n * sizeof *t->f);
+            o->snap_n = t->n;
+            o->has_snap = 1;
+        }
+    }
+    t->owner = ri;
     return 0;
 }
 
@@ -325,6 +394,7 @@ static int branch(ek_stacks *st, th *t, const ek_sample *s)
     uint32_t fl = s->flags;
     uint64_t next = s->ip + (s->isize ? s->isize : 4);
     int end = (fl & EK_SF_TRACE_END) != 0;
+    t->end_push = 0;
     if ((fl & EK_SF_CALL) && (fl & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET | EK_SF_ASYNC))) {
         /* an exception, after the instruction at ip: where it returns to is where the code
          * resumes (resume), after a branch at ip that was taken too */
@@ -342,10 +412,12 @@ static int branch(ek_stacks *st, th *t, const ek_sample *s)
             }
         }
         st->st.exceptions++;
+        t->end_push = (uint8_t)end;
         return push(st, t, to, EK_FRAME_EXCEPTION);
     }
     if (fl & EK_SF_CALL) {
         st->st.calls++;
+        t->end_push = (uint8_t)end;
         return push(st, t, next, 0);
     }
     if ((fl & EK_SF_RETURN) && !end &&
@@ -361,29 +433,53 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
     int32_t ti = thread_of(st, s);
     if (ti < 0)
         return EK_ERR_NOMEM;
-    if (s->kind != EK_SAMPLE_BRANCHES) {
+    if (s->kind != EK_SAMPLE_BRANCHES)
         return view_of(st, &st->th[ti], s->ip, view);
-    }
     src *r = source_of(st, s);
     if (!r)
         return EK_ERR_NOMEM;
+    int32_t ri = (int32_t)(r - st->src);
     int rc = 0;
+    th *t = &st->th[ti];
     if ((s->flags & EK_SF_TRACE_BEGIN) || !s->ip) {
-        rc = land(st, &st->th[ti], s->addr);
+        rc = take(st, ti, r);
         if (!rc)
-            rc = view_of(st, &st->th[ti], s->addr, view);
+            rc = land(st, t, s->addr, 1);
+        t->end_push = 0;
+        t->seen = 1;
+        if (!rc)
+            rc = view_of(st, t, s->addr, view);
     } else if (r->last >= 0 && !r->ended && r->last != ti) {
         /* the thread of the source changed at this branch: it ran on the previous thread's
          * stack, which stays as it was (switched out), and lands on this thread's */
+        const th *o = &st->th[r->last];
         st->st.switches++;
-        rc = view_of(st, &st->th[r->last], s->ip, view);
-        if (!rc && s->addr)
-            rc = land(st, &st->th[ti], s->addr);
-    } else {
-        rc = view_of(st, &st->th[ti], s->ip, view);
+        if (r->has_snap)
+            rc = view_frames(st, r->snap, r->snap_n, o->pid, o->tid, s->ip, view);
+        else
+            rc = view_of(st, o, s->ip, view);
         if (!rc)
-            rc = branch(st, &st->th[ti], s);
+            rc = take(st, ti, r);
+        if (!rc && s->addr)
+            rc = land(st, t, s->addr, 0);
+        t->end_push = 0;
+        t->seen = 1;
+        st->th[r->last].seen = 1;
+    } else if (t->owner >= 0 && t->owner != ri && r->has_snap && r->last == ti) {
+        /* the thread ran on in another source since this one's last sample, which this one
+         * continues (its range flushed at the end of the trace): it shows the stack of then */
+        rc = view_frames(st, r->snap, r->snap_n, t->pid, t->tid, s->ip, view);
+    } else {
+        /* (from another queue's decoding of the same trace unit, the thread goes on here) */
+        rc = take(st, ti, r);
+        if (!rc)
+            rc = view_of(st, t, s->ip, view);
+        if (!rc)
+            rc = branch(st, t, s);
+        t->seen = 1;
     }
+    if (r->last != ti)
+        r->has_snap = 0;
     r->last = ti;
     r->ended = (s->flags & EK_SF_TRACE_END) != 0;
     return rc;
