@@ -25,15 +25,17 @@
  *    of the known frames (unmatched) leaves the stack unknown: its frames are forgotten and a
  *    gap frame (EK_FRAME_GAP) stays at its bottom;
  *  - a trace gap (a "tr end", then a "tr strt": trace off, code that could not be read, lost
- *    trace): the frames stay, and where the trace begins again on a known frame's return
- *    address (the return from the call or the exception the trace ended in) it pops to that
- *    frame; elsewhere the frames entered and left during the gap are not known: the stack is
- *    forgotten, with a gap frame at its bottom (gaps). A gap is never papered over: a stack
- *    with a gap frame says that below its frames nothing is known because of a gap, one
- *    without says that below them are the frames entered before the trace;
+ *    trace): where the trace begins again on the return address of the frame the trace ended
+ *    with (the call or the exception whose code it did not follow) it pops that frame;
+ *    anywhere else -- an older frame's address too: anything may have run meanwhile -- the
+ *    frames entered and left during the gap are not known: the stack is forgotten, with a gap
+ *    frame at its bottom (gaps). A gap is never papered over: a stack with a gap frame says
+ *    that below its frames nothing is known because of a gap, one without says that below
+ *    them are the frames entered before the trace;
  *  - a context switch: the branch where the trace's thread changes on a trace source ran on
  *    the outgoing thread's stack (its view; that stack stays as it was) and lands on the
- *    incoming thread's (as a trace begin does). The idle task (pid and tid 0) has a stack per
+ *    incoming thread's: on the innermost known frame returning there (the one its switch-out
+ *    pushed), else as after a gap. The idle task (pid and tid 0) has a stack per
  *    CPU;
  *  - a trace source is one CPU's trace in one AUX queue: a CPU's trace in several queues (a
  *    shared sink) is followed from one to the next, and a sample a queue gives late (the end
@@ -100,14 +102,14 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view);
 typedef struct ek_stacks_stats {
     uint64_t calls, returns;          /* frames pushed by calls; returns that popped one */
     uint64_t exceptions, exc_returns; /* exception frames pushed; popped by exception returns */
-    uint64_t returns_below;   /* returns with no known frame to pop (entered before the
-                               * trace or a gap) */
-    uint64_t resyncs;         /* returns and trace begins that skipped known frames */
-    uint64_t unmatched;       /* returns that landed on no known frame */
-    uint64_t gaps;            /* stacks forgotten (a gap frame at their bottom) */
-    uint64_t switches;        /* branches where the thread of a trace source changed */
-    uint64_t dropped;         /* outermost frames forgotten at max_depth */
-    uint64_t threads;         /* stacks followed */
+    uint64_t returns_below;           /* returns with no known frame to pop (entered before the
+                                       * trace or a gap) */
+    uint64_t resyncs;                 /* returns and trace begins that skipped known frames */
+    uint64_t unmatched;               /* returns that landed on no known frame */
+    uint64_t gaps;                    /* stacks forgotten (a gap frame at their bottom) */
+    uint64_t switches;                /* branches where the thread of a trace source changed */
+    uint64_t dropped;                 /* outermost frames forgotten at max_depth */
+    uint64_t threads;                 /* stacks followed */
 } ek_stacks_stats;
 void ek_stacks_get_stats(const ek_stacks *st, ek_stacks_stats *out);
 

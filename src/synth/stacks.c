@@ -19,7 +19,7 @@ typedef struct th {
     uint32_t src; /* trace ID (per_source) */
     ek_stack_frame *f;
     uint32_t n, cap;
-    int32_t owner; /* the trace source whose samples move it now (-1: none yet) */
+    int32_t owner;    /* the trace source whose samples move it now (-1: none yet) */
     uint8_t seen;     /* a sample of it was followed */
     uint8_t end_push; /* its last sample ended the trace with a call or an exception: the
                        * innermost frame is the one the trace goes on from */
@@ -68,11 +68,9 @@ void ek_stacks_opts_init(ek_stacks_opts *o)
 int ek_stacks_new(const ek_stacks_opts *o, ek_stacks **out)
 {
     *out = NULL;
-    if (!o || o->size < sizeof *o)
-        return EK_ERR_ARG;
+    if (!o || o->size < sizeof *o) return EK_ERR_ARG;
     ek_stacks *st = calloc(1, sizeof *st);
-    if (!st)
-        return EK_ERR_NOMEM;
+    if (!st) return EK_ERR_NOMEM;
     st->max_depth = o->max_depth ? o->max_depth : 1;
     st->per_source = o->per_source;
     *out = st;
@@ -81,8 +79,7 @@ int ek_stacks_new(const ek_stacks_opts *o, ek_stacks **out)
 
 void ek_stacks_free(ek_stacks *st)
 {
-    if (!st)
-        return;
+    if (!st) return;
     for (uint32_t i = 0; i < st->nth; i++)
         free(st->th[i].f);
     free(st->th);
@@ -111,7 +108,8 @@ static uint32_t mix(uint64_t a, uint64_t b)
 
 static uint32_t th_hash(int32_t pid, int32_t tid, int32_t cpu, uint32_t srcid)
 {
-    return mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, (uint64_t)(uint32_t)cpu << 32 | srcid);
+    return mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid,
+               (uint64_t)(uint32_t)cpu << 32 | srcid);
 }
 
 static uint32_t src_hash(uint32_t queue, int32_t cpu, uint32_t trace_id)
@@ -120,13 +118,12 @@ static uint32_t src_hash(uint32_t queue, int32_t cpu, uint32_t trace_id)
 }
 
 /* Grow an index table to twice its size (at least 16), re-placing every entry. */
-static int rehash(uint32_t **tab, uint32_t *mask, uint32_t n, uint32_t (*hash_of)(const ek_stacks *, uint32_t),
-                  const ek_stacks *st)
+static int rehash(uint32_t **tab, uint32_t *mask, uint32_t n,
+                  uint32_t (*hash_of)(const ek_stacks *, uint32_t), const ek_stacks *st)
 {
     uint32_t size = *tab ? (*mask + 1) * 2 : 16;
     uint32_t *t = calloc(size, sizeof *t);
-    if (!t)
-        return EK_ERR_NOMEM;
+    if (!t) return EK_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t h = hash_of(st, i) & (size - 1);
         while (t[h])
@@ -168,14 +165,12 @@ static int32_t thread_of(ek_stacks *st, const ek_sample *s)
     if (st->nth == st->cth) {
         uint32_t nc = st->cth ? st->cth * 2 : 16;
         th *n = realloc(st->th, nc * sizeof *n);
-        if (!n)
-            return -1;
+        if (!n) return -1;
         st->th = n;
         st->cth = nc;
     }
     if (!st->thash || (st->nth + 1) * 2 > st->thmask + 1)
-        if (rehash(&st->thash, &st->thmask, st->nth, th_hash_of, st))
-            return -1;
+        if (rehash(&st->thash, &st->thmask, st->nth, th_hash_of, st)) return -1;
     th *t = &st->th[st->nth];
     memset(t, 0, sizeof *t);
     t->pid = s->pid;
@@ -196,20 +191,17 @@ static src *source_of(ek_stacks *st, const ek_sample *s)
     if (st->shash)
         for (uint32_t k = h & st->smask; st->shash[k]; k = (k + 1) & st->smask) {
             src *r = &st->src[st->shash[k] - 1];
-            if (r->queue == s->queue && r->cpu == s->cpu && r->trace_id == s->trace_id)
-                return r;
+            if (r->queue == s->queue && r->cpu == s->cpu && r->trace_id == s->trace_id) return r;
         }
     if (st->nsrc == st->csrc) {
         uint32_t nc = st->csrc ? st->csrc * 2 : 8;
         src *n = realloc(st->src, nc * sizeof *n);
-        if (!n)
-            return NULL;
+        if (!n) return NULL;
         st->src = n;
         st->csrc = nc;
     }
     if (!st->shash || (st->nsrc + 1) * 2 > st->smask + 1)
-        if (rehash(&st->shash, &st->smask, st->nsrc, src_hash_of, st))
-            return NULL;
+        if (rehash(&st->shash, &st->smask, st->nsrc, src_hash_of, st)) return NULL;
     src *r = &st->src[st->nsrc];
     r->cpu = s->cpu;
     r->trace_id = s->trace_id;
@@ -238,11 +230,9 @@ static int push(ek_stacks *st, th *t, uint64_t addr, uint32_t flags)
     }
     if (t->n == t->cap) {
         uint32_t nc = t->cap ? t->cap * 2 : 16;
-        if (nc > st->max_depth)
-            nc = st->max_depth;
+        if (nc > st->max_depth) nc = st->max_depth;
         ek_stack_frame *n = realloc(t->f, nc * sizeof *n);
-        if (!n)
-            return EK_ERR_NOMEM;
+        if (!n) return EK_ERR_NOMEM;
         t->f = n;
         t->cap = nc;
     }
@@ -256,8 +246,7 @@ static int push(ek_stacks *st, th *t, uint64_t addr, uint32_t flags)
 static int64_t find(const th *t, uint64_t addr)
 {
     for (uint32_t i = t->n; i--;)
-        if (!(t->f[i].flags & EK_FRAME_GAP) && t->f[i].addr == addr)
-            return i;
+        if (!(t->f[i].flags & EK_FRAME_GAP) && t->f[i].addr == addr) return i;
     return -1;
 }
 
@@ -303,8 +292,7 @@ static int land(ek_stacks *st, th *t, uint64_t addr, int gap)
             return 0;
         }
     }
-    if (!t->seen || (t->n == 1 && (t->f[0].flags & EK_FRAME_GAP)))
-        return 0;
+    if (!t->seen || (t->n == 1 && (t->f[0].flags & EK_FRAME_GAP))) return 0;
     return lose(st, t);
 }
 
@@ -335,20 +323,17 @@ static int is_return_insn(uint8_t isub)
     return isub == EK_ISUB_V8_RET || isub == EK_ISUB_V7_IMPLIED_RET || isub == EK_ISUB_V8_ERET;
 }
 
-static int view_frames(ek_stacks *st, const ek_stack_frame *f, uint32_t n, int32_t pid,
-                       int32_t tid, uint64_t at, ek_stack_view *v)
+static int view_frames(ek_stacks *st, const ek_stack_frame *f, uint32_t n, int32_t pid, int32_t tid,
+                       uint64_t at, ek_stack_view *v)
 {
-    if (!v)
-        return 0;
+    if (!v) return 0;
     if (n > st->vcap) {
         ek_stack_frame *nb = realloc(st->vbuf, n * sizeof *nb);
-        if (!nb)
-            return EK_ERR_NOMEM;
+        if (!nb) return EK_ERR_NOMEM;
         st->vbuf = nb;
         st->vcap = n;
     }
-    if (n)
-        memcpy(st->vbuf, f, n * sizeof *f);
+    if (n) memcpy(st->vbuf, f, n * sizeof *f);
     v->pid = pid;
     v->tid = tid;
     v->at = at;
@@ -373,13 +358,11 @@ static int take(ek_stacks *st, int32_t ti, src *r)
         if (o->last == ti) {
             if (t->n > o->snap_cap) {
                 ek_stack_frame *n = realloc(o->snap, t->n * sizeof *n);
-                if (!n)
-                    return EK_ERR_NOMEM;
+                if (!n) return EK_ERR_NOMEM;
                 o->snap = n;
                 o->snap_cap = t->n;
             }
-            if (t->n)
-                memcpy(o->snap, t->f, t->n * sizeof *t->f);
+            if (t->n) memcpy(o->snap, t->f, t->n * sizeof *t->f);
             o->snap_n = t->n;
             o->has_snap = 1;
         }
@@ -399,16 +382,13 @@ static int branch(ek_stacks *st, th *t, const ek_sample *s)
         /* an exception, after the instruction at ip: where it returns to is where the code
          * resumes (resume), after a branch at ip that was taken too */
         uint64_t to = s->resume;
-        if (!to && (fl & EK_SF_SYSCALLRET))
-            to = next;
+        if (!to && (fl & EK_SF_SYSCALLRET)) to = next;
         if (to && to != next) {
             if (s->isub == EK_ISUB_BR_LINK) {
-                if (push(st, t, next, 0))
-                    return EK_ERR_NOMEM;
+                if (push(st, t, next, 0)) return EK_ERR_NOMEM;
                 st->st.calls++;
             } else if (is_return_insn(s->isub)) {
-                if (ret(st, t, to, s->isub == EK_ISUB_V8_ERET))
-                    return EK_ERR_NOMEM;
+                if (ret(st, t, to, s->isub == EK_ISUB_V8_ERET)) return EK_ERR_NOMEM;
             }
         }
         st->st.exceptions++;
@@ -422,7 +402,8 @@ static int branch(ek_stacks *st, th *t, const ek_sample *s)
     }
     if ((fl & EK_SF_RETURN) && !end &&
         (is_return_insn(s->isub) || (fl & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET))))
-        return ret(st, t, s->addr, s->isub == EK_ISUB_V8_ERET || (fl & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET)));
+        return ret(st, t, s->addr,
+                   s->isub == EK_ISUB_V8_ERET || (fl & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET)));
     /* a branch without link (tail call, jump), or a return whose target the trace lost: the
      * trace begins again where it lands */
     return 0;
@@ -431,24 +412,19 @@ static int branch(ek_stacks *st, th *t, const ek_sample *s)
 int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
 {
     int32_t ti = thread_of(st, s);
-    if (ti < 0)
-        return EK_ERR_NOMEM;
-    if (s->kind != EK_SAMPLE_BRANCHES)
-        return view_of(st, &st->th[ti], s->ip, view);
+    if (ti < 0) return EK_ERR_NOMEM;
+    if (s->kind != EK_SAMPLE_BRANCHES) return view_of(st, &st->th[ti], s->ip, view);
     src *r = source_of(st, s);
-    if (!r)
-        return EK_ERR_NOMEM;
+    if (!r) return EK_ERR_NOMEM;
     int32_t ri = (int32_t)(r - st->src);
     int rc = 0;
     th *t = &st->th[ti];
     if ((s->flags & EK_SF_TRACE_BEGIN) || !s->ip) {
         rc = take(st, ti, r);
-        if (!rc)
-            rc = land(st, t, s->addr, 1);
+        if (!rc) rc = land(st, t, s->addr, 1);
         t->end_push = 0;
         t->seen = 1;
-        if (!rc)
-            rc = view_of(st, t, s->addr, view);
+        if (!rc) rc = view_of(st, t, s->addr, view);
     } else if (r->last >= 0 && !r->ended && r->last != ti) {
         /* the thread of the source changed at this branch: it ran on the previous thread's
          * stack, which stays as it was (switched out), and lands on this thread's */
@@ -458,10 +434,8 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
             rc = view_frames(st, r->snap, r->snap_n, o->pid, o->tid, s->ip, view);
         else
             rc = view_of(st, o, s->ip, view);
-        if (!rc)
-            rc = take(st, ti, r);
-        if (!rc && s->addr)
-            rc = land(st, t, s->addr, 0);
+        if (!rc) rc = take(st, ti, r);
+        if (!rc && s->addr) rc = land(st, t, s->addr, 0);
         t->end_push = 0;
         t->seen = 1;
         st->th[r->last].seen = 1;
@@ -472,14 +446,11 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
     } else {
         /* (from another queue's decoding of the same trace unit, the thread goes on here) */
         rc = take(st, ti, r);
-        if (!rc)
-            rc = view_of(st, t, s->ip, view);
-        if (!rc)
-            rc = branch(st, t, s);
+        if (!rc) rc = view_of(st, t, s->ip, view);
+        if (!rc) rc = branch(st, t, s);
         t->seen = 1;
     }
-    if (r->last != ti)
-        r->has_snap = 0;
+    if (r->last != ti) r->has_snap = 0;
     r->last = ti;
     r->ended = (s->flags & EK_SF_TRACE_END) != 0;
     return rc;

@@ -19,14 +19,14 @@
 #include "etmkit/stacks.h"
 #include "testutil.h"
 
-#define BR EK_SF_BRANCH
-#define CALL (EK_SF_BRANCH | EK_SF_CALL)
-#define RET (EK_SF_BRANCH | EK_SF_RETURN)
+#define BR      EK_SF_BRANCH
+#define CALL    (EK_SF_BRANCH | EK_SF_CALL)
+#define RET     (EK_SF_BRANCH | EK_SF_RETURN)
 #define SYSCALL (EK_SF_BRANCH | EK_SF_CALL | EK_SF_SYSCALLRET)
-#define IRQ (EK_SF_BRANCH | EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT)
-#define IRET (EK_SF_BRANCH | EK_SF_RETURN | EK_SF_INTERRUPT)
-#define BEGIN (EK_SF_BRANCH | EK_SF_TRACE_BEGIN)
-#define END EK_SF_TRACE_END
+#define IRQ     (EK_SF_BRANCH | EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT)
+#define IRET    (EK_SF_BRANCH | EK_SF_RETURN | EK_SF_INTERRUPT)
+#define BEGIN   (EK_SF_BRANCH | EK_SF_TRACE_BEGIN)
+#define END     EK_SF_TRACE_END
 
 typedef struct ctx {
     ek_stacks *st;
@@ -65,7 +65,8 @@ static const char *smp(ctx *c, uint32_t flags, uint64_t ip, uint64_t addr, uint8
     s.resume = resume;
     ek_stack_view v;
     assert_int_equal(ek_stacks_sample(c->st, &s, &v), 0);
-    size_t p = (size_t)snprintf(c->text, sizeof c->text, "%d %llx:", v.tid, (unsigned long long)v.at);
+    size_t p =
+        (size_t)snprintf(c->text, sizeof c->text, "%d %llx:", v.tid, (unsigned long long)v.at);
     for (uint32_t i = v.n; i--;) {
         const ek_stack_frame *f = &v.frames[i];
         if (f->flags & EK_FRAME_GAP)
@@ -114,19 +115,23 @@ static void test_exceptions(void **state)
     /* a system call: its frame returns after the SVC */
     assert_string_equal(smp(&c, SYSCALL, 0x2004, 0xf800, 0, 0x2008), "100 2004: 100c");
     assert_string_equal(smp(&c, CALL, 0xf810, 0xf900, EK_ISUB_BR_LINK, 0), "100 f810: !2008 100c");
-    assert_string_equal(smp(&c, RET, 0xf904, 0xf814, EK_ISUB_V8_RET, 0), "100 f904: f814 !2008 100c");
+    assert_string_equal(smp(&c, RET, 0xf904, 0xf814, EK_ISUB_V8_RET, 0),
+                        "100 f904: f814 !2008 100c");
     assert_string_equal(smp(&c, RET | EK_SF_SYSCALLRET, 0xf820, 0x2008, EK_ISUB_V8_ERET, 0),
                         "100 f820: !2008 100c");
     /* an interrupt right after a taken BL: the call's frame, then the exception's, which
      * returns to the call's target (resume) */
     assert_string_equal(smp(&c, IRQ, 0x2010, 0xf880, EK_ISUB_BR_LINK, 0x4000), "100 2010: 100c");
-    assert_string_equal(smp(&c, IRET, 0xf890, 0x4000, EK_ISUB_V8_ERET, 0), "100 f890: !4000 2014 100c");
+    assert_string_equal(smp(&c, IRET, 0xf890, 0x4000, EK_ISUB_V8_ERET, 0),
+                        "100 f890: !4000 2014 100c");
     /* an interrupt right after a RET: the return pops, the exception returns to its target */
-    assert_string_equal(smp(&c, IRQ, 0x4010, 0xf880, EK_ISUB_V8_RET, 0x2014), "100 4010: 2014 100c");
+    assert_string_equal(smp(&c, IRQ, 0x4010, 0xf880, EK_ISUB_V8_RET, 0x2014),
+                        "100 4010: 2014 100c");
     assert_string_equal(smp(&c, IRET, 0xf890, 0x2014, EK_ISUB_V8_ERET, 0), "100 f890: !2014 100c");
     /* an ERET and an interrupt before the first instruction it returns to */
     assert_string_equal(smp(&c, SYSCALL, 0x2018, 0xf800, 0, 0x201c), "100 2018: 100c");
-    assert_string_equal(smp(&c, IRQ, 0xf820, 0xf880, EK_ISUB_V8_ERET, 0x201c), "100 f820: !201c 100c");
+    assert_string_equal(smp(&c, IRQ, 0xf820, 0xf880, EK_ISUB_V8_ERET, 0x201c),
+                        "100 f820: !201c 100c");
     assert_string_equal(smp(&c, IRET, 0xf890, 0x201c, EK_ISUB_V8_ERET, 0), "100 f890: !201c 100c");
     assert_string_equal(smp(&c, BR, 0x2020, 0x2030, 0, 0), "100 2020: 100c");
     ek_stacks_stats t = stats(&c);
@@ -253,7 +258,8 @@ static void test_tail_call_unwind(void **state)
     assert_string_equal(smp(&c, CALL, 0x5004, 0x6000, EK_ISUB_BR_LINK, 0), "100 5004: 100c");
     assert_string_equal(smp(&c, CALL, 0x6004, 0x7000, EK_ISUB_BR_LINK, 0), "100 6004: 5008 100c");
     /* longjmp / an unwind: a RET to the outer frame pops the two inner ones */
-    assert_string_equal(smp(&c, RET, 0x7004, 0x100c, EK_ISUB_V8_RET, 0), "100 7004: 6008 5008 100c");
+    assert_string_equal(smp(&c, RET, 0x7004, 0x100c, EK_ISUB_V8_RET, 0),
+                        "100 7004: 6008 5008 100c");
     assert_string_equal(smp(&c, BR, 0x1010, 0x1000, 0, 0), "100 1010:");
     /* a return to an address no known frame holds: the innermost is left, for an unknown one */
     smp(&c, CALL, 0x1014, 0x2000, EK_ISUB_BR_LINK, 0);
@@ -275,7 +281,8 @@ static void test_depth_bound(void **state)
     smp(&c, BEGIN, 0, 0x1000, 0, 0);
     for (uint64_t i = 0; i < 5; i++)
         smp(&c, CALL, 0x1000 + 0x100 * i, 0x1100 + 0x100 * i, EK_ISUB_BR_LINK, 0);
-    assert_string_equal(smp(&c, RET, 0x1504, 0x1404, EK_ISUB_V8_RET, 0), "100 1504: 1404 1304 1204");
+    assert_string_equal(smp(&c, RET, 0x1504, 0x1404, EK_ISUB_V8_RET, 0),
+                        "100 1504: 1404 1304 1204");
     assert_string_equal(smp(&c, RET, 0x1408, 0x1304, EK_ISUB_V8_RET, 0), "100 1408: 1304 1204");
     assert_string_equal(smp(&c, RET, 0x1308, 0x1204, EK_ISUB_V8_RET, 0), "100 1308: 1204");
     /* the forgotten frames are below the bottom, as those before the trace */
@@ -357,6 +364,66 @@ static void test_other_samples_and_args(void **state)
     assert_null(st);
 }
 
+/* Any sequence of samples (damaged trace gives odd ones): no crash, every stack within its
+ * bound, gap frames only at the bottom, and the counts add up. */
+static void test_random_samples(void **state)
+{
+    (void)state;
+    ek_stacks_opts o;
+    ek_stacks_opts_init(&o);
+    o.max_depth = 8;
+    ek_stacks *st;
+    assert_int_equal(ek_stacks_new(&o, &st), 0);
+    static const uint32_t fl[] = {BR,        CALL,      RET,      SYSCALL,
+                                  IRQ,       IRET,      BEGIN,    CALL | END,
+                                  RET | END, IRQ | END, BR | END, RET | EK_SF_SYSCALLRET,
+                                  0};
+    static const uint8_t sub[] = {EK_ISUB_NONE, EK_ISUB_BR_LINK, EK_ISUB_V8_RET, EK_ISUB_V8_ERET,
+                                  EK_ISUB_V7_IMPLIED_RET};
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = (x >> 60) == 0 ? EK_SAMPLE_INSTRUCTIONS : EK_SAMPLE_BRANCHES;
+        s.flags = fl[(x >> 8) % (sizeof fl / sizeof fl[0])];
+        s.isub = sub[(x >> 16) % sizeof sub];
+        s.isize = (uint8_t)((x >> 20) & 6);
+        s.pid = (int32_t)((x >> 24) % 3);
+        s.tid = s.pid * 10 + (int32_t)((x >> 26) % 3);
+        s.cpu = (int32_t)((x >> 28) % 3) - 1;
+        s.trace_id = (uint8_t)((x >> 30) % 4);
+        s.queue = (uint32_t)((x >> 32) % 3);
+        s.ip = (s.flags & EK_SF_TRACE_BEGIN) ? 0 : 0x1000 + ((x >> 34) % 16) * 4;
+        s.addr = (s.flags & EK_SF_TRACE_END) ? 0 : 0x1000 + ((x >> 40) % 16) * 4;
+        s.resume = (x >> 46) & 1 ? 0x1000 + ((x >> 47) % 16) * 4 : 0;
+        ek_stack_view v;
+        assert_int_equal(ek_stacks_sample(st, &s, &v), 0);
+        assert_true(v.n <= 8);
+        for (uint32_t k = 1; k < v.n; k++)
+            assert_false(v.frames[k].flags & EK_FRAME_GAP);
+    }
+    /* and a run of calls deeper than the bound */
+    for (int i = 0; i < 20; i++) {
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = EK_SAMPLE_BRANCHES;
+        s.flags = CALL;
+        s.isub = EK_ISUB_BR_LINK;
+        s.pid = s.tid = 7;
+        s.ip = 0x2000 + 0x10 * (uint64_t)i;
+        s.addr = s.ip + 0x10;
+        ek_stack_view v;
+        assert_int_equal(ek_stacks_sample(st, &s, &v), 0);
+        assert_true(v.n <= 8);
+    }
+    ek_stacks_stats t;
+    ek_stacks_get_stats(st, &t);
+    assert_true(t.threads <= 3 * 3 * 3 * 3 * 4 + 1); /* pid, tid, the idle task's cpus; 7 */
+    assert_true(t.calls > 0 && t.returns > 0 && t.exceptions > 0 && t.gaps > 0 && t.dropped > 0);
+    ek_stacks_free(st);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +437,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_idle_per_cpu),
         cmocka_unit_test(test_late_sample_of_a_queue),
         cmocka_unit_test(test_other_samples_and_args),
+        cmocka_unit_test(test_random_samples),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
