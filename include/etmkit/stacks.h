@@ -90,6 +90,9 @@ typedef struct ek_stack_view {
     uint64_t at;                  /* where: the sample's ip (a trace begin's: its addr) */
     const ek_stack_frame *frames; /* frames[n - 1] is the innermost; valid until the next call */
     uint32_t n;
+    /* 1: a late sample's view -- the stack as its trace source left it, the thread having run
+     * on in another queue since (the source's last range, flushed at the end of the trace) */
+    int late;
 } ek_stack_view;
 
 /* Follow one sample (in output order: the order of a session's ordered consumer). A branches

@@ -339,6 +339,7 @@ static int view_frames(ek_stacks *st, const ek_stack_frame *f, uint32_t n, int32
     v->at = at;
     v->frames = st->vbuf;
     v->n = n;
+    v->late = 0;
     return 0;
 }
 
@@ -443,6 +444,7 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
         /* the thread ran on in another source since this one's last sample, which this one
          * continues (its range flushed at the end of the trace): it shows the stack of then */
         rc = view_frames(st, r->snap, r->snap_n, t->pid, t->tid, s->ip, view);
+        if (view) view->late = 1;
     } else {
         /* (from another queue's decoding of the same trace unit, the thread goes on here) */
         rc = take(st, ti, r);

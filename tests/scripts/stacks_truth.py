@@ -9,7 +9,7 @@ usage: stacks_truth.py TRUTH OURS BRANCHES
 Both files name the same branches samples in the same order ("PID/TID [CPU] IP => ADDR"), then
 the location and the frames, innermost first. The truth holds what ran; a decoder knows what
 the trace shows. Our frames must be exactly the truth's innermost ones, in order; how many of
-them is fixed by these rules, and nothing else is allowed:
+them is fixed by these rules (all but rule 5 counted), and nothing else is allowed:
 
 1. Frames entered before the trace started are not in the trace (a stack without a gap
    frame). Per stack, the frames it held when its trace began, and never left since, are
@@ -21,9 +21,9 @@ them is fixed by these rules, and nothing else is allowed:
 2. Where the trace of a thread begins again (a trace begin, or a context switch to it) after a
    gap, not on the return address of the frame the trace ended with (or where a return lands
    on no frame it knew), the frames entered and left during the gap are not known: the stack
-   says so with a gap frame ("?") at its bottom, which appears nowhere else (first at such a
-   line, or the line after such a return). Above it, the frames are exactly the truth's
-   innermost ones; how many is the stack's to say.
+   is forgotten, and says so with a gap frame ("?") at its bottom and nothing above it at
+   that line, which appears nowhere else. From there rule 1 starts again (the truth's frames
+   at that line are the ones the trace cannot know), with the gap frame staying at the bottom.
 3. Whose stack a line shows: the thread of the sample, except at the branch where the thread
    of a CPU's trace changes without a trace end before it (a context switch): that branch ran
    on the outgoing thread's stack, which is the one the truth shows (the machine's thread
@@ -38,8 +38,10 @@ them is fixed by these rules, and nothing else is allowed:
    down change without a return or an exception (neither ends the other) to the stack's next
    line without an exception frame, only the frames above the exception frame are compared
    (a stack with a gap frame: rule 2).
-   (A queue's late sample -- the end of its last range, flushed at the end of the trace,
-   which shows the stack of its time -- can look the same; it is compared the same way.)
+5. A late sample (the end of a queue's last range, flushed at the end of the trace after its
+   thread ran on in another queue: the tool marks it "(late)") shows the stack as that queue
+   left it, an earlier time's: its frames are the truth's innermost ones, and it moves
+   nothing.
 """
 import re
 import sys
@@ -105,6 +107,17 @@ def main():
             differ(k, 'another sample')
             continue
         pid, tid, cpu, ip, addr, tf = t
+        late = o[5][-1].endswith(' (late)')
+        if late:
+            o[5][-1] = o[5][-1][:-len(' (late)')]
+        if late:
+            # rule 5: a late sample shows the stack of its time (its frames are compared) and
+            # moves nothing
+            lf = [f for f in o[5][1:] if f != '?']
+            frames_cmp += len(lf)
+            if o[5][0] != tf[0] or lf != tf[1:1 + len(lf)]:
+                differ(k, 'frames of a late sample differ')
+            continue
         key = (pid, tid, cpu) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
         owner = key
         prev = last.get(cpu)
@@ -158,20 +171,19 @@ def main():
         if entered_before and ip != 0:
             b = min(b, depth - 1)
         base[owner] = b
-        if g and not gap.get(owner):
-            if not was_landed:
-                differ(k, 'a gap frame where the trace did not begin again')
-                continue
+        if g and was_landed and not frames:
+            # rule 2: the stack was forgotten here; rule 1 starts again
+            if not gap.get(owner) or b != depth:
+                gaps += 1
             gap[owner] = True
-            gaps += 1
+            b = base[owner] = depth
+        elif g and not gap.get(owner):
+            differ(k, 'a gap frame where the trace did not begin again')
+            continue
         frames_cmp += len(frames)
-        if g:
-            # rule 2: what the stack shows above its gap is exactly the truth's innermost frames
-            want = tf[1:1 + len(frames)]
-            gap_lines += 1
-        else:
-            want = tf[1:1 + depth - b]  # rule 1
-            frames_left += b
+        gap_lines += g
+        want = tf[1:1 + depth - b]  # rules 1 and 2
+        frames_left += b
         if want != frames:
             differ(k, 'frames differ (the truth less the frames the trace cannot know: '
                       f'{" <- ".join(want)})')

@@ -6,7 +6,8 @@
  *
  * LOC is sym+0xoff of IP (of ADDR at a trace begin); the frames are the known return
  * addresses, innermost first, "!" before an exception's, "?" for a gap frame (frames the trace
- * did not see). The first line says how stacks are keyed ("# per thread" or "# per thread and
+ * did not see), then " (late)" for a late sample's view (ek_stack_view.late). The first
+ * line says how stacks are keyed ("# per thread" or "# per thread and
  * trace source": recordings whose samples carry the buffer's thread, perf record --per-thread).
  * The counts (ek_stacks_stats) go to stderr.
  */
@@ -64,6 +65,7 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
         ek_sbuf_puts(o, f->flags & EK_FRAME_EXCEPTION ? " <- !" : " <- ");
         put_loc(o, r, &vs, f->addr, 1);
     }
+    if (v.late) ek_sbuf_puts(o, " (late)");
     if (getenv("EK_CALLSTACKS_DEBUG"))
         ek_sbuf_printf(o, "\t# q%u t%u fl%x isub%u isize%u resume %" PRIx64, s->queue, s->trace_id,
                        s->flags, s->isub, s->isize, s->resume);

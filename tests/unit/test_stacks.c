@@ -65,8 +65,8 @@ static const char *smp(ctx *c, uint32_t flags, uint64_t ip, uint64_t addr, uint8
     s.resume = resume;
     ek_stack_view v;
     assert_int_equal(ek_stacks_sample(c->st, &s, &v), 0);
-    size_t p =
-        (size_t)snprintf(c->text, sizeof c->text, "%d %llx:", v.tid, (unsigned long long)v.at);
+    size_t p = (size_t)snprintf(c->text, sizeof c->text, "%s%d %llx:", v.late ? "late " : "", v.tid,
+                                (unsigned long long)v.at);
     for (uint32_t i = v.n; i--;) {
         const ek_stack_frame *f = &v.frames[i];
         if (f->flags & EK_FRAME_GAP)
@@ -326,7 +326,7 @@ static void test_late_sample_of_a_queue(void **state)
     assert_string_equal(smp(&c, RET, 0x2010, 0x100c, EK_ISUB_V8_RET, 0), "100 2010: 100c");
     /* queue 0's flush at the end: the stack of its time, and the thread's is left alone */
     c.queue = 0;
-    assert_string_equal(smp(&c, SYSCALL | END, 0x2004, 0, 0, 0x2008), "100 2004: 100c");
+    assert_string_equal(smp(&c, SYSCALL | END, 0x2004, 0, 0, 0x2008), "late 100 2004: 100c");
     c.queue = 1;
     assert_string_equal(smp(&c, BR, 0x1010, 0x1000, 0, 0), "100 1010:");
     ek_stacks_free(c.st);
