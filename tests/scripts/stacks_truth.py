@@ -24,6 +24,9 @@ them is fixed by these rules (all but rule 5 counted), and nothing else is allow
    is forgotten, and says so with a gap frame ("?") at its bottom and nothing above it at
    that line, which appears nowhere else. From there rule 1 starts again (the truth's frames
    at that line are the ones the trace cannot know), with the gap frame staying at the bottom.
+   Where the thread's trace begins again at the instruction after the one its trace ended at
+   (a system call, a call or an exception into untraced code, returning where it left), the
+   stack must not be forgotten: there the frames are known.
 3. Whose stack a line shows: the thread of the sample, except at the branch where the thread
    of a CPU's trace changes without a trace end before it (a context switch): that branch ran
    on the outgoing thread's stack, which is the one the truth shows (the machine's thread
@@ -86,7 +89,8 @@ def main():
     base, gap, landed = {}, {}, set()
     prev_part, execs, n_exec = {}, set(), 0
     last = {}  # cpu -> (stack key, ended)
-    gaps = gap_lines = frames_cmp = frames_left = 0
+    gaps = gap_lines = frames_cmp = frames_left = n_resume = 0
+    last_end = {}  # stack key -> ip of the branch its trace last ended at
     n = min(len(truth), len(ours))
     if len(truth) != len(ours):
         print(f'{len(truth)} truth lines, {len(ours)} lines of ours')
@@ -119,6 +123,11 @@ def main():
                 differ(k, 'frames of a late sample differ')
             continue
         key = (pid, tid, cpu) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
+        ended = last_end.pop(key, None) if ip == 0 else None
+        if addr == 0 and ip != 0:
+            last_end[key] = ip
+        resumes = ended is not None and addr in (ended + 2, ended + 4)
+        n_resume += resumes
         owner = key
         prev = last.get(cpu)
         if ip == 0:
@@ -171,6 +180,10 @@ def main():
         if entered_before and ip != 0:
             b = min(b, depth - 1)
         base[owner] = b
+        if g and not frames and resumes and not gap.get(owner):
+            differ(k, 'the stack was forgotten where the trace resumed after the instruction '
+                      'it ended at')
+            continue
         if g and was_landed and not frames:
             # rule 2: the stack was forgotten here; rule 1 starts again
             if not gap.get(owner) or b != depth:
@@ -188,7 +201,8 @@ def main():
             differ(k, 'frames differ (the truth less the frames the trace cannot know: '
                       f'{" <- ".join(want)})')
     print(f'{n} lines, {frames_cmp} frames compared, {frames_left} frames entered before the trace '
-          f'left out; {gaps} gaps, {gap_lines} lines with a gap frame, {n_exec} execs; '
+          f'left out; {gaps} gaps, {gap_lines} lines with a gap frame, {n_exec} execs, '
+          f'{n_resume} resumptions after the end; '
           f'{bad} differences')
     return 1 if bad else 0
 
