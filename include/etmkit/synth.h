@@ -136,6 +136,12 @@ typedef struct ek_sample {
     uint8_t insn[4];
     uint32_t nbranches;    /* last-branch stack (instructions samples with l): newest first */
     const ek_branch *branches; /* valid during the callback only */
+    /* branches samples (not trace begins): what the instruction at ip is, as the decoder
+     * classified it -- ek_isubtype (a branch with link, an A64 RET, an ERET, an A32/T32
+     * implied return; 0: none of those) -- and its size in bytes (0: not known). perf's flags
+     * say "return" for every indirect branch without link (BR Xn too); a call-stack analysis
+     * (etmkit/stacks.h) needs to tell a RET from a BR. */
+    uint8_t isub, isize;
 } ek_sample;
 
 /* ---- where a sample's addresses are ------------------------------------------------------ */

@@ -341,6 +341,7 @@ static void sample_base(ek_synth *s, ek_sample *smp)
     memset(smp->insn, 0, sizeof smp->insn);
     smp->nbranches = 0;
     smp->branches = NULL;
+    smp->isub = smp->isize = 0;
 }
 
 static int deliver(ek_synth *s, ek_sample *smp)
@@ -398,6 +399,10 @@ EK_HOT int synth_branch_sample(ek_synth *s)
     smp.period = 1;
     smp.flags = prev->flags;
     smp.resume = prev->resume;
+    if (prev->type == PKT_RANGE) {
+        smp.isub = prev->last_sub;
+        smp.isize = prev->last_size;
+    }
     if (!s->no_insn)
         copy_insn(s, prev, &smp);
     if (s->opts.last_branch) {
