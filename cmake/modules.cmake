@@ -28,11 +28,12 @@ ek_module(itm   USES core PUBLIC itm.h low/itm.h)
 ek_module(input USES core
   PUBLIC perf.h perf_write.h snapshot.h symbols.h ini.h
   SHARED jitdump.h)
+# memory images, and the flow decoders' code access through them (ek_flow_mem)
 ek_module(image USES core input PUBLIC image.h)
 # instruction flow: ETMv4/ETE's decoder, and PTM's and ETMv3's (parser and waypoint walker
-# together, over the flow decoders' code access, ek_flow_mem)
+# together); each reads code through image's ek_flow_mem and classifies with isa
 ek_module(flow  USES core isa etm4 image PUBLIC flow.h)
-ek_module(ptm   USES flow PUBLIC ptm.h low/ptm.h SHARED walk.h)
+ek_module(ptm   USES isa image PUBLIC ptm.h low/ptm.h SHARED walk.h)
 ek_module(etm3  USES ptm PUBLIC etm3.h low/etm3.h)
 # the decode tree: bytes -> frames -> per-trace-ID parsers and flow decoders
 ek_module(decode USES frame etm4 stm itm flow ptm etm3 input PUBLIC decode.h)
