@@ -21,7 +21,7 @@ ek_module(core
 # bit level: frames, the instruction classifier and the packet parsers that need no code
 ek_module(frame USES core PUBLIC frame.h low/frame.h)
 ek_module(isa   USES core PUBLIC isa.h)
-ek_module(etm4  USES core PUBLIC etm4.h low/etm4.h SHARED encode.h)
+ek_module(etm4  USES core PUBLIC etm4.h low/etm4.h)
 ek_module(stm   USES core PUBLIC stm.h low/stm.h)
 ek_module(itm   USES core PUBLIC itm.h low/itm.h)
 # loaders: perf.data, snapshots, ELF, kallsyms, jitdump
@@ -46,7 +46,7 @@ ek_module(session USES synth PUBLIC session.h)
 # text: listings, element formats, perf-script text, perf.data dumps
 ek_module(output USES session profile PUBLIC listing.h script.h perf_dump.h inject.h)
 # the simulator behind `etmkit gen`: library target etmkit_sim, public header in
-# src/sim/include/etmkit/sim.h; it drives the ETMv4 encoder (etm4's encode.h)
+# src/sim/include/etmkit/sim.h; its encoders (ETMv4/ETE, PTM, ETMv3) are its own
 ek_module(sim APART USES output PUBLIC sim.h)
 
 # Temporary exceptions: exact (file, included header) and (module, symbol) pairs that break the

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "core/vec.h"
-#include "etm4/encode.h"
+#include "sim/enc_etm4.h"
 #include "etmkit/diag.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/sim.h"
