@@ -1,26 +1,11 @@
-/* Scenarios of `etmkit gen` and the run driver (ek_sim_run). */
-#include <errno.h>
-#include <stdarg.h>
+/* The scenarios of `etmkit gen` (AArch64; the Armv7 ones are in v7gen.c): what each sets up
+ * and runs, and the catalogue that names them. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/sim.h"
 #include "sim/v7.h"
-
-typedef struct sim_opts_in {
-    uint64_t trace_size;
-} sim_opts_in;
-
-void sim_note(sim *S, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ek_diag_vemit(S->diag, EK_SEV_NOTE, "sim.note", 0, NULL, -1, -1, -1, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------------ building blocks */
 
@@ -811,209 +796,142 @@ static int sc_buildid_run(sim *S)
     return add_lib(S, p, "libsima.so");
 }
 
-static const struct {
-    struct sim_scenario sc;
-    int (*run)(sim *S);
-    uint64_t trace_default;
-} scenarios[] = {
-    {{"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
-      sc_basic, 0},
-     sc_basic_run,
-     48 << 10},
-    {{"per-thread",
-      "perf record --per-thread: no timestamps or context IDs (timeless decode), "
-      "one AUX record per time the thread is scheduled in",
-      sc_per_thread, 0},
-     sc_per_thread_run,
-     64 << 10},
-    {{"per-thread-two-cpus",
-      "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
-      "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
-      sc_per_thread_two, 0},
-     sc_per_thread_two_run,
-     64 << 10},
-    {{"kernel-and-user",
-      "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
-      "making system calls; vmlinux in symfs",
-      sc_kernel, 0},
-     sc_kernel_run,
-     96 << 10},
-    {{"kernel-and-user-novmlinux",
-      "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
-      "read kernel code and silently drops kernel samples",
-      sc_kernel_novmlinux, 0},
-     sc_kernel_run,
-     96 << 10},
-    {{"dlopen-reuse",
-      "a library is loaded, called, unloaded and another one is loaded at the "
-      "same address (perf 6.1 decodes all trace with the last one)",
-      sc_dlopen, 0},
-     sc_dlopen_run,
-     96 << 10},
-    {{"mmap2-after-aux",
-      "2 CPUs with an ETF each; perf record reads one ring late, so the "
-      "MMAP2 of a library lands after AUX records of trace that ran it",
-      sc_mmap2_after_aux, 0},
-     sc_mmap2_after_aux_run,
-     128 << 10},
-    {{"multi-aux-per-auxtrace",
-      "the sink is copied out at every sleep; perf record reads once, "
-      "so one AUXTRACE buffer holds many AUX records",
-      sc_multi_aux, 0},
-     sc_multi_aux_run,
-     96 << 10},
-    {{"shared-sink-multi-cpu",
-      "4 CPUs and a 4-thread process share one ETR: frames "
-      "interleave 4 trace IDs, timestamps order the decode",
-      sc_shared_sink, 0},
-     sc_shared_sink_run,
-     192 << 10},
-    {{"session-arbitration",
-      "two perf sessions trace two processes through one ETR; the sink "
-      "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
-      "until its owner's last event stops",
-      sc_arbitration, 0},
-     sc_arbitration_run,
-     128 << 10},
-    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
-     sc_trbe_run,
-     96 << 10},
-    {{"snapshot-wrap",
-      "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
-      "barrier packets, one snapshot at the end",
-      sc_snapshot, 0},
-     sc_snapshot_run,
-     512 << 10},
-    {{"snapshot-etr",
-      "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
-      "in place; kernel and user code as memory dumps",
-      sc_snap_etr, 1},
-     sc_snap_run,
-     256 << 10},
-    {{"snapshot-ete-trbe",
-      "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
-      "TRBE buffer per CPU",
-      sc_snap_trbe, 1},
-     sc_snap_run,
-     128 << 10},
-    {{"flush-partial-packet",
-      "incomplete ETM flushes leave a partial packet at the end of each "
-      "hardware buffer; several AUX records per AUXTRACE buffer",
-      sc_partial, 0},
-     sc_partial_run,
-     128 << 10},
-    {{"flush-partial-packet-wrap",
-      "the same with a 2 KiB ETR that wraps between copies: "
-      "barrier packets after each wrap (TRUNCATED AUX records)",
-      sc_partial, 0},
-     sc_partial_wrap_run,
-     128 << 10},
-    {{"flush-partial-packet-nobarrier",
-      "wrapping 2 KiB ETR and partial packets, without the "
-      "driver's barrier packets",
-      sc_partial, 0},
-     sc_partial_nobarrier_run,
-     128 << 10},
-    {{"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
-      sc_header_v0, 0},
-     sc_two_threads_run,
-     64 << 10},
-    {{"header-v2",
-      "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
-      "(perf 6.4+); perf 6.1 refuses the file",
-      sc_header_v2, 0},
-     sc_two_threads_run,
-     64 << 10},
-    {{"trace-id-per-sink",
-      "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
-      "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
-      "6.1 refuses the file",
-      sc_trace_id_per_sink, 0},
-     sc_trace_id_per_sink_run,
-     256 << 10},
-    {{"jit-reuse",
-      "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
-      "replaced by other code at the same addresses, at safepoints (a worker thread on the "
-      "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
-      "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
-      sc_jit, 0},
-     sc_jit_run,
-     128 << 10},
-    {{"workload-real",
-      "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
-      "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
-      "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
-      "megabytes of distinct code; --trace-size up to gigabytes",
-      sc_workload_real, 0},
-     sc_workload_real_run,
-     256 << 10},
-    {{"arbitration-stress",
-      "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
-      "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
-      "and exit; truth.summary reports the invariants",
-      sc_stress, 0},
-     sc_stress_run,
-     512 << 10},
-    {{"time-kernel-clock",
-      "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
-      "TIME_CONV 1:1): samples carry their time stamp's time",
-      sc_time_kernel, 0},
-     sc_time_run,
-     96 << 10},
-    {{"time-virtual-counter",
-      "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
-      "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
-      sc_time_counter, 0},
-     sc_time_run,
-     96 << 10},
-    {{"time-unknown-counter",
-      "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
-      "they only order the trace; samples carry the time of their AUX record",
-      sc_time_other, 0},
-     sc_time_run,
-     96 << 10},
-    {{"context-switch-order",
-      "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
-      "rare time stamps: ranges decoded before a context packet belong to the previous thread",
-      sc_ctxswitch, 0},
-     sc_ctxswitch_run,
-     128 << 10},
-    {{"two-processes",
-      "system-wide user-space trace, 3 CPUs with an ETF each: two processes (simloop with a "
-      "second thread, simchild), each thread alone on its CPU",
-      sc_two_procs, 0},
-     sc_two_procs_run,
-     96 << 10},
-    {{"buildid-mismatch",
-      "symfs holds another build of the library the process loads (/usr/lib/libsima.so: one "
-      "more function, another build-id than the recorded one), 2 CPUs, user space: a decoder "
-      "refuses it (gaps); perf 6.1 decodes the other build's bytes",
-      sc_buildid, 0},
-     sc_buildid_run,
-     64 << 10},
-    {{"kernel-module",
-      "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
-      "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "
-      "ETR, vmlinux in symfs: a decoder lays the .ko out as the module loader did and relocates "
-      "it; perf 6.1 reads the file unrelocated and maps the module's .bss at address 0",
-      sc_kmod, 0},
-     sc_kmod_run,
-     64 << 10},
-    {{"itrace-calls-returns-skip",
-      "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
-      "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
-      "expected-returns.txt, expected-skip.txt (i100ibs50: one count over the output, both "
-      "kinds); perf 6.1's cs-etm ignores the three letters",
-      sc_itrace, 0},
-     sc_kernel_run,
-     48 << 10},
-    {{"workload",
-      "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
-      "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
-      "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
-      sc_workload, 0},
-     sc_workload_run,
-     256 << 10},
+static const sim_scenario scenarios[] = {
+    {"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
+     sc_basic, 0, sc_basic_run, 48 << 10},
+    {"per-thread",
+     "perf record --per-thread: no timestamps or context IDs (timeless decode), "
+     "one AUX record per time the thread is scheduled in",
+     sc_per_thread, 0, sc_per_thread_run, 64 << 10},
+    {"per-thread-two-cpus",
+     "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
+     "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
+     sc_per_thread_two, 0, sc_per_thread_two_run, 64 << 10},
+    {"kernel-and-user",
+     "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
+     "making system calls; vmlinux in symfs",
+     sc_kernel, 0, sc_kernel_run, 96 << 10},
+    {"kernel-and-user-novmlinux",
+     "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
+     "read kernel code and silently drops kernel samples",
+     sc_kernel_novmlinux, 0, sc_kernel_run, 96 << 10},
+    {"dlopen-reuse",
+     "a library is loaded, called, unloaded and another one is loaded at the "
+     "same address (perf 6.1 decodes all trace with the last one)",
+     sc_dlopen, 0, sc_dlopen_run, 96 << 10},
+    {"mmap2-after-aux",
+     "2 CPUs with an ETF each; perf record reads one ring late, so the "
+     "MMAP2 of a library lands after AUX records of trace that ran it",
+     sc_mmap2_after_aux, 0, sc_mmap2_after_aux_run, 128 << 10},
+    {"multi-aux-per-auxtrace",
+     "the sink is copied out at every sleep; perf record reads once, "
+     "so one AUXTRACE buffer holds many AUX records",
+     sc_multi_aux, 0, sc_multi_aux_run, 96 << 10},
+    {"shared-sink-multi-cpu",
+     "4 CPUs and a 4-thread process share one ETR: frames "
+     "interleave 4 trace IDs, timestamps order the decode",
+     sc_shared_sink, 0, sc_shared_sink_run, 192 << 10},
+    {"session-arbitration",
+     "two perf sessions trace two processes through one ETR; the sink "
+     "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
+     "until its owner's last event stops",
+     sc_arbitration, 0, sc_arbitration_run, 128 << 10},
+    {"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0,
+     sc_trbe_run, 96 << 10},
+    {"snapshot-wrap",
+     "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
+     "barrier packets, one snapshot at the end",
+     sc_snapshot, 0, sc_snapshot_run, 512 << 10},
+    {"snapshot-etr",
+     "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
+     "in place; kernel and user code as memory dumps",
+     sc_snap_etr, 1, sc_snap_run, 256 << 10},
+    {"snapshot-ete-trbe",
+     "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
+     "TRBE buffer per CPU",
+     sc_snap_trbe, 1, sc_snap_run, 128 << 10},
+    {"flush-partial-packet",
+     "incomplete ETM flushes leave a partial packet at the end of each "
+     "hardware buffer; several AUX records per AUXTRACE buffer",
+     sc_partial, 0, sc_partial_run, 128 << 10},
+    {"flush-partial-packet-wrap",
+     "the same with a 2 KiB ETR that wraps between copies: "
+     "barrier packets after each wrap (TRUNCATED AUX records)",
+     sc_partial, 0, sc_partial_wrap_run, 128 << 10},
+    {"flush-partial-packet-nobarrier",
+     "wrapping 2 KiB ETR and partial packets, without the "
+     "driver's barrier packets",
+     sc_partial, 0, sc_partial_nobarrier_run, 128 << 10},
+    {"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
+     sc_header_v0, 0, sc_two_threads_run, 64 << 10},
+    {"header-v2",
+     "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
+     "(perf 6.4+); perf 6.1 refuses the file",
+     sc_header_v2, 0, sc_two_threads_run, 64 << 10},
+    {"trace-id-per-sink",
+     "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
+     "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
+     "6.1 refuses the file",
+     sc_trace_id_per_sink, 0, sc_trace_id_per_sink_run, 256 << 10},
+    {"jit-reuse",
+     "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
+     "replaced by other code at the same addresses, at safepoints (a worker thread on the "
+     "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
+     "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
+     sc_jit, 0, sc_jit_run, 128 << 10},
+    {"workload-real",
+     "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
+     "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
+     "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
+     "megabytes of distinct code; --trace-size up to gigabytes",
+     sc_workload_real, 0, sc_workload_real_run, 256 << 10},
+    {"arbitration-stress",
+     "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
+     "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
+     "and exit; truth.summary reports the invariants",
+     sc_stress, 0, sc_stress_run, 512 << 10},
+    {"time-kernel-clock",
+     "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
+     "TIME_CONV 1:1): samples carry their time stamp's time",
+     sc_time_kernel, 0, sc_time_run, 96 << 10},
+    {"time-virtual-counter",
+     "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
+     "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
+     sc_time_counter, 0, sc_time_run, 96 << 10},
+    {"time-unknown-counter",
+     "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
+     "they only order the trace; samples carry the time of their AUX record",
+     sc_time_other, 0, sc_time_run, 96 << 10},
+    {"context-switch-order",
+     "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
+     "rare time stamps: ranges decoded before a context packet belong to the previous thread",
+     sc_ctxswitch, 0, sc_ctxswitch_run, 128 << 10},
+    {"two-processes",
+     "system-wide user-space trace, 3 CPUs with an ETF each: two processes (simloop with a "
+     "second thread, simchild), each thread alone on its CPU",
+     sc_two_procs, 0, sc_two_procs_run, 96 << 10},
+    {"buildid-mismatch",
+     "symfs holds another build of the library the process loads (/usr/lib/libsima.so: one "
+     "more function, another build-id than the recorded one), 2 CPUs, user space: a decoder "
+     "refuses it (gaps); perf 6.1 decodes the other build's bytes",
+     sc_buildid, 0, sc_buildid_run, 64 << 10},
+    {"kernel-module",
+     "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
+     "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "
+     "ETR, vmlinux in symfs: a decoder lays the .ko out as the module loader did and relocates "
+     "it; perf 6.1 reads the file unrelocated and maps the module's .bss at address 0",
+     sc_kmod, 0, sc_kmod_run, 64 << 10},
+    {"itrace-calls-returns-skip",
+     "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
+     "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
+     "expected-returns.txt, expected-skip.txt (i100ibs50: one count over the output, both "
+     "kinds); perf 6.1's cs-etm ignores the three letters",
+     sc_itrace, 0, sc_kernel_run, 48 << 10},
+    {"workload",
+     "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
+     "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
+     "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
+     sc_workload, 0, sc_workload_run, 256 << 10},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -1026,626 +944,17 @@ size_t ek_sim_scenario_count(void)
 
 const char *ek_sim_scenario_name(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.name : sim_v7_scenario_name(i - NSCEN);
+    return i < NSCEN ? scenarios[i].name : sim_v7_scenario_name(i - NSCEN);
 }
 
 const char *ek_sim_scenario_desc(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.desc : sim_v7_scenario_desc(i - NSCEN);
+    return i < NSCEN ? scenarios[i].desc : sim_v7_scenario_desc(i - NSCEN);
 }
 
-/* ------------------------------------------------------------------ output helpers */
-
-int sim_mkdirs(const char *path)
+const sim_scenario *sim_scenario_find(const char *name)
 {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof(buf)) return EK_ERR_ARG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) return EK_ERR_IO;
-            buf[i] = c;
-        }
-    }
-    return 0;
-}
-
-void sim_progress(sim *S)
-{
-    S->progress_told = S->trace_total;
-    if (S->opts->progress)
-        S->opts->progress(S->opts->progress_ctx,
-                          S->trace_total < S->trace_budget ? S->trace_total : S->trace_budget,
-                          S->trace_budget);
-}
-
-int sim_fclose(FILE *f)
-{
-    int e = ferror(f);
-    return fclose(f) || e ? EK_ERR_IO : 0;
-}
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
-static int write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return EK_ERR_IO;
-    size_t w = fwrite(data, 1, n, f);
-    int rc = fclose(f);
-    return (w == n && rc == 0) ? 0 : EK_ERR_IO;
-}
-
-static int write_symfs(sim *S, const char *out, int with_vmlinux)
-{
-    int err = 0;
-    if (S->kmod) { /* the module's .ko at the path the recording names */
-        char *path = NULL;
-        if (asprintf(&path, "%s/symfs%s", out, S->kmod->map.path) < 0) return EK_ERR_NOMEM;
-        char *slash = strrchr(path, '/');
-        *slash = 0;
-        err = sim_mkdirs(path);
-        *slash = '/';
-        if (!err) err = write_file(path, S->kmod->ko, S->kmod->ko_size);
-        free(path);
-    }
-    for (int i = 0; i < S->nimages && !err; i++) {
-        const sim_image *img = &S->images[i];
-        char rel[512];
-        if (img->hidden) continue;
-        if (img->is_kernel) {
-            if (!with_vmlinux) continue;
-            snprintf(rel, sizeof(rel), "symfs/vmlinux");
-        } else {
-            snprintf(rel, sizeof(rel), "symfs%s", img->blob->path);
-        }
-        char *path = join(out, rel);
-        if (!path) return EK_ERR_NOMEM;
-        char *slash = strrchr(path, '/');
-        *slash = 0;
-        err = sim_mkdirs(path);
-        *slash = '/';
-        /* another build of the file where the scenario says so */
-        if (!err) err = write_file(path, img->symfs ? img->symfs->data : img->data,
-                                   img->symfs ? img->symfs->size : img->size);
-        free(path);
-    }
-    return err;
-}
-
-/* ------------------------------------------------------------------ JIT files */
-
-static void put32(FILE *f, uint32_t v)
-{
-    uint8_t b[4];
-    ek_put_le32(b, v);
-    fwrite(b, 1, 4, f);
-}
-
-static void put64(FILE *f, uint64_t v)
-{
-    uint8_t b[8];
-    ek_put_le64(b, v);
-    fwrite(b, 1, 8, f);
-}
-
-static void pad8(FILE *f, size_t n)
-{
-    static const uint8_t z[8];
-    fwrite(z, 1, (8 - (n & 7)) & 7, f);
-}
-
-/* jit-PID.dump in perf's jitdump format (tools/perf/util/jitdump.h), as perf's JVMTI agent
- * writes it: a 40-byte header, then records with a 16-byte prefix (id, total size, time);
- * debug info is padded to 8 bytes, code loads are not. Times are the simulated clock
- * (CLOCK_MONOTONIC, as perf record -k 1 stamps its events). */
-static int write_jitdump(sim *S, const sim_process *p, const char *path)
-{
-    const sim_jit *j = p->jit;
-    FILE *f = fopen(path, "wb");
-    if (!f) return EK_ERR_IO;
-    put32(f, 0x4A695444); /* "JiTD" */
-    put32(f, 1);          /* version */
-    put32(f, 40);         /* header size */
-    put32(f, 183);        /* EM_AARCH64 */
-    put32(f, 0);
-    put32(f, (uint32_t)p->pid);
-    put64(f, j->start_time);
-    put64(f, 0); /* flags: time stamps are not the architectural counter */
-    for (size_t i = 0; i < j->recs.n; i++) {
-        const sim_jitrec *r = &j->recs.v[i];
-        const char *name = r->img ? r->img->blob->name : "";
-        size_t n;
-        switch (r->id) {
-        case SIM_JIT_LOAD:
-            /* not padded: perf takes the code as the record's last code_size bytes */
-            n = 16 + 40 + strlen(name) + 1 + r->size;
-            put32(f, SIM_JIT_LOAD);
-            put32(f, (uint32_t)n);
-            put64(f, r->time);
-            put32(f, (uint32_t)p->pid);
-            put32(f, (uint32_t)r->tid);
-            put64(f, r->addr); /* vma */
-            put64(f, r->addr);
-            put64(f, r->size);
-            put64(f, r->index);
-            fwrite(name, 1, strlen(name) + 1, f);
-            fwrite(r->img->data + r->img->seg_off, 1, r->size, f);
-            break;
-        case SIM_JIT_MOVE:
-            put32(f, SIM_JIT_MOVE);
-            put32(f, 64);
-            put64(f, r->time);
-            put32(f, (uint32_t)p->pid);
-            put32(f, (uint32_t)r->tid);
-            put64(f, r->addr); /* vma */
-            put64(f, r->old_addr);
-            put64(f, r->addr);
-            put64(f, r->size);
-            put64(f, r->index);
-            break;
-        case SIM_JIT_DEBUG_INFO: {
-            /* a line per 16 bytes of code, in a source file named after the function */
-            uint64_t ne = (r->size + 15) / 16;
-            char file[64];
-            snprintf(file, sizeof file, "%s.js", name);
-            n = 16 + 16;
-            for (uint64_t e = 0; e < ne; e++)
-                n += 16 + (e ? 2 : strlen(file) + 1);
-            put32(f, SIM_JIT_DEBUG_INFO);
-            put32(f, (uint32_t)(n + ((8 - (n & 7)) & 7)));
-            put64(f, r->time);
-            put64(f, r->addr);
-            put64(f, ne);
-            for (uint64_t e = 0; e < ne; e++) {
-                put64(f, r->addr + 16 * e);
-                put32(f, (uint32_t)(10 + e)); /* line */
-                put32(f, 0);                  /* discriminator */
-                if (e)
-                    fwrite("\xff", 1, 2, f); /* same file as the previous entry */
-                else
-                    fwrite(file, 1, strlen(file) + 1, f);
-            }
-            pad8(f, n);
-            break;
-        }
-        case SIM_JIT_CLOSE:
-            put32(f, SIM_JIT_CLOSE);
-            put32(f, 16);
-            put64(f, r->time);
-            break;
-        }
-    }
-    return sim_fclose(f);
-}
-
-/* perf-PID.map: "START SIZE name" per function the JIT installed (loads and moves) */
-static int write_perf_map(const sim_process *p, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return EK_ERR_IO;
-    for (size_t i = 0; i < p->jit->recs.n; i++) {
-        const sim_jitrec *r = &p->jit->recs.v[i];
-        if (r->id == SIM_JIT_LOAD || r->id == SIM_JIT_MOVE)
-            fprintf(f, "%llx %llx %s\n", (unsigned long long)r->addr, (unsigned long long)r->size,
-                    r->img->blob->name);
-    }
-    return sim_fclose(f);
-}
-
-static int write_jit_files(sim *S, const char *out)
-{
-    int err = 0;
-    for (size_t i = 0; i < S->nprocs && !err; i++) {
-        const sim_process *p = S->procs[i];
-        if (!p->jit || !p->jit->started) continue;
-        char *dir = NULL, *dump = NULL, *tmp = NULL, *map = NULL;
-        if (asprintf(&dir, "%s/symfs%s", out, p->jit->dir) < 0) dir = NULL;
-        if (asprintf(&dump, "%s/symfs%s", out, p->jit->dump_path) < 0) dump = NULL;
-        if (asprintf(&tmp, "%s/symfs/tmp", out) < 0) tmp = NULL;
-        if (asprintf(&map, "%s/symfs/tmp/perf-%d.map", out, p->pid) < 0) map = NULL;
-        if (!dir || !dump || !tmp || !map) err = EK_ERR_NOMEM;
-        if (!err) err = sim_mkdirs(dir);
-        if (!err) err = write_jitdump(S, p, dump);
-        if (!err) err = sim_mkdirs(tmp);
-        if (!err) err = write_perf_map(p, map);
-        free(dir);
-        free(dump);
-        free(tmp);
-        free(map);
-    }
-    return err;
-}
-
-static int write_kallsyms(sim *S, const char *out)
-{
-    char *path = join(out, "kallsyms");
-    if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
-    free(path);
-    if (!f) return EK_ERR_IO;
-    const sim_image *k = S->kernel;
-    fprintf(f, "%016llx T _text\n", (unsigned long long)k->seg_vaddr);
-    for (size_t i = 0; i < k->nsyms; i++)
-        fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
-                k->syms[i].global ? 'T' : 't', k->syms[i].name);
-    if (S->kmod) { /* a module's functions, with its name, as /proc/kallsyms lists them */
-        const sim_image *m = S->kmod->map.img;
-        for (size_t i = 0; i < m->nsyms; i++)
-            fprintf(f, "%016llx %c %s\t[simmod]\n", (unsigned long long)m->syms[i].addr,
-                    m->syms[i].global ? 'T' : 't', m->syms[i].name);
-    }
-    return sim_fclose(f);
-}
-
-static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
-{
-    char *path = join(out, "truth.summary");
-    if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
-    free(path);
-    if (!f) return EK_ERR_IO;
-    fprintf(f, "scenario\t%s\nseed\t%llu\ncpus\t%d\n", S->sc->name, (unsigned long long)o->seed,
-            S->ncpus);
-    fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
-            (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
-            (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
-    fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
-    if (S->real) {
-        /* distinct instruction bytes of the real binaries that ran, of their code */
-        uint64_t fb, ft;
-        sim_real_footprint(S, &fb, &ft);
-        fprintf(f, "footprint\tbytes=%llu\ttext=%llu\n", (unsigned long long)fb,
-                (unsigned long long)ft);
-    }
-    fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
-            (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
-            (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
-    for (int c = 0; c < S->ncpus; c++) {
-        const sim_etm *e = &S->cpus[c].etm;
-        fprintf(f, "etm\tcpu=%d\ttrace_id=0x%02x\tbytes=%llu\tatoms=%llu\n", c, e->cfg.trace_id,
-                (unsigned long long)e->produced, (unsigned long long)e->atom_count);
-    }
-    for (int i = 0; i < S->nsinks; i++) {
-        const sim_sink *k = &S->sinks[i];
-        fprintf(f, "sink\t%d\tkind=%s\tsize=%u\tcopies=%llu\trefused=%llu\twrapped=%llu\n", i,
-                k->kind == SIM_SINK_ETR   ? "etr"
-                : k->kind == SIM_SINK_ETF ? "etf"
-                                          : "trbe",
-                k->hw_size, (unsigned long long)k->stat_copies, (unsigned long long)k->stat_refused,
-                (unsigned long long)k->stat_lost);
-    }
-    for (int i = 0; i < S->nsessions; i++) {
-        const sim_session *s = &S->sessions[i];
-        fprintf(f,
-                "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records="
-                "%zu\taux_bytes=%llu"
-                "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
-                "\tmmap2_after_aux=%llu\n",
-                i, s->perf_pid, (unsigned long long)s->start_time, (unsigned long long)s->stop_time,
-                s->mode == SIM_MODE_PER_CPU  ? "per-cpu"
-                : s->mode == SIM_MODE_SYSTEM ? "system"
-                                             : "per-thread",
-                s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
-                (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
-                (unsigned long long)s->perf_lines, (unsigned long long)s->mmap2_after_aux);
-        for (size_t k = 0; k < s->auxrecs.n; k++) {
-            const sim_auxrec *a = &s->auxrecs.v[k];
-            fprintf(f,
-                    "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
-                    "\tflags=0x%llx\tops=%zu\n",
-                    i, a->queue, a->cpu, a->tid, (unsigned long long)a->time,
-                    (unsigned long long)a->offset, (unsigned long long)a->size,
-                    (unsigned long long)a->flags, a->ops.n);
-        }
-    }
-    for (size_t i = 0; i < S->nprocs; i++) {
-        const sim_process *p = S->procs[i];
-        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", p->pid, p->comm, p->steps);
-        if (p->jit)
-            fprintf(f, "jit\tpid=%d\tloads=%u\tmoves=%u\tcollections=%u\tdeferred=%u\n", p->pid,
-                    p->jit->loads, p->jit->moves, p->jit->gcs, p->jit->deferred);
-    }
-    return sim_fclose(f);
-}
-
-/* ------------------------------------------------------------------ --config overrides */
-
-static int parse_u64(const char *v, uint64_t *out)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 0);
-    uint64_t mul = 1;
-    if (*end == 'k' || *end == 'K')
-        mul = 1ull << 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        mul = 1ull << 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        mul = 1ull << 30, end++;
-    if (end == v || *end) return -1;
-    *out = (uint64_t)x * mul;
-    return 0;
-}
-
-/* Apply "key = value" lines to the scenario (first session, all sinks). Unknown keys and bad
- * values are reported with file and line; the run stops with EK_ERR_FORMAT. */
-static int apply_config(sim *S, const char *path, int phase)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_IO, path, -1, -1, -1,
-                     "cannot open the configuration file");
-        return EK_ERR_IO;
-    }
-    char line[512];
-    int lineno = 0, err = 0;
-    sim_session *s = S->nsessions ? &S->sessions[0] : NULL;
-    while (fgets(line, sizeof(line), f)) {
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#' || *p == ';' || *p == '\n' || !*p) continue;
-        char *eq = strchr(p, '=');
-        if (!eq) {
-            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
-                         "expected key = value");
-            err = EK_ERR_FORMAT;
-            continue;
-        }
-        char *ke = eq;
-        while (ke > p && (ke[-1] == ' ' || ke[-1] == '\t'))
-            ke--;
-        *ke = 0;
-        char *v = eq + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        char *ve = v + strlen(v);
-        while (ve > v && (ve[-1] == '\n' || ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
-            ve--;
-        *ve = 0;
-        uint64_t n = 0;
-        int isnum = !parse_u64(v, &n), ok = 1;
-        if (phase == 0) { /* before the machine exists */
-            if (!strcmp(p, "truth") && !strcmp(v, "on"))
-                S->truth = 1;
-            else if (!strcmp(p, "truth") && !strcmp(v, "off")) {
-                S->truth = 0;
-                if (S->branches_limit > 100000) S->branches_limit = 100000;
-            } else if (!strcmp(p, "tick_ns") && isnum && n)
-                S->tick = n;
-            else if (!strcmp(p, "quantum_ns") && isnum && n)
-                S->quantum = n;
-            else if (!strcmp(p, "branches_limit") && isnum)
-                S->branches_limit = n;
-            else if (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90)
-                S->jit_dir = sim_strdup(S, "%s", v);
-            else if (!strcmp(p, "real_libdir") && v[0])
-                S->real_libdir = sim_strdup(S, "%s", v);
-            continue;
-        }
-        if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
-            !strcmp(p, "branches_limit") ||
-            (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90) ||
-            (!strcmp(p, "real_libdir") && v[0]))
-            continue;
-        if (!s) {
-            ok = 0;
-        } else if (!strcmp(p, "el")) {
-            s->el_mask = !strcmp(v, "u") ? 1 : !strcmp(v, "k") ? 2 : !strcmp(v, "uk") ? 3 : 0;
-            ok = s->el_mask != 0;
-        } else if (!strcmp(p, "timestamps") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_TS : s->configr & ~EK_TRCCONFIGR_TS;
-            s->attr_config = n ? s->attr_config | (1u << 28) : s->attr_config & ~(1u << 28);
-        } else if (!strcmp(p, "contextid") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_CID : s->configr & ~EK_TRCCONFIGR_CID;
-            s->attr_config = n ? s->attr_config | (1u << 14) : s->attr_config & ~(1u << 14);
-        } else if (!strcmp(p, "retstack") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_RS : s->configr & ~EK_TRCCONFIGR_RS;
-            s->attr_config = n ? s->attr_config | (1u << 29) : s->attr_config & ~(1u << 29);
-        } else if (!strcmp(p, "cycacc") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_CCI : s->configr & ~EK_TRCCONFIGR_CCI;
-            s->attr_config = n ? s->attr_config | (1u << 12) : s->attr_config & ~(1u << 12);
-        } else if (!strcmp(p, "header") && isnum && n <= 2) {
-            s->header_version = (int)n;
-        } else if (!strcmp(p, "hwid") && isnum) {
-            s->hw_id_records = n != 0;
-        } else if (!strcmp(p, "clock_monotonic") && isnum) {
-            s->clock_monotonic = n != 0;
-        } else if (!strcmp(p, "hwid_minor") && isnum && n <= 1) {
-            s->hw_id_minor = (int)n;
-        } else if (!strcmp(p, "trace_id_top") && isnum && n >= 2 && n <= 0x70) {
-            S->trace_id_top = (int)n;
-        } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
-            s->ring_size = (uint32_t)n;
-        } else if (!strcmp(p, "read_period_ns") && isnum) {
-            s->read_period = n;
-        } else if (!strcmp(p, "read_skew_ns") && isnum) {
-            s->read_skew = n;
-        } else if (!strcmp(p, "barrier") && isnum) {
-            for (int i = 0; i < S->nsinks; i++)
-                S->sinks[i].barrier = n != 0;
-        } else if (!strcmp(p, "partial_flush") && isnum) {
-            for (int i = 0; i < S->nsinks; i++)
-                S->sinks[i].partial_flush = n != 0;
-        } else if (!strcmp(p, "sync_period") && isnum && n >= 64) {
-            for (int c = 0; c < S->ncpus; c++)
-                S->cpus[c].etm.sync_period = (uint32_t)n;
-        } else {
-            ok = 0;
-        }
-        if (!ok) {
-            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
-                         "unknown key or bad value: %s = %s", p, v);
-            err = EK_ERR_FORMAT;
-        }
-    }
-    fclose(f);
-    return err;
-}
-
-/* ------------------------------------------------------------------ the run */
-
-int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
-{
-    if (!opts || opts->size < EK_SIM_OPTS_SIZE_V1) return EK_ERR_ARG;
-    /* an older caller's smaller struct: the fields it does not have stay zero */
-    ek_sim_opts oc;
-    memset(&oc, 0, sizeof oc);
-    memcpy(&oc, opts, opts->size < sizeof oc ? opts->size : sizeof oc);
-    oc.size = sizeof oc;
-    const ek_sim_opts *o = &oc;
-    if (!o->scenario || !o->outdir) return EK_ERR_ARG;
-    size_t si = 0;
-    while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
-        si++;
-    if (si == NSCEN) {
-        const int v7 = sim_v7_find(o->scenario);
-        return v7 < 0 ? EK_ERR_NOT_FOUND : sim_v7_gen(o, v7, res);
-    }
-    sim *S = calloc(1, sizeof(*S));
-    if (!S) return EK_ERR_NOMEM;
-    S->sc = &scenarios[si].sc;
-    S->opts = o;
-    S->diag = (ek_diag *)o->diag;
-    S->rng = sim_rng_seeded(o->seed);
-    S->next_pid = 1000;
-    S->now = SIM_BOOT_NS;
-    S->quantum = 10000;
-    S->tick = 50000;
-    S->trace_id_top = 0x70;
-    S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
-    S->truth = S->trace_budget <= SIM_TRUTH_MAX;
-    S->work = ~0ull >> 2;
-    S->branches_limit = S->truth ? 2000000 : 100000;
-    int err = sim_mkdirs(o->outdir);
-    for (size_t i = 0; i < sim_blob_count() && !err; i++)
-        err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
-    if (!err && o->config_file) err = apply_config(S, o->config_file, 0);
-    if (!err) err = S->sc->setup(S);
-    if (!err) err = sim_machine_init(S);
-    if (!err && o->config_file) err = apply_config(S, o->config_file, 1);
-    char *branches = join(o->outdir, "truth.branches.tsv");
-    if (!err && branches) {
-        S->branches_out = fopen(branches, "w");
-        if (S->branches_out)
-            fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
-    }
-    free(branches);
-    char *tracing = join(o->outdir, "truth.trace.tsv");
-    if (!err && tracing && S->branches_out) {
-        S->trace_out = fopen(tracing, "w");
-        if (S->trace_out)
-            fprintf(S->trace_out, "# row\ttime_ns\tcpu\tevent\tpc\tel\tpid\ttid\n");
-    }
-    free(tracing);
-    for (int i = 0; i < S->nsessions && !err; i++) {
-        sim_session *s = &S->sessions[i];
-        err = sim_session_setup(S, s);
-        if (err) break;
-        char name[64];
-        snprintf(name, sizeof(name), i ? "perf-%d.data" : "perf.data", i);
-        s->dir = join(o->outdir, name);
-        if (!s->dir)
-            err = EK_ERR_NOMEM;
-        else if (!S->sc->snapshot_folder && !s->no_output &&
-                 !(s->w = sim_writer_open(S, s, s->dir)))
-            err = EK_ERR_IO;
-    }
-    if (!err) {
-        for (int i = 0; i < S->nsessions; i++) {
-            sim_session *s = &S->sessions[i];
-            if (s->start_time < SIM_BOOT_NS) s->start_time = SIM_BOOT_NS;
-            s->next_read = s->start_time;
-        }
-        sim_sessions_poll(S, S->now);
-        err = scenarios[si].run(S);
-    }
-    if (o->progress) o->progress(o->progress_ctx, 0, S->trace_budget);
-    if (!err) err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
-    sim_progress(S); /* the end of the trace (below the budget when the processes ended) */
-    if (!err) err = sim_sessions_finish(S);
-    /* at the end every sink is free and every trace unit is off */
-    sim_sinks_check(S);
-    uint64_t mixed = 0, refused = 0, touched = 0;
-    for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.enabled) S->stat_invariant++;
-    for (int i = 0; i < 2 * SIM_MAX_CPUS; i++) {
-        const sim_sink *k =
-            i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL) : S->trbes[i - SIM_MAX_CPUS];
-        if (!k) continue;
-        if (k->refcnt || k->owner != SIM_NO_OWNER) S->stat_invariant++;
-        mixed += k->stat_mixed;
-        refused += k->stat_refused;
-    }
-    for (int i = 0; i < S->nsessions; i++)
-        touched += S->sessions[i].touched_after_exit;
-    S->stat_mixed = mixed;
-    S->stat_refused = refused;
-    S->stat_touched = touched;
-    for (int i = 0; i < S->nsessions; i++) {
-        sim_session *s = &S->sessions[i];
-        if (s->w) {
-            int e2 = sim_writer_close(s->w);
-            s->w = NULL;
-            if (!err) err = e2;
-        }
-    }
-    if (S->branches_out) {
-        int e2 = sim_fclose(S->branches_out);
-        S->branches_out = NULL;
-        if (!err) err = e2;
-    }
-    if (S->trace_out) {
-        int e2 = sim_fclose(S->trace_out);
-        S->trace_out = NULL;
-        if (!err) err = e2;
-    }
-    if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
-    if (!err) err = write_jit_files(S, o->outdir);
-    if (!err) err = write_kallsyms(S, o->outdir);
-    if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
-    for (int i = 0; i < S->nsessions && !err && S->truth; i++)
-        if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
-    if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
-    if (!err) err = write_summary(S, o->outdir, o);
-    if (res) {
-        memset(res, 0, sizeof(*res));
-        res->trace_bytes = S->trace_total;
-        res->instructions = S->insn_total;
-        res->branches = S->branch_total;
-        for (int i = 0; i < S->nsessions; i++)
-            res->aux_bytes += S->sessions[i].aux_bytes;
-        res->expected_lines = S->nsessions ? S->sessions[0].expected_lines : 0;
-        res->truth_complete = S->truth;
-        res->sink_mixed = S->stat_mixed;
-        res->sink_invariant = S->stat_invariant;
-        res->touched_after_exit = S->stat_touched;
-        res->sink_refused = S->stat_refused;
-    }
-    for (int i = 0; i < S->nsessions; i++)
-        sim_session_free(&S->sessions[i]);
-    for (int i = 0; i < S->nsinks; i++)
-        sim_sink_free(&S->sinks[i]);
-    for (int c = 0; c < SIM_MAX_CPUS; c++)
-        if (S->trbes[c]) sim_sink_free(S->trbes[c]);
-    sim_real_free(S);
-    sim_machine_free(S);
-    sim_kmod_free(S);
-    for (int i = 0; i < S->nimages; i++)
-        sim_image_free(&S->images[i]);
-    for (size_t i = 0; i < S->buffers.n; i++)
-        free(S->buffers.v[i]);
-    ek_vec_free(&S->buffers);
-    free(S);
-    return err;
+    for (size_t i = 0; i < NSCEN; i++)
+        if (!strcmp(scenarios[i].name, name)) return &scenarios[i];
+    return NULL;
 }

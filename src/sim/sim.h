@@ -509,7 +509,9 @@ struct sim_scenario {
     const char *name;
     const char *desc;
     int (*setup)(sim *S);
-    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+    int snapshot_folder;    /* output is a snapshot folder (no perf session) */
+    int (*run)(sim *S);     /* after the machine is made: the processes */
+    uint64_t trace_default; /* bytes of trace without --trace-size */
 };
 
 struct sim {
@@ -710,13 +712,30 @@ uint64_t sim_writer_pos(const sim_writer *w);
 int sim_snapshot_write(sim *S, const char *dir);
 /* keep only the AUX data a halted system's buffers still hold (before the ground truth) */
 void sim_snapshot_prune(sim *S);
+
+/* gen_files.c: the files beside the recording, and file helpers */
 /* mkdir -p */
 int sim_mkdirs(const char *path);
-/* Tell opts->progress (if any) how much trace was produced; sim_sessions_poll calls it every
- * SIM_PROGRESS_STEP bytes of trace. */
-void sim_progress(sim *S);
 /* fclose that also reports an earlier write error on f: 0 or EK_ERR_IO */
 int sim_fclose(FILE *f);
+/* "a/b", malloc'ed (NULL: no memory) */
+char *sim_join(const char *a, const char *b);
+/* OUT/symfs: the binaries at their recorded paths (vmlinux when with_vmlinux), the module */
+int sim_write_symfs(sim *S, const char *out, int with_vmlinux);
+/* a JIT's jit-PID.dump and /tmp/perf-PID.map, in OUT/symfs */
+int sim_write_jit_files(sim *S, const char *out);
+/* OUT/kallsyms */
+int sim_write_kallsyms(sim *S, const char *out);
+/* OUT/truth.summary */
+int sim_write_summary(sim *S, const char *out, const ek_sim_opts *o);
+
+/* gen_config.c: apply a --config file's "key = value" lines; phase 0 before the machine is
+ * made (truth, tick_ns, ...), 1 after (the first session, the sinks, the trace units). Bad
+ * lines are reported with file and line: EK_ERR_FORMAT (EK_ERR_IO: no file). */
+int sim_apply_config(sim *S, const char *path, int phase);
+
+/* scenario.c: the catalogue of the AArch64 scenarios (NULL: no such name) */
+const sim_scenario *sim_scenario_find(const char *name);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
@@ -740,8 +759,11 @@ static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64
  * enabled at an exception level it traces, tracing starts at pc (at=1): truth.trace.tsv */
 void sim_trace_truth(sim *S, int cpu, int on, int at, uint64_t pc);
 
-/* scenario.c */
+/* gen_run.c: the run driver */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Tell opts->progress (if any) how much trace was produced; sim_sessions_poll calls it every
+ * SIM_PROGRESS_STEP bytes of trace. */
+void sim_progress(sim *S);
 
 /* perf record types used */
 enum {
