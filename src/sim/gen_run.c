@@ -59,7 +59,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     for (size_t i = 0; i < sim_blob_count() && !err; i++)
         err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
     if (!err && o->config_file) err = sim_apply_config(S, o->config_file, 0);
-    if (!err) err = S->sc->setup(S);
+    if (!err) err = sim_steps_run(S, S->sc->setup);
     if (!err) err = sim_machine_init(S);
     if (!err && o->config_file) err = sim_apply_config(S, o->config_file, 1);
     char *branches = sim_join(o->outdir, "truth.branches.tsv");
@@ -95,7 +95,7 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
             s->next_read = s->start_time;
         }
         sim_sessions_poll(S, S->now);
-        err = sc->run(S);
+        err = sim_steps_run(S, sc->run);
     }
     if (o->progress) o->progress(o->progress_ctx, 0, S->trace_budget);
     if (!err) err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
