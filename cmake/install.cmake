@@ -9,6 +9,12 @@
 include(GNUInstallDirs)
 
 install(TARGETS etmkit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# etmkit-fleet (Python 3 over Dask's distributed; Debian: python3-distributed): the build writes
+# it beside the CLI with the version filled in; installed beside etmkit, which it runs.
+configure_file(${PROJECT_SOURCE_DIR}/tools/fleet/etmkit-fleet ${PROJECT_BINARY_DIR}/etmkit-fleet
+  @ONLY FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+  WORLD_READ WORLD_EXECUTE)
+install(PROGRAMS ${PROJECT_BINARY_DIR}/etmkit-fleet DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS etmkit etmkit_shared
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -53,6 +59,21 @@ if(ETMKIT_HELP2MAN)
   add_custom_target(etmkit_man ALL DEPENDS ${ETMKIT_MAN_DIR}/etmkit.1)
   install(DIRECTORY ${ETMKIT_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
     FILES_MATCHING PATTERN "*.1")
+  # etmkit-fleet's page, from its --help (argparse: needs python3, not Dask)
+  if(EXISTS /usr/bin/python3)
+    set(ETMKIT_FLEET_MAN ${PROJECT_BINARY_DIR}/man-fleet/etmkit-fleet.1)
+    add_custom_command(OUTPUT ${ETMKIT_FLEET_MAN}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man-fleet
+      COMMAND ${ETMKIT_HELP2MAN} --no-info --no-discard-stderr
+              --name=profiles\ from\ many\ CoreSight\ recordings,\ on\ Dask
+              -o ${ETMKIT_FLEET_MAN} ${PROJECT_BINARY_DIR}/etmkit-fleet
+      DEPENDS ${PROJECT_SOURCE_DIR}/tools/fleet/etmkit-fleet
+      COMMENT "Generating etmkit-fleet(1) with help2man" VERBATIM)
+    add_custom_target(etmkit_fleet_man ALL DEPENDS ${ETMKIT_FLEET_MAN})
+    install(FILES ${ETMKIT_FLEET_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  else()
+    message(STATUS "no /usr/bin/python3: no manual page for etmkit-fleet")
+  endif()
 else()
   message(STATUS "help2man not found: no manual pages (apt-get install help2man)")
 endif()

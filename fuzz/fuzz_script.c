@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "etmkit/session.h"
+#include "etmkit/account_out.h"
 #include "etmkit/script.h"
 #include "fuzz_common.h"
 
@@ -98,6 +99,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ek_session_report(s, &sb, EK_REPORT_SUMMARY);
         ek_session_report(s, &sb, EK_REPORT_FULL);
         ek_session_report(s, &sb, EK_REPORT_VERBOSE);
+        ek_sbuf_free(&sb);
+        ek_account *acc = NULL;
+        if (ek_session_account(s, &acc) == 0) {
+            ek_account_json(acc, &sb, EK_REPORT_VERBOSE);
+            FUZZ_CHECK(sb.len >= 2 && sb.p[0] == '{' && sb.p[sb.len - 1] == '\n',
+                       "account JSON is not one object and a newline");
+            ek_account_free(acc);
+        }
         ek_sbuf_free(&sb);
         ek_session_stats st;
         ek_session_get_stats(s, &st);

@@ -22,6 +22,10 @@ typedef enum ek_protocol {
     EK_PROTO_ITM,
 } ek_protocol;
 
+/* Short names: "ETMv4", "ETE", "PTM" ...; "v8-A", "v9-A" ... ("unknown" otherwise, never
+ * NULL). */
+const char *ek_protocol_name(ek_protocol p);
+
 /* Architecture of the traced core: decides which instruction encodings exist. */
 typedef enum ek_arch {
     EK_ARCH_UNKNOWN = 0,
@@ -35,6 +39,7 @@ typedef enum ek_arch {
     EK_ARCH_V8_1M, /* Armv8.1-M (low-overhead branches, BF*) */
     EK_ARCH_V9A,   /* Armv9-A and later (ETE systems) */
 } ek_arch;
+const char *ek_arch_name(ek_arch a);
 
 typedef enum ek_arch_profile {
     EK_PROFILE_UNKNOWN = 0,

@@ -413,7 +413,8 @@ struct ek_perf_slice;
  * named "cpuN", user = &cpus[i]); no ID is bound yet. Returns 0 or EK_ERR_NOMEM. */
 int ek_decode_add_perf_cpus(ek_decode *t, const struct ek_perf_cs_etm *cs);
 /* Bind the trace IDs for AUX slice sl of queue q as perf does: formatted trace through the
- * slice's trace ID map (IDs 0x01..0x6f), raw trace to the queue's CPU; sets the frame format
+ * slice's trace ID map (IDs 0x01..0x6f), raw trace to the configuration queueing chose for
+ * the slice (its raw_etm); sets the frame format
  * (perf: memory-aligned frames, 4xFSYNC barriers). Returns the raw source's trace ID, 0 for
  * formatted trace, or -1 when raw trace has no CPU configuration. */
 int ek_decode_bind_perf_slice(ek_decode *t, const struct ek_perf_cs_etm *cs,

@@ -559,7 +559,25 @@ typedef struct ek_perf_cs_etm {
     int all_ts_virtual;   /* every CPU has TS_SOURCE == 1: counters convert to perf time */
     int have_hw_id;       /* AUX_OUTPUT_HW_ID records exist */
     uint32_t hw_id_minor; /* their minor version (0 or 1) */
+    /* the block of the lowest CPU when every block decodes alike (ek_perf_etm_cpu_decode_diff:
+     * all but the trace ID), else NULL: raw trace that no record ties to a CPU (perf record
+     * --per-thread on TRBEs) decodes with it */
+    const ek_perf_etm_cpu *shared;
 } ek_perf_cs_etm;
+
+/* A field in which two CPUs' configurations differ: its name (TRCIDR0, TRCCONFIGR, ETMCR,
+ * "protocol": the blocks' magic), and each CPU's value (UINT64_MAX: the block lacks it). */
+typedef struct ek_perf_cfg_diff {
+    const char *field; /* NULL: no difference */
+    uint64_t a, b;
+} ek_perf_cfg_diff;
+
+/* Do a and b decode trace differently? 1 with the first field that differs in d (may be
+ * NULL), 0 when they decode alike: the same protocol, TRCCONFIGR and ID registers
+ * (TRCDEVARCH for ETE; ETMCR, ETMIDR and ETMCCER for ETMv3/PTM). The trace ID, TRCAUTHSTATUS
+ * and TS_SOURCE are not compared: no packet decodes differently for them. */
+int ek_perf_etm_cpu_decode_diff(const ek_perf_etm_cpu *a, const ek_perf_etm_cpu *b,
+                                ek_perf_cfg_diff *d);
 
 /* The cs_etm configuration (present == 0 when the file has none). Never NULL. */
 const ek_perf_cs_etm *ek_perf_cs_etm_get(const ek_perf_file *f);
@@ -583,6 +601,8 @@ typedef struct ek_perf_idmap {
 #define EK_SLICE_NO_CPU       0x04u /* AUX record without a cpu in its trailer */
 #define EK_SLICE_MIXED_FORMAT 0x08u /* queue mixes formatted and raw trace */
 #define EK_SLICE_NO_CONFIG    0x10u /* no cs_etm metadata for the queue's CPU (raw trace) */
+#define EK_SLICE_SHARED_CONFIG 0x20u /* raw trace no record ties to a CPU, decoded with the
+                                      * configuration every CPU shares (not a problem) */
 
 typedef struct ek_perf_slice {
     size_t queue;       /* index of its queue */
@@ -598,6 +618,11 @@ typedef struct ek_perf_slice {
     int formatted;                        /* 1: CoreSight frames; 0: raw single-source */
     const ek_perf_idmap *idmap;           /* NULL for raw trace */
     uint32_t problems;                    /* EK_SLICE_* */
+    /* raw trace: the configuration that decodes it (NULL: none, EK_SLICE_NO_CONFIG) and the
+     * CPU its samples carry: a per-CPU queue's CPU, else the AUX record's CPU when its
+     * sample_id has one, else -1 (the shared configuration, or the one --raw-cpu names) */
+    const ek_perf_etm_cpu *raw_etm;
+    int32_t raw_cpu;
 } ek_perf_slice;
 
 typedef struct ek_perf_queue {
@@ -624,6 +649,19 @@ typedef struct ek_perf_queues ek_perf_queues;
  * f must outlive the result, which is immutable: queues may be decoded on different threads
  * at the same time. */
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out);
+
+/* Choices of the user's that queueing cannot make from the recording. */
+typedef struct ek_perf_queues_opts {
+    /* raw trace of a queue without a CPU (perf record --per-thread on TRBEs) whose AUX records
+     * name no CPU either: decode it with this CPU's configuration (-1: only when every CPU
+     * has the same, ek_perf_cs_etm.shared). Its samples carry no CPU all the same. */
+    int32_t raw_cpu;
+} ek_perf_queues_opts;
+
+/* ek_perf_queues_new with options (NULL: raw_cpu -1). A raw_cpu the recording has no
+ * configuration for is reported (perf.raw-cpu) and leaves such trace undecoded. */
+int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
+                            const ek_diag *diag, ek_perf_queues **out);
 void ek_perf_queues_free(ek_perf_queues *q);
 
 size_t ek_perf_queues_count(const ek_perf_queues *q);

@@ -78,8 +78,7 @@ int ek_perf_dump_record_trace(ek_sbuf *out, ek_perf_tracer *t, const ek_perf_rec
 /* The trace of the buffers no record listing showed (found through the AUXTRACE index only). */
 int ek_perf_dump_rest_trace(ek_sbuf *out, ek_perf_tracer *t);
 
-/* JSON string (quoted, escaped). */
-void ek_json_string(ek_sbuf *out, const char *s);
+/* ek_json_string (a JSON string, quoted and escaped) is in etmkit/sbuf.h. */
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -79,6 +79,10 @@ int ek_profile_add_branch(ek_profile *p, size_t bin, uint64_t from, uint64_t to,
  * error (EK_ERR_FORMAT, diag "profile.load-base-differs"): its addresses could not be
  * compared; dst is then unchanged. */
 int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag);
+/* dst += binary `bin` of src alone (the others are left out): one binary's profile out of many.
+ * Returns 0, EK_ERR_ARG (no such binary), EK_ERR_FORMAT (dst holds it with another load_base)
+ * or EK_ERR_NOMEM. */
+int ek_profile_merge_binary(ek_profile *dst, const ek_profile *src, size_t bin);
 
 /* ---- reading the counts back ------------------------------------------------------------ */
 

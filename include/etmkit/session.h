@@ -7,7 +7,7 @@
  *     ek_session *s;
  *     if (ek_session_open("perf.data", &o, &diag, &s) == 0) {
  *         ek_session_samples(s, on_sample, ctx);          // samples, in perf's order
- *         ek_session_report(s, &text, EK_REPORT_FULL);    // what was not used, and why
+ *         ek_session_account(s, &account);                // what was not used, and why
  *         ek_session_free(s);
  *     }
  *
@@ -17,7 +17,7 @@
  * thread -- deformatter, ETMv4/ETE packet parser, instruction-flow decoder reading code through
  * the timeline as it was when the slice was recorded, sample synthesis with perf's policy --
  * and the samples come out in perf's order (queue by queue without time stamps, by time stamp
- * otherwise). See README.md for the differences from `perf script`.
+ * otherwise). See docs/SCRIPT.md for the differences from `perf script`.
  *
  * The session makes data, never text: a run hands structured samples (and, to a consumer that
  * asks, the generic elements they were made from) to a consumer (ek_consumer, below).
@@ -67,6 +67,11 @@ typedef struct ek_session_opts {
      * caller until ek_session_free. Applied before any output: ek_session_script and
      * ek_session_samples see only the samples it keeps; ek_session_stats counts all. */
     const ek_sample_filter *filter;
+    /* --- version 5 --- */
+    /* --raw-cpu: raw trace that no record ties to a CPU (perf record --per-thread on TRBEs)
+     * decodes with CPU raw_cpu - 1's configuration when raw_cpu > 0 (0: only when every CPU
+     * has the same configuration; see ek_perf_queues_opts) */
+    uint32_t raw_cpu;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
@@ -74,7 +79,8 @@ typedef struct ek_session_opts {
 #define EK_SESSION_OPTS_SIZE_V1 offsetof(ek_session_opts, progress)
 #define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
 #define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
-#define EK_SESSION_OPTS_SIZE_V4 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V4 offsetof(ek_session_opts, raw_cpu)
+#define EK_SESSION_OPTS_SIZE_V5 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
@@ -174,13 +180,8 @@ typedef struct ek_session_info {
 } ek_session_info;
 void ek_session_get_info(const ek_session *s, ek_session_info *out);
 
-/* The account of what was not turned into samples (after a run; before one, only what the
- * file itself shows). */
-#define EK_REPORT_SUMMARY 0 /* a few lines: counts and the main remedies */
-/* doctor: every cause (a problem) with its details and remedies; notes counted in one line */
-#define EK_REPORT_FULL    1
-#define EK_REPORT_VERBOSE 2 /* also every record, the notes, and diagnostic ids ("[kind]") */
-void ek_session_report(ek_session *s, ek_sbuf *out, int level);
+/* The account of what was not turned into samples is data: ek_session_account
+ * (etmkit/account.h); its words are made in etmkit/account_out.h (ek_session_report). */
 
 /* Number of kinds of problems found in the recording and its trace (0: none). */
 int ek_session_problems(ek_session *s);

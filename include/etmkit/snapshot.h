@@ -145,9 +145,6 @@ long ek_snapshot_find_buffer(const ek_snapshot *ss, const char *name);
  * names from Armv8.4 on map to EK_ARCH_V9A (OpenCSD's ARCH_AA64: every A64 feature).
  * Returns 1 when the name is known; otherwise 0 with both set to UNKNOWN. */
 int ek_core_arch(const char *name, ek_arch *arch, ek_arch_profile *profile);
-/* Short text for enums: "ETMv4", "v8-A", "A" ... (never NULL). */
-const char *ek_protocol_name(ek_protocol p);
-const char *ek_arch_name(ek_arch a);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

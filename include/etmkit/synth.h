@@ -5,8 +5,8 @@
  * optional last-branch stack) -- synthesised from the decoder's instruction ranges by
  * tools/perf/util/cs-etm.c. ek_synth reproduces that policy (Linux perf 6.1) on etmkit's
  * elements (etmkit/elem.h) so that the samples, their flags, periods and branch stacks are
- * the ones perf prints, except where perf is wrong; the differences are listed in README.md
- * ("etmkit script: differences from perf") and summarised here:
+ * the ones perf prints, except where perf is wrong; the differences are listed in docs/SCRIPT.md
+ * ("etmkit script and perf 6.1") and summarised here:
  *
  *  - perf keeps one sample state per queue in timeless mode, so trace from several CPUs in one
  *    sink is stitched into one stream; etmkit keeps one ek_synth per trace ID, always.

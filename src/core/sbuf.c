@@ -141,3 +141,24 @@ void ek_sbuf_sdec(ek_sbuf *s, int64_t v)
         ek_sbuf_dec(s, (uint64_t)v);
     }
 }
+
+/* The one JSON string writer (etmkit/sbuf.h). */
+void ek_json_string(ek_sbuf *out, const char *s)
+{
+    ek_sbuf_putc(out, '"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': ek_sbuf_puts(out, "\\\""); break;
+        case '\\': ek_sbuf_puts(out, "\\\\"); break;
+        case '\n': ek_sbuf_puts(out, "\\n"); break;
+        case '\t': ek_sbuf_puts(out, "\\t"); break;
+        case '\r': ek_sbuf_puts(out, "\\r"); break;
+        default:
+            if (*p < 0x20 || *p >= 0x7f)
+                ek_sbuf_printf(out, "\\u%04x", *p);
+            else
+                ek_sbuf_putc(out, (char)*p);
+        }
+    }
+    ek_sbuf_putc(out, '"');
+}

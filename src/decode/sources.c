@@ -92,10 +92,12 @@ int ek_decode_bind_perf_slice(ek_decode *t, const ek_perf_cs_etm *cs, const ek_p
         return 0;
     }
     ek_decode_set_frames(t, 0);
-    if (!q->etm || q->etm < cs->cpus || (size_t)(q->etm - cs->cpus) >= t->srcs.n) {
+    (void)q;
+    const ek_perf_etm_cpu *e = sl->raw_etm; /* the queue's CPU's, the AUX record's, shared */
+    if (!e || e < cs->cpus || (size_t)(e - cs->cpus) >= t->srcs.n) {
         ek_decode_bind_raw(t, -1);
         return -1;
     }
-    ek_decode_bind_raw(t, (int)(q->etm - cs->cpus));
-    return q->etm->cfg.trace_id & 0x7f;
+    ek_decode_bind_raw(t, (int)(e - cs->cpus));
+    return e->cfg.trace_id & 0x7f;
 }

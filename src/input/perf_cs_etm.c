@@ -406,6 +406,10 @@ void pf_finish_cs_etm(ek_perf_file *f)
         e->branch_broadcast = !!(c & EK_CS_ETM_CFG_BRANCH_BROADCAST);
     }
     e->timeless = !e->timestamp;
+    /* raw trace of a queue without a CPU decodes with the configuration every CPU shares */
+    e->shared = e->ncpus ? &f->etm_cpus.v[f->cpu_order.n ? f->cpu_order.v[0] : 0] : NULL;
+    for (size_t i = 0; e->shared && i < f->etm_cpus.n; i++)
+        if (ek_perf_etm_cpu_decode_diff(e->shared, &f->etm_cpus.v[i], NULL)) e->shared = NULL;
     e->all_ts_virtual = e->ncpus > 0;
     for (size_t i = 0; i < f->etm_cpus.n; i++)
         if (f->etm_cpus.v[i].ts_source != 1) e->all_ts_virtual = 0;
@@ -435,6 +439,45 @@ void pf_finish_cs_etm(ek_perf_file *f)
         }
     }
     check_id_clashes(f);
+}
+
+/* The fields of a CPU's block that change how its trace decodes: everything but the trace ID
+ * (raw trace carries none) and TRCAUTHSTATUS / TS_SOURCE (they change no packet). */
+int ek_perf_etm_cpu_decode_diff(const ek_perf_etm_cpu *a, const ek_perf_etm_cpu *b,
+                                ek_perf_cfg_diff *d)
+{
+    ek_perf_cfg_diff x = {NULL, 0, 0};
+#define DIFF(name, va, vb, pa, pb)                                                               \
+    if ((pa) != (pb) || ((pa) && (va) != (vb))) {                                                \
+        x.field = (name);                                                                        \
+        x.a = (pa) ? (uint64_t)(va) : UINT64_MAX;                                                \
+        x.b = (pb) ? (uint64_t)(vb) : UINT64_MAX;                                                \
+        goto out;                                                                                \
+    }
+    DIFF("protocol", a->magic, b->magic, 1, 1);
+    if (a->magic == EK_CS_ETM_MAGIC_ETMV3) {
+        const ek_etm3_regs *ra = &a->cfg.regs.etm3, *rb = &b->cfg.regs.etm3;
+        DIFF("ETMIDR", ra->etmidr, rb->etmidr, 1, 1);
+        DIFF("ETMCR", ra->etmcr, rb->etmcr, 1, 1);
+        DIFF("ETMCCER", ra->etmccer, rb->etmccer, 1, 1);
+    } else {
+        const ek_etm4_regs *ra = &a->cfg.regs.etm4, *rb = &b->cfg.regs.etm4;
+        DIFF("TRCCONFIGR", ra->configr, rb->configr, !!(ra->present & EK_ETM4_HAVE_CONFIGR),
+             !!(rb->present & EK_ETM4_HAVE_CONFIGR));
+        static const char *const idr_name[14] = {
+            "TRCIDR0", "TRCIDR1", "TRCIDR2",  "TRCIDR3",  "TRCIDR4",  "TRCIDR5",  "TRCIDR6",
+            "TRCIDR7", "TRCIDR8", "TRCIDR9", "TRCIDR10", "TRCIDR11", "TRCIDR12", "TRCIDR13"};
+        for (unsigned i = 0; i < 14; i++) {
+            DIFF(idr_name[i], ra->idr[i], rb->idr[i], !!(ra->present & (1u << i)),
+                 !!(rb->present & (1u << i)));
+        }
+        DIFF("TRCDEVARCH", ra->devarch, rb->devarch, !!(ra->present & EK_ETM4_HAVE_DEVARCH),
+             !!(rb->present & EK_ETM4_HAVE_DEVARCH));
+    }
+#undef DIFF
+out:
+    if (d) *d = x;
+    return x.field != NULL;
 }
 
 const ek_perf_cs_etm *ek_perf_cs_etm_get(const ek_perf_file *f)

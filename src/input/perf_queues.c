@@ -5,6 +5,7 @@
  * independent unit of work. A slice always starts a fresh decoder, so a partial packet at the
  * end of one hardware buffer never runs into the next one. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -259,8 +260,147 @@ static const ek_perf_idmap *idmap_for(const ek_perf_file *f, const ek_perf_queue
     return &q->idmaps[0];
 }
 
+/* Where the CPUs' configurations differ from the lowest CPU's, for a diagnostic: "CPUs 4-7
+ * differ from CPU 0 in TRCIDR0 (0x... against 0x...)", runs of CPUs with the same difference
+ * together. */
+static void cfg_differences(const ek_perf_file *f, char *out, size_t n)
+{
+    const ek_perf_cs_etm *e = &f->etm;
+    size_t nc = f->cpu_order.n, len = 0;
+    out[0] = 0;
+    if (!nc) return;
+    const ek_perf_etm_cpu *ref = &e->cpus[f->cpu_order.v[0]];
+    ek_perf_cfg_diff run = {NULL, 0, 0};
+    uint32_t first = 0, last = 0;
+    for (size_t i = 1; i <= nc && len < n; i++) {
+        const ek_perf_etm_cpu *c = i < nc ? &e->cpus[f->cpu_order.v[i]] : NULL;
+        ek_perf_cfg_diff d = {NULL, 0, 0};
+        if (c) ek_perf_etm_cpu_decode_diff(ref, c, &d);
+        int same = c && d.field && run.field && !strcmp(d.field, run.field) && d.a == run.a &&
+                   d.b == run.b && c->cpu == last + 1;
+        if (same) {
+            last = c->cpu;
+            continue;
+        }
+        if (run.field) {
+            char ca[24], cb[24];
+            snprintf(ca, sizeof ca, run.b == UINT64_MAX ? "none" : "%#llx",
+                     (unsigned long long)run.b);
+            snprintf(cb, sizeof cb, run.a == UINT64_MAX ? "none" : "%#llx",
+                     (unsigned long long)run.a);
+            int w;
+            if (first == last)
+                w = snprintf(out + len, n - len, "%sCPU %u differs from CPU %u in %s (%s against %s)",
+                             len ? "; " : "", first, ref->cpu, run.field, ca, cb);
+            else
+                w = snprintf(out + len, n - len,
+                             "%sCPUs %u-%u differ from CPU %u in %s (%s against %s)",
+                             len ? "; " : "", first, last, ref->cpu, run.field, ca, cb);
+            len = w < 0 ? n : len + (size_t)w;
+        }
+        run = d;
+        if (c) first = last = c->cpu;
+    }
+}
+
+/* Per-thread AUX rings by event: an event ID's place among its attribute's IDs, and the first
+ * per-thread AUXTRACE buffer (file order) of each ring index (idx); built when an AUX record
+ * first needs them, so that damage (many records of unknown threads) stays O(n log n). */
+typedef struct id_pos {
+    uint64_t id;
+    size_t pos;
+} id_pos;
+
+typedef struct idx_buf {
+    uint32_t idx;
+    size_t b;
+} idx_buf;
+
+typedef struct event_index {
+    const ek_perf_attr *attr; /* whose IDs ids holds */
+    id_pos *ids;
+    idx_buf *bufs;
+    size_t nbufs;
+    int have_bufs;
+} event_index;
+
+static int id_pos_cmp(const void *x, const void *y)
+{
+    const id_pos *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int idx_buf_cmp(const void *x, const void *y)
+{
+    const idx_buf *a = x, *b = y;
+    if (a->idx != b->idx) return a->idx < b->idx ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static void event_index_free(event_index *e)
+{
+    free(e->ids);
+    free(e->bufs);
+}
+
+/* The first per-thread buffer of the AUX ring of event id of attr: perf record --per-thread
+ * opens one event per thread in its thread map's order and mmaps each alone, so the event's
+ * place among the attribute's IDs is its ring's index. -1: none; -2: out of memory. */
+static int64_t event_buffer(event_index *e, const ek_perf_attr *attr, uint64_t id,
+                            const ek_perf_auxtrace_rec *buf, size_t nbuf)
+{
+    if (!attr->nids) return -1;
+    if (e->attr != attr) {
+        free(e->ids);
+        e->attr = NULL;
+        if (!(e->ids = malloc(attr->nids * sizeof *e->ids))) return -2;
+        for (size_t i = 0; i < attr->nids; i++)
+            e->ids[i] = (id_pos){attr->ids[i], i};
+        qsort(e->ids, attr->nids, sizeof *e->ids, id_pos_cmp);
+        e->attr = attr;
+    }
+    if (!e->have_bufs) {
+        if (!(e->bufs = malloc((nbuf ? nbuf : 1) * sizeof *e->bufs))) return -2;
+        for (size_t b = 0; b < nbuf; b++)
+            if (buf[b].cpu == -1) e->bufs[e->nbufs++] = (idx_buf){buf[b].idx, b};
+        qsort(e->bufs, e->nbufs, sizeof *e->bufs, idx_buf_cmp);
+        e->have_bufs = 1;
+    }
+    /* the first place of id (a duplicated ID names no one event: take the first) */
+    size_t lo = 0, hi = attr->nids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->ids[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == attr->nids || e->ids[lo].id != id || e->ids[lo].pos > UINT32_MAX) return -1;
+    uint32_t idx = (uint32_t)e->ids[lo].pos;
+    lo = 0;
+    hi = e->nbufs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->bufs[mid].idx < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->nbufs && e->bufs[lo].idx == idx ? (int64_t)e->bufs[lo].b : -1;
+}
+
 int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queues **out)
 {
+    return ek_perf_queues_new_opts(f, NULL, diag, out);
+}
+
+int ek_perf_queues_new_opts(const ek_perf_file *f, const ek_perf_queues_opts *o,
+                            const ek_diag *diag, ek_perf_queues **out)
+{
+    int32_t raw_cpu = o ? o->raw_cpu : -1;
+    event_index ev;
+    memset(&ev, 0, sizeof ev);
     *out = NULL;
     ek_perf_queues *q = calloc(1, sizeof *q);
     if (!q) return EK_ERR_NOMEM;
@@ -293,6 +433,9 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
     if ((nbuf && !q->use) || !brefs) goto nomem;
     size_t budget = find_budget(nbuf, naux), nlimited = 0;
     int64_t first_limited = -1, first_limited_off = -1;
+    size_t nby_event = 0;
+    int64_t first_by_event = -1, first_by_event_off = -1;
+    uint32_t by_event_tid = 0, by_event_buf_tid = 0;
 
     for (size_t i = 0; i < naux; i++) {
         const ek_perf_aux_rec *a = &aux[i];
@@ -324,6 +467,30 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
             hit = other;
             start = s2;
             size = z2;
+        }
+        if (hit < 0 && per_thread && a->has_tid && a->sid.attr &&
+            (a->sid.present & (EK_PERF_SAMPLE_ID | EK_PERF_SAMPLE_IDENTIFIER))) {
+            /* The kernel fills an AUX record's tid with the task current on the CPU when it is
+             * emitted, which for a per-thread event is not always the event's thread (a
+             * TRBE's buffer-full interrupt after a switch). Its sample ID names the event: perf
+             * record --per-thread opens one event per thread in its thread map's order, and
+             * mmaps each alone, so the event's place among its attribute's IDs is the index of
+             * the AUX ring, the AUXTRACE records' idx (perf 6.1 matches by tid only and skips
+             * the record) */
+            int64_t b = event_buffer(&ev, a->sid.attr, a->sid.id, buf, nbuf);
+            if (b == -2) goto nomem;
+            if (b >= 0 && buf[b].tid != a->sid.tid) {
+                ek_perf_aux_rec a2 = *a;
+                a2.sid.tid = buf[b].tid;
+                hit = find_buffer(brefs, nbuf, buf, &a2, 1, buf[b].tid, &start, &size, &budget,
+                                  &limited);
+                if (hit >= 0 && !nby_event++) {
+                    first_by_event = a->record;
+                    first_by_event_off = (int64_t)a->offset;
+                    by_event_tid = a->sid.tid;
+                    by_event_buf_tid = buf[b].tid;
+                }
+            }
         }
         if (limited && !nlimited++) {
             first_limited = a->record;
@@ -368,6 +535,15 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         ek_perf_slice_key sk = {k, sl.n};
         if (ek_vec_push(&sl, s) || ek_vec_push(&skeys, sk)) goto nomem;
     }
+    if (nby_event)
+        q_diag(f, diag, EK_SEV_NOTE, "perf.aux-other-thread", 0, first_by_event,
+               first_by_event_off,
+               "%zu per-thread AUX record%s of another thread than the event's (the first names "
+               "thread %u, emitted while it was current; its event's AUX area is thread %u's) "
+               "matched to the event's buffers by the sample ID (perf 6.1 matches by thread "
+               "and skips %s)",
+               nby_event, nby_event == 1 ? "" : "s", by_event_tid, by_event_buf_tid,
+               nby_event == 1 ? "it" : "them");
     if (nlimited)
         q_diag(f, diag, EK_SEV_WARN, "perf.buffers-overlap", EK_ERR_LIMIT, first_limited,
                first_limited_off,
@@ -405,6 +581,10 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
         q->slices[i].queue = qi;
     }
     ek_vec_free(&sl);
+    size_t nshared = 0;
+    uint64_t shared_bytes = 0;
+    int64_t first_shared = -1, first_shared_off = -1;
+    char diffs[512] = "";
     for (size_t i = 0; i < q->nslices; i++) {
         ek_perf_slice *s = &q->slices[i];
         ek_perf_queue *qu = &q->queues[s->queue];
@@ -419,15 +599,67 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
                    s->formatted ? "formatted" : "raw");
         }
         qu->nslices++;
+        s->raw_cpu = -1;
         if (s->formatted) {
             s->idmap = idmap_for(f, q, s->sid.cpu, !!(s->sid.present & EK_PERF_SAMPLE_CPU));
-        } else if (!qu->etm && !(s->problems & EK_SLICE_NO_DATA)) {
+        } else if (qu->cpu >= 0 || qu->etm) {
+            /* a per-CPU queue: its CPU's configuration */
+            s->raw_etm = qu->etm;
+            s->raw_cpu = qu->cpu;
+        } else if (s->sid.present & EK_PERF_SAMPLE_CPU) {
+            /* a queue without a CPU, but the AUX record names the CPU whose trace unit wrote
+             * the data (sample_id with PERF_SAMPLE_CPU) */
+            s->raw_etm = ek_perf_cs_etm_cpu(f, s->sid.cpu);
+            if (s->raw_etm) s->raw_cpu = (int32_t)s->sid.cpu;
+        } else if (raw_cpu >= 0) {
+            s->raw_etm = ek_perf_cs_etm_cpu(f, (uint32_t)raw_cpu);
+        } else if (f->etm.shared) {
+            s->raw_etm = f->etm.shared;
+            if (!(s->problems & EK_SLICE_NO_DATA)) {
+                s->problems |= EK_SLICE_SHARED_CONFIG;
+                nshared++;
+                shared_bytes += s->data_size;
+                if (first_shared < 0) {
+                    first_shared = s->aux_record;
+                    first_shared_off = (int64_t)s->aux_record_offset;
+                }
+            }
+        }
+        if (!s->formatted && !s->raw_etm && !(s->problems & EK_SLICE_NO_DATA)) {
             s->problems |= EK_SLICE_NO_CONFIG;
-            q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND, s->aux_record,
-                   (int64_t)s->aux_record_offset,
-                   "raw (unformatted) trace in a queue without a CPU's cs_etm metadata");
+            if (qu->cpu >= 0 || (s->sid.present & EK_PERF_SAMPLE_CPU)) {
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND,
+                       s->aux_record, (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of CPU %d, which has no cs_etm metadata",
+                       qu->cpu >= 0 ? (int)qu->cpu : (int)s->sid.cpu);
+            } else if (raw_cpu >= 0) {
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-cpu", EK_ERR_NOT_FOUND, s->aux_record,
+                       (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of a per-thread queue: --raw-cpu=%d names a "
+                       "CPU the recording has no cs_etm metadata for",
+                       (int)raw_cpu);
+            } else {
+                if (!diffs[0]) cfg_differences(f, diffs, sizeof diffs);
+                q_diag(f, diag, EK_SEV_WARN, "perf.raw-no-config", EK_ERR_NOT_FOUND,
+                       s->aux_record, (int64_t)s->aux_record_offset,
+                       "raw (unformatted) trace of a per-thread queue: no record names the CPU "
+                       "that wrote it, and the CPUs decode differently (%s); not decoded "
+                       "(remedy: --raw-cpu=N decodes it with CPU N's configuration, for trace "
+                       "of a program that ran on CPUs configured as CPU N)",
+                       diffs[0] ? diffs : "no cs_etm metadata");
+            }
         }
         if (s->buffer >= 0) q->use[s->buffer].nslices++;
+    }
+
+    if (nshared) {
+        const ek_perf_etm_cpu *c = f->etm.shared;
+        q_diag(f, diag, EK_SEV_NOTE, "perf.raw-shared-config", 0, first_shared, first_shared_off,
+               "raw (unformatted) trace of %zu AUX record%s (%llu bytes) in per-thread queues: "
+               "no record names the CPU that wrote it; decoded with the configuration all %zu "
+               "CPUs share (CPU %u's, the trace ID aside), its samples carry no CPU (cpu -1)",
+               nshared, nshared == 1 ? "" : "s", (unsigned long long)shared_bytes,
+               f->etm.ncpus, c->cpu);
     }
 
     /* buffer coverage: all slice spans sorted by (buffer, start), one sweep */
@@ -486,11 +718,13 @@ int ek_perf_queues_new(const ek_perf_file *f, const ek_diag *diag, ek_perf_queue
     }
     free(padded);
     q->nqueues = nq;
+    event_index_free(&ev);
     free(brefs);
     ek_vec_free(&skeys);
     *out = q;
     return 0;
 nomem:
+    event_index_free(&ev);
     free(brefs);
     ek_vec_free(&sl);
     ek_vec_free(&skeys);

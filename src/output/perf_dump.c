@@ -6,26 +6,6 @@
 
 #define X(v) ((unsigned long long)(v))
 
-void ek_json_string(ek_sbuf *out, const char *s)
-{
-    ek_sbuf_putc(out, '"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': ek_sbuf_puts(out, "\\\""); break;
-        case '\\': ek_sbuf_puts(out, "\\\\"); break;
-        case '\n': ek_sbuf_puts(out, "\\n"); break;
-        case '\t': ek_sbuf_puts(out, "\\t"); break;
-        case '\r': ek_sbuf_puts(out, "\\r"); break;
-        default:
-            if (*p < 0x20 || *p >= 0x7f)
-                ek_sbuf_printf(out, "\\u%04x", *p);
-            else
-                ek_sbuf_putc(out, (char)*p);
-        }
-    }
-    ek_sbuf_putc(out, '"');
-}
-
 /* Text strings from the file: printable ASCII, the rest escaped. */
 static void text_string(ek_sbuf *out, const char *s)
 {
@@ -677,17 +657,6 @@ void ek_perf_dump_record(ek_sbuf *out, const ek_perf_record *r, ek_perf_dump_for
 
 /* ---- cs_etm configuration ----------------------------------------------------------- */
 
-static const char *proto_name(ek_protocol p)
-{
-    switch (p) {
-    case EK_PROTO_ETMV4: return "ETMv4";
-    case EK_PROTO_ETE: return "ETE";
-    case EK_PROTO_ETMV3: return "ETMv3";
-    case EK_PROTO_PTM: return "PTM";
-    default: return "unknown";
-    }
-}
-
 static const char *id_source_name(ek_perf_traceid_source s)
 {
     return s == EK_TRACEID_METADATA ? "metadata" : s == EK_TRACEID_HW_ID ? "hw_id" : "none";
@@ -748,7 +717,7 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
                            "%s\n{\"cpu\":%u,\"protocol\":\"%s\",\"magic\":%llu,\"nparams\":%u,"
                            "\"trace_id\":%u,\"trace_id_source\":\"%s\",\"meta_trace_id\":%u,"
                            "\"meta_unused_flag\":%d,\"ts_source\":%lld,\"pid_source\":\"%s\"",
-                           i ? "," : "", c->cpu, proto_name(c->cfg.protocol), X(c->magic),
+                           i ? "," : "", c->cpu, ek_protocol_name(c->cfg.protocol), X(c->magic),
                            c->nparams, c->cfg.trace_id, id_source_name(c->id_source),
                            c->meta_trace_id, c->meta_unused_flag, (long long)c->ts_source,
                            pid_source_name(c->pid_source));
@@ -785,7 +754,7 @@ void ek_perf_dump_config(ek_sbuf *out, const ek_perf_file *f, ek_perf_dump_forma
     for (size_t i = 0; i < e->ncpus; i++) {
         const ek_perf_etm_cpu *c = &e->cpus[i];
         ek_sbuf_printf(out, "cpu %u: %s, %u params, trace ID 0x%02x (%s", c->cpu,
-                       proto_name(c->cfg.protocol), c->nparams, c->cfg.trace_id,
+                       ek_protocol_name(c->cfg.protocol), c->nparams, c->cfg.trace_id,
                        id_source_name(c->id_source));
         if (c->meta_unused_flag) ek_sbuf_puts(out, ", metadata ID flagged unused");
         if (c->have_sink) ek_sbuf_printf(out, ", sink %u", c->sink_id);
@@ -850,7 +819,7 @@ void ek_perf_dump_queue(ek_sbuf *out, const ek_perf_file *f, const ek_perf_queue
     ek_sbuf_printf(out, ", %zu slice%s, %s trace", qu->nslices, qu->nslices == 1 ? "" : "s",
                    qu->formatted ? "CoreSight-formatted" : "raw");
     if (qu->etm)
-        ek_sbuf_printf(out, ", %s trace ID 0x%02x", proto_name(qu->etm->cfg.protocol),
+        ek_sbuf_printf(out, ", %s trace ID 0x%02x", ek_protocol_name(qu->etm->cfg.protocol),
                        qu->etm->cfg.trace_id);
     ek_sbuf_putc(out, '\n');
 }

@@ -267,6 +267,24 @@ int ek_profile_add_branch(ek_profile *p, size_t bin, uint64_t from, uint64_t to,
     return prof_table_add(&p->bin[bin]->t[EK_PROFILE_BRANCHES], from, to, count);
 }
 
+/* dst += the counts of one binary (its identity added to dst when new). */
+static int merge_one(ek_profile *dst, const prof_binary *s)
+{
+    ek_profile_binary id = {s->path, s->build_id, s->build_id_len, s->load_base};
+    size_t h;
+    int rc = ek_profile_add_binary(dst, &id, &h);
+    if (rc) return rc;
+    for (int k = 0; k < 3; k++) {
+        const prof_table *t = &s->t[k];
+        for (size_t j = 0; j < t->cap; j++) {
+            const ek_profile_count *e = &t->slot[j];
+            if (e->count && (rc = prof_table_add(&dst->bin[h]->t[k], e->a, e->b, e->count)))
+                return rc;
+        }
+    }
+    return EK_OK;
+}
+
 int prof_merge(ek_profile *dst, const ek_profile *src, const char *fname, const ek_diag *diag)
 {
     if (!dst || !src || dst == src) return EK_ERR_ARG;
@@ -292,21 +310,19 @@ int prof_merge(ek_profile *dst, const ek_profile *src, const char *fname, const 
         }
     }
     for (size_t i = 0; i < src->nbin; i++) {
-        const prof_binary *s = src->bin[i];
-        ek_profile_binary id = {s->path, s->build_id, s->build_id_len, s->load_base};
-        size_t h;
-        int rc = ek_profile_add_binary(dst, &id, &h);
+        int rc = merge_one(dst, src->bin[i]);
         if (rc) return rc;
-        for (int k = 0; k < 3; k++) {
-            const prof_table *t = &s->t[k];
-            for (size_t j = 0; j < t->cap; j++) {
-                const ek_profile_count *e = &t->slot[j];
-                if (e->count && (rc = prof_table_add(&dst->bin[h]->t[k], e->a, e->b, e->count)))
-                    return rc;
-            }
-        }
     }
     return EK_OK;
+}
+
+int ek_profile_merge_binary(ek_profile *dst, const ek_profile *src, size_t bin)
+{
+    if (!dst || !src || dst == src || bin >= src->nbin) return EK_ERR_ARG;
+    const prof_binary *s = src->bin[bin];
+    long f = find_binary(dst, s->path, s->build_id, s->build_id_len, s->hash);
+    if (f >= 0 && dst->bin[f]->load_base != s->load_base) return EK_ERR_FORMAT;
+    return merge_one(dst, s);
 }
 
 int ek_profile_merge(ek_profile *dst, const ek_profile *src, const ek_diag *diag)

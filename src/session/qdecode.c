@@ -279,7 +279,7 @@ static int end_block(qjob *j)
 }
 
 /* The end of the queue: the last-branch flush perf makes (cs_etm__end_block), then the end of
- * trace, which perf 6.1 never signals (see README.md: "End of trace"). */
+ * trace, which perf 6.1 never signals (see docs/SCRIPT.md: "End of trace"). */
 static int end_queue(qjob *j, int end_blocks)
 {
     j->pv = NULL;

@@ -87,10 +87,11 @@ int qid_make(void *ctx, unsigned id, int source, ek_flow_mem *mem)
             d->etm = &cs->cpus[im->block[id]];
             d->cpu = im->cpu[id];
         }
-    } else {
-        d->etm = j->q->etm;
-        if (d->etm)
-            d->cpu = (int32_t)d->etm->cpu;
+    } else if (j->sl) {
+        /* raw trace: the configuration queueing chose, and the CPU the recording names (none
+         * for a per-thread queue whose AUX records carry no CPU) */
+        d->etm = j->sl->raw_etm;
+        d->cpu = j->sl->raw_cpu;
     }
     if (!d->etm) return EK_ERR_ARG; /* (the tree binds only IDs that have a configuration) */
     d->pid_source = d->etm->pid_source;

@@ -105,7 +105,8 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
         ek_session_free(s);
         return rc;
     }
-    rc = ek_perf_queues_new(s->pf, &s->diag, &s->pq);
+    ek_perf_queues_opts qo = {s->o.raw_cpu ? (int32_t)(s->o.raw_cpu - 1) : -1};
+    rc = ek_perf_queues_new_opts(s->pf, &qo, &s->diag, &s->pq);
     if (rc) {
         ek_session_free(s);
         return rc;

@@ -1,6 +1,6 @@
 /* Internals of ek_session shared by its files: session.c (open), sideband.c, sdiag.c, run.c
  * (threads, perf's order, the consumers), qdecode.c and its parts (one queue's decode:
- * qdecode.h), resolve.c, jit.c and report*.c (the doctor's account). */
+ * qdecode.h), resolve.c, jit.c and account.c (the account, as data). */
 #ifndef ETMKIT_SESSION_INT_H
 #define ETMKIT_SESSION_INT_H
 
@@ -25,7 +25,7 @@ typedef struct cpu_timeline {
     EK_VEC(cpu_thread) v; /* by key */
 } cpu_timeline;
 
-/* ---- what could not be used (report.c) ----------------------------------------------------- */
+/* ---- what could not be used (account.c) ---------------------------------------------------- */
 
 typedef enum miss_kind {
     MISS_NO_MAP = 0,     /* user address of a process that no map covers */

@@ -57,10 +57,27 @@ void sim_etm_free(sim_etm *e)
     ek_vec_free(&e->bytes);
 }
 
+void sim_etm_regs(const sim *S, const sim_session *s, int cpu, uint8_t id, ek_source_config *cfg)
+{
+    ek_etm4_enc_default_regs(cfg, s->ete, id, s->configr);
+    cfg->regs.etm4.idr[1] = (cfg->regs.etm4.idr[1] & ~0xfu) | (S->cpus[cpu].idr1_revision & 0xfu);
+}
+
+int sim_etm_same_decoding(const sim *S, const sim_session *s, int a, int b)
+{
+    ek_source_config x, y;
+    sim_etm_regs(S, s, a, 0, &x);
+    sim_etm_regs(S, s, b, 0, &y);
+    const ek_etm4_regs *rx = &x.regs.etm4, *ry = &y.regs.etm4;
+    return x.protocol == y.protocol && rx->configr == ry->configr &&
+           !memcmp(rx->idr, ry->idr, sizeof rx->idr) && rx->devarch == ry->devarch &&
+           rx->present == ry->present;
+}
+
 void sim_etm_configure(sim_etm *e, const sim_session *s)
 {
     uint8_t id = sim_trace_id(e->S, s, e->cpu);
-    ek_etm4_enc_default_regs(&e->cfg, s->ete, id, s->configr);
+    sim_etm_regs(e->S, s, e->cpu, id, &e->cfg);
     uint64_t base = e->produced;
     ek_etm4_enc_init(&e->enc, &e->cfg);
     if (!e->buf) {

@@ -143,6 +143,9 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
     for (int i = 0; i < S->nsessions && !err && S->truth; i++)
         if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
+    for (int i = 0; i < S->nsessions && !err && !S->sc->snapshot_folder; i++)
+        if (!S->sessions[i].no_output)
+            err = sim_script_options_write(S, &S->sessions[i], o->outdir, i);
     if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
     if (!err) err = sim_write_summary(S, o->outdir, o);
     if (res) {

@@ -252,7 +252,7 @@ static void write_auxtrace_info(sim_writer *w)
     for (int c = 0; c < S->ncpus; c++) {
         ek_source_config cfg;
         uint8_t id = (uint8_t)(0x10 + 2 * c);
-        ek_etm4_enc_default_regs(&cfg, s->ete, id, s->configr);
+        sim_etm_regs(S, s, c, id, &cfg);
         const ek_etm4_regs *r = &cfg.regs.etm4;
         int ts = s->header_version >= 1 && s->ts_source != SIM_TS_SOURCE_NONE;
         pr[n++] = s->ete ? 0x5050505050505050ull : 0x4040404040404040ull;
@@ -370,4 +370,26 @@ int sim_writer_close(sim_writer *w)
     int err = ek_pw_close(pw);
     free(w);
     return err;
+}
+
+/* The options a correct decoder needs that the recording cannot tell it (what its user
+ * knows): the CPU whose configuration decodes raw per-thread trace when the CPUs differ.
+ * Written with or without the truth: it belongs to the recording. */
+int sim_script_options_write(const sim *S, const sim_session *s, const char *dir, int index)
+{
+    char sfx[16] = "";
+    if (index) snprintf(sfx, sizeof(sfx), "-%d", index);
+    int shared = 1;
+    for (int c = 1; c < S->ncpus; c++)
+        if (!sim_etm_same_decoding(S, s, 0, c)) shared = 0;
+    if (shared || !s->raw_cpu_known || s->mode != SIM_MODE_PER_THREAD) return 0;
+    size_t n = strlen(dir) + strlen(sfx) + 32;
+    char *path = malloc(n);
+    if (!path) return EK_ERR_NOMEM;
+    snprintf(path, n, "%s/script-options%s.txt", dir, sfx);
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f) return EK_ERR_IO;
+    fprintf(f, "--raw-cpu=%d\n", s->raw_cpu);
+    return sim_fclose(f) ? EK_ERR_IO : 0;
 }

@@ -143,6 +143,10 @@ static int workload_real_run(sim *S)
     {                                                                                              \
         .op = SIM_ST_PARTIAL_FLUSH                                                                 \
     }
+#define IDR1_REVISION(cpu, rev)                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_IDR1_REVISION, .a = (cpu), .b = (rev)                                         \
+    }
 #define SYNC_PERIOD(cpu, bytes)                                                                    \
     {                                                                                              \
         .op = SIM_ST_SYNC_PERIOD, .a = (cpu), .b = (bytes)                                         \
@@ -202,6 +206,10 @@ static int workload_real_run(sim *S)
 #define NO_TS_ORDER                                                                                \
     {                                                                                              \
         .op = SIM_ST_NO_TS_ORDER                                                                   \
+    }
+#define RAW_CPU(cpu)                                                                               \
+    {                                                                                              \
+        .op = SIM_ST_RAW_CPU, .a = (cpu)                                                           \
     }
 #define CLOCK(clk)                                                                                 \
     {                                                                                              \
@@ -338,6 +346,29 @@ static const sim_scenario scenarios[] = {
     {"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", 0, 96 << 10,
      STEPS(CPUS(2), SESSION(PER_CPU, USER), ETE_TRBE, TRBE(64u << 10)),
      STEPS(SIMLOOP, ACTIONS(24), SCRIPT(1, CLONE))},
+    /* perf record --per-thread on TRBEs of CPUs configured alike (issue 27): a process with two
+     * threads on 2 CPUs, one event and one AUX ring per thread, raw trace whose AUX records name
+     * no CPU; decoded with the configuration both CPUs share, samples without a CPU */
+    {"per-thread-trbe",
+     "perf record --per-thread on per-CPU TRBEs (ETE, 2 CPUs configured alike), a process "
+     "with two threads: raw trace whose AUX records name no CPU, decoded with the "
+     "configuration every CPU shares (samples without a CPU); perf 6.1 uses CPU 0's",
+     0, 64 << 10, STEPS(CPUS(2), SESSION(PER_THREAD, USER), ETE_TRBE, EVENTS(2), TRBE(16u << 10)),
+     STEPS(TARGET(0), SPAWN("simloop", 0, 1), EVENT_TID(0, 1), ACTIONS(24), SCRIPT(1, CLONE))},
+    /* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
+     * another core type whose trace units have another TRCIDR1 revision, so no configuration is
+     * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
+     * its user knows (taskset): `etmkit script --raw-cpu=1` (script-options.txt) decodes it with a
+     * big core's configuration, without it nothing is decoded */
+    {"per-thread-trbe-biglittle",
+     "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
+     "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
+     "differently, so a decoder needs the user's --raw-cpu (script-options.txt); perf 6.1 uses "
+     "CPU 0's",
+     0, 64 << 10,
+     STEPS(CPUS(4), SESSION(PER_THREAD, USER), ETE_TRBE, RAW_CPU(1), TRBE(16u << 10),
+           IDR1_REVISION(2, 2), IDR1_REVISION(3, 2)),
+     STEPS(SIMLOOP, ACTIONS(24))},
     /* perf record -S: the AUX ring is overwritten; one snapshot at the end */
     {"snapshot-wrap",
      "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
@@ -472,8 +503,8 @@ static const sim_scenario scenarios[] = {
      * (the module's calls into the kernel are relocated against the kernel's symbols). A
      * decoder lays the .ko out as the loader did and relocates it; perf 6.1 reads the file as if
      * it were the module's memory, and its section maps put the module's .bss at [0, 5 MiB)
-     * among the kernel's maps (README, "Kernel modules", "Kernel maps hold kernel addresses
-     * only"). Writes and getpids among the random actions: into the module. */
+     * among the kernel's maps (docs/SCRIPT.md, "Kernel modules", "Kernel maps hold kernel
+     * addresses only"). Writes and getpids among the random actions: into the module. */
     {"kernel-module",
      "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
      "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "

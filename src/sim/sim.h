@@ -450,6 +450,10 @@ struct sim_session {
     uint64_t touched_after_exit; /* events started or records written after the owner exited */
     int no_output;               /* kernel-created events: no perf.data */
     uint64_t mmap2_after_aux;    /* MMAP2 records written after an AUX record with a later time */
+    /* raw per-thread trace (TRBE): the user knows that the traced program ran on CPUs
+     * configured as CPU raw_cpu (etmkit's --raw-cpu); decoded only with it when the CPUs'
+     * configurations differ (truth: OUT/script-options.txt) */
+    int raw_cpu_known, raw_cpu;
 };
 
 /* ------------------------------------------------------------------ the simulation */
@@ -523,6 +527,7 @@ typedef enum sim_step_op {
     SIM_ST_BARRIER,       /* a: the first sink's driver inserts barrier packets (0/1) */
     SIM_ST_PARTIAL_FLUSH, /* the first sink's flushes leave a partial packet */
     SIM_ST_SYNC_PERIOD,   /* CPU a's trace unit synchronises every b bytes */
+    SIM_ST_IDR1_REVISION, /* CPU a's trace unit has TRCIDR1.REVISION b (another core type) */
     SIM_ST_TARGET,        /* session a: perf record -- the process spawned next */
     SIM_ST_EVENT_TID,     /* session a's event b follows the thread made next */
     SIM_ST_SPAWN,         /* s on CPU a, traced by the sessions of mask b: the process */
@@ -539,6 +544,7 @@ typedef enum sim_step_op {
     SIM_ST_CLOCK_MONOTONIC, /* perf record -k 1 */
     SIM_ST_NO_TS_ORDER,     /* no time stamps in the event's config (each buffer decoded whole) */
     SIM_ST_CLOCK,           /* a: SIM_CLK_*: the clock of the time stamps (and TS_SOURCE) */
+    SIM_ST_RAW_CPU,         /* the user knows raw trace ran on CPUs configured as CPU a */
     SIM_ST__SESSION_END,
     /* the process */
     SIM_ST_ACTIONS,       /* a: chance (of 256) of a random action per step */
@@ -595,6 +601,9 @@ struct sim {
         uint64_t next_tick;
         sim_etm etm;
         sim_sink *sink; /* shared sink this CPU's ETM reaches (NULL: TRBE) */
+        /* TRCIDR1.REVISION of its trace unit: a cluster of another core type (big.LITTLE)
+         * has other ID registers (0: every CPU's default) */
+        uint32_t idr1_revision;
     } cpus[SIM_MAX_CPUS];
     sim_sink sinks[SIM_MAX_CPUS];
     int nsinks;
@@ -687,6 +696,11 @@ sim_image *sim_new_image(sim *S);
 void sim_etm_init(sim *S, sim_etm *e, int cpu);
 void sim_etm_free(sim_etm *e);
 void sim_etm_configure(sim_etm *e, const sim_session *s);
+/* The registers of CPU cpu's trace unit for session s (with trace ID id), as the perf.data
+ * metadata states them; sim_etm_same_decoding: do two CPUs' decode alike (all but the trace
+ * ID, TRCAUTHSTATUS)? */
+void sim_etm_regs(const sim *S, const sim_session *s, int cpu, uint8_t id, ek_source_config *cfg);
+int sim_etm_same_decoding(const sim *S, const sim_session *s, int a, int b);
 /* event start/stop on this CPU (the session's event became active / inactive) */
 void sim_etm_enable(sim_etm *e, sim_session *s, sim_event *ev, uint64_t pc, int el,
                     const ek_etm4_enc_ctx *ctx, uint32_t map, uint64_t ts);
@@ -809,6 +823,9 @@ int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64
 /* the truth files of a session in dir: expected-*.txt and perf-6.1-expected.txt, with "-N"
  * after the name for the N-th further session */
 int sim_truth_write(sim *S, sim_session *s, const char *dir, int index);
+/* OUT/script-options[-N].txt: the options a correct decoder of session s's recording needs
+ * that no record gives (--raw-cpu=N), when there are any. */
+int sim_script_options_write(const sim *S, const sim_session *s, const char *dir, int index);
 /* do the session's samples get their time from the CoreSight time stamps (TS_SOURCE says they
  * come from the counter TIME_CONV describes)? */
 int sim_session_ts_convertible(const sim *S, const sim_session *s);

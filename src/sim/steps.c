@@ -165,6 +165,7 @@ int sim_steps_run(sim *S, const sim_sc_step *st)
         case SIM_ST_BARRIER: S->sinks[0].barrier = (int)a; break;
         case SIM_ST_PARTIAL_FLUSH: S->sinks[0].partial_flush = 1; break;
         case SIM_ST_SYNC_PERIOD: S->cpus[a].etm.sync_period = (uint32_t)b; break;
+        case SIM_ST_IDR1_REVISION: S->cpus[a].idr1_revision = (uint32_t)b; break;
         case SIM_ST_SESSION: s = sim_add_session(S, (int)a, (unsigned)b); break;
         case SIM_ST_EVENTS: s->nevents = (int)a; break;
         case SIM_ST_READ_PERIOD: s->read_period = a; break;
@@ -183,6 +184,10 @@ int sim_steps_run(sim *S, const sim_sc_step *st)
         case SIM_ST_CLOCK_MONOTONIC: s->clock_monotonic = 1; break;
         case SIM_ST_NO_TS_ORDER: s->attr_config &= ~(1u << 28); break;
         case SIM_ST_CLOCK: set_clock(S, s, (int)a); break;
+        case SIM_ST_RAW_CPU:
+            s->raw_cpu_known = 1;
+            s->raw_cpu = (int)a;
+            break;
         case SIM_ST_TARGET: sim_set_target(&S->sessions[a], S->next_pid); break;
         case SIM_ST_EVENT_TID: S->sessions[a].events[b].tid = S->next_pid; break;
         case SIM_ST_SPAWN:

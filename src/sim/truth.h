@@ -183,6 +183,11 @@ typedef struct tr_queue {
     size_t kmod_read; /* the loaded block's tr_decoder.kmod_read */
     tr_tq *tqs[128]; /* by trace ID (perf 6.1 without time stamps: one, tqs[0]) */
     int pending_chan;
+    /* truth: raw trace of a queue without a CPU (per-thread, TRBE), decoded with the
+     * configuration its CPUs share (or the user's --raw-cpu): one trace source, key
+     * raw_key, and no CPU in its samples */
+    int raw_nocpu;
+    int raw_key;
 } tr_queue;
 
 typedef struct tr_sym {

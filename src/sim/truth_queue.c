@@ -58,10 +58,12 @@ static int feed(tr_emu *m, tr_queue *q, const sim_elem *e)
     tr_tq *t = get_tq(q, m, e->trace_id);
     if (!t) return 0;
     t->started = 1;
-    t->cpu = e->cpu; /* the trace ID's CPU in the map of the slice's sink */
+    /* the trace ID's CPU in the map of the slice's sink; none for raw trace no record ties
+     * to a CPU */
+    t->cpu = q->raw_nocpu ? -1 : e->cpu;
     tr_pkt p;
     memset(&p, 0, sizeof(p));
-    p.cpu = e->cpu;
+    p.cpu = t->cpu;
     p.trace_id = e->trace_id;
     switch (e->kind) {
     case SIM_E_NO_SYNC:
@@ -168,6 +170,11 @@ static int get_block(tr_emu *m, tr_queue *q)
          * in this block, not before */
         q->kmod_read = d->kmod_read;
         if (err) m->err = err;
+        if (m->view == VIEW_TRUE && q->raw_nocpu)
+            /* one raw source: whichever CPU wrote a block, a decoder of this queue has one
+             * stream (raw trace carries no trace ID) */
+            for (size_t i = 0; i < q->el.n; i++)
+                q->el.v[i].trace_id = (uint8_t)q->raw_key;
         if (m->view == VIEW_PERF && !q->ld->formatted)
             /* perf 6.1 builds the single decoder of an unformatted queue from the metadata of
              * the first CPU: every element carries that CPU's trace ID */
@@ -493,10 +500,33 @@ static int emulate(sim *S, sim_session *s, int view, const char *dir, const char
     for (size_t i = 0; i < norder && !err; i++) {
         sim_auxrec *a = &s->auxrecs.v[order[i]];
         if (s->snapshot && !a->in_snapshot) continue;
+        /* per-thread: perf 6.1 matches an AUX record to the AUXTRACE buffers of the thread
+         * its sample_id names (cs_etm__queue_aux_records_cb); one the kernel emitted while
+         * another thread was current on the CPU (a TRBE's buffer-full interrupt after a
+         * switch, arbitration-stress --seed 7) finds no buffer, and perf skips its data
+         * although the event's buffer holds it. The record's sample ID names its event, and
+         * so its AUX ring: a correct decoder decodes it there. */
+        if (view == VIEW_PERF && s->events[a->queue].cpu < 0 && a->tid != s->events[a->queue].tid)
+            continue;
         /* raw trace in a per-thread queue: no record says which CPU's trace unit wrote it
-         * (perf 6.1's per-thread records carry no CPU), so no configuration decodes it; a
-         * correct decoder says so and skips it (perf 6.1 uses CPU 0's) */
-        if (view == VIEW_TRUE && !a->formatted && s->events[a->queue].cpu < 0) continue;
+         * (perf 6.1's per-thread records carry no CPU). A correct decoder decodes it with the
+         * configuration every CPU shares (exact: it is the one the trace unit used), or with
+         * the one the user names (--raw-cpu, script-options.txt) for a program that ran on
+         * CPUs configured alike; otherwise it says so and skips it. Its samples carry no CPU
+         * (perf 6.1 uses CPU 0's configuration and prints cpu 0). */
+        if (view == VIEW_TRUE && !a->formatted && s->events[a->queue].cpu < 0) {
+            int shared = 1;
+            for (int c = 1; c < S->ncpus; c++)
+                if (!sim_etm_same_decoding(S, s, 0, c)) shared = 0;
+            int cfg_cpu = shared ? 0 : s->raw_cpu_known ? s->raw_cpu : -1;
+            if (cfg_cpu < 0) continue;
+            if (!sim_etm_same_decoding(S, s, cfg_cpu, a->cpu)) {
+                err = EK_ERR_ARG; /* the scenario's --raw-cpu does not describe this trace */
+                break;
+            }
+            m->qs[a->queue].raw_nocpu = 1;
+            m->qs[a->queue].raw_key = 0x10 + 2 * cfg_cpu;
+        }
         tr_slice sl = {&a->ops, a->size, a->formatted, a->time};
         if (ek_vec_push(&m->qs[a->queue].slices, sl)) err = EK_ERR_NOMEM;
     }

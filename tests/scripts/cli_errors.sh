@@ -3,7 +3,7 @@
 # or directory" (not "input/output error"); a folder given to script or doctor says what it
 # is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
 # missing whatever the options; -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump
-# are checked before decoding (exit 2, naming the option); bad values of -j, -F and --itrace
+# are checked before decoding (exit 2, naming the option); bad values of -j, --raw-cpu, -F and --itrace
 # and unknown options are one line with a hint (exit 2), not the usage text. Each case checks the exit
 # status and the whole of stderr; the accepted forms are checked too, so that a command that
 # refused everything would fail here.
@@ -95,6 +95,9 @@ for cmd in script doctor; do
   expect 2 "etmkit: $cmd: -j 'abc': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd -j abc "$P"
   expect 2 "etmkit: $cmd: --threads '0': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd --threads=0 "$P"
   expect 2 "etmkit: $cmd: -j '2x': give a number of threads, 1-1024$h" "$ETMKIT_BIN" $cmd -j2x "$P"
+  expect 2 "etmkit: $cmd: --raw-cpu '-1': give a CPU number$h" "$ETMKIT_BIN" $cmd --raw-cpu=-1 "$P"
+  expect 2 "etmkit: $cmd: --raw-cpu 'x': give a CPU number$h" "$ETMKIT_BIN" $cmd --raw-cpu x "$P"
+  accept "$ETMKIT_BIN" $cmd -q --symfs "$T/g/symfs" --raw-cpu=0 "$P"
   expect 2 "etmkit: $cmd: -F: empty field name in 'ip,,sym'$h" "$ETMKIT_BIN" $cmd -F ip,,sym "$P"
   expect 2 "etmkit: $cmd: -F: unknown or unsupported field 'nosuch'$h" "$ETMKIT_BIN" $cmd -F ip,nosuch "$P"
   expect 2 "etmkit: $cmd: bad --itrace options 'bz': unknown letter 'z'$h" "$ETMKIT_BIN" $cmd --itrace=bz "$P"

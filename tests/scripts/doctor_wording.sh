@@ -83,8 +83,9 @@ doctor "$tmp/flush-partial-packet" perf.data --symfs symfs && golden gen-flush-p
 grep -Eq "$ids" "$tmp/out" && { echo "FAIL: diagnostic ids without -v"; fail=1; }
 doctor "$tmp/flush-partial-packet" perf.data --symfs symfs -v && golden gen-flush-partial-packet.v.txt
 grep -q ' \[flow.bad-packet\]$' "$tmp/out" || { echo "FAIL: no diagnostic id with -v"; fail=1; }
-# a file of another build (README "Build-id mismatch"; etmkit gen --scenario buildid-mismatch):
-# the cause names the file's build-id, the recorded one and the build-id cache entry to create
+# a file of another build (docs/SCRIPT.md, "Build-id mismatch"; etmkit gen --scenario
+# buildid-mismatch): the cause names the file's build-id, the recorded one and the build-id
+# cache entry to create
 "$ETMKIT_BIN" gen --scenario buildid-mismatch --seed 1 -o "$tmp/bm" >"$tmp/gen.log" 2>&1 ||
   { echo "FAIL: etmkit gen --scenario buildid-mismatch: $(tail -2 "$tmp/gen.log")"; fail=1; }
 if doctor "$tmp/bm" perf.data --symfs symfs; then

@@ -1,5 +1,6 @@
 #!/bin/bash
-# What the library exports (issue 12, item 6; the rule is in docs/DESIGN.md, "Symbols"):
+# What the library exports (issue 12, item 6; the rule is in docs/DESIGN.md,
+# "Only `ek_` is exported"):
 #  - libetmkit.so exports only ek_ names (nm -D), among them the API's entry points, and
 #    nothing of the simulator (etmkit_sim is a library of its own);
 #  - in libetmkit.a every defined global symbol is either ek_ with default visibility (the

@@ -7,9 +7,9 @@
 # Order: as with perf's own `perf inject`, the samples of an injected file carry their time
 # (unless the recording has none) and perf script delivers them sorted by it (ordered events,
 # equal times in file order), where the decoder's order, which `perf script` and `etmkit
-# script` print for the recording, is only sorted per CPU (README.md, "etmkit inject"). So the
-# expected order is etmkit's, stably sorted by the sample time in ns when the injected samples
-# have a time, etmkit's own otherwise.
+# script` print for the recording, is only sorted per CPU (docs/PROFILES.md,
+# "etmkit inject"). So the expected order is etmkit's, stably sorted by the sample time in ns
+# when the injected samples have a time, etmkit's own otherwise.
 set -u
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
 perf version >/dev/null 2>&1 || { echo "SKIP: perf does not run here"; exit 77; }

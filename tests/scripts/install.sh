@@ -47,6 +47,12 @@ for f in bin/etmkit lib/libetmkit.a "lib/libetmkit.so.$version" lib/pkgconfig/et
     [ -f "$root/$f" ] || bad "not installed: $f"
 done
 for c in $commands; do [ -f "$root/share/man/man1/etmkit-$c.1" ] || bad "not installed: etmkit-$c.1"; done
+# etmkit-fleet beside etmkit, with its page (when the build had /usr/bin/python3)
+[ -x "$root/bin/etmkit-fleet" ] || bad "not installed: bin/etmkit-fleet"
+if [ -x /usr/bin/python3 ]; then
+    [ -f "$root/share/man/man1/etmkit-fleet.1" ] || bad "not installed: etmkit-fleet.1"
+    out=$("$root/bin/etmkit-fleet" --version); [ "$out" = "etmkit-fleet $version" ] || bad "installed etmkit-fleet --version: $out"
+fi
 [ "$(readlink "$root/lib/libetmkit.so")" = "libetmkit.so.$major" ] || bad "libetmkit.so -> $(readlink "$root/lib/libetmkit.so")"
 [ "$(readlink "$root/lib/libetmkit.so.$major")" = "libetmkit.so.$version" ] || bad "libetmkit.so.$major -> $(readlink "$root/lib/libetmkit.so.$major")"
 soname=$(readelf -d "$root/lib/libetmkit.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

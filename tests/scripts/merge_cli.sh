@@ -94,6 +94,24 @@ out=$("$bin" merge -o out.bl /nonexistent/x.bl 2>&1); rc=$?
 [ $rc -eq 1 ] && [ "$out" = "etmkit: merge: /nonexistent/x.bl: No such file or directory" ] ||
     bad "missing input: exit $rc, '$out'"
 
+# --build-id: one binary alone, in any format; the parts add up to the whole
+app=0102030405060708090a0b0c0d0e0f1011121314
+"$bin" merge -q --build-id=$app -o app.bl all.bl || bad "merge --build-id=$app"
+[ "$(grep -c '^binary ' app.bl)" = 1 ] && grep -q "^binary $app 400000 /usr/bin/app\$" app.bl ||
+    bad "--build-id=$app: $(grep '^binary ' app.bl)"
+"$bin" merge -q --build-id=0X${app^^} -o app2.bl all.bl 2>/dev/null && bad "--build-id with 0X accepted"
+"$bin" merge -q --build-id=0x${app^^} -o app2.bl all.bl && cmp -s app.bl app2.bl ||
+    bad "--build-id in upper case with 0x differs"
+"$bin" merge -q --format=autofdo --build-id=$app -o app.afdo all.bl || bad "autofdo --build-id"
+! grep -q '^// Please split' app.afdo && grep -q "^// build_id: 0x$app\$" app.afdo ||
+    bad "autofdo --build-id=$app: $(head -2 app.afdo)"
+out=$("$bin" merge -q --build-id=ffff -o none.bl all.bl 2>&1); rc=$?
+[ $rc -eq 1 ] && [ "$out" = "etmkit: merge: no binary of the profile has build-id ffff" ] &&
+    [ ! -e none.bl ] || bad "--build-id of no binary: exit $rc, '$out'"
+out=$("$bin" merge -q --build-id=abc -o none.bl all.bl 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$out" = "etmkit: merge: --build-id=abc: not a build-id (an even number of hex digits)" ] ||
+    bad "--build-id=abc: exit $rc, '$out'"
+
 # usage errors
 for args in "s1.bl" "-o x.bl" "--format=perf -o x.bl s1.bl" "--frobnicate -o x.bl s1.bl"; do
     # shellcheck disable=SC2086

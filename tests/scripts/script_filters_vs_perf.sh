@@ -7,7 +7,7 @@
 #   kernel-and-user  (seed 5) 2 CPUs sharing one ETR: the AUX buffer of CPU 0 holds some of CPU 1's
 #                    trace, and perf's -C 1 leaves that buffer out (auxtrace.c filter_cpu),
 #                    so -C 1 keeps fewer samples than --tid 1001 although thread 1001 only
-#                    ran on CPU 1 (its time field is not perf's: README, "Sample times")
+#                    ran on CPU 1 (its time field is not perf's: docs/SCRIPT.md, "Sample times")
 # Each filtered output must equal perf's exactly, be non-empty and be shorter than the
 # unfiltered one. perf 6.1 stamps every sample of these recordings with one time (the last AUX
 # record's), so its --time keeps all or nothing: those cases check the bounds (inclusive, in

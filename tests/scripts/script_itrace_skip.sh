@@ -2,10 +2,11 @@
 # --itrace=sN in etmkit script: the first N samples of the output are left out, counted once
 # over the whole recording (every queue and trace ID, branches and instructions samples
 # together), before the display filters -- as perf counts them where it implements 's' (its
-# Intel PT decoder: one num_events per session; perf 6.1's cs-etm ignores the letter, README
-# "etmkit script and perf 6.1"). On `etmkit gen --scenario shared-sink-multi-cpu` (4 CPUs, 4
-# trace IDs in one ETR, several decoders), with one decoder thread and with several: each
-# skipped run must print exactly the unskipped run's lines after its first N, in order.
+# Intel PT decoder: one num_events per session; perf 6.1's cs-etm ignores the letter,
+# docs/SCRIPT.md, "etmkit script and perf 6.1"). On `etmkit gen --scenario
+# shared-sink-multi-cpu` (4 CPUs, 4 trace IDs in one ETR, several decoders), with one decoder
+# thread and with several: each skipped run must print exactly the unskipped run's lines after
+# its first N, in order.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

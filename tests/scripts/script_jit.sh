@@ -79,7 +79,7 @@ if command -v perf >/dev/null 2>&1 && perf version >/dev/null 2>&1; then
     "$E" script -q --symfs "$tmp/g/symfs" --itrace=b -F $F "$tmp/inj.data" >"$tmp/inj"
     cmp -s "$tmp/inj" "$tmp/ref" && echo "ok: perf inject --jit: $(ls "$jd"/jitted-1000-*.so | wc -l) jitted files, the same $(wc -l <"$tmp/ref") lines" ||
       { echo "FAIL: etmkit on the perf inject --jit output differs:"; diff "$tmp/ref" "$tmp/inj" | head -6; fail=1; }
-    # perf 6.1 reads reused addresses with the code put there last (README)
+    # perf 6.1 reads reused addresses with the code put there last (docs/SCRIPT.md, "JIT code")
     perf script -i "$tmp/inj.data" --symfs "$tmp/g/symfs" --itrace=b -F $F 2>/dev/null >"$tmp/pinj"
     echo "   perf 6.1 on it: $(diff "$tmp/pinj" "$tmp/g/expected-branches.txt" | grep -c '^<') of $(wc -l <"$tmp/pinj") lines differ from the truth"
   else

@@ -1,10 +1,10 @@
 #!/bin/bash
 # --time START,STOP in etmkit script (issue 11, item 6) where the samples' times differ: on
 # `etmkit gen --scenario kernel-and-user` etmkit converts the CoreSight time stamps (perf 6.1
-# stamps every sample with one time there: README, "Sample times"; the comparison with perf is
-# tests/scripts/script_filters_vs_perf.sh). A filtered run must print exactly the lines of the
-# unfiltered run whose time is within the ranges, both ends included, in the same order; each
-# case keeps some samples and leaves some out.
+# stamps every sample with one time there: docs/SCRIPT.md, "Sample times"; the comparison with
+# perf is tests/scripts/script_filters_vs_perf.sh). A filtered run must print exactly the lines
+# of the unfiltered run whose time is within the ranges, both ends included, in the same order;
+# each case keeps some samples and leaves some out.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

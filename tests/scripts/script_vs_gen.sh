@@ -13,6 +13,8 @@
 #   expected-skip.txt          --itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso
 # expected-callstacks.txt (no etmkit output yet) must name, line by line, the branch samples
 # of `--itrace=b -F pid,tid,cpu,ip,addr` (pid/tid, cpu, ip => addr before its ':').
+# OUT/script-options.txt (the user's knowledge the recording lacks, e.g. --raw-cpu=N) is given
+# to every run; without it no sample may come out and `etmkit doctor` must name it.
 # Snapshot folders are checked by gen_snapshot_lister.sh.
 #
 # docs/SIMULATOR.md's scenario table is made here from seed 1's results: the test fails when
@@ -68,6 +70,21 @@ for sc in $scen; do
       name="$sc seed $seed${sfx:+ ($(basename "$data"))}"
       [ -f "$out/expected-branches$sfx.txt" ] || { echo "FAIL $name: no ground truth"; fail=1; continue; }
       counts=""; extra=""
+      # options a correct decoder needs that the recording cannot tell (what the user knows:
+      # --raw-cpu=N for raw per-thread trace when the CPUs decode differently); without them
+      # etmkit must print no sample, and its doctor must name them as the remedy
+      uopts=()
+      if [ -f "$out/script-options$sfx.txt" ]; then
+        read -r -a uopts <"$out/script-options$sfx.txt"
+        "$ETMKIT_BIN" script -q --symfs "$out/symfs" --itrace=b -F pid,tid,cpu,ip,addr "$data" 2>/dev/null >"$tmp/ours"
+        if [ -s "$tmp/ours" ]; then
+          echo "FAIL $name: without ${uopts[*]} etmkit script printed $(wc -l <"$tmp/ours") samples (expected none)"; fail=1
+        fi
+        "$ETMKIT_BIN" doctor --symfs "$out/symfs" "$data" >"$tmp/doctor" 2>&1
+        for o in "${uopts[@]}"; do
+          grep -q -- "${o%%=*}=N" "$tmp/doctor" || { echo "FAIL $name: etmkit doctor does not name ${o%%=*} as the remedy"; fail=1; }
+        done
+      fi
       for lane in branches instructions lbr times times-us calls returns skip; do
         f="$out/expected-${lane%-us}$sfx.txt"
         [ -f "$f" ] || continue
@@ -82,7 +99,7 @@ for sc in $scen; do
           skip) opts=(--itrace=i100ibs50 -F pid,tid,cpu,period,ip,sym,symoff,dso) ;;
         esac
         n=$((n + 1))
-        "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${opts[@]}" "$data" 2>"$tmp/err" >"$tmp/ours"
+        "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${uopts[@]}" "${opts[@]}" "$data" 2>"$tmp/err" >"$tmp/ours"
         truth=$f
         [ "$lane" = times-us ] && { usec <"$f" >"$tmp/truth-us"; truth=$tmp/truth-us; }
         if ! cmp -s "$truth" "$tmp/ours"; then
@@ -100,7 +117,7 @@ for sc in $scen; do
       [ -z "$extra" ] || extra=" (calls / returns / skip: $extra)"
       # the call stacks name the branch samples, one for one, in order
       cs="$out/expected-callstacks$sfx.txt"
-      "$ETMKIT_BIN" script -q --symfs "$out/symfs" --itrace=b -F pid,tid,cpu,ip,addr "$data" \
+      "$ETMKIT_BIN" script -q --symfs "$out/symfs" "${uopts[@]}" --itrace=b -F pid,tid,cpu,ip,addr "$data" \
         2>/dev/null >"$tmp/ours"
       sed 's/:.*$//' "$cs" >"$tmp/truth"
       if ! cmp -s "$tmp/truth" "$tmp/ours"; then

@@ -4,8 +4,8 @@
 # testdata/README.md. Runs of blanks are folded before comparing.
 #
 # Where perf 6.1 is wrong, tests/golden/script-vs-perf/<recording>.<kind>.diff holds the exact
-# difference (`diff perf etmkit` of the folded texts) after '#' lines that say why; README.md
-# ("etmkit script and perf") gives the proof. Without such a file the outputs must be equal.
+# difference (`diff perf etmkit` of the folded texts) after '#' lines that say why; docs/SCRIPT.md
+# ("etmkit script and perf 6.1") gives the proof. Without such a file the outputs must be equal.
 set -u
 S=${ETMKIT_SHARED:-}/testdata/perf
 if [ ! -d "$S/files" ] || [ ! -d "$S/expected-perf-6.1" ]; then

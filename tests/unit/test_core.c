@@ -8,6 +8,7 @@
 
 #include "core/bytes.h"
 #include "core/vec.h"
+#include "etmkit/config.h"
 #include "etmkit/diag.h"
 #include "etmkit/sbuf.h"
 #include "output/wr.h"
@@ -152,12 +153,40 @@ static void test_diag_collector_groups(void **state)
     ek_diag_emit(NULL, EK_SEV_NOTE, "x", 0, NULL, -1, -1, -1, "nothing");
 }
 
+/* The names of the core enums come from core (etmkit/config.h), one per value, never NULL. */
+static void test_enum_names(void **state)
+{
+    (void)state;
+    static const char *const proto[] = {"unknown", "ETMv4", "ETMv4-M", "ETE", "ETMv3",
+                                        "PTM",     "STM",   "ITM"};
+    for (int p = EK_PROTO_UNKNOWN; p <= EK_PROTO_ITM; p++)
+        assert_string_equal(ek_protocol_name((ek_protocol)p), proto[p]);
+    assert_string_equal(ek_protocol_name((ek_protocol)99), "unknown");
+    static const char *const arch[] = {"unknown", "v7-A", "v7-R", "v7-M", "v8-A",
+                                       "v8.3-A",  "v8-R", "v8-M", "v8.1-M", "v9-A"};
+    for (int a = EK_ARCH_UNKNOWN; a <= EK_ARCH_V9A; a++)
+        assert_string_equal(ek_arch_name((ek_arch)a), arch[a]);
+    assert_string_equal(ek_arch_name((ek_arch)-1), "unknown");
+}
+
+/* The JSON string writer: quotes, backslashes, control characters, non-ASCII bytes, NULL. */
+static void test_json_string(void **state)
+{
+    (void)state;
+    ek_sbuf b = EK_SBUF_INIT;
+    ek_json_string(&b, "a\"b\\c\n\t\r\x01\x7f\xc3\xa9/");
+    ek_json_string(&b, NULL);
+    assert_string_equal(b.p, "\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u007f\\u00c3\\u00a9/\"\"\"");
+    ek_sbuf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sbuf_formats),          cmocka_unit_test(test_line_writer_numbers),
         cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_vec_growth),
         cmocka_unit_test(test_diag_collector_groups), cmocka_unit_test(test_diag_format_one_line),
+        cmocka_unit_test(test_enum_names),            cmocka_unit_test(test_json_string),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

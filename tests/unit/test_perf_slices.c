@@ -181,6 +181,42 @@ static void test_per_thread(void **state)
     free(buf);
 }
 
+/* A per-thread AUX record emitted while another thread was current names that thread (777,
+ * which has no buffer); its sample ID (2: the second of the attribute's IDs) names the event
+ * of AUX ring 1, whose buffers are thread 502's: it is decoded there (perf 6.1 skips it). */
+static void test_per_thread_other_thread(void **state)
+{
+    (void)state;
+    pw w;
+    start(&w);
+    pw_sid own = sid(1, 502, 1), other = sid(1, 777, 2), stray = sid(5, 778, 3);
+    pw_auxtrace(&w, 0x80, 0, 0, 0, 500, -1, NULL);
+    pw_auxtrace(&w, 0x80, 0, 0, 1, 502, -1, NULL);
+    pw_aux(&w, ST, &own, 0, 0x40, 0);
+    pw_aux(&w, ST, &other, 0x40, 0x40, 0);
+    pw_aux(&w, ST, &stray, 0, 0x40, 0); /* ID 6: no event of the attribute */
+    uint8_t *buf;
+    size_t len;
+    ek_diag_collector *c;
+    ek_perf_queues *q;
+    ek_perf_file *f = finish(&w, &buf, &len, &c, &q);
+    const ek_perf_queue *q502 = NULL;
+    for (size_t i = 0; i < ek_perf_queues_count(q); i++)
+        if (ek_perf_queue_at(q, i)->tid == 502) q502 = ek_perf_queue_at(q, i);
+    assert_non_null(q502);
+    assert_int_equal(q502->nslices, 2);
+    assert_int_equal(q502->slices[1].problems, 0);
+    assert_int_equal(q502->slices[1].buffer, 1);
+    assert_int_equal(q502->slices[1].buffer_pos, 0x40);
+    assert_int_equal(q502->slices[1].sid.tid, 777);
+    assert_int_equal(ek_perf_queues_nno_data(q), 1); /* the stray one */
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.aux-other-thread"), 1);
+    ek_perf_queues_free(q);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 static void test_overwrite_snapshot(void **state)
 {
     pw w;
@@ -294,11 +330,182 @@ static void test_truncated_payload(void **state)
     free(full);
 }
 
+/* perf record --per-thread on TRBEs: raw trace in queues without a CPU. Two ETE CPUs whose
+ * blocks differ in the trace ID only, or also in TRCIDR1 (idr1 != 0x4100fff0). */
+static void start_ete2(pw *w, uint64_t sample_type, uint64_t idr1)
+{
+    pw_init(w, 0, 0);
+    pw_attr_desc a = {.type = 8, .sample_type = sample_type, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    uint64_t ids[] = {1, 2};
+    pw_attr(w, &a, ids, 2);
+    const uint64_t info[] = {1,          (8ull << 32) | 2,
+                             0,          EK_CS_ETM_MAGIC_ETE,
+                             0,          8,
+                             0,          0x10,
+                             0x28000ea1, 0x4100fff0,
+                             0x488,      0,
+                             0xcc,       0x47705a13,
+                             EK_CS_ETM_MAGIC_ETE,
+                             1,          8,
+                             0,          0x12,
+                             0x28000ea1, idr1,
+                             0x488,      0,
+                             0xaa,       0x47705a13};
+    pw_auxtrace_info(w, 3, info, sizeof info / sizeof info[0]);
+}
+
+#define ST_NOCPU (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_ID)
+
+static int diag_says(const ek_diag_collector *c, const char *text)
+{
+    ek_sbuf sb = EK_SBUF_INIT;
+    ek_diag_collector_summary(c, &sb, 1);
+    int r = sb.p && strstr(sb.p, text) != NULL;
+    ek_sbuf_free(&sb);
+    return r;
+}
+
+static ek_perf_file *per_thread_raw(uint64_t sample_type, uint64_t idr1, int aux_cpu,
+                                    uint8_t **buf, ek_diag_collector **c)
+{
+    pw w;
+    start_ete2(&w, sample_type, idr1);
+    pw_sid s0 = sid((uint32_t)aux_cpu, 500, 1), s1 = sid((uint32_t)aux_cpu, 500, 2);
+    pw_auxtrace(&w, 0x80, 0, 0, 0, 500, -1, NULL);
+    pw_aux(&w, sample_type, &s0, 0, 0x40, EK_PERF_AUX_FLAG_CORESIGHT_RAW);
+    pw_aux(&w, sample_type, &s1, 0x40, 0x40, EK_PERF_AUX_FLAG_CORESIGHT_RAW);
+    size_t len;
+    *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    ek_perf_file *f = pw_open(*buf, len, c);
+    assert_non_null(f);
+    return f;
+}
+
+/* Every CPU decodes alike (the trace ID and TRCAUTHSTATUS differ): the raw trace of the
+ * per-thread queue decodes with the lowest CPU's block, its samples carry no CPU; one note. */
+static void test_raw_per_thread_shared(void **state)
+{
+    (void)state;
+    uint8_t *buf;
+    ek_diag_collector *c;
+    ek_perf_file *f = per_thread_raw(ST_NOCPU, 0x4100fff0, 0, &buf, &c);
+    const ek_perf_cs_etm *cs = ek_perf_cs_etm_get(f);
+    assert_int_equal(cs->ncpus, 2);
+    assert_ptr_equal(cs->shared, &cs->cpus[0]);
+    assert_int_equal(ek_perf_etm_cpu_decode_diff(&cs->cpus[0], &cs->cpus[1], NULL), 0);
+    ek_diag d = ek_diag_collector_sink(c);
+    ek_perf_queues *q;
+    assert_int_equal(ek_perf_queues_new(f, &d, &q), 0);
+    const ek_perf_queue *q0 = ek_perf_queue_at(q, 0);
+    assert_true(q0->per_thread);
+    assert_int_equal(q0->nslices, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(q0->slices[i].problems, EK_SLICE_SHARED_CONFIG);
+        assert_ptr_equal(q0->slices[i].raw_etm, &cs->cpus[0]);
+        assert_int_equal(q0->slices[i].raw_cpu, -1);
+    }
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.raw-shared-config"), 1);
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.raw-no-config"), 0);
+    assert_true(diag_says(c, "configuration all 2 CPUs share"));
+    ek_perf_queues_free(q);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
+/* CPU 1's TRCIDR1 differs: nothing decodes without the user's choice, the diagnostic names
+ * the CPU, the register and the remedy; --raw-cpu=1 (queues option) decodes with CPU 1's
+ * block, still without a CPU in the samples. */
+static void test_raw_per_thread_differ(void **state)
+{
+    (void)state;
+    uint8_t *buf;
+    ek_diag_collector *c;
+    ek_perf_file *f = per_thread_raw(ST_NOCPU, 0x4100fff2, 0, &buf, &c);
+    const ek_perf_cs_etm *cs = ek_perf_cs_etm_get(f);
+    assert_null(cs->shared);
+    ek_perf_cfg_diff df;
+    assert_int_equal(ek_perf_etm_cpu_decode_diff(&cs->cpus[0], &cs->cpus[1], &df), 1);
+    assert_string_equal(df.field, "TRCIDR1");
+    assert_int_equal(df.a, 0x4100fff0);
+    assert_int_equal(df.b, 0x4100fff2);
+    ek_diag d = ek_diag_collector_sink(c);
+    ek_perf_queues *q;
+    assert_int_equal(ek_perf_queues_new(f, &d, &q), 0);
+    const ek_perf_queue *q0 = ek_perf_queue_at(q, 0);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(q0->slices[i].problems, EK_SLICE_NO_CONFIG);
+        assert_null(q0->slices[i].raw_etm);
+    }
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.raw-no-config"), 2);
+    assert_true(diag_says(c, "CPU 1 differs from CPU 0 in TRCIDR1 (0x4100fff2 against 0x4100fff0)"));
+    assert_true(diag_says(c, "--raw-cpu=N"));
+    ek_perf_queues_free(q);
+    ek_diag_collector_free(c);
+
+    c = ek_diag_collector_new(4);
+    d = ek_diag_collector_sink(c);
+    ek_perf_queues_opts o = {1};
+    assert_int_equal(ek_perf_queues_new_opts(f, &o, &d, &q), 0);
+    q0 = ek_perf_queue_at(q, 0);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(q0->slices[i].problems, 0);
+        assert_ptr_equal(q0->slices[i].raw_etm, &cs->cpus[1]);
+        assert_int_equal(q0->slices[i].raw_cpu, -1);
+    }
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_NOTE), 0);
+    ek_perf_queues_free(q);
+    ek_diag_collector_free(c);
+
+    /* a CPU the recording does not describe */
+    c = ek_diag_collector_new(4);
+    d = ek_diag_collector_sink(c);
+    o.raw_cpu = 7;
+    assert_int_equal(ek_perf_queues_new_opts(f, &o, &d, &q), 0);
+    assert_int_equal(ek_perf_queue_at(q, 0)->slices[0].problems, EK_SLICE_NO_CONFIG);
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.raw-cpu"), 2);
+    ek_perf_queues_free(q);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
+/* The AUX records carry the CPU (sample_id with PERF_SAMPLE_CPU): its configuration decodes
+ * and its samples carry it, however the CPUs differ. */
+static void test_raw_per_thread_aux_cpu(void **state)
+{
+    (void)state;
+    uint8_t *buf;
+    ek_diag_collector *c;
+    ek_perf_file *f = per_thread_raw(ST, 0x4100fff2, 1, &buf, &c);
+    const ek_perf_cs_etm *cs = ek_perf_cs_etm_get(f);
+    ek_diag d = ek_diag_collector_sink(c);
+    ek_perf_queues *q;
+    assert_int_equal(ek_perf_queues_new(f, &d, &q), 0);
+    const ek_perf_queue *q0 = ek_perf_queue_at(q, 0);
+    assert_true(q0->per_thread);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(q0->slices[i].problems, 0);
+        assert_ptr_equal(q0->slices[i].raw_etm, &cs->cpus[1]);
+        assert_int_equal(q0->slices[i].raw_cpu, 1);
+    }
+    assert_int_equal(ek_diag_collector_count_kind(c, "perf.raw-no-config"), 0);
+    ek_perf_queues_free(q);
+    ek_perf_free(f);
+    ek_diag_collector_free(c);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_per_cpu),
         cmocka_unit_test(test_per_thread),
+        cmocka_unit_test(test_per_thread_other_thread),
+        cmocka_unit_test(test_raw_per_thread_shared),
+        cmocka_unit_test(test_raw_per_thread_differ),
+        cmocka_unit_test(test_raw_per_thread_aux_cpu),
         cmocka_unit_test(test_overwrite_snapshot),
         cmocka_unit_test(test_raw_mixed_and_missing),
         cmocka_unit_test(test_truncated_payload),

@@ -310,6 +310,47 @@ static void test_merge_load_base_conflict(void **state)
     ek_profile_free(q);
 }
 
+/* One binary out of many (ek_profile_merge_binary, what `merge --build-id` writes): the sum of
+ * the per-binary parts, each merged alone, is the whole profile, byte for byte; a part holds
+ * its binary only; a binary dst knows with another load_base is refused; no such handle is an
+ * argument error. */
+static void test_merge_binary_parts(void **state)
+{
+    (void)state;
+    ek_profile *whole = random_profile(7);
+    size_t nb = ek_profile_binary_count(whole);
+    assert_int_equal(nb, 3);
+    ek_profile *sum = new_profile();
+    for (size_t i = 0; i < nb; i++) {
+        ek_profile *part = new_profile();
+        assert_int_equal(ek_profile_merge_binary(part, whole, i), 0);
+        assert_int_equal(ek_profile_binary_count(part), 1);
+        ek_profile_binary a, b;
+        assert_int_equal(ek_profile_binary_get(whole, i, &a), 0);
+        assert_int_equal(ek_profile_binary_get(part, 0, &b), 0);
+        assert_string_equal(a.path, b.path);
+        assert_int_equal(ek_profile_merge(sum, part, NULL), 0);
+        ek_profile_free(part);
+    }
+    char *want = blist(whole), *got = blist(sum);
+    assert_string_equal(want, got);
+    free(want);
+    free(got);
+    assert_int_equal(ek_profile_merge_binary(sum, whole, nb), EK_ERR_ARG);
+    ek_profile *other = new_profile();
+    add_bin(other, "/system/bin/a", "0102030405060708090a0b0c0d0e0f10", 0x1000);
+    size_t h = 0;
+    for (size_t i = 0; i < nb; i++) {
+        ek_profile_binary a;
+        assert_int_equal(ek_profile_binary_get(whole, i, &a), 0);
+        if (!strcmp(a.path, "/system/bin/a")) h = i;
+    }
+    assert_int_equal(ek_profile_merge_binary(other, whole, h), EK_ERR_FORMAT);
+    ek_profile_free(other);
+    ek_profile_free(sum);
+    ek_profile_free(whole);
+}
+
 /* ---- AutoFDO text ------------------------------------------------------------------------ */
 
 /* simpleperf's AutoFDOWriter, byte for byte: the split line for several binaries, binaries by
@@ -802,6 +843,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_counts_saturate_and_sort),
         cmocka_unit_test(test_binary_identity),
         cmocka_unit_test(test_merge_load_base_conflict),
+        cmocka_unit_test(test_merge_binary_parts),
         cmocka_unit_test(test_autofdo_exact),
         cmocka_unit_test(test_autofdo_round_trip),
         cmocka_unit_test(test_autofdo_simpleperf_file),

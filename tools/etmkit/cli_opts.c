@@ -19,6 +19,7 @@ enum {
     O_KALLSYMS,
     O_KCORE,
     O_JITDUMP,
+    O_RAW_CPU,
     O_THREADS,
     O_INPUT,
     O_CPU,
@@ -31,6 +32,7 @@ enum {
     O_QUIET,
     O_VERBOSE,
     O_STRICT,
+    O_FORMAT,
 };
 
 /* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
@@ -48,6 +50,7 @@ static const struct {
     {"--kallsyms", NULL, 1, O_KALLSYMS},
     {"--kcore", NULL, 1, O_KCORE},
     {"--jitdump", NULL, 1, O_JITDUMP},
+    {"--raw-cpu", NULL, 1, O_RAW_CPU},
     {"--threads", "-j", 1, O_THREADS},
     {"--input", "-i", 1, O_INPUT},
     {"--cpu", "-C", 1, O_CPU},
@@ -60,6 +63,7 @@ static const struct {
     {"--quiet", "-q", 0, O_QUIET},
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
+    {"--format", NULL, 1, O_FORMAT}, /* doctor only */
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -93,6 +97,9 @@ void cli_decode_help(FILE *f)
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore' (kcore, kallsyms)\n"
             "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
+            "  --raw-cpu=N       decode raw (TRBE) trace that no record ties to a CPU (perf\n"
+            "                    record --per-thread) with CPU N's configuration (needed only\n"
+            "                    when the CPUs are configured differently: big.LITTLE)\n"
             "running:\n"
             "  -j, --threads=N   decoder threads (1-1024) for a recording without time stamps\n"
             "                    (default: one per CPU); with time stamps each queue has its\n"
@@ -170,7 +177,8 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
                 break;
             }
         }
-        if (k == NOPTIONS) return usage_error(d, "unknown option '%s'", a);
+        if (k == NOPTIONS || (options[k].id == O_FORMAT && strcmp(cmd, "doctor")))
+            return usage_error(d, "unknown option '%s'", a);
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)spelt, a);
         if (!options[k].arg && v) return usage_error(d, "%s takes no value", name);
@@ -220,6 +228,15 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
             d->so.kcore_dir = v;
             d->kcore_opt = options[k].lng;
             break;
+        case O_RAW_CPU: {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!*v || *end || errno || n > 65535 || v[0] == '-' || v[0] == '+')
+                return usage_error(d, "%s '%s': give a CPU number", name, v);
+            d->so.raw_cpu = (uint32_t)n + 1;
+            break;
+        }
         case O_THREADS: {
             char *end;
             errno = 0;
@@ -255,6 +272,12 @@ int cli_decode_parse(cli_decode *d, const char *cmd, int argc, char **argv, void
         case O_QUIET: d->quiet = 1; break;
         case O_VERBOSE: d->verbose = 1; break;
         case O_STRICT: d->strict = 1; break;
+        case O_FORMAT:
+            if (!strcmp(v, "json"))
+                d->json = 1;
+            else if (strcmp(v, "text"))
+                return usage_error(d, "%s '%s': give text or json", name, v);
+            break;
         }
     }
     d->fields.ns = d->ns;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "etmkit/filter.h"
+#include "etmkit/account_out.h"
 #include "etmkit/script.h"
 #include "etmkit/session.h"
 
@@ -17,6 +18,7 @@ typedef struct cli_decode {
     const char *input;       /* FILE or -i FILE; "perf.data" when neither is given */
     int input_given;
     int quiet, verbose, strict, ns;
+    int json;                /* doctor --format=json */
     /* how each file option was spelt, for messages ("-k" or "--vmlinux") */
     const char *vmlinux_opt, *kallsyms_opt, *kcore_opt, *symfs_opt, *buildid_opt, *jitdump_opt;
     /* the session's diagnostics sink: it lives as long as the session (cli_decode_free) */

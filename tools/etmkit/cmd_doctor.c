@@ -15,6 +15,10 @@ static void usage(FILE *f)
            "one: the decoding options count (--itrace, default b; --no-end-flush, -j, the code\n"
            "and symbol options); -F and --ns only shape sample text and the filters only select\n"
            "samples: they are checked, and change nothing in the account.\n");
+    fprintf(f, "output:\n"
+               "  --format=text|json\n"
+               "                    the account as text (default), or as one JSON document\n"
+               "                    (its fields: docs/DOCTOR.md)\n");
     cli_decode_help(f);
     fprintf(f, "On a terminal, a run longer than a second shows its progress on stderr.\n");
 }
@@ -49,7 +53,16 @@ int cmd_doctor(int argc, char **argv)
     int rc = ek_session_samples(s, discard, NULL);
     cli_progress_end(&pr);
     ek_sbuf rep = EK_SBUF_INIT;
-    ek_session_report(s, &rep, d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_FULL);
+    ek_account *a = NULL;
+    int level = d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_FULL;
+    if (ek_session_account(s, &a)) {
+        if (!rc) rc = EK_ERR_NOMEM; /* cli_decode_status says so */
+    } else if (d.json) {
+        ek_account_json(a, &rep, level);
+    } else {
+        ek_account_text(a, &rep, level);
+    }
+    ek_account_free(a);
     if (rep.len) fputs(rep.p, stdout);
     ek_sbuf_free(&rep);
     ret = cli_decode_status(&d, s, rc);

@@ -13,8 +13,7 @@
 
 static void merge_usage(FILE *f, int full)
 {
-    fprintf(f, "usage: etmkit merge [--format=branch-list|autofdo|bolt] [--binary=ELF] "
-               "[--symfs=DIR] -o OUT IN...\n");
+    fprintf(f, "usage: etmkit merge [--format=branch-list|autofdo|bolt] [options] -o OUT IN...\n");
     if (!full) return;
     fprintf(f,
             "\nAdd profiles together and write the sum. Inputs are etmkit branch lists or\n"
@@ -31,6 +30,8 @@ static void merge_usage(FILE *f, int full)
             "  --binary=ELF        the binary's ELF file: bolt names its functions from it and\n"
             "                      writes the profile with its build-id; AutoFDO inputs take its\n"
             "                      first load segment address when the build-id matches\n"
+            "  --build-id=HEX      write the binary (or binaries) with this build-id alone:\n"
+            "                      one binary's profile out of a merged one (AutoFDO reads one)\n"
             "  --symfs=DIR         look for binaries under DIR (by the path the profile names)\n"
             "  -q, --quiet         no summary line on stderr\n"
             "  -h, --help          this text\n"
@@ -79,6 +80,40 @@ typedef struct merge_ctx {
     const char *binary; /* --binary */
     const char *symfs;  /* --symfs */
 } merge_ctx;
+
+/* --build-id=HEX as the profile keeps build-ids (padded to 20 bytes); 0 on a bad value. */
+static size_t parse_build_id(const char *hex, uint8_t *out)
+{
+    if (!strncmp(hex, "0x", 2)) hex += 2;
+    size_t n = strlen(hex);
+    if (!n || n % 2 || n / 2 > EK_PROFILE_BUILD_ID_MAX) return 0;
+    memset(out, 0, EK_PROFILE_BUILD_ID_MAX);
+    for (size_t i = 0; i < n; i++) {
+        char ch = hex[i];
+        int v = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                         : -1;
+        if (v < 0) return 0;
+        out[i / 2] = (uint8_t)(out[i / 2] << 4 | v);
+    }
+    return n / 2 < 20 ? 20 : n / 2;
+}
+
+/* The binaries of p with this build-id, alone, in a new profile (*out); 1 when none has it. */
+static int select_build_id(const ek_profile *p, const uint8_t *id, size_t len, ek_profile **out)
+{
+    if (ek_profile_new(out)) return -1;
+    int found = 0;
+    for (size_t i = 0; i < ek_profile_binary_count(p); i++) {
+        ek_profile_binary b;
+        if (ek_profile_binary_get(p, i, &b) || b.build_id_len != len || memcmp(b.build_id, id, len))
+            continue;
+        if (ek_profile_merge_binary(*out, p, i)) return -1;
+        found = 1;
+    }
+    return found ? 0 : 1;
+}
 
 /* An ELF file's build-id as the profile keeps it: padded to 20 bytes, all zero = none. */
 static size_t canon_id(const ek_elf_info *in, uint8_t *out)
@@ -198,6 +233,9 @@ int cmd_merge(int argc, char **argv)
     int quiet = 0;
     char **in = calloc((size_t)argc + 1, sizeof *in);
     int nin = 0, only_inputs = 0;
+    const char *build_id = NULL;
+    uint8_t bid[EK_PROFILE_BUILD_ID_MAX];
+    size_t bid_len = 0;
     if (!in) return CLI_FAIL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -222,6 +260,14 @@ int cmd_merge(int argc, char **argv)
             }
         } else if (!strncmp(a, "--binary=", 9) && a[9]) {
             c.binary = a + 9;
+        } else if (!strncmp(a, "--build-id=", 11)) {
+            build_id = a + 11;
+            if (!(bid_len = parse_build_id(build_id, bid))) {
+                cli_err("merge: --build-id=%s: not a build-id (an even number of hex digits)",
+                        build_id);
+                free(in);
+                return CLI_USAGE;
+            }
         } else if (!strncmp(a, "--symfs=", 8) && a[8]) {
             c.symfs = a + 8;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -261,6 +307,18 @@ int cmd_merge(int argc, char **argv)
         if (rc) {
             if (!printed) cli_err("merge: %s: %s", in[i], ek_strerror(rc));
             status = CLI_FAIL;
+        }
+    }
+    if (status == CLI_OK && build_id) {
+        ek_profile *one = NULL;
+        int rc = select_build_id(p, bid, bid_len, &one);
+        if (rc) {
+            if (rc > 0) cli_err("merge: no binary of the profile has build-id %s", build_id);
+            ek_profile_free(one);
+            status = CLI_FAIL;
+        } else {
+            ek_profile_free(p);
+            p = one;
         }
     }
     ek_sbuf s = EK_SBUF_INIT;

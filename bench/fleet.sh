@@ -1,0 +1,63 @@
+#!/bin/sh
+# etmkit-fleet on Dask: COUNT recordings (default 64) of SIZE trace bytes (default 4M), made by
+# `etmkit gen --scenario workload` with seeds 1..DISTINCT (default 8) and listed COUNT/DISTINCT
+# times each. Three jobs, each RUNS times (default 3), wall time (the user waits for the job):
+#   loop     a plain shell loop: etmkit export --format=branch-list of each recording, then one
+#            etmkit merge of all (the CLI contract, no scheduler)
+#   local1   etmkit-fleet --local 1 (a Dask LocalCluster of one worker process)
+#   local2   etmkit-fleet --local 2
+# and prints the medians, local1 / local2 (what the second worker gives) and local1 / loop
+# (the scheduler's overhead per recording). The three jobs' fleet.bl are checked equal.
+# usage: bench/fleet.sh [path/to/etmkit]   (COUNT, DISTINCT, SIZE, RUNS in the environment)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+etmkit=$(cd "$(dirname "${1:-$here/../build/etmkit}")" && pwd)/$(basename "${1:-etmkit}")
+fleet=$(dirname "$etmkit")/etmkit-fleet
+count=${COUNT:-64}
+distinct=${DISTINCT:-8}
+size=${SIZE:-4M}
+runs=${RUNS:-3}
+[ -x "$etmkit" ] && [ -x "$fleet" ] || { echo "fleet.sh: $etmkit or $fleet is not built"; exit 1; }
+/usr/bin/python3 -c 'import distributed' 2>/dev/null ||
+    { echo "fleet.sh: Dask's distributed is not installed (make bench-deps)"; exit 77; }
+command -v /usr/bin/time >/dev/null 2>&1 || { echo "fleet.sh: /usr/bin/time not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cd "$tmp"
+
+for s in $(seq "$distinct"); do
+    "$etmkit" gen --scenario workload --seed "$s" --trace-size "$size" -o "rec$s" >/dev/null 2>&1
+done
+i=0
+while [ "$i" -lt "$count" ]; do
+    s=$((i % distinct + 1))
+    echo "rec$s/perf.data --symfs rec$s/symfs" >>list
+    i=$((i + 1))
+done
+trace=$(du -cb rec*/perf.data | tail -1 | cut -f1)
+
+timed() { # NAME CMD...: wall seconds appended to NAME.t
+    name=$1; shift
+    /usr/bin/time -f %e -a -o "$name.t" "$@" >/dev/null 2>&1
+}
+for r in $(seq "$runs"); do
+    /usr/bin/time -f %e -a -o loop.t sh -c '
+        set -e; etmkit=$1; rm -rf bl; mkdir bl; n=0
+        while read -r rec _opt symfs; do
+            "$etmkit" export --format=branch-list -q --symfs="$symfs" -o "bl/$n.bl" "$rec"
+            n=$((n + 1))
+        done <list
+        "$etmkit" merge -q -o loop.bl bl/*.bl' sh "$etmkit"
+    timed local1 "$fleet" --etmkit "$etmkit" -q --local 1 -o out1 --from list
+    timed local2 "$fleet" --etmkit "$etmkit" -q --local 2 -o out2 --from list
+done
+cmp -s loop.bl out1/fleet.bl && cmp -s loop.bl out2/fleet.bl ||
+    { echo "fleet.sh: the jobs' profiles differ"; exit 1; }
+med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+l=$(med loop.t); a=$(med local1.t); b=$(med local2.t)
+echo "$count recordings ($distinct distinct), $(awk -v t="$trace" -v d="$distinct" -v c="$count" 'BEGIN { printf "%.1f MiB of trace", t / d * c / 1048576 }'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs runs, medians of wall seconds"
+printf '%-8s %8s\n' job "wall s"
+printf '%-8s %8.2f\n' loop "$l" local1 "$a" local2 "$b"
+awk -v l="$l" -v a="$a" -v b="$b" 'BEGIN {
+    printf "local1/local2 = %.2fx (second worker)\n", a / b
+    printf "local1/loop   = %.3f (scheduler overhead %+.1f%%)\n", a / l, (a / l - 1) * 100 }'
