@@ -66,6 +66,7 @@
 #include "etmkit/config.h"
 #include "etmkit/diag.h"
 #include "etmkit/elem.h"
+#include "etmkit/image.h" /* ek_flow_mem: how the decoder reads code */
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,35 +74,6 @@ extern "C" {
 #pragma GCC visibility push(default) /* the API: all libetmkit.so exports */
 
 struct ek_etm4_packet;
-
-/* ---- memory access ---------------------------------------------------------------------- */
-
-/* A contiguous run of readable code bytes. */
-typedef struct ek_mem_span {
-    uint64_t start; /* address of data[0] */
-    uint64_t size;  /* bytes readable from data */
-    const uint8_t *data;
-} ek_mem_span;
-
-/* How the decoder reads code. find() returns 1 and the span that contains addr in memory space
- * `space` (an ek_mem_space bit set), or 0 when addr is not mapped there. The span's bytes must
- * stay valid and unchanged until generation() returns a different value (or, without a
- * generation function, for the decoder's lifetime). An instruction is decoded only when 4
- * bytes are readable at its address inside one span (OpenCSD's rule, also for 16-bit T32);
- * otherwise the decoder reports ADDR_NACC and waits for the next address.
- * This is the hook for per-process DSO maps: find() may consult whatever address-space model
- * the caller keeps (the space and the decoder's trace ID are given). */
-typedef struct ek_flow_mem {
-    int (*find)(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, ek_mem_span *out);
-    uint64_t (*generation)(void *ctx); /* may be NULL: memory never changes */
-    void *ctx;
-} ek_flow_mem;
-
-struct ek_image;
-/* Code access through a memory image (etmkit/image.h): zero-copy spans from its regions; the
- * generation follows the number of regions (images only grow). The image must outlive the
- * decoder. */
-ek_flow_mem ek_flow_mem_image(struct ek_image *img);
 
 /* ---- configuration ---------------------------------------------------------------------- */
 

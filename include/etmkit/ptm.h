@@ -24,7 +24,7 @@
 
 #include "etmkit/config.h"
 #include "etmkit/elem.h"
-#include "etmkit/flow.h"
+#include "etmkit/image.h" /* ek_flow_mem */
 
 #ifdef __cplusplus
 extern "C" {

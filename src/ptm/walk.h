@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "etmkit/elem.h"
-#include "etmkit/flow.h"
+#include "etmkit/image.h" /* ek_flow_mem */
 #include "etmkit/isa.h"
 
 typedef struct a32_walker {

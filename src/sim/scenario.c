@@ -1,705 +1,15 @@
-/* Scenarios of `etmkit gen` and the run driver (ek_sim_run). */
-#include <errno.h>
-#include <stdarg.h>
+/* The scenarios of `etmkit gen` (AArch64; the Armv7 ones are in v7gen.c) as data: each is a
+ * name, a description, a default trace size and two lists of steps (sim_sc_step, sim.h; run by
+ * steps.c): the machine it sets up, and what runs on it. What cannot be a list -- a random
+ * topology, real binaries found at run time -- is a step that calls a function below. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/sim.h"
 #include "sim/v7.h"
 
-typedef struct sim_opts_in {
-    uint64_t trace_size;
-} sim_opts_in;
-
-void sim_note(sim *S, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ek_diag_vemit(S->diag, EK_SEV_NOTE, "sim.note", 0, NULL, -1, -1, -1, fmt, ap);
-    va_end(ap);
-}
-
-/* ------------------------------------------------------------------ building blocks */
-
-static sim_session *add_session(sim *S, int mode, unsigned el_mask)
-{
-    sim_session *s = &S->sessions[S->nsessions];
-    memset(s, 0, sizeof(*s));
-    s->index = S->nsessions++;
-    s->perf_pid = 900 + s->index;
-    s->mode = mode;
-    s->el_mask = el_mask;
-    s->header_version = 1;
-    s->ts_source = SIM_TS_SOURCE_NONE; /* perf before 6.3 */
-    s->sink_kind = SIM_SINK_ETR;
-    s->ring_size = 1u << 20;
-    s->read_period = 2000000;
-    s->read_skew = 0;
-    s->target_pid = -1;
-    if (mode == SIM_MODE_PER_THREAD) {
-        s->configr = 0;
-        s->attr_config = 0;
-    } else {
-        /* perf 6.1 turns on context ID and timestamps for CPU-wide recording */
-        s->configr = EK_TRCCONFIGR_CID | EK_TRCCONFIGR_TS;
-        s->attr_config = (1u << 14) | (1u << 28);
-    }
-    return s;
-}
-
-static void add_etr(sim *S, uint32_t size)
-{
-    sim_sink *k = &S->sinks[S->nsinks];
-    sim_sink_init(k, SIM_SINK_ETR, S->nsinks, size, S->truth);
-    S->nsinks++;
-    for (int c = 0; c < S->ncpus; c++)
-        S->cpus[c].sink = k;
-}
-
-/* an ETR for CPUs first .. first+n-1 (a cluster's funnel) */
-static void add_etr_group(sim *S, uint32_t size, int first, int n)
-{
-    sim_sink *k = &S->sinks[S->nsinks];
-    sim_sink_init(k, SIM_SINK_ETR, S->nsinks, size, S->truth);
-    S->nsinks++;
-    for (int c = first; c < first + n && c < S->ncpus; c++)
-        S->cpus[c].sink = k;
-}
-
-/* one ETF per CPU: every CPU's ETM has its own sink */
-static void add_etf_per_cpu(sim *S, uint32_t size)
-{
-    for (int c = 0; c < S->ncpus; c++) {
-        sim_sink *k = &S->sinks[S->nsinks];
-        sim_sink_init(k, SIM_SINK_ETF, S->nsinks, size, S->truth);
-        S->nsinks++;
-        S->cpus[c].sink = k;
-    }
-}
-
-/* per-CPU raw sinks (TRBE): unformatted ETE trace straight into the AUX ring */
-static void add_trbe(sim *S, uint32_t size)
-{
-    for (int c = 0; c < S->ncpus; c++) {
-        sim_sink_init(&S->trbe_sinks[c], SIM_SINK_TRBE, c, size, S->truth);
-        S->trbes[c] = &S->trbe_sinks[c];
-        S->cpus[c].sink = NULL;
-    }
-}
-
-static sim_process *spawn(sim *S, const char *exe, int cpu, uint64_t budget, unsigned sessions)
-{
-    sim_image *img = (sim_image *)sim_find_image(S, exe);
-    if (!img) return NULL;
-    img->hidden = 0; /* an optional program is a file of this recording */
-    return sim_spawn(S, img, img->blob->name, cpu, budget, sessions, 1);
-}
-
-/* perf record -- WORKLOAD: the session follows this process (and its children); the AUXTRACE
- * records of its CPU-wide events carry the workload's pid as tid. */
-static void set_target(sim_session *s, int pid)
-{
-    s->target_pid = pid;
-    if (s->mode != SIM_MODE_SYSTEM)
-        for (int k = 0; k < s->nevents; k++)
-            s->events[k].tid = pid;
-}
-
-static void script(sim_process *p, uint32_t at, sim_action a)
-{
-    if (p && p->nscript < SIM_MAX_SCRIPT) {
-        p->script[p->nscript].at = at;
-        p->script[p->nscript].action = a;
-        p->nscript++;
-    }
-}
-
-/* ------------------------------------------------------------------ scenarios */
-
-static int sc_basic(sim *S)
-{
-    S->ncpus = 1;
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_basic_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    return 0;
-}
-
-static int sc_per_thread(sim *S)
-{
-    S->ncpus = 2;
-    add_session(S, SIM_MODE_PER_THREAD, 1);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_per_thread_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24; /* yields and sleeps: the thread is switched out and back in */
-    return 0;
-}
-
-/* per-thread recording of two threads on two CPUs sharing one ETR: a thread's AUX buffer can
- * hold the trace of both CPUs (the last event to stop copies the sink), and without time
- * stamps perf 6.1 keeps one sample state for the whole queue */
-static int sc_per_thread_two(sim *S)
-{
-    int err = sc_per_thread(S);
-    S->sessions[0].nevents = 2; /* perf record --per-thread: one event per thread */
-    return err;
-}
-
-static int sc_per_thread_two_run(sim *S)
-{
-    sim_session *s = &S->sessions[0];
-    set_target(s, S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    s->events[1].tid = S->next_pid; /* the thread it clones */
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    return 0;
-}
-
-static int sc_kernel(sim *S)
-{
-    S->ncpus = 2;
-    add_session(S, SIM_MODE_PER_CPU, 3);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_kernel_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 40;
-    script(p, 2, SIM_ACT_CLONE);
-    return 0;
-}
-
-static int sc_kernel_novmlinux(sim *S)
-{
-    S->no_vmlinux = 1;
-    return sc_kernel(S);
-}
-
-static int add_lib(sim *S, sim_process *p, const char *name)
-{
-    const sim_image *img = sim_find_image(S, name);
-    if (!img || p->nlibs >= 4) return EK_ERR_NOT_FOUND;
-    p->libs[p->nlibs++] = img;
-    return 0;
-}
-
-/* dlopen, dlclose, dlopen of another library at the same address */
-static int sc_dlopen(sim *S)
-{
-    S->ncpus = 1;
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_dlopen_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    int err = add_lib(S, p, "libsima.so");
-    if (!err) err = add_lib(S, p, "libsimb.so");
-    script(p, 3, SIM_ACT_DLOPEN);
-    script(p, 40, SIM_ACT_DLCLOSE);
-    script(p, 42, SIM_ACT_DLOPEN);
-    return err;
-}
-
-/* the MMAP2 of a library lands in the file after AUX records of trace that ran its code */
-static int sc_mmap2_after_aux(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    /* perf record reads ring 0 a full read period before ring 1 */
-    s->read_period = 300000;
-    s->read_skew = 300000;
-    add_etf_per_cpu(S, 64u << 10);
-    return 0;
-}
-
-static int sc_mmap2_after_aux_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 32;
-    script(p, 1, SIM_ACT_CLONE);
-    script(p, 6, SIM_ACT_DLOPEN);
-    return add_lib(S, p, "libsima.so");
-}
-
-/* one perf record read covers many AUX records */
-static int sc_multi_aux(sim *S)
-{
-    S->ncpus = 1;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->read_period = 1000000000ull; /* perf record wakes up rarely */
-    add_etr(S, 256u << 10);
-    return 0;
-}
-
-static int sc_multi_aux_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 48; /* sleeps: the event stops and the sink is copied out each time */
-    return 0;
-}
-
-/* four CPUs share one ETR: frames interleave the trace IDs of all CPUs */
-static int sc_shared_sink(sim *S)
-{
-    S->ncpus = 4;
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_etr(S, 4u << 20);
-    return 0;
-}
-
-static int sc_shared_sink_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 20;
-    script(p, 1, SIM_ACT_CLONE);
-    script(p, 2, SIM_ACT_CLONE);
-    script(p, 3, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* two perf sessions, one ETR: the second is refused (EBUSY) while the first owns the sink */
-static int sc_arbitration(sim *S)
-{
-    S->ncpus = 2;
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_arbitration_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *a = spawn(S, "simloop", 0, S->work, 1u << 0);
-    set_target(&S->sessions[1], S->next_pid);
-    sim_process *b = spawn(S, "simchild", 1, S->work, 1u << 1);
-    if (!a || !b) return EK_ERR_NOMEM;
-    a->random_actions = 40; /* sleeps release the sink now and then */
-    b->random_actions = 40;
-    return 0;
-}
-
-/* ETE with per-CPU TRBE sinks: unformatted trace, one decoder per queue */
-static int sc_trbe(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->ete = 1;
-    s->sink_kind = SIM_SINK_TRBE;
-    add_trbe(S, 64u << 10);
-    return 0;
-}
-
-static int sc_trbe_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* perf record --per-thread on TRBEs of CPUs configured alike (issue 27): a process with two
- * threads on 2 CPUs, one event and one AUX ring per thread, raw trace whose AUX records name
- * no CPU; decoded with the configuration both CPUs share, samples without a CPU */
-static int sc_trbe_per_thread(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
-    s->ete = 1;
-    s->sink_kind = SIM_SINK_TRBE;
-    s->nevents = 2; /* perf record --per-thread: one event per thread */
-    add_trbe(S, 16u << 10);
-    return 0;
-}
-
-static int sc_trbe_per_thread_run(sim *S)
-{
-    sim_session *s = &S->sessions[0];
-    set_target(s, S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    s->events[1].tid = S->next_pid; /* the thread it clones */
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
- * another core type whose trace units have another TRCIDR1 revision, so no configuration is
- * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
- * its user knows (taskset): `etmkit script --raw-cpu=1` (script-options.txt) decodes it with a
- * big core's configuration, without it nothing is decoded */
-static int sc_trbe_per_thread_hetero(sim *S)
-{
-    S->ncpus = 4;
-    sim_session *s = add_session(S, SIM_MODE_PER_THREAD, 1);
-    s->ete = 1;
-    s->sink_kind = SIM_SINK_TRBE;
-    s->raw_cpu_known = 1;
-    s->raw_cpu = 1;
-    add_trbe(S, 16u << 10);
-    S->cpus[2].idr1_revision = S->cpus[3].idr1_revision = 2;
-    return 0;
-}
-
-static int sc_trbe_per_thread_hetero_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    return 0;
-}
-
-/* perf record -S: the AUX ring is overwritten; one snapshot at the end */
-static int sc_snapshot(sim *S)
-{
-    S->ncpus = 1;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->snapshot = 1;
-    s->ring_size = 128u << 10;
-    add_etr(S, 32u << 10);
-    return 0;
-}
-
-static int sc_snapshot_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    return 0;
-}
-
-/* A debugger snapshot: the system runs with its trace units on and is halted; the buffers and
- * the memory are saved into a snapshot folder. System-wide events keep the sink in use until
- * the end, so the ETR wraps in place (no driver barrier) and is saved once. */
-static int sc_snap_etr(sim *S)
-{
-    S->ncpus = 3;
-    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
-    s->ring_size = 1u << 20;
-    s->attr_config &= ~(1u << 28); /* ground truth: each buffer decoded whole, in buffer order */
-    add_etr(S, 64u << 10);
-    S->sinks[0].barrier = 0;
-    return 0;
-}
-
-static int sc_snap_run(sim *S)
-{
-    sim_process *p = spawn(S, "simloop", 0, S->work, 0);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    script(p, 2, SIM_ACT_CLONE);
-    return 0;
-}
-
-static int sc_snap_trbe(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
-    s->ete = 1;
-    s->sink_kind = SIM_SINK_TRBE;
-    s->ring_size = 1u << 20;
-    s->attr_config &= ~(1u << 28);
-    add_trbe(S, 256u << 10);
-    return 0;
-}
-
-/* an incomplete ETM flush leaves a partial packet at the end of each hardware buffer */
-static int sc_partial(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->read_period = 1000000000ull; /* several AUX records per AUXTRACE buffer */
-    return 0;
-}
-
-static int sc_partial_run_common(sim *S, uint32_t etr, int barrier)
-{
-    add_etr(S, etr);
-    S->sinks[0].partial_flush = 1;
-    S->sinks[0].barrier = barrier;
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 40;
-    script(p, 1, SIM_ACT_CLONE);
-    return 0;
-}
-
-static int sc_partial_run(sim *S)
-{
-    return sc_partial_run_common(S, 1u << 20, 1);
-}
-
-static int sc_partial_wrap_run(sim *S)
-{
-    /* the hardware buffer wraps between copies: the driver puts a barrier in front */
-    return sc_partial_run_common(S, 2u << 10, 1);
-}
-
-static int sc_partial_nobarrier_run(sim *S)
-{
-    return sc_partial_run_common(S, 2u << 10, 0);
-}
-
-static int sc_header(sim *S, int version, int hwid)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->header_version = version;
-    s->hw_id_records = hwid;
-    return 0;
-}
-
-static int sc_header_v0(sim *S)
-{
-    return sc_header(S, 0, 0);
-}
-
-static int sc_header_v2(sim *S)
-{
-    return sc_header(S, 2, 1);
-}
-
-/* Sample times (seed 000: kernel time against CoreSight time). The same recording three times,
- * with the CoreSight time stamps from three clocks: the kernel's clock itself (TIME_CONV 1:1),
- * the architected counter TIME_CONV describes (19.2 MHz, running since long before boot), and a
- * separate time stamp generator the kernel knows nothing about. TS_SOURCE (perf 6.3+) says which:
- * 1 (the virtual counter) for the first two, -1 (unknown) for the third. */
-static int sc_time(sim *S, int clk)
-{
-    S->ncpus = 3;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 3);
-    s->ts_source = clk == SIM_CLK_OTHER ? -1 : 1;
-    s->read_period = 150000; /* AUX records at many different times */
-    add_etr(S, 64u << 10);
-    S->clock.kind = clk;
-    if (clk == SIM_CLK_COUNTER) {
-        /* arm64: sched_clock from a 56-bit counter, mult / 2^shift = 52.083 ns per tick */
-        S->clock.mult = 873813333u;
-        S->clock.shift = 24;
-        const uint64_t c0 = 7000000000ull; /* the counter's value at boot */
-        uint64_t f = (c0 >> 24) * S->clock.mult + (((c0 & 0xFFFFFF) * S->clock.mult) >> 24);
-        S->clock.zero = 0 - f; /* the kernel's clock reads 0 at boot */
-        S->clock.cycles = c0;  /* ... and its epoch (arm64 subtracts it from time_zero) */
-    } else if (clk == SIM_CLK_OTHER) {
-        S->clock.base = 123456789012345ull; /* a 100 MHz generator started long ago */
-        S->clock.num = 1;
-        S->clock.den = 10;
-    }
-    return 0;
-}
-
-static int sc_time_kernel(sim *S)
-{
-    return sc_time(S, SIM_CLK_KERNEL);
-}
-
-static int sc_time_counter(sim *S)
-{
-    return sc_time(S, SIM_CLK_COUNTER);
-}
-
-static int sc_time_other(sim *S)
-{
-    return sc_time(S, SIM_CLK_OTHER);
-}
-
-static int sc_time_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 32;
-    script(p, 1, SIM_ACT_CLONE);
-    script(p, 2, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* Context changes (perf fixed this in 2026): system-wide kernel and user tracing of four
- * processes sharing one CPU and yielding to each other all the time; time stamps are rare (a
- * synchronisation every 64 KiB), so many ranges wait in perf's packet queue when the context
- * packet of the next thread arrives. They belong to the thread that ran them; perf 6.1 gives
- * them to the next one. */
-static int sc_ctxswitch(sim *S)
-{
-    S->ncpus = 1;
-    add_session(S, SIM_MODE_SYSTEM, 3);
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-static int sc_ctxswitch_run(sim *S)
-{
-    static const char *const exe[] = {"simloop", "simchild", "simloop", "simchild"};
-    for (int i = 0; i < 4; i++) {
-        sim_process *p = spawn(S, exe[i], 0, S->work, 0);
-        if (!p) return EK_ERR_NOMEM;
-        p->random_actions = 96; /* mostly yields and sleeps */
-    }
-    S->cpus[0].etm.sync_period = 65536;
-    return 0;
-}
-
-/* Linux 6.12+: trace IDs are allocated per sink and announced by AUX_OUTPUT_HW_ID version 0.1
- * with the sink's ID. Two clusters of 4 CPUs, each with its own ETR; the pool of trace IDs is
- * made small (1-4, as if the 0x6f IDs were taken by more trace units than a global map could
- * hold), so both sinks use the same four IDs: the CPU of a trace ID depends on the sink. */
-static int sc_trace_id_per_sink(sim *S)
-{
-    S->ncpus = 8;
-    S->trace_id_top = 5;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->header_version = 2;
-    s->hw_id_records = 1;
-    s->hw_id_minor = 1;
-    add_etr_group(S, 256u << 10, 0, 4);
-    add_etr_group(S, 256u << 10, 4, 4);
-    return 0;
-}
-
-static int sc_trace_id_per_sink_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    for (uint32_t k = 1; k <= 7; k++)
-        script(p, k, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* A JIT: simjit compiles functions into an anonymous code cache, calls them, moves some and
- * collects the cache, after which other code runs at the same addresses. The JIT writes
- * jit-PID.dump (which it maps, so that the recording names it) and /tmp/perf-PID.map; both
- * are in symfs at their paths. perf record -k 1: CLOCK_MONOTONIC sample times, the clock of
- * the jitdump's time stamps. Time stamps in the trace tell which code ran when. */
-static int sc_jit(sim *S)
-{
-    S->ncpus = 2;
-    sim_session *s = add_session(S, SIM_MODE_PER_CPU, 1);
-    s->clock_monotonic = 1;
-    add_etr(S, 1u << 20);
-    return 0;
-}
-
-#define SIM_JIT_DIR "/home/sim/.debug/jit/simjit-jit-20261203.q3Xe1B"
-
-static int sc_jit_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simjit", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    int err = sim_jit_enable(S, p, S->jit_dir ? S->jit_dir : SIM_JIT_DIR);
-    if (err) return err;
-    p->random_actions = 12;
-    p->jit_every = 3; /* a JIT action every third work step */
-    /* a worker thread on the other CPU calls the JIT's code too, for half of the run: the JIT
-     * changes code only at safepoints (machine.c, do_jit), when the worker is off its CPU and
-     * not inside JIT code */
-    script(p, 30, SIM_ACT_CLONE);
-    return 0;
-}
-
-/* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
- * kernel and user tracing, three processes (threads, library load/unload cycles, exec). The
- * TRBE fills its buffer, raises its interrupt and the data streams into the AUX rings, which
- * perf record drains every millisecond, so --trace-size can go to gigabytes. */
-static int sc_workload(sim *S)
-{
-    S->ncpus = 4;
-    sim_session *s = add_session(S, SIM_MODE_SYSTEM, 3);
-    s->ete = 1;
-    s->sink_kind = SIM_SINK_TRBE;
-    s->ring_size = 4u << 20;
-    s->read_period = 1000000;
-    add_trbe(S, 1u << 20);
-    return 0;
-}
-
-static int sc_workload_run(sim *S)
-{
-    sim_process *a = spawn(S, "simloop", 0, S->work, 0);
-    sim_process *b = spawn(S, "simloop", 1, S->work, 0);
-    sim_process *c = spawn(S, "simloop", 2, S->work, 0);
-    if (!a || !b || !c) return EK_ERR_NOMEM;
-    a->random_actions = 16;
-    b->random_actions = 24;
-    c->random_actions = 8;
-    int err = add_lib(S, a, "libsima.so");
-    if (!err) err = add_lib(S, a, "libsimb.so");
-    a->thread_budget = 30000; /* its thread ends before the library is unloaded */
-    script(a, 1, SIM_ACT_CLONE);
-    script(a, 4, SIM_ACT_DLOPEN);
-    script(a, 300, SIM_ACT_DLCLOSE);
-    script(a, 302, SIM_ACT_DLOPEN);
-    script(b, 1, SIM_ACT_CLONE);
-    script(b, 2, SIM_ACT_CLONE);
-    b->next_exe = sim_find_image(S, "simchild");
-    b->thread_budget = 30000; /* its threads end, then it execs */
-    script(b, 500, SIM_ACT_EXEC);
-    return err;
-}
-
-/* Real code for benchmarks: the workload's topology (4 CPUs, ETE, TRBE, system-wide kernel and
- * user), three processes running simreal on Debian's libc.so.6 and libm.so.6, started through
- * ld-linux-aarch64.so.1 (realcode.c). A megabyte and more of distinct code runs, so a decoder
- * cannot live off a few hot lines. */
-static int sc_workload_real(sim *S)
-{
-    int rc = sc_workload(S);
-    if (!rc) rc = sim_real_setup(S);
-    return rc;
-}
-
-static int sc_workload_real_run(sim *S)
-{
-    for (int i = 0; i < 3; i++) {
-        sim_process *p = sim_spawn_real(S, i, S->work, 0);
-        if (!p) return S->err ? S->err : EK_ERR_NOMEM;
-        p->random_actions = 4;
-    }
-    return 0;
-}
+/* ------------------------------------------------------------------ steps that are code */
 
 /* Randomized schedule of the sink rules: 2-8 CPUs, one topology (a shared ETR, an ETF per CPU
  * or per-CPU TRBEs), 2-4 perf sessions of random modes that start and stop at random times,
@@ -707,7 +17,7 @@ static int sc_workload_real_run(sim *S)
  * that sleep, yield, clone and exit. The invariants (truth.summary "invariants" line) must hold
  * for every seed: no buffer ever holds two sessions' trace, references return to zero, nothing
  * is touched after its session ended. */
-static int sc_stress(sim *S)
+static int stress_setup(sim *S)
 {
     S->ncpus = 2 + (int)sim_rng_below(&S->rng, SIM_MAX_CPUS - 1);
     int topo = (int)sim_rng_below(&S->rng, 3);
@@ -716,12 +26,12 @@ static int sc_stress(sim *S)
     for (int i = 0; i < nsess + kernel; i++) {
         int mode = (int)sim_rng_below(&S->rng, 3);
         int k = i == nsess; /* the kernel-created session */
-        sim_session *s = add_session(S,
-                                     k           ? SIM_MODE_SYSTEM
-                                     : mode == 0 ? SIM_MODE_PER_CPU
-                                     : mode == 1 ? SIM_MODE_SYSTEM
-                                                 : SIM_MODE_PER_THREAD,
-                                     k ? 2 : 1 + sim_rng_below(&S->rng, 3));
+        sim_session *s = sim_add_session(S,
+                                         k           ? SIM_MODE_SYSTEM
+                                         : mode == 0 ? SIM_MODE_PER_CPU
+                                         : mode == 1 ? SIM_MODE_SYSTEM
+                                                     : SIM_MODE_PER_THREAD,
+                                         k ? 2 : 1 + sim_rng_below(&S->rng, 3));
         if (s->mode == SIM_MODE_PER_THREAD)
             s->el_mask &= 1u; /* per-thread sessions trace user space */
         if (!s->el_mask) s->el_mask = 1;
@@ -740,15 +50,15 @@ static int sc_stress(sim *S)
         }
     }
     if (topo == 0)
-        add_etr(S, 16u << 10 << sim_rng_below(&S->rng, 4));
+        sim_add_etr(S, 16u << 10 << sim_rng_below(&S->rng, 4));
     else if (topo == 1)
-        add_etf_per_cpu(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+        sim_add_etf_per_cpu(S, 8u << 10 << sim_rng_below(&S->rng, 3));
     else
-        add_trbe(S, 8u << 10 << sim_rng_below(&S->rng, 3));
+        sim_add_trbe(S, 8u << 10 << sim_rng_below(&S->rng, 3));
     return 0;
 }
 
-static int sc_stress_run(sim *S)
+static int stress_run(sim *S)
 {
     int nproc = 2 + (int)sim_rng_below(&S->rng, 4);
     for (int i = 0; i < nproc; i++) {
@@ -757,331 +67,474 @@ static int sc_stress_run(sim *S)
             if (k % nproc == i) mask |= 1u << k;
         for (int k = 0; k < S->nsessions; k++)
             if ((mask >> k & 1) && S->sessions[k].mode != SIM_MODE_SYSTEM)
-                set_target(&S->sessions[k], S->next_pid);
+                sim_set_target(&S->sessions[k], S->next_pid);
         uint64_t budget = 30000 + sim_rng_below(&S->rng, 1500000);
-        sim_process *p = spawn(S, sim_rng_chance(&S->rng, 128) ? "simloop" : "simchild",
-                               (int)sim_rng_below(&S->rng, (uint32_t)S->ncpus), budget, mask);
+        sim_process *p =
+            sim_spawn_program(S, sim_rng_chance(&S->rng, 128) ? "simloop" : "simchild",
+                              (int)sim_rng_below(&S->rng, (uint32_t)S->ncpus), budget, mask);
         if (!p) return EK_ERR_NOMEM;
         p->random_actions = 8 + sim_rng_below(&S->rng, 48);
         for (uint32_t n = sim_rng_below(&S->rng, 3), at = 1; n;
              n--, at += 1 + sim_rng_below(&S->rng, 8))
-            script(p, at, SIM_ACT_CLONE);
+            sim_script(p, at, SIM_ACT_CLONE);
     }
     return 0;
 }
 
-/* system-wide: two processes (three threads), each thread alone on its CPU, so that every
- * sample's CPU, process, thread and command name are known without a context switch (what
- * perf 6.1 gets right: the sample filters are compared with it on this recording) */
-static int sc_two_procs(sim *S)
+static int workload_real_run(sim *S)
 {
-    S->ncpus = 3;
-    add_session(S, SIM_MODE_SYSTEM, 1);
-    add_etf_per_cpu(S, 64u << 10);
+    for (int i = 0; i < 3; i++) {
+        sim_process *p = sim_spawn_real(S, i, S->work, 0);
+        if (!p) return S->err ? S->err : EK_ERR_NOMEM;
+        p->random_actions = 4;
+    }
     return 0;
 }
 
-static int sc_two_procs_run(sim *S)
-{
-    sim_process *a = spawn(S, "simloop", 0, S->work, 1);
-    sim_process *b = spawn(S, "simchild", 1, S->work, 1);
-    if (!a || !b) return EK_ERR_NOMEM;
-    script(a, 1, SIM_ACT_CLONE); /* the new thread goes to the idle CPU 2 */
-    return 0;
-}
+/* ------------------------------------------------------------------ the steps, as words */
 
-static int sc_two_threads_run(sim *S)
-{
-    add_etr(S, 1u << 20);
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    return 0;
-}
+#define STEPS(...) ((const sim_sc_step[]){__VA_ARGS__, {.op = SIM_ST_END}})
 
-/* Kernel modules: a module wraps the write and getpid system calls (simmod.c); kernel and user
- * trace of 2 CPUs sharing an ETR. Its .ko is in symfs at the path of its MMAP record, with the
- * recorded build-id, and vmlinux beside it (the module's calls into the kernel are relocated
- * against the kernel's symbols). A decoder lays the .ko out as the loader did and relocates
- * it; perf 6.1 reads the file as if it were the module's memory, and its section maps put the
- * module's .bss at [0, 5 MiB) among the kernel's maps (docs/SCRIPT.md, "Kernel modules", "Kernel
- * maps hold kernel addresses only"). */
-static int sc_kmod(sim *S)
-{
-    int err = sim_kmod_setup(S);
-    return err ? err : sc_kernel(S);
-}
+#define CPUS(n)                                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_CPUS, .a = (n)                                                                \
+    }
+#define NO_VMLINUX                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_NO_VMLINUX                                                                    \
+    }
+#define ITRACE_LANES                                                                               \
+    {                                                                                              \
+        .op = SIM_ST_ITRACE_LANES                                                                  \
+    }
+#define TRACE_ID_TOP(n)                                                                            \
+    {                                                                                              \
+        .op = SIM_ST_TRACE_ID_TOP, .a = (n)                                                        \
+    }
+#define CALL(f)                                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_CALL, .fn = (f)                                                               \
+    }
+#define SYMFS_OTHER(img, other)                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_SYMFS_OTHER, .s = (img), .s2 = (other)                                        \
+    }
+#define ETR(size)                                                                                  \
+    {                                                                                              \
+        .op = SIM_ST_ETR, .a = (size)                                                              \
+    }
+#define ETR_GROUP(size, cpu, n)                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_ETR_GROUP, .a = (size), .b = (cpu), .c = (n)                                  \
+    }
+#define ETF_PER_CPU(size)                                                                          \
+    {                                                                                              \
+        .op = SIM_ST_ETF_PER_CPU, .a = (size)                                                      \
+    }
+#define TRBE(size)                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_TRBE, .a = (size)                                                             \
+    }
+#define BARRIER(on)                                                                                \
+    {                                                                                              \
+        .op = SIM_ST_BARRIER, .a = (on)                                                            \
+    }
+#define PARTIAL_FLUSH                                                                              \
+    {                                                                                              \
+        .op = SIM_ST_PARTIAL_FLUSH                                                                 \
+    }
+#define IDR1_REVISION(cpu, rev)                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_IDR1_REVISION, .a = (cpu), .b = (rev)                                         \
+    }
+#define SYNC_PERIOD(cpu, bytes)                                                                    \
+    {                                                                                              \
+        .op = SIM_ST_SYNC_PERIOD, .a = (cpu), .b = (bytes)                                         \
+    }
+#define TARGET(session)                                                                            \
+    {                                                                                              \
+        .op = SIM_ST_TARGET, .a = (session)                                                        \
+    }
+#define EVENT_TID(session, ev)                                                                     \
+    {                                                                                              \
+        .op = SIM_ST_EVENT_TID, .a = (session), .b = (ev)                                          \
+    }
+#define SPAWN(exe, cpu, mask)                                                                      \
+    {                                                                                              \
+        .op = SIM_ST_SPAWN, .s = (exe), .a = (cpu), .b = (mask)                                    \
+    }
+#define SESSION(mode, el)                                                                          \
+    {                                                                                              \
+        .op = SIM_ST_SESSION, .a = SIM_MODE_##mode, .b = (el)                                      \
+    }
+#define EVENTS(n)                                                                                  \
+    {                                                                                              \
+        .op = SIM_ST_EVENTS, .a = (n)                                                              \
+    }
+#define READ_PERIOD(ns)                                                                            \
+    {                                                                                              \
+        .op = SIM_ST_READ_PERIOD, .a = (ns)                                                        \
+    }
+#define READ_SKEW(ns)                                                                              \
+    {                                                                                              \
+        .op = SIM_ST_READ_SKEW, .a = (ns)                                                          \
+    }
+#define RING(size)                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_RING, .a = (size)                                                             \
+    }
+#define ETE_TRBE                                                                                   \
+    {                                                                                              \
+        .op = SIM_ST_ETE_TRBE                                                                      \
+    }
+#define SNAPSHOT_MODE                                                                              \
+    {                                                                                              \
+        .op = SIM_ST_SNAPSHOT_MODE                                                                 \
+    }
+#define HEADER(version, hwid)                                                                      \
+    {                                                                                              \
+        .op = SIM_ST_HEADER, .a = (version), .b = (hwid)                                           \
+    }
+#define HWID_MINOR(n)                                                                              \
+    {                                                                                              \
+        .op = SIM_ST_HWID_MINOR, .a = (n)                                                          \
+    }
+#define CLOCK_MONOTONIC                                                                            \
+    {                                                                                              \
+        .op = SIM_ST_CLOCK_MONOTONIC                                                               \
+    }
+#define NO_TS_ORDER                                                                                \
+    {                                                                                              \
+        .op = SIM_ST_NO_TS_ORDER                                                                   \
+    }
+#define RAW_CPU(cpu)                                                                               \
+    {                                                                                              \
+        .op = SIM_ST_RAW_CPU, .a = (cpu)                                                           \
+    }
+#define CLOCK(clk)                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_CLOCK, .a = SIM_CLK_##clk                                                     \
+    }
+#define ACTIONS(n)                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_ACTIONS, .a = (n)                                                             \
+    }
+#define SCRIPT(at, act)                                                                            \
+    {                                                                                              \
+        .op = SIM_ST_SCRIPT, .a = (at), .b = SIM_ACT_##act                                         \
+    }
+#define LIB(name)                                                                                  \
+    {                                                                                              \
+        .op = SIM_ST_LIB, .s = (name)                                                              \
+    }
+#define THREAD_BUDGET(n)                                                                           \
+    {                                                                                              \
+        .op = SIM_ST_THREAD_BUDGET, .a = (n)                                                       \
+    }
+#define NEXT_EXE(name)                                                                             \
+    {                                                                                              \
+        .op = SIM_ST_NEXT_EXE, .s = (name)                                                         \
+    }
+#define JIT(every)                                                                                 \
+    {                                                                                              \
+        .op = SIM_ST_JIT, .a = (every)                                                             \
+    }
 
-static int sc_kmod_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 64; /* writes and getpids among them: into the module */
-    script(p, 2, SIM_ACT_CLONE);
-    return 0;
-}
+/* exception levels traced */
+#define USER        1u
+#define KERNEL_USER 3u
+/* perf record -- simloop: the first session follows simloop, started on CPU 0 */
+#define SIMLOOP TARGET(0), SPAWN("simloop", 0, 1)
 
-/* The --itrace letters c, r and s: kernel and user trace of two CPUs sharing an ETR, without
- * the kernel's image, so that the decodable trace ends at every system call and interrupt and
- * begins again after it (trace ends that are calls, trace begins; calls and returns; several
- * trace IDs per queue); the truth has what --itrace=c, --itrace=r and --itrace=i100ibs50
- * print, and perf 6.1's answers to the same options (its cs-etm ignores the three letters). */
-static int sc_itrace(sim *S)
-{
-    S->itrace_lanes = 1;
-    return sc_kernel_novmlinux(S);
-}
+/* kernel and user trace of 2 CPUs sharing an ETR; simloop and a second thread make system
+ * calls */
+#define KERNEL_SETUP CPUS(2), SESSION(PER_CPU, KERNEL_USER), ETR(1u << 20)
+#define KERNEL_RUN   SIMLOOP, ACTIONS(40), SCRIPT(2, CLONE)
+/* simloop and a second thread (random yields and sleeps), 2 CPUs sharing an ETR */
+#define TWO_THREADS_RUN ETR(1u << 20), SIMLOOP, ACTIONS(24), SCRIPT(1, CLONE)
+/* an incomplete ETM flush leaves a partial packet at the end of each hardware buffer; several
+ * AUX records per AUXTRACE buffer */
+#define PARTIAL_SETUP CPUS(2), SESSION(PER_CPU, USER), READ_PERIOD(1000000000ull)
+#define PARTIAL_RUN(etr, barrier)                                                                  \
+    ETR(etr), PARTIAL_FLUSH, BARRIER(barrier), SIMLOOP, ACTIONS(40), SCRIPT(1, CLONE)
+/* Sample times (seed 000: kernel time against CoreSight time): the same recording with the
+ * CoreSight time stamps from three clocks (CLOCK, steps.c) */
+#define TIME_SETUP(clk)                                                                            \
+    CPUS(3), SESSION(PER_CPU, KERNEL_USER), CLOCK(clk),                                            \
+        READ_PERIOD(150000), /* AUX records at many different times */                             \
+        ETR(64u << 10)
+#define TIME_RUN SIMLOOP, ACTIONS(32), SCRIPT(1, CLONE), SCRIPT(2, CLONE)
+/* A debugger snapshot: the system runs with its trace units on and is halted; the buffers and
+ * the memory are saved into a snapshot folder. System-wide events keep the sink in use until
+ * the end. Ground truth: each buffer decoded whole, in buffer order (NO_TS_ORDER). */
+#define SNAPSHOT_RUN SPAWN("simloop", 0, 0), ACTIONS(24), SCRIPT(1, CLONE), SCRIPT(2, CLONE)
+/* A realistic mix for benchmarks: four CPUs with ETE and per-CPU TRBE sinks, system-wide
+ * kernel and user tracing. The TRBE fills its buffer, raises its interrupt and the data streams
+ * into the AUX rings, which perf record drains every millisecond, so --trace-size can go to
+ * gigabytes. */
+#define WORKLOAD_SETUP                                                                             \
+    CPUS(4), SESSION(SYSTEM, KERNEL_USER), ETE_TRBE, RING(4u << 20), READ_PERIOD(1000000),         \
+        TRBE(1u << 20)
 
-/* Build-id mismatch: a library the process loads and calls, whose file in symfs is another
- * build (libsima.c with one more function: every function moved); the recording's build-id
- * table names the build that ran. A decoder must refuse the file: the library's code cannot
- * be read (perf 6.1 reads code without checking the build-id and decodes the other build's
- * bytes; it refuses the symbols). Two CPUs share an ETR, user space, a second thread. */
-static int sc_buildid(sim *S)
-{
-    S->ncpus = 2;
-    add_session(S, SIM_MODE_PER_CPU, 1);
-    add_etr(S, 1u << 20);
-    sim_image *lib = (sim_image *)sim_find_image(S, "libsima.so");
-    const sim_image *other = sim_find_image(S, "libsima-otherbuild");
-    if (!lib || !other) return EK_ERR_NOT_FOUND;
-    lib->symfs = other;
-    S->wrong_builds = 1;
-    return 0;
-}
+/* ------------------------------------------------------------------ the catalogue */
 
-static int sc_buildid_run(sim *S)
-{
-    set_target(&S->sessions[0], S->next_pid);
-    sim_process *p = spawn(S, "simloop", 0, S->work, 1);
-    if (!p) return EK_ERR_NOMEM;
-    p->random_actions = 24;
-    script(p, 1, SIM_ACT_CLONE);
-    script(p, 3, SIM_ACT_DLOPEN);
-    return add_lib(S, p, "libsima.so");
-}
-
-static const struct {
-    struct sim_scenario sc;
-    int (*run)(sim *S);
-    uint64_t trace_default;
-} scenarios[] = {
-    {{"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only",
-      sc_basic, 0},
-     sc_basic_run,
-     48 << 10},
-    {{"per-thread",
-      "perf record --per-thread: no timestamps or context IDs (timeless decode), "
-      "one AUX record per time the thread is scheduled in",
-      sc_per_thread, 0},
-     sc_per_thread_run,
-     64 << 10},
-    {{"per-thread-two-cpus",
-      "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
-      "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
-      sc_per_thread_two, 0},
-     sc_per_thread_two_run,
-     64 << 10},
-    {{"kernel-and-user",
-      "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
-      "making system calls; vmlinux in symfs",
-      sc_kernel, 0},
-     sc_kernel_run,
-     96 << 10},
-    {{"kernel-and-user-novmlinux",
-      "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
-      "read kernel code and silently drops kernel samples",
-      sc_kernel_novmlinux, 0},
-     sc_kernel_run,
-     96 << 10},
-    {{"dlopen-reuse",
-      "a library is loaded, called, unloaded and another one is loaded at the "
-      "same address (perf 6.1 decodes all trace with the last one)",
-      sc_dlopen, 0},
-     sc_dlopen_run,
-     96 << 10},
-    {{"mmap2-after-aux",
-      "2 CPUs with an ETF each; perf record reads one ring late, so the "
-      "MMAP2 of a library lands after AUX records of trace that ran it",
-      sc_mmap2_after_aux, 0},
-     sc_mmap2_after_aux_run,
-     128 << 10},
-    {{"multi-aux-per-auxtrace",
-      "the sink is copied out at every sleep; perf record reads once, "
-      "so one AUXTRACE buffer holds many AUX records",
-      sc_multi_aux, 0},
-     sc_multi_aux_run,
-     96 << 10},
-    {{"shared-sink-multi-cpu",
-      "4 CPUs and a 4-thread process share one ETR: frames "
-      "interleave 4 trace IDs, timestamps order the decode",
-      sc_shared_sink, 0},
-     sc_shared_sink_run,
-     192 << 10},
-    {{"session-arbitration",
-      "two perf sessions trace two processes through one ETR; the sink "
-      "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
-      "until its owner's last event stops",
-      sc_arbitration, 0},
-     sc_arbitration_run,
-     128 << 10},
-    {{"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", sc_trbe, 0},
-     sc_trbe_run,
-     96 << 10},
-    {{"per-thread-trbe",
-      "perf record --per-thread on per-CPU TRBEs (ETE, 2 CPUs configured alike), a process "
-      "with two threads: raw trace whose AUX records name no CPU, decoded with the "
-      "configuration every CPU shares (samples without a CPU); perf 6.1 uses CPU 0's",
-      sc_trbe_per_thread, 0},
-     sc_trbe_per_thread_run,
-     64 << 10},
-    {{"per-thread-trbe-biglittle",
-      "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
-      "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
-      "differently, so a decoder needs the user's --raw-cpu (script-options.txt); perf 6.1 uses "
-      "CPU 0's",
-      sc_trbe_per_thread_hetero, 0},
-     sc_trbe_per_thread_hetero_run,
-     64 << 10},
-    {{"snapshot-wrap",
-      "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
-      "barrier packets, one snapshot at the end",
-      sc_snapshot, 0},
-     sc_snapshot_run,
-     512 << 10},
-    {{"snapshot-etr",
-      "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
-      "in place; kernel and user code as memory dumps",
-      sc_snap_etr, 1},
-     sc_snap_run,
-     256 << 10},
-    {{"snapshot-ete-trbe",
-      "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
-      "TRBE buffer per CPU",
-      sc_snap_trbe, 1},
-     sc_snap_run,
-     128 << 10},
-    {{"flush-partial-packet",
-      "incomplete ETM flushes leave a partial packet at the end of each "
-      "hardware buffer; several AUX records per AUXTRACE buffer",
-      sc_partial, 0},
-     sc_partial_run,
-     128 << 10},
-    {{"flush-partial-packet-wrap",
-      "the same with a 2 KiB ETR that wraps between copies: "
-      "barrier packets after each wrap (TRUNCATED AUX records)",
-      sc_partial, 0},
-     sc_partial_wrap_run,
-     128 << 10},
-    {{"flush-partial-packet-nobarrier",
-      "wrapping 2 KiB ETR and partial packets, without the "
-      "driver's barrier packets",
-      sc_partial, 0},
-     sc_partial_nobarrier_run,
-     128 << 10},
-    {{"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count",
-      sc_header_v0, 0},
-     sc_two_threads_run,
-     64 << 10},
-    {{"header-v2",
-      "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
-      "(perf 6.4+); perf 6.1 refuses the file",
-      sc_header_v2, 0},
-     sc_two_threads_run,
-     64 << 10},
-    {{"trace-id-per-sink",
-      "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
-      "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
-      "6.1 refuses the file",
-      sc_trace_id_per_sink, 0},
-     sc_trace_id_per_sink_run,
-     256 << 10},
-    {{"jit-reuse",
-      "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
-      "replaced by other code at the same addresses, at safepoints (a worker thread on the "
-      "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
-      "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
-      sc_jit, 0},
-     sc_jit_run,
-     128 << 10},
-    {{"workload-real",
-      "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
-      "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
-      "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
-      "megabytes of distinct code; --trace-size up to gigabytes",
-      sc_workload_real, 0},
-     sc_workload_real_run,
-     256 << 10},
-    {{"arbitration-stress",
-      "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
-      "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
-      "and exit; truth.summary reports the invariants",
-      sc_stress, 0},
-     sc_stress_run,
-     512 << 10},
-    {{"time-kernel-clock",
-      "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
-      "TIME_CONV 1:1): samples carry their time stamp's time",
-      sc_time_kernel, 0},
-     sc_time_run,
-     96 << 10},
-    {{"time-virtual-counter",
-      "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
-      "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
-      sc_time_counter, 0},
-     sc_time_run,
-     96 << 10},
-    {{"time-unknown-counter",
-      "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
-      "they only order the trace; samples carry the time of their AUX record",
-      sc_time_other, 0},
-     sc_time_run,
-     96 << 10},
-    {{"context-switch-order",
-      "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
-      "rare time stamps: ranges decoded before a context packet belong to the previous thread",
-      sc_ctxswitch, 0},
-     sc_ctxswitch_run,
-     128 << 10},
-    {{"two-processes",
-      "system-wide user-space trace, 3 CPUs with an ETF each: two processes (simloop with a "
-      "second thread, simchild), each thread alone on its CPU",
-      sc_two_procs, 0},
-     sc_two_procs_run,
-     96 << 10},
-    {{"buildid-mismatch",
-      "symfs holds another build of the library the process loads (/usr/lib/libsima.so: one "
-      "more function, another build-id than the recorded one), 2 CPUs, user space: a decoder "
-      "refuses it (gaps); perf 6.1 decodes the other build's bytes",
-      sc_buildid, 0},
-     sc_buildid_run,
-     64 << 10},
-    {{"kernel-module",
-      "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
-      "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "
-      "ETR, vmlinux in symfs: a decoder lays the .ko out as the module loader did and relocates "
-      "it; perf 6.1 reads the file unrelocated and maps the module's .bss at address 0",
-      sc_kmod, 0},
-     sc_kmod_run,
-     64 << 10},
-    {{"itrace-calls-returns-skip",
-      "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
-      "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
-      "expected-returns.txt, expected-skip.txt (i100ibs50: one count over the output, both "
-      "kinds); perf 6.1's cs-etm ignores the three letters",
-      sc_itrace, 0},
-     sc_kernel_run,
-     48 << 10},
-    {{"workload",
-      "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
-      "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
-      "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
-      sc_workload, 0},
-     sc_workload_run,
-     256 << 10},
+static const sim_scenario scenarios[] = {
+    {"basic", "one process on one CPU, per-CPU ETMv4 into a formatted ETR, user space only", 0,
+     48 << 10, STEPS(CPUS(1), SESSION(PER_CPU, USER), ETR(1u << 20)), STEPS(SIMLOOP)},
+    /* perf record --per-thread: yields and sleeps switch the thread out and back in */
+    {"per-thread",
+     "perf record --per-thread: no timestamps or context IDs (timeless decode), "
+     "one AUX record per time the thread is scheduled in",
+     0, 64 << 10, STEPS(CPUS(2), SESSION(PER_THREAD, USER), ETR(1u << 20)),
+     STEPS(SIMLOOP, ACTIONS(24))},
+    /* two threads on two CPUs sharing one ETR: a thread's AUX buffer can hold the trace of both
+     * CPUs (the last event to stop copies the sink), and without time stamps perf 6.1 keeps one
+     * sample state for the whole queue; one event per thread */
+    {"per-thread-two-cpus",
+     "perf record --per-thread of a process with two threads on 2 CPUs sharing one ETR: one "
+     "thread's AUX buffer can hold both CPUs' trace IDs, decoded without time stamps",
+     0, 64 << 10, STEPS(CPUS(2), SESSION(PER_THREAD, USER), ETR(1u << 20), EVENTS(2)),
+     STEPS(TARGET(0), SPAWN("simloop", 0, 1), EVENT_TID(0, 1), ACTIONS(24), SCRIPT(1, CLONE))},
+    {"kernel-and-user",
+     "cs_etm// (kernel and user space) on 2 CPUs, a process with two threads "
+     "making system calls; vmlinux in symfs",
+     0, 96 << 10, STEPS(KERNEL_SETUP), STEPS(KERNEL_RUN)},
+    {"kernel-and-user-novmlinux",
+     "the same recording with no vmlinux in symfs (kallsyms text in OUT/kallsyms): perf cannot "
+     "read kernel code and silently drops kernel samples",
+     0, 96 << 10, STEPS(NO_VMLINUX, KERNEL_SETUP), STEPS(KERNEL_RUN)},
+    /* dlopen, dlclose, dlopen of another library at the same address */
+    {"dlopen-reuse",
+     "a library is loaded, called, unloaded and another one is loaded at the "
+     "same address (perf 6.1 decodes all trace with the last one)",
+     0, 96 << 10, STEPS(CPUS(1), SESSION(PER_CPU, USER), ETR(1u << 20)),
+     STEPS(SIMLOOP, LIB("libsima.so"), LIB("libsimb.so"), SCRIPT(3, DLOPEN), SCRIPT(40, DLCLOSE),
+           SCRIPT(42, DLOPEN))},
+    /* the MMAP2 of a library lands in the file after AUX records of trace that ran its code:
+     * perf record reads ring 0 a full read period before ring 1 */
+    {"mmap2-after-aux",
+     "2 CPUs with an ETF each; perf record reads one ring late, so the "
+     "MMAP2 of a library lands after AUX records of trace that ran it",
+     0, 128 << 10,
+     STEPS(CPUS(2), SESSION(PER_CPU, USER), READ_PERIOD(300000), READ_SKEW(300000),
+           ETF_PER_CPU(64u << 10)),
+     STEPS(SIMLOOP, ACTIONS(32), SCRIPT(1, CLONE), SCRIPT(6, DLOPEN), LIB("libsima.so"))},
+    /* one perf record read covers many AUX records: perf record wakes up rarely; the sleeps stop
+     * the event and the sink is copied out each time */
+    {"multi-aux-per-auxtrace",
+     "the sink is copied out at every sleep; perf record reads once, "
+     "so one AUXTRACE buffer holds many AUX records",
+     0, 96 << 10,
+     STEPS(CPUS(1), SESSION(PER_CPU, USER), READ_PERIOD(1000000000ull), ETR(256u << 10)),
+     STEPS(SIMLOOP, ACTIONS(48))},
+    /* four CPUs share one ETR: frames interleave the trace IDs of all CPUs */
+    {"shared-sink-multi-cpu",
+     "4 CPUs and a 4-thread process share one ETR: frames "
+     "interleave 4 trace IDs, timestamps order the decode",
+     0, 192 << 10, STEPS(CPUS(4), SESSION(PER_CPU, USER), ETR(4u << 20)),
+     STEPS(SIMLOOP, ACTIONS(20), SCRIPT(1, CLONE), SCRIPT(2, CLONE), SCRIPT(3, CLONE))},
+    /* two perf sessions, one ETR: the second is refused (EBUSY) while the first owns the sink;
+     * sleeps release the sink now and then */
+    {"session-arbitration",
+     "two perf sessions trace two processes through one ETR; the sink "
+     "refuses the other session (EBUSY, empty TRUNCATED AUX record) "
+     "until its owner's last event stops",
+     0, 128 << 10, STEPS(CPUS(2), SESSION(PER_CPU, USER), SESSION(PER_CPU, USER), ETR(1u << 20)),
+     STEPS(TARGET(0), SPAWN("simloop", 0, 1u << 0), ACTIONS(40), TARGET(1),
+           SPAWN("simchild", 1, 1u << 1), ACTIONS(40))},
+    /* ETE with per-CPU TRBE sinks: unformatted trace, one decoder per queue */
+    {"per-cpu-trbe", "ETE into per-CPU TRBE-like raw sinks (AUX flag 0x100), 2 CPUs", 0, 96 << 10,
+     STEPS(CPUS(2), SESSION(PER_CPU, USER), ETE_TRBE, TRBE(64u << 10)),
+     STEPS(SIMLOOP, ACTIONS(24), SCRIPT(1, CLONE))},
+    /* perf record --per-thread on TRBEs of CPUs configured alike (issue 27): a process with two
+     * threads on 2 CPUs, one event and one AUX ring per thread, raw trace whose AUX records name
+     * no CPU; decoded with the configuration both CPUs share, samples without a CPU */
+    {"per-thread-trbe",
+     "perf record --per-thread on per-CPU TRBEs (ETE, 2 CPUs configured alike), a process "
+     "with two threads: raw trace whose AUX records name no CPU, decoded with the "
+     "configuration every CPU shares (samples without a CPU); perf 6.1 uses CPU 0's",
+     0, 64 << 10, STEPS(CPUS(2), SESSION(PER_THREAD, USER), ETE_TRBE, EVENTS(2), TRBE(16u << 10)),
+     STEPS(TARGET(0), SPAWN("simloop", 0, 1), EVENT_TID(0, 1), ACTIONS(24), SCRIPT(1, CLONE))},
+    /* perf record --per-thread on the TRBEs of a big.LITTLE system (issue 27): CPUs 2-3 are
+     * another core type whose trace units have another TRCIDR1 revision, so no configuration is
+     * every CPU's; the traced program (one thread, sleeping and yielding) runs on CPU 0 only, as
+     * its user knows (taskset): `etmkit script --raw-cpu=1` (script-options.txt) decodes it with a
+     * big core's configuration, without it nothing is decoded */
+    {"per-thread-trbe-biglittle",
+     "perf record --per-thread on the TRBEs of a big.LITTLE system (4 CPUs, CPUs 2-3 with "
+     "another TRCIDR1): no record names the CPU of the raw trace and the CPUs decode "
+     "differently, so a decoder needs the user's --raw-cpu (script-options.txt); perf 6.1 uses "
+     "CPU 0's",
+     0, 64 << 10,
+     STEPS(CPUS(4), SESSION(PER_THREAD, USER), ETE_TRBE, RAW_CPU(1), TRBE(16u << 10),
+           IDR1_REVISION(2, 2), IDR1_REVISION(3, 2)),
+     STEPS(SIMLOOP, ACTIONS(24))},
+    /* perf record -S: the AUX ring is overwritten; one snapshot at the end */
+    {"snapshot-wrap",
+     "perf record -S: overwritten AUX ring (128 KiB) and ETR (32 KiB) that wrap, "
+     "barrier packets, one snapshot at the end",
+     0, 512 << 10,
+     STEPS(CPUS(1), SESSION(PER_CPU, USER), SNAPSHOT_MODE, RING(128u << 10), ETR(32u << 10)),
+     STEPS(SIMLOOP, ACTIONS(24))},
+    /* the ETR wraps in place (no driver barrier) and is saved once */
+    {"snapshot-etr",
+     "a debugger snapshot folder: 3 CPUs with ETMv4 share a 64 KiB ETR that wraps "
+     "in place; kernel and user code as memory dumps",
+     1, 256 << 10,
+     STEPS(CPUS(3), SESSION(SYSTEM, KERNEL_USER), RING(1u << 20), NO_TS_ORDER, ETR(64u << 10),
+           BARRIER(0)),
+     STEPS(SNAPSHOT_RUN)},
+    {"snapshot-ete-trbe",
+     "a debugger snapshot folder: 2 CPUs with ETE, one raw (source_data) "
+     "TRBE buffer per CPU",
+     1, 128 << 10,
+     STEPS(CPUS(2), SESSION(SYSTEM, KERNEL_USER), ETE_TRBE, RING(1u << 20), NO_TS_ORDER,
+           TRBE(256u << 10)),
+     STEPS(SNAPSHOT_RUN)},
+    {"flush-partial-packet",
+     "incomplete ETM flushes leave a partial packet at the end of each "
+     "hardware buffer; several AUX records per AUXTRACE buffer",
+     0, 128 << 10, STEPS(PARTIAL_SETUP), STEPS(PARTIAL_RUN(1u << 20, 1))},
+    /* the hardware buffer wraps between copies: the driver puts a barrier in front */
+    {"flush-partial-packet-wrap",
+     "the same with a 2 KiB ETR that wraps between copies: "
+     "barrier packets after each wrap (TRUNCATED AUX records)",
+     0, 128 << 10, STEPS(PARTIAL_SETUP), STEPS(PARTIAL_RUN(2u << 10, 1))},
+    {"flush-partial-packet-nobarrier",
+     "wrapping 2 KiB ETR and partial packets, without the "
+     "driver's barrier packets",
+     0, 128 << 10, STEPS(PARTIAL_SETUP), STEPS(PARTIAL_RUN(2u << 10, 0))},
+    {"header-v0", "AUXTRACE_INFO version 0 (perf before 5.x): no per-CPU parameter count", 0,
+     64 << 10, STEPS(CPUS(2), SESSION(PER_CPU, USER), HEADER(0, 0)), STEPS(TWO_THREADS_RUN)},
+    {"header-v2",
+     "AUXTRACE_INFO version 2 with AUX_OUTPUT_HW_ID records carrying the trace IDs "
+     "(perf 6.4+); perf 6.1 refuses the file",
+     0, 64 << 10, STEPS(CPUS(2), SESSION(PER_CPU, USER), HEADER(2, 1)), STEPS(TWO_THREADS_RUN)},
+    /* Linux 6.12+: trace IDs are allocated per sink and announced by AUX_OUTPUT_HW_ID version
+     * 0.1 with the sink's ID. Two clusters of 4 CPUs, each with its own ETR; the pool of trace
+     * IDs is made small (1-4, as if the 0x6f IDs were taken by more trace units than a global
+     * map could hold), so both sinks use the same four IDs: the CPU of a trace ID depends on
+     * the sink. */
+    {"trace-id-per-sink",
+     "Linux 6.12+: 8 CPUs in two clusters, an ETR each; trace IDs allocated per sink from a "
+     "small pool (both sinks use IDs 1-4), AUX_OUTPUT_HW_ID version 0.1 with sink IDs; perf "
+     "6.1 refuses the file",
+     0, 256 << 10,
+     STEPS(CPUS(8), TRACE_ID_TOP(5), SESSION(PER_CPU, USER), HEADER(2, 1), HWID_MINOR(1),
+           ETR_GROUP(256u << 10, 0, 4), ETR_GROUP(256u << 10, 4, 4)),
+     STEPS(SIMLOOP, ACTIONS(24), SCRIPT(1, CLONE), SCRIPT(2, CLONE), SCRIPT(3, CLONE),
+           SCRIPT(4, CLONE), SCRIPT(5, CLONE), SCRIPT(6, CLONE), SCRIPT(7, CLONE))},
+    /* A JIT: simjit compiles functions into an anonymous code cache, calls them, moves some and
+     * collects the cache, after which other code runs at the same addresses. The JIT writes
+     * jit-PID.dump (which it maps, so that the recording names it) and /tmp/perf-PID.map; both
+     * are in symfs at their paths. perf record -k 1: CLOCK_MONOTONIC sample times, the clock of
+     * the jitdump's time stamps. A JIT action every third work step; a worker thread on the
+     * other CPU calls the JIT's code too, for half of the run: the JIT changes code only at
+     * safepoints (machine.c, do_jit), when the worker is off its CPU and not inside JIT code. */
+    {"jit-reuse",
+     "a JIT (seed 000): code compiled into an anonymous code cache, moved, collected and "
+     "replaced by other code at the same addresses, at safepoints (a worker thread on the "
+     "other CPU runs it too); jit-PID.dump (code and names by time) and perf-PID.map in "
+     "symfs, perf record -k 1; perf 6.1 cannot read JIT code",
+     0, 128 << 10, STEPS(CPUS(2), SESSION(PER_CPU, USER), CLOCK_MONOTONIC, ETR(1u << 20)),
+     STEPS(TARGET(0), SPAWN("simjit", 0, 1), JIT(3), ACTIONS(12), SCRIPT(30, CLONE))},
+    /* Real code for benchmarks: the workload's topology, three processes running simreal on
+     * Debian's libc.so.6 and libm.so.6, started through ld-linux-aarch64.so.1 (realcode.c). A
+     * megabyte and more of distinct code runs, so a decoder cannot live off a few hot lines. */
+    {"workload-real",
+     "benchmark on real code: the workload's 4 CPUs, ETE, TRBE and system-wide tracing, 3 "
+     "processes running a program linked against Debian's AArch64 libc.so.6 and libm.so.6, "
+     "started by ld-linux-aarch64.so.1 (package libc6-arm64-cross, read at run time); "
+     "megabytes of distinct code; --trace-size up to gigabytes",
+     0, 256 << 10, STEPS(WORKLOAD_SETUP, CALL(sim_real_setup)), STEPS(CALL(workload_real_run))},
+    {"arbitration-stress",
+     "randomized sink arbitration: 2-8 CPUs, a shared ETR, ETFs or TRBEs, 2-4 sessions starting "
+     "and stopping at random (sometimes a kernel-created one), processes that sleep, clone "
+     "and exit; truth.summary reports the invariants",
+     0, 512 << 10, STEPS(CALL(stress_setup)), STEPS(CALL(stress_run))},
+    {"time-kernel-clock",
+     "3 CPUs, kernel and user; the CoreSight time stamps are the kernel's clock (TS_SOURCE 1, "
+     "TIME_CONV 1:1): samples carry their time stamp's time",
+     0, 96 << 10, STEPS(TIME_SETUP(KERNEL)), STEPS(TIME_RUN)},
+    {"time-virtual-counter",
+     "the same with the time stamps from the 19.2 MHz architected counter TIME_CONV describes "
+     "(TS_SOURCE 1): samples carry their time stamp converted to the kernel's clock",
+     0, 96 << 10, STEPS(TIME_SETUP(COUNTER)), STEPS(TIME_RUN)},
+    {"time-unknown-counter",
+     "the same with time stamps from a separate 100 MHz generator (TS_SOURCE -1, unknown): "
+     "they only order the trace; samples carry the time of their AUX record",
+     0, 96 << 10, STEPS(TIME_SETUP(OTHER)), STEPS(TIME_RUN)},
+    /* Context changes (perf fixed this in 2026): system-wide kernel and user tracing of four
+     * processes sharing one CPU and yielding to each other all the time (mostly yields and
+     * sleeps); time stamps are rare (a synchronisation every 64 KiB), so many ranges wait in
+     * perf's packet queue when the context packet of the next thread arrives. They belong to
+     * the thread that ran them; perf 6.1 gives them to the next one. */
+    {"context-switch-order",
+     "system-wide kernel and user tracing of 4 processes on one CPU yielding to each other, "
+     "rare time stamps: ranges decoded before a context packet belong to the previous thread",
+     0, 128 << 10, STEPS(CPUS(1), SESSION(SYSTEM, KERNEL_USER), ETR(1u << 20)),
+     STEPS(SPAWN("simloop", 0, 0), ACTIONS(96), SPAWN("simchild", 0, 0), ACTIONS(96),
+           SPAWN("simloop", 0, 0), ACTIONS(96), SPAWN("simchild", 0, 0), ACTIONS(96),
+           SYNC_PERIOD(0, 65536))},
+    /* system-wide: two processes (three threads), each thread alone on its CPU, so that every
+     * sample's CPU, process, thread and command name are known without a context switch (what
+     * perf 6.1 gets right: the sample filters are compared with it on this recording); the new
+     * thread goes to the idle CPU 2 */
+    {"two-processes",
+     "system-wide user-space trace, 3 CPUs with an ETF each: two processes (simloop with a "
+     "second thread, simchild), each thread alone on its CPU",
+     0, 96 << 10, STEPS(CPUS(3), SESSION(SYSTEM, USER), ETF_PER_CPU(64u << 10)),
+     STEPS(SPAWN("simloop", 0, 1), SCRIPT(1, CLONE), SPAWN("simchild", 1, 1))},
+    /* Build-id mismatch: a library the process loads and calls, whose file in symfs is another
+     * build (libsima.c with one more function: every function moved); the recording's build-id
+     * table names the build that ran. A decoder must refuse the file: the library's code cannot
+     * be read (perf 6.1 reads code without checking the build-id and decodes the other build's
+     * bytes; it refuses the symbols). */
+    {"buildid-mismatch",
+     "symfs holds another build of the library the process loads (/usr/lib/libsima.so: one "
+     "more function, another build-id than the recorded one), 2 CPUs, user space: a decoder "
+     "refuses it (gaps); perf 6.1 decodes the other build's bytes",
+     0, 64 << 10,
+     STEPS(CPUS(2), SESSION(PER_CPU, USER), ETR(1u << 20),
+           SYMFS_OTHER("libsima.so", "libsima-otherbuild")),
+     STEPS(SIMLOOP, ACTIONS(24), SCRIPT(1, CLONE), SCRIPT(3, DLOPEN), LIB("libsima.so"))},
+    /* Kernel modules: a module wraps the write and getpid system calls (simmod.c). Its .ko is in
+     * symfs at the path of its MMAP record, with the recorded build-id, and vmlinux beside it
+     * (the module's calls into the kernel are relocated against the kernel's symbols). A
+     * decoder lays the .ko out as the loader did and relocates it; perf 6.1 reads the file as if
+     * it were the module's memory, and its section maps put the module's .bss at [0, 5 MiB)
+     * among the kernel's maps (docs/SCRIPT.md, "Kernel modules", "Kernel maps hold kernel
+     * addresses only"). Writes and getpids among the random actions: into the module. */
+    {"kernel-module",
+     "a kernel module (relocatable simmod.ko in symfs at its recorded path) wraps the write "
+     "and getpid system calls and calls the kernel; kernel and user trace of 2 CPUs sharing an "
+     "ETR, vmlinux in symfs: a decoder lays the .ko out as the module loader did and relocates "
+     "it; perf 6.1 reads the file unrelocated and maps the module's .bss at address 0",
+     0, 64 << 10, STEPS(CALL(sim_kmod_setup), KERNEL_SETUP),
+     STEPS(SIMLOOP, ACTIONS(64), SCRIPT(2, CLONE))},
+    /* The --itrace letters c, r and s: without the kernel's image the decodable trace ends at
+     * every system call and interrupt and begins again after it (trace ends that are calls,
+     * trace begins; calls and returns; several trace IDs per queue); the truth has what
+     * --itrace=c, --itrace=r and --itrace=i100ibs50 print, and perf 6.1's answers to the same
+     * options (its cs-etm ignores the three letters). */
+    {"itrace-calls-returns-skip",
+     "--itrace=c (calls), r (returns) and s (initial skip): kernel and user trace of 2 CPUs "
+     "sharing an ETR, no vmlinux (trace ends and begins at system calls); expected-calls.txt, "
+     "expected-returns.txt, expected-skip.txt (i100ibs50: one count over the output, both "
+     "kinds); perf 6.1's cs-etm ignores the three letters",
+     0, 48 << 10, STEPS(ITRACE_LANES, NO_VMLINUX, KERNEL_SETUP), STEPS(KERNEL_RUN)},
+    /* three processes: threads, library load/unload cycles (a's thread ends before the library
+     * is unloaded), exec (b's threads end, then it execs) */
+    {"workload",
+     "benchmark mix: 4 CPUs, ETE into per-CPU TRBE sinks, system-wide kernel and "
+     "user tracing of 3 processes (threads, dlopen cycles, exec); scales with "
+     "--trace-size to gigabytes (ground truth summarised above 4 MiB)",
+     0, 256 << 10, STEPS(WORKLOAD_SETUP),
+     STEPS(SPAWN("simloop", 0, 0), ACTIONS(16), LIB("libsima.so"), LIB("libsimb.so"),
+           THREAD_BUDGET(30000), SCRIPT(1, CLONE), SCRIPT(4, DLOPEN), SCRIPT(300, DLCLOSE),
+           SCRIPT(302, DLOPEN), SPAWN("simloop", 1, 0), ACTIONS(24), SCRIPT(1, CLONE),
+           SCRIPT(2, CLONE), NEXT_EXE("simchild"), THREAD_BUDGET(30000), SCRIPT(500, EXEC),
+           SPAWN("simloop", 2, 0), ACTIONS(8))},
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -1094,628 +547,17 @@ size_t ek_sim_scenario_count(void)
 
 const char *ek_sim_scenario_name(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.name : sim_v7_scenario_name(i - NSCEN);
+    return i < NSCEN ? scenarios[i].name : sim_v7_scenario_name(i - NSCEN);
 }
 
 const char *ek_sim_scenario_desc(size_t i)
 {
-    return i < NSCEN ? scenarios[i].sc.desc : sim_v7_scenario_desc(i - NSCEN);
+    return i < NSCEN ? scenarios[i].desc : sim_v7_scenario_desc(i - NSCEN);
 }
 
-/* ------------------------------------------------------------------ output helpers */
-
-int sim_mkdirs(const char *path)
+const sim_scenario *sim_scenario_find(const char *name)
 {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof(buf)) return EK_ERR_ARG;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) return EK_ERR_IO;
-            buf[i] = c;
-        }
-    }
-    return 0;
-}
-
-void sim_progress(sim *S)
-{
-    S->progress_told = S->trace_total;
-    if (S->opts->progress)
-        S->opts->progress(S->opts->progress_ctx,
-                          S->trace_total < S->trace_budget ? S->trace_total : S->trace_budget,
-                          S->trace_budget);
-}
-
-int sim_fclose(FILE *f)
-{
-    int e = ferror(f);
-    return fclose(f) || e ? EK_ERR_IO : 0;
-}
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
-static int write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return EK_ERR_IO;
-    size_t w = fwrite(data, 1, n, f);
-    int rc = fclose(f);
-    return (w == n && rc == 0) ? 0 : EK_ERR_IO;
-}
-
-static int write_symfs(sim *S, const char *out, int with_vmlinux)
-{
-    int err = 0;
-    if (S->kmod) { /* the module's .ko at the path the recording names */
-        char *path = NULL;
-        if (asprintf(&path, "%s/symfs%s", out, S->kmod->map.path) < 0) return EK_ERR_NOMEM;
-        char *slash = strrchr(path, '/');
-        *slash = 0;
-        err = sim_mkdirs(path);
-        *slash = '/';
-        if (!err) err = write_file(path, S->kmod->ko, S->kmod->ko_size);
-        free(path);
-    }
-    for (int i = 0; i < S->nimages && !err; i++) {
-        const sim_image *img = &S->images[i];
-        char rel[512];
-        if (img->hidden) continue;
-        if (img->is_kernel) {
-            if (!with_vmlinux) continue;
-            snprintf(rel, sizeof(rel), "symfs/vmlinux");
-        } else {
-            snprintf(rel, sizeof(rel), "symfs%s", img->blob->path);
-        }
-        char *path = join(out, rel);
-        if (!path) return EK_ERR_NOMEM;
-        char *slash = strrchr(path, '/');
-        *slash = 0;
-        err = sim_mkdirs(path);
-        *slash = '/';
-        /* another build of the file where the scenario says so */
-        if (!err) err = write_file(path, img->symfs ? img->symfs->data : img->data,
-                                   img->symfs ? img->symfs->size : img->size);
-        free(path);
-    }
-    return err;
-}
-
-/* ------------------------------------------------------------------ JIT files */
-
-static void put32(FILE *f, uint32_t v)
-{
-    uint8_t b[4];
-    ek_put_le32(b, v);
-    fwrite(b, 1, 4, f);
-}
-
-static void put64(FILE *f, uint64_t v)
-{
-    uint8_t b[8];
-    ek_put_le64(b, v);
-    fwrite(b, 1, 8, f);
-}
-
-static void pad8(FILE *f, size_t n)
-{
-    static const uint8_t z[8];
-    fwrite(z, 1, (8 - (n & 7)) & 7, f);
-}
-
-/* jit-PID.dump in perf's jitdump format (tools/perf/util/jitdump.h), as perf's JVMTI agent
- * writes it: a 40-byte header, then records with a 16-byte prefix (id, total size, time);
- * debug info is padded to 8 bytes, code loads are not. Times are the simulated clock
- * (CLOCK_MONOTONIC, as perf record -k 1 stamps its events). */
-static int write_jitdump(sim *S, const sim_process *p, const char *path)
-{
-    const sim_jit *j = p->jit;
-    FILE *f = fopen(path, "wb");
-    if (!f) return EK_ERR_IO;
-    put32(f, 0x4A695444); /* "JiTD" */
-    put32(f, 1);          /* version */
-    put32(f, 40);         /* header size */
-    put32(f, 183);        /* EM_AARCH64 */
-    put32(f, 0);
-    put32(f, (uint32_t)p->pid);
-    put64(f, j->start_time);
-    put64(f, 0); /* flags: time stamps are not the architectural counter */
-    for (size_t i = 0; i < j->recs.n; i++) {
-        const sim_jitrec *r = &j->recs.v[i];
-        const char *name = r->img ? r->img->blob->name : "";
-        size_t n;
-        switch (r->id) {
-        case SIM_JIT_LOAD:
-            /* not padded: perf takes the code as the record's last code_size bytes */
-            n = 16 + 40 + strlen(name) + 1 + r->size;
-            put32(f, SIM_JIT_LOAD);
-            put32(f, (uint32_t)n);
-            put64(f, r->time);
-            put32(f, (uint32_t)p->pid);
-            put32(f, (uint32_t)r->tid);
-            put64(f, r->addr); /* vma */
-            put64(f, r->addr);
-            put64(f, r->size);
-            put64(f, r->index);
-            fwrite(name, 1, strlen(name) + 1, f);
-            fwrite(r->img->data + r->img->seg_off, 1, r->size, f);
-            break;
-        case SIM_JIT_MOVE:
-            put32(f, SIM_JIT_MOVE);
-            put32(f, 64);
-            put64(f, r->time);
-            put32(f, (uint32_t)p->pid);
-            put32(f, (uint32_t)r->tid);
-            put64(f, r->addr); /* vma */
-            put64(f, r->old_addr);
-            put64(f, r->addr);
-            put64(f, r->size);
-            put64(f, r->index);
-            break;
-        case SIM_JIT_DEBUG_INFO: {
-            /* a line per 16 bytes of code, in a source file named after the function */
-            uint64_t ne = (r->size + 15) / 16;
-            char file[64];
-            snprintf(file, sizeof file, "%s.js", name);
-            n = 16 + 16;
-            for (uint64_t e = 0; e < ne; e++)
-                n += 16 + (e ? 2 : strlen(file) + 1);
-            put32(f, SIM_JIT_DEBUG_INFO);
-            put32(f, (uint32_t)(n + ((8 - (n & 7)) & 7)));
-            put64(f, r->time);
-            put64(f, r->addr);
-            put64(f, ne);
-            for (uint64_t e = 0; e < ne; e++) {
-                put64(f, r->addr + 16 * e);
-                put32(f, (uint32_t)(10 + e)); /* line */
-                put32(f, 0);                  /* discriminator */
-                if (e)
-                    fwrite("\xff", 1, 2, f); /* same file as the previous entry */
-                else
-                    fwrite(file, 1, strlen(file) + 1, f);
-            }
-            pad8(f, n);
-            break;
-        }
-        case SIM_JIT_CLOSE:
-            put32(f, SIM_JIT_CLOSE);
-            put32(f, 16);
-            put64(f, r->time);
-            break;
-        }
-    }
-    return sim_fclose(f);
-}
-
-/* perf-PID.map: "START SIZE name" per function the JIT installed (loads and moves) */
-static int write_perf_map(const sim_process *p, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return EK_ERR_IO;
-    for (size_t i = 0; i < p->jit->recs.n; i++) {
-        const sim_jitrec *r = &p->jit->recs.v[i];
-        if (r->id == SIM_JIT_LOAD || r->id == SIM_JIT_MOVE)
-            fprintf(f, "%llx %llx %s\n", (unsigned long long)r->addr, (unsigned long long)r->size,
-                    r->img->blob->name);
-    }
-    return sim_fclose(f);
-}
-
-static int write_jit_files(sim *S, const char *out)
-{
-    int err = 0;
-    for (size_t i = 0; i < S->nprocs && !err; i++) {
-        const sim_process *p = S->procs[i];
-        if (!p->jit || !p->jit->started) continue;
-        char *dir = NULL, *dump = NULL, *tmp = NULL, *map = NULL;
-        if (asprintf(&dir, "%s/symfs%s", out, p->jit->dir) < 0) dir = NULL;
-        if (asprintf(&dump, "%s/symfs%s", out, p->jit->dump_path) < 0) dump = NULL;
-        if (asprintf(&tmp, "%s/symfs/tmp", out) < 0) tmp = NULL;
-        if (asprintf(&map, "%s/symfs/tmp/perf-%d.map", out, p->pid) < 0) map = NULL;
-        if (!dir || !dump || !tmp || !map) err = EK_ERR_NOMEM;
-        if (!err) err = sim_mkdirs(dir);
-        if (!err) err = write_jitdump(S, p, dump);
-        if (!err) err = sim_mkdirs(tmp);
-        if (!err) err = write_perf_map(p, map);
-        free(dir);
-        free(dump);
-        free(tmp);
-        free(map);
-    }
-    return err;
-}
-
-static int write_kallsyms(sim *S, const char *out)
-{
-    char *path = join(out, "kallsyms");
-    if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
-    free(path);
-    if (!f) return EK_ERR_IO;
-    const sim_image *k = S->kernel;
-    fprintf(f, "%016llx T _text\n", (unsigned long long)k->seg_vaddr);
-    for (size_t i = 0; i < k->nsyms; i++)
-        fprintf(f, "%016llx %c %s\n", (unsigned long long)k->syms[i].addr,
-                k->syms[i].global ? 'T' : 't', k->syms[i].name);
-    if (S->kmod) { /* a module's functions, with its name, as /proc/kallsyms lists them */
-        const sim_image *m = S->kmod->map.img;
-        for (size_t i = 0; i < m->nsyms; i++)
-            fprintf(f, "%016llx %c %s\t[simmod]\n", (unsigned long long)m->syms[i].addr,
-                    m->syms[i].global ? 'T' : 't', m->syms[i].name);
-    }
-    return sim_fclose(f);
-}
-
-static int write_summary(sim *S, const char *out, const ek_sim_opts *o)
-{
-    char *path = join(out, "truth.summary");
-    if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
-    free(path);
-    if (!f) return EK_ERR_IO;
-    fprintf(f, "scenario\t%s\nseed\t%llu\ncpus\t%d\n", S->sc->name, (unsigned long long)o->seed,
-            S->ncpus);
-    fprintf(f, "instructions\t%llu\nbranches\t%llu\ntrace_bytes\t%llu\nsim_time_ns\t%llu\n",
-            (unsigned long long)S->insn_total, (unsigned long long)S->branch_total,
-            (unsigned long long)S->trace_total, (unsigned long long)(S->now - SIM_BOOT_NS));
-    fprintf(f, "truth\t%s\n", S->truth ? "complete" : "summary-only");
-    if (S->real) {
-        /* distinct instruction bytes of the real binaries that ran, of their code */
-        uint64_t fb, ft;
-        sim_real_footprint(S, &fb, &ft);
-        fprintf(f, "footprint\tbytes=%llu\ttext=%llu\n", (unsigned long long)fb,
-                (unsigned long long)ft);
-    }
-    fprintf(f, "invariants\tmixed=%llu\tviolations=%llu\ttouched_after_end=%llu\trefused=%llu\n",
-            (unsigned long long)S->stat_mixed, (unsigned long long)S->stat_invariant,
-            (unsigned long long)S->stat_touched, (unsigned long long)S->stat_refused);
-    for (int c = 0; c < S->ncpus; c++) {
-        const sim_etm *e = &S->cpus[c].etm;
-        fprintf(f, "etm\tcpu=%d\ttrace_id=0x%02x\tbytes=%llu\tatoms=%llu\n", c, e->cfg.trace_id,
-                (unsigned long long)e->produced, (unsigned long long)e->atom_count);
-    }
-    for (int i = 0; i < S->nsinks; i++) {
-        const sim_sink *k = &S->sinks[i];
-        fprintf(f, "sink\t%d\tkind=%s\tsize=%u\tcopies=%llu\trefused=%llu\twrapped=%llu\n", i,
-                k->kind == SIM_SINK_ETR   ? "etr"
-                : k->kind == SIM_SINK_ETF ? "etf"
-                                          : "trbe",
-                k->hw_size, (unsigned long long)k->stat_copies, (unsigned long long)k->stat_refused,
-                (unsigned long long)k->stat_lost);
-    }
-    for (int i = 0; i < S->nsessions; i++) {
-        const sim_session *s = &S->sessions[i];
-        fprintf(f,
-                "session\t%d\tperf_pid=%d\tstart=%llu\tstop=%llu\tmode=%s\tel_mask=%u\taux_records="
-                "%zu\taux_bytes=%llu"
-                "\trecords=%llu\texpected_lines=%llu\tperf61_lines=%llu"
-                "\tmmap2_after_aux=%llu\n",
-                i, s->perf_pid, (unsigned long long)s->start_time, (unsigned long long)s->stop_time,
-                s->mode == SIM_MODE_PER_CPU  ? "per-cpu"
-                : s->mode == SIM_MODE_SYSTEM ? "system"
-                                             : "per-thread",
-                s->el_mask, s->auxrecs.n, (unsigned long long)s->aux_bytes,
-                (unsigned long long)s->nrecords, (unsigned long long)s->expected_lines,
-                (unsigned long long)s->perf_lines, (unsigned long long)s->mmap2_after_aux);
-        for (size_t k = 0; k < s->auxrecs.n; k++) {
-            const sim_auxrec *a = &s->auxrecs.v[k];
-            fprintf(f,
-                    "aux\t%d\tqueue=%d\tcpu=%d\ttid=%d\ttime=%llu\toffset=%llu\tsize=%llu"
-                    "\tflags=0x%llx\tops=%zu\n",
-                    i, a->queue, a->cpu, a->tid, (unsigned long long)a->time,
-                    (unsigned long long)a->offset, (unsigned long long)a->size,
-                    (unsigned long long)a->flags, a->ops.n);
-        }
-    }
-    for (size_t i = 0; i < S->nprocs; i++) {
-        const sim_process *p = S->procs[i];
-        fprintf(f, "process\tpid=%d\tcomm=%s\tsteps=%u\n", p->pid, p->comm, p->steps);
-        if (p->jit)
-            fprintf(f, "jit\tpid=%d\tloads=%u\tmoves=%u\tcollections=%u\tdeferred=%u\n", p->pid,
-                    p->jit->loads, p->jit->moves, p->jit->gcs, p->jit->deferred);
-    }
-    return sim_fclose(f);
-}
-
-/* ------------------------------------------------------------------ --config overrides */
-
-static int parse_u64(const char *v, uint64_t *out)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 0);
-    uint64_t mul = 1;
-    if (*end == 'k' || *end == 'K')
-        mul = 1ull << 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        mul = 1ull << 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        mul = 1ull << 30, end++;
-    if (end == v || *end) return -1;
-    *out = (uint64_t)x * mul;
-    return 0;
-}
-
-/* Apply "key = value" lines to the scenario (first session, all sinks). Unknown keys and bad
- * values are reported with file and line; the run stops with EK_ERR_FORMAT. */
-static int apply_config(sim *S, const char *path, int phase)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_IO, path, -1, -1, -1,
-                     "cannot open the configuration file");
-        return EK_ERR_IO;
-    }
-    char line[512];
-    int lineno = 0, err = 0;
-    sim_session *s = S->nsessions ? &S->sessions[0] : NULL;
-    while (fgets(line, sizeof(line), f)) {
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#' || *p == ';' || *p == '\n' || !*p) continue;
-        char *eq = strchr(p, '=');
-        if (!eq) {
-            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
-                         "expected key = value");
-            err = EK_ERR_FORMAT;
-            continue;
-        }
-        char *ke = eq;
-        while (ke > p && (ke[-1] == ' ' || ke[-1] == '\t'))
-            ke--;
-        *ke = 0;
-        char *v = eq + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        char *ve = v + strlen(v);
-        while (ve > v && (ve[-1] == '\n' || ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
-            ve--;
-        *ve = 0;
-        uint64_t n = 0;
-        int isnum = !parse_u64(v, &n), ok = 1;
-        if (phase == 0) { /* before the machine exists */
-            if (!strcmp(p, "truth") && !strcmp(v, "on"))
-                S->truth = 1;
-            else if (!strcmp(p, "truth") && !strcmp(v, "off")) {
-                S->truth = 0;
-                if (S->branches_limit > 100000) S->branches_limit = 100000;
-            } else if (!strcmp(p, "tick_ns") && isnum && n)
-                S->tick = n;
-            else if (!strcmp(p, "quantum_ns") && isnum && n)
-                S->quantum = n;
-            else if (!strcmp(p, "branches_limit") && isnum)
-                S->branches_limit = n;
-            else if (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90)
-                S->jit_dir = sim_strdup(S, "%s", v);
-            else if (!strcmp(p, "real_libdir") && v[0])
-                S->real_libdir = sim_strdup(S, "%s", v);
-            continue;
-        }
-        if (!strcmp(p, "truth") || !strcmp(p, "tick_ns") || !strcmp(p, "quantum_ns") ||
-            !strcmp(p, "branches_limit") ||
-            (!strcmp(p, "jit_dir") && v[0] == '/' && strlen(v) < 90) ||
-            (!strcmp(p, "real_libdir") && v[0]))
-            continue;
-        if (!s) {
-            ok = 0;
-        } else if (!strcmp(p, "el")) {
-            s->el_mask = !strcmp(v, "u") ? 1 : !strcmp(v, "k") ? 2 : !strcmp(v, "uk") ? 3 : 0;
-            ok = s->el_mask != 0;
-        } else if (!strcmp(p, "timestamps") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_TS : s->configr & ~EK_TRCCONFIGR_TS;
-            s->attr_config = n ? s->attr_config | (1u << 28) : s->attr_config & ~(1u << 28);
-        } else if (!strcmp(p, "contextid") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_CID : s->configr & ~EK_TRCCONFIGR_CID;
-            s->attr_config = n ? s->attr_config | (1u << 14) : s->attr_config & ~(1u << 14);
-        } else if (!strcmp(p, "retstack") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_RS : s->configr & ~EK_TRCCONFIGR_RS;
-            s->attr_config = n ? s->attr_config | (1u << 29) : s->attr_config & ~(1u << 29);
-        } else if (!strcmp(p, "cycacc") && isnum) {
-            s->configr = n ? s->configr | EK_TRCCONFIGR_CCI : s->configr & ~EK_TRCCONFIGR_CCI;
-            s->attr_config = n ? s->attr_config | (1u << 12) : s->attr_config & ~(1u << 12);
-        } else if (!strcmp(p, "header") && isnum && n <= 2) {
-            s->header_version = (int)n;
-        } else if (!strcmp(p, "hwid") && isnum) {
-            s->hw_id_records = n != 0;
-        } else if (!strcmp(p, "clock_monotonic") && isnum) {
-            s->clock_monotonic = n != 0;
-        } else if (!strcmp(p, "hwid_minor") && isnum && n <= 1) {
-            s->hw_id_minor = (int)n;
-        } else if (!strcmp(p, "trace_id_top") && isnum && n >= 2 && n <= 0x70) {
-            S->trace_id_top = (int)n;
-        } else if (!strcmp(p, "ring_size") && isnum && n >= 4096 && !(n & (n - 1))) {
-            s->ring_size = (uint32_t)n;
-        } else if (!strcmp(p, "read_period_ns") && isnum) {
-            s->read_period = n;
-        } else if (!strcmp(p, "read_skew_ns") && isnum) {
-            s->read_skew = n;
-        } else if (!strcmp(p, "barrier") && isnum) {
-            for (int i = 0; i < S->nsinks; i++)
-                S->sinks[i].barrier = n != 0;
-        } else if (!strcmp(p, "partial_flush") && isnum) {
-            for (int i = 0; i < S->nsinks; i++)
-                S->sinks[i].partial_flush = n != 0;
-        } else if (!strcmp(p, "sync_period") && isnum && n >= 64) {
-            for (int c = 0; c < S->ncpus; c++)
-                S->cpus[c].etm.sync_period = (uint32_t)n;
-        } else {
-            ok = 0;
-        }
-        if (!ok) {
-            ek_diag_emit(S->diag, EK_SEV_ERROR, "gen.config", EK_ERR_FORMAT, path, lineno, -1, -1,
-                         "unknown key or bad value: %s = %s", p, v);
-            err = EK_ERR_FORMAT;
-        }
-    }
-    fclose(f);
-    return err;
-}
-
-/* ------------------------------------------------------------------ the run */
-
-int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
-{
-    if (!opts || opts->size < EK_SIM_OPTS_SIZE_V1) return EK_ERR_ARG;
-    /* an older caller's smaller struct: the fields it does not have stay zero */
-    ek_sim_opts oc;
-    memset(&oc, 0, sizeof oc);
-    memcpy(&oc, opts, opts->size < sizeof oc ? opts->size : sizeof oc);
-    oc.size = sizeof oc;
-    const ek_sim_opts *o = &oc;
-    if (!o->scenario || !o->outdir) return EK_ERR_ARG;
-    size_t si = 0;
-    while (si < NSCEN && strcmp(scenarios[si].sc.name, o->scenario))
-        si++;
-    if (si == NSCEN) {
-        const int v7 = sim_v7_find(o->scenario);
-        return v7 < 0 ? EK_ERR_NOT_FOUND : sim_v7_gen(o, v7, res);
-    }
-    sim *S = calloc(1, sizeof(*S));
-    if (!S) return EK_ERR_NOMEM;
-    S->sc = &scenarios[si].sc;
-    S->opts = o;
-    S->diag = (ek_diag *)o->diag;
-    S->rng = sim_rng_seeded(o->seed);
-    S->next_pid = 1000;
-    S->now = SIM_BOOT_NS;
-    S->quantum = 10000;
-    S->tick = 50000;
-    S->trace_id_top = 0x70;
-    S->trace_budget = o->trace_size ? o->trace_size : scenarios[si].trace_default;
-    S->truth = S->trace_budget <= SIM_TRUTH_MAX;
-    S->work = ~0ull >> 2;
-    S->branches_limit = S->truth ? 2000000 : 100000;
-    int err = sim_mkdirs(o->outdir);
-    for (size_t i = 0; i < sim_blob_count() && !err; i++)
-        err = sim_image_load(&S->images[S->nimages++], sim_blob_get(i));
-    if (!err && o->config_file) err = apply_config(S, o->config_file, 0);
-    if (!err) err = S->sc->setup(S);
-    if (!err) err = sim_machine_init(S);
-    if (!err && o->config_file) err = apply_config(S, o->config_file, 1);
-    char *branches = join(o->outdir, "truth.branches.tsv");
-    if (!err && branches) {
-        S->branches_out = fopen(branches, "w");
-        if (S->branches_out)
-            fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
-    }
-    free(branches);
-    char *tracing = join(o->outdir, "truth.trace.tsv");
-    if (!err && tracing && S->branches_out) {
-        S->trace_out = fopen(tracing, "w");
-        if (S->trace_out)
-            fprintf(S->trace_out, "# row\ttime_ns\tcpu\tevent\tpc\tel\tpid\ttid\n");
-    }
-    free(tracing);
-    for (int i = 0; i < S->nsessions && !err; i++) {
-        sim_session *s = &S->sessions[i];
-        err = sim_session_setup(S, s);
-        if (err) break;
-        char name[64];
-        snprintf(name, sizeof(name), i ? "perf-%d.data" : "perf.data", i);
-        s->dir = join(o->outdir, name);
-        if (!s->dir)
-            err = EK_ERR_NOMEM;
-        else if (!S->sc->snapshot_folder && !s->no_output &&
-                 !(s->w = sim_writer_open(S, s, s->dir)))
-            err = EK_ERR_IO;
-    }
-    if (!err) {
-        for (int i = 0; i < S->nsessions; i++) {
-            sim_session *s = &S->sessions[i];
-            if (s->start_time < SIM_BOOT_NS) s->start_time = SIM_BOOT_NS;
-            s->next_read = s->start_time;
-        }
-        sim_sessions_poll(S, S->now);
-        err = scenarios[si].run(S);
-    }
-    if (o->progress) o->progress(o->progress_ctx, 0, S->trace_budget);
-    if (!err) err = sim_run(S, SIM_BOOT_NS + 20000000000ull);
-    sim_progress(S); /* the end of the trace (below the budget when the processes ended) */
-    if (!err) err = sim_sessions_finish(S);
-    /* at the end every sink is free and every trace unit is off */
-    sim_sinks_check(S);
-    uint64_t mixed = 0, refused = 0, touched = 0;
-    for (int c = 0; c < S->ncpus; c++)
-        if (S->cpus[c].etm.enabled) S->stat_invariant++;
-    for (int i = 0; i < 2 * SIM_MAX_CPUS; i++) {
-        const sim_sink *k =
-            i < SIM_MAX_CPUS ? (i < S->nsinks ? &S->sinks[i] : NULL) : S->trbes[i - SIM_MAX_CPUS];
-        if (!k) continue;
-        if (k->refcnt || k->owner != SIM_NO_OWNER) S->stat_invariant++;
-        mixed += k->stat_mixed;
-        refused += k->stat_refused;
-    }
-    for (int i = 0; i < S->nsessions; i++)
-        touched += S->sessions[i].touched_after_exit;
-    S->stat_mixed = mixed;
-    S->stat_refused = refused;
-    S->stat_touched = touched;
-    for (int i = 0; i < S->nsessions; i++) {
-        sim_session *s = &S->sessions[i];
-        if (s->w) {
-            int e2 = sim_writer_close(s->w);
-            s->w = NULL;
-            if (!err) err = e2;
-        }
-    }
-    if (S->branches_out) {
-        int e2 = sim_fclose(S->branches_out);
-        S->branches_out = NULL;
-        if (!err) err = e2;
-    }
-    if (S->trace_out) {
-        int e2 = sim_fclose(S->trace_out);
-        S->trace_out = NULL;
-        if (!err) err = e2;
-    }
-    if (!err) err = write_symfs(S, o->outdir, !S->no_vmlinux);
-    if (!err) err = write_jit_files(S, o->outdir);
-    if (!err) err = write_kallsyms(S, o->outdir);
-    if (!err && S->sc->snapshot_folder) sim_snapshot_prune(S);
-    for (int i = 0; i < S->nsessions && !err && S->truth; i++)
-        if (!S->sessions[i].no_output) err = sim_truth_write(S, &S->sessions[i], o->outdir, i);
-    for (int i = 0; i < S->nsessions && !err && !S->sc->snapshot_folder; i++)
-        if (!S->sessions[i].no_output) err = sim_script_options_write(S, &S->sessions[i], o->outdir, i);
-    if (!err && S->sc->snapshot_folder) err = sim_snapshot_write(S, o->outdir);
-    if (!err) err = write_summary(S, o->outdir, o);
-    if (res) {
-        memset(res, 0, sizeof(*res));
-        res->trace_bytes = S->trace_total;
-        res->instructions = S->insn_total;
-        res->branches = S->branch_total;
-        for (int i = 0; i < S->nsessions; i++)
-            res->aux_bytes += S->sessions[i].aux_bytes;
-        res->expected_lines = S->nsessions ? S->sessions[0].expected_lines : 0;
-        res->truth_complete = S->truth;
-        res->sink_mixed = S->stat_mixed;
-        res->sink_invariant = S->stat_invariant;
-        res->touched_after_exit = S->stat_touched;
-        res->sink_refused = S->stat_refused;
-    }
-    for (int i = 0; i < S->nsessions; i++)
-        sim_session_free(&S->sessions[i]);
-    for (int i = 0; i < S->nsinks; i++)
-        sim_sink_free(&S->sinks[i]);
-    for (int c = 0; c < SIM_MAX_CPUS; c++)
-        if (S->trbes[c]) sim_sink_free(S->trbes[c]);
-    sim_real_free(S);
-    sim_machine_free(S);
-    sim_kmod_free(S);
-    for (int i = 0; i < S->nimages; i++)
-        sim_image_free(&S->images[i]);
-    for (size_t i = 0; i < S->buffers.n; i++)
-        free(S->buffers.v[i]);
-    ek_vec_free(&S->buffers);
-    free(S);
-    return err;
+    for (size_t i = 0; i < NSCEN; i++)
+        if (!strcmp(scenarios[i].name, name)) return &scenarios[i];
+    return NULL;
 }

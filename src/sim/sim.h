@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "core/vec.h"
-#include "etm4/encode.h"
+#include "sim/enc_etm4.h"
 #include "etmkit/diag.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/sim.h"
@@ -508,12 +508,68 @@ int sim_kmod_setup(sim *S);
 const sim_map *sim_kmod_map(const sim *S, uint64_t a);
 void sim_kmod_free(sim *S);
 
+/* A scenario is data: two lists of steps (steps.c runs them), each step one thing set up or
+ * done. "The session" is the one the last SESSION step added (or the last one there is), "the
+ * process" the one the last SPAWN made. */
+typedef enum sim_step_op {
+    SIM_ST_END = 0,
+    /* the machine */
+    SIM_ST_CPUS,          /* a: number of CPUs */
+    SIM_ST_NO_VMLINUX,    /* no vmlinux in symfs */
+    SIM_ST_ITRACE_LANES,  /* the truth of --itrace=c, r, s */
+    SIM_ST_TRACE_ID_TOP,  /* a: trace IDs 1 .. a-1 are usable */
+    SIM_ST_CALL,          /* fn(S): what is code, not data (a random topology, real binaries) */
+    SIM_ST_SYMFS_OTHER,   /* symfs holds image s2's file for image s (another build) */
+    SIM_ST_ETR,           /* a: bytes; one ETR for every CPU */
+    SIM_ST_ETR_GROUP,     /* a: bytes; an ETR for CPUs b .. b+c-1 */
+    SIM_ST_ETF_PER_CPU,   /* a: bytes; an ETF per CPU */
+    SIM_ST_TRBE,          /* a: bytes; a TRBE per CPU */
+    SIM_ST_BARRIER,       /* a: the first sink's driver inserts barrier packets (0/1) */
+    SIM_ST_PARTIAL_FLUSH, /* the first sink's flushes leave a partial packet */
+    SIM_ST_SYNC_PERIOD,   /* CPU a's trace unit synchronises every b bytes */
+    SIM_ST_IDR1_REVISION, /* CPU a's trace unit has TRCIDR1.REVISION b (another core type) */
+    SIM_ST_TARGET,        /* session a: perf record -- the process spawned next */
+    SIM_ST_EVENT_TID,     /* session a's event b follows the thread made next */
+    SIM_ST_SPAWN,         /* s on CPU a, traced by the sessions of mask b: the process */
+    SIM_ST_SESSION,       /* a: SIM_MODE_*, b: exception levels (1 user, 2 kernel): the session */
+    /* the session */
+    SIM_ST_EVENTS,          /* a: events (perf record --per-thread: one per thread) */
+    SIM_ST_READ_PERIOD,     /* a: ns between perf record's reads */
+    SIM_ST_READ_SKEW,       /* a: ns by which ring 0 is read early */
+    SIM_ST_RING,            /* a: AUX ring bytes */
+    SIM_ST_ETE_TRBE,        /* ETE into TRBEs */
+    SIM_ST_SNAPSHOT_MODE,   /* perf record -S */
+    SIM_ST_HEADER,          /* a: AUXTRACE_INFO version, b: AUX_OUTPUT_HW_ID records */
+    SIM_ST_HWID_MINOR,      /* a: AUX_OUTPUT_HW_ID minor version */
+    SIM_ST_CLOCK_MONOTONIC, /* perf record -k 1 */
+    SIM_ST_NO_TS_ORDER,     /* no time stamps in the event's config (each buffer decoded whole) */
+    SIM_ST_CLOCK,           /* a: SIM_CLK_*: the clock of the time stamps (and TS_SOURCE) */
+    SIM_ST_RAW_CPU,         /* the user knows raw trace ran on CPUs configured as CPU a */
+    SIM_ST__SESSION_END,
+    /* the process */
+    SIM_ST_ACTIONS,       /* a: chance (of 256) of a random action per step */
+    SIM_ST_SCRIPT,        /* action b at step a */
+    SIM_ST_LIB,           /* s: its next library */
+    SIM_ST_THREAD_BUDGET, /* a: instructions of each new thread */
+    SIM_ST_NEXT_EXE,      /* s: the program it execs */
+    SIM_ST_JIT,           /* its JIT on (--config jit_dir), a JIT action every a steps */
+} sim_step_op;
+
+typedef struct sim_sc_step {
+    sim_step_op op;
+    uint64_t a, b, c;
+    const char *s, *s2;
+    int (*fn)(sim *S);
+} sim_sc_step;
+
 typedef struct sim_scenario sim_scenario;
 struct sim_scenario {
     const char *name;
     const char *desc;
-    int (*setup)(sim *S);
-    int snapshot_folder; /* output is a snapshot folder (no perf session) */
+    int snapshot_folder;      /* output is a snapshot folder (no perf session) */
+    uint64_t trace_default;   /* bytes of trace without --trace-size */
+    const sim_sc_step *setup; /* the machine: CPUs, sessions, sinks (before it is made) */
+    const sim_sc_step *run;   /* after it is made: the processes */
 };
 
 struct sim {
@@ -722,13 +778,44 @@ uint64_t sim_writer_pos(const sim_writer *w);
 int sim_snapshot_write(sim *S, const char *dir);
 /* keep only the AUX data a halted system's buffers still hold (before the ground truth) */
 void sim_snapshot_prune(sim *S);
+
+/* gen_files.c: the files beside the recording, and file helpers */
 /* mkdir -p */
 int sim_mkdirs(const char *path);
-/* Tell opts->progress (if any) how much trace was produced; sim_sessions_poll calls it every
- * SIM_PROGRESS_STEP bytes of trace. */
-void sim_progress(sim *S);
 /* fclose that also reports an earlier write error on f: 0 or EK_ERR_IO */
 int sim_fclose(FILE *f);
+/* "a/b", malloc'ed (NULL: no memory) */
+char *sim_join(const char *a, const char *b);
+/* OUT/symfs: the binaries at their recorded paths (vmlinux when with_vmlinux), the module */
+int sim_write_symfs(sim *S, const char *out, int with_vmlinux);
+/* a JIT's jit-PID.dump and /tmp/perf-PID.map, in OUT/symfs */
+int sim_write_jit_files(sim *S, const char *out);
+/* OUT/kallsyms */
+int sim_write_kallsyms(sim *S, const char *out);
+/* OUT/truth.summary */
+int sim_write_summary(sim *S, const char *out, const ek_sim_opts *o);
+
+/* gen_config.c: apply a --config file's "key = value" lines; phase 0 before the machine is
+ * made (truth, tick_ns, ...), 1 after (the first session, the sinks, the trace units). Bad
+ * lines are reported with file and line: EK_ERR_FORMAT (EK_ERR_IO: no file). */
+int sim_apply_config(sim *S, const char *path, int phase);
+
+/* steps.c: run a scenario's steps (to SIM_ST_END): 0 or a status */
+int sim_steps_run(sim *S, const sim_sc_step *st);
+/* the building blocks (steps.c) */
+sim_session *sim_add_session(sim *S, int mode, unsigned el_mask);
+void sim_add_etr(sim *S, uint32_t size);
+void sim_add_etr_group(sim *S, uint32_t size, int first, int n);
+void sim_add_etf_per_cpu(sim *S, uint32_t size);
+void sim_add_trbe(sim *S, uint32_t size);
+sim_process *sim_spawn_program(sim *S, const char *exe, int cpu, uint64_t budget,
+                               unsigned sessions);
+void sim_set_target(sim_session *s, int pid);
+void sim_script(sim_process *p, uint32_t at, sim_action a);
+int sim_add_lib(sim *S, sim_process *p, const char *name);
+
+/* scenario.c: the catalogue of the AArch64 scenarios (NULL: no such name) */
+const sim_scenario *sim_scenario_find(const char *name);
 
 /* truth.c */
 int sim_truth_slice(sim *S, sim_sink *k, int raw_id, uint64_t sink_start, uint64_t sink_len,
@@ -755,8 +842,11 @@ static inline void sim_count_branch(sim *S, const sim_thread *t, int cpu, uint64
  * enabled at an exception level it traces, tracing starts at pc (at=1): truth.trace.tsv */
 void sim_trace_truth(sim *S, int cpu, int on, int at, uint64_t pc);
 
-/* scenario.c */
+/* gen_run.c: the run driver */
 void sim_note(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Tell opts->progress (if any) how much trace was produced; sim_sessions_poll calls it every
+ * SIM_PROGRESS_STEP bytes of trace. */
+void sim_progress(sim *S);
 
 /* perf record types used */
 enum {

@@ -8,6 +8,8 @@
 #    internals, as_*, dso_*, qdecode_*, ek_vec_*...: a program linking the archive statically
 #    resolves them inside itself, and never exports them again, not even from a shared object
 #    it builds);
+#  - no trace encoder is in the library: the ETMv4/ETE, PTM and ETMv3 encoders are the
+#    simulator's (src/sim/enc_*.c, in etmkit_sim), nothing in libetmkit calls them;
 #  - a symbol that breaks the rule is named, with the member that defines it.
 set -u
 build=${ETMKIT_BUILD:?}
@@ -47,6 +49,9 @@ $(head -20 "$tmp/ar.bad")"
 sort -u "$tmp/ar.api" >"$tmp/ar.api.sorted"
 diff -u "$tmp/so" "$tmp/ar.api.sorted" >"$tmp/diff" ||
     bad "libetmkit.a's visible ek_ names differ from libetmkit.so's: $(head -20 "$tmp/diff")"
+nm --defined-only "$ar" 2>/dev/null | awk '$2 ~ /^[A-Z]$/ { print $3 }' |
+    grep -E '^(ek_etm4_enc_|v7_encode_)' | sort -u >"$tmp/ar.enc"
+[ -s "$tmp/ar.enc" ] && bad "libetmkit.a holds a trace encoder (the simulator's): $(tr '\n' ' ' <"$tmp/ar.enc")"
 hidden=$(cat "$tmp/ar.hidden")
 [ "$hidden" -gt 0 ] || bad "libetmkit.a has no hidden globals: is it built with -fvisibility=hidden?"
 

@@ -12,6 +12,8 @@
 
 #include "etmkit/decode.h"
 #include "etmkit/elem.h"
+#include "etmkit/etm3.h"
+#include "etmkit/itm.h"
 #include "etmkit/listing.h"
 #include "etmkit/ptm.h"
 #include "etmkit/snapshot.h"
@@ -329,10 +331,141 @@ static void test_unsync_index_compat(void **state)
     ek_sbuf_free(&got);
 }
 
+/* What the generic view says of a packet, restated from each protocol's own packet (the
+ * meaning its header documents), to check the adapters' vocabularies (proto_shape.h). */
+static uint32_t expected_flags(ek_protocol p, const void *pkt, const char *(**type_name)(unsigned),
+                               unsigned *type, unsigned *err_type, int *two_names)
+{
+    uint32_t fl = 0;
+    if (p == EK_PROTO_PTM || p == EK_PROTO_ETMV3) {
+        const int ptm = p == EK_PROTO_PTM;
+        const ek_ptm_packet *a = pkt;
+        const ek_etm3_packet *b = pkt;
+        const unsigned t = ptm ? a->type : b->type, f = ptm ? a->flags : b->flags;
+        if (t == (ptm ? EK_PTM_NOTSYNC : EK_ETM3_NOTSYNC)) fl |= EK_DPKT_NOTSYNC;
+        if (ptm && (f & EK_PTM_PF_NOTSYNC_MORE)) fl |= EK_DPKT_REPEAT;
+        if ((f & (ptm ? EK_PTM_PF_ERROR : EK_ETM3_PF_ERROR)) && !(fl & EK_DPKT_NOTSYNC)) {
+            fl |= EK_DPKT_ERROR;
+            if (t == (ptm ? EK_PTM_INCOMPLETE_EOT : EK_ETM3_INCOMPLETE_EOT))
+                fl |= EK_DPKT_TRUNCATED;
+        }
+        if (t == (ptm ? EK_PTM_TIMESTAMP : EK_ETM3_TIMESTAMP)) fl |= EK_DPKT_TIMESTAMP;
+        const int cid = ptm ? a->cid_updated : b->cid_updated;
+        const int vmid = ptm ? a->vmid_updated : b->vmid_updated;
+        if ((ptm ? a->ctx_updated : b->ctx_updated) || cid || vmid) {
+            fl |= EK_DPKT_CONTEXT | (cid ? EK_DPKT_CID_VALID : 0) | (vmid ? EK_DPKT_VMID_VALID : 0);
+        }
+        *type_name = ptm ? ek_ptm_type_name : ek_etm3_type_name;
+        *type = t;
+        *err_type = ptm ? a->err_type : b->err_type;
+        *two_names = t == (ptm ? EK_PTM_BAD_SEQUENCE : EK_ETM3_BAD_SEQUENCE) ||
+                     t == (ptm ? EK_PTM_INCOMPLETE_EOT : EK_ETM3_INCOMPLETE_EOT);
+    } else if (p == EK_PROTO_STM) {
+        const ek_stm_packet *k = pkt;
+        if (k->type == EK_STM_NOTSYNC) fl |= EK_DPKT_NOTSYNC;
+        if (k->type == EK_STM_INCOMPLETE_EOT) fl |= EK_DPKT_ERROR | EK_DPKT_TRUNCATED;
+        if (k->type == EK_STM_BAD_SEQUENCE || k->type == EK_STM_RESERVED) fl |= EK_DPKT_ERROR;
+        if (k->has_ts) fl |= EK_DPKT_TIMESTAMP;
+        *type_name = ek_stm_type_name;
+        *type = k->type;
+        *err_type = k->err_type;
+        *two_names = k->type == EK_STM_BAD_SEQUENCE || k->type == EK_STM_INCOMPLETE_EOT;
+    } else {
+        const ek_itm_packet *k = pkt;
+        if (k->type == EK_ITM_PKT_NOTSYNC) fl |= EK_DPKT_NOTSYNC;
+        if (!(k->flags & EK_ITM_PF_DECODE)) fl |= EK_DPKT_REPEAT;
+        if ((k->flags & EK_ITM_PF_ERROR) && k->type != EK_ITM_PKT_NOTSYNC) {
+            fl |= EK_DPKT_ERROR;
+            if (k->type == EK_ITM_PKT_INCOMPLETE_EOT) fl |= EK_DPKT_TRUNCATED;
+        }
+        *type_name = ek_itm_type_name;
+        *type = k->type;
+        *err_type = k->err_type;
+        *two_names = k->type == EK_ITM_PKT_BAD_SEQUENCE || k->type == EK_ITM_PKT_INCOMPLETE_EOT;
+    }
+    return fl;
+}
+
+/* The generic view of every packet the PTM, ETMv3, STM and ITM parsers make of pseudo-random
+ * bytes (and of their truncated end), with and without OpenCSD's behaviours: its flags, size,
+ * bytes, index and names are the packet's own, as its protocol means them. */
+static void test_generic_view(void **state)
+{
+    (void)state;
+    const ek_protocol ps[] = {EK_PROTO_PTM, EK_PROTO_ETMV3, EK_PROTO_STM, EK_PROTO_ITM};
+    enum { N = 1 << 16 };
+    uint8_t *bytes = malloc(N);
+    assert_non_null(bytes);
+    for (size_t i = 0; i < 4; i++) {
+        for (uint32_t compat = 0; compat <= EK_DECODE_COMPAT_OCSD;
+             compat += EK_DECODE_COMPAT_OCSD) {
+            uint64_t x = 0x9e3779b97f4a7c15ull + i;
+            for (size_t j = 0; j < N; j++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                bytes[j] = (uint8_t)x;
+            }
+            /* a synchronisation sequence every 256 bytes (PTM, ETMv3 A-Sync and ITM
+             * synchronisation: zeros, then 0x80; STM: 21 or more 0xf nibbles, then 0x0) */
+            static const uint8_t async[] = {0, 0, 0, 0, 0, 0x80};
+            static const uint8_t stm_async[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                0xff, 0xff, 0xff, 0xff, 0xff, 0x0f};
+            for (size_t j = 0; j + 256 <= N; j += 256) {
+                if (ps[i] == EK_PROTO_STM)
+                    memcpy(bytes + j, stm_async, sizeof stm_async);
+                else
+                    memcpy(bytes + j, async, sizeof async);
+            }
+            const ek_decode_proto *dp = ek_decode_proto_find(ps[i]);
+            assert_non_null(dp);
+            void *parser = calloc(1, dp->parser_size);
+            assert_non_null(parser);
+            const ek_source_config s = src_of(ps[i], 0x10);
+            assert_int_equal(dp->parser_init(parser, &s, compat), 0);
+            size_t packets = 0, kinds = 0;
+            uint32_t seen[32];
+            for (size_t off = 0; off <= N; off += 4096) {
+                if (off < N)
+                    dp->parser_feed(parser, bytes + off, 4096, off);
+                else
+                    dp->parser_eot(parser);
+                ek_decode_packet gp;
+                memset(&gp, 0, sizeof gp);
+                while (dp->parser_next(parser, &gp) > 0) {
+                    const char *(*type_name)(unsigned);
+                    unsigned type, err_type;
+                    int two;
+                    const uint32_t want =
+                        expected_flags(ps[i], gp.pkt, &type_name, &type, &err_type, &two);
+                    assert_int_equal(gp.flags, want);
+                    assert_string_equal(dp->packet_name(gp.pkt, 0), type_name(type));
+                    if (two)
+                        assert_string_equal(dp->packet_name(gp.pkt, 1), type_name(err_type));
+                    else
+                        assert_null(dp->packet_name(gp.pkt, 1));
+                    assert_true(gp.index <= off + 4096);
+                    assert_true(gp.raw != NULL || gp.size == 0);
+                    size_t k = 0;
+                    while (k < kinds && seen[k] != want)
+                        k++;
+                    if (k == kinds && kinds < 32) seen[kinds++] = want;
+                    packets++;
+                    memset(&gp, 0, sizeof gp);
+                }
+            }
+            /* (not a vacuous run: packets, and more than one kind of them) */
+            assert_true(packets > 100);
+            assert_true(kinds >= 3);
+            free(parser);
+        }
+    }
+    free(bytes);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_generic_view),
         cmocka_unit_test(test_stm_stop),
         cmocka_unit_test(test_unsync_index_compat),
         cmocka_unit_test(test_etm3_stop_listing),

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etm4/encode.h"
+#include "sim/enc_etm4.h"
 #include "etmkit/etm4.h"
 #include "etmkit/frame.h"
 #include "sim/rng.h"

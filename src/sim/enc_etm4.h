@@ -15,8 +15,8 @@
  * makes sure that at least EK_ETM4_ENC_MAX_CALL bytes are free (cap - len), and drains or
  * grows the buffer as it likes between calls. An optional callback reports every packet
  * written, with its stream offset, so that a caller can keep a packet-level ground truth. */
-#ifndef ETMKIT_ETM4_ENCODE_H
-#define ETMKIT_ETM4_ENCODE_H
+#ifndef ETMKIT_SIM_ENC_ETM4_H
+#define ETMKIT_SIM_ENC_ETM4_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* ETMv4 / ETE packet encoder. Encodings follow the ETMv4 architecture (IHI0064) as implemented
- * by the reference decoders: see encode.h for the contract. */
-#include "etm4/encode.h"
+ * by the reference decoders: see enc_etm4.h for the contract. */
+#include "sim/enc_etm4.h"
 
 #include <string.h>
 

@@ -1,5 +1,4 @@
-/* Adapter: a memory image (etmkit/image.h) as the flow decoder's code access. */
-#include "etmkit/flow.h"
+/* Adapter: a memory image as the flow decoders' code access (ek_flow_mem, etmkit/image.h). */
 #include "etmkit/image.h"
 
 static int image_find(void *ctx, uint64_t addr, uint32_t space, uint8_t trace_id, ek_mem_span *out)
@@ -19,7 +18,7 @@ static uint64_t image_generation(void *ctx)
     return ek_image_region_count((const ek_image *)ctx);
 }
 
-ek_flow_mem ek_flow_mem_image(struct ek_image *img)
+ek_flow_mem ek_flow_mem_image(ek_image *img)
 {
     ek_flow_mem m = {image_find, image_generation, img};
     return m;
