@@ -24,9 +24,10 @@ them is fixed by these rules (all but rule 5 counted), and nothing else is allow
    is forgotten, and says so with a gap frame ("?") at its bottom and nothing above it at
    that line, which appears nowhere else. From there rule 1 starts again (the truth's frames
    at that line are the ones the trace cannot know), with the gap frame staying at the bottom.
-   Where the thread's trace begins again at the instruction after the one its trace ended at
-   (a system call, a call or an exception into untraced code, returning where it left), the
-   stack must not be forgotten: there the frames are known.
+   Where the thread's trace ended at a system call, a call or an exception (into code it does
+   not see) and begins again at the instruction after it (returning where it left), the
+   stack must not be forgotten: there the frames are known. (After a return or a jump the
+   next instruction can be reached again any other way: no such rule.)
 3. Whose stack a line shows: the thread of the sample, except at the branch where the thread
    of a CPU's trace changes without a trace end before it (a context switch): that branch ran
    on the outgoing thread's stack, which is the one the truth shows (the machine's thread
@@ -96,6 +97,9 @@ def main():
         print(f'{len(truth)} truth lines, {len(ours)} lines of ours')
         bad += 1
 
+    def flags_at(k):
+        return flags[k] if k < len(flags) else set()
+
     def differ(k, why):
         nonlocal bad
         bad += 1
@@ -124,8 +128,8 @@ def main():
             continue
         key = (pid, tid, cpu) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
         ended = last_end.pop(key, None) if ip == 0 else None
-        if addr == 0 and ip != 0:
-            last_end[key] = ip
+        if addr == 0 and ip != 0 and {'call', 'syscall', 'int'} & flags_at(k):
+            last_end[key] = ip  # the trace ended entering code it does not see
         resumes = ended is not None and addr in (ended + 2, ended + 4)
         n_resume += resumes
         owner = key

@@ -32,7 +32,9 @@ for sc in $scen; do
       truth="$out/expected-callstacks$sfx.txt"
       [ -f "$truth" ] || continue # Armv7: no perf-script truth (script_v7_gen.sh)
       name="$sc seed $seed${sfx:+ ($(basename "$data"))}"
-      if ! "$tool" "$data" "$out/symfs" >"$tmp/ours" 2>"$tmp/err"; then
+      uopts=() # what the recording lacks and the user knows (script-options.txt: --raw-cpu=N)
+      [ -f "$out/script-options$sfx.txt" ] && read -r -a uopts <"$out/script-options$sfx.txt"
+      if ! "$tool" "$data" "$out/symfs" "${uopts[@]}" >"$tmp/ours" 2>"$tmp/err"; then
         echo "FAIL $name: ek_callstacks failed: $(head -c 300 "$tmp/err")"; fail=1; continue
       fi
       if ! python3 "$ETMKIT_SRC/tests/scripts/stacks_truth.py" "$truth" "$tmp/ours" "$out/expected-branches$sfx.txt" >"$tmp/cmp"; then

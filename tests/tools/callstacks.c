@@ -1,4 +1,4 @@
-/* ek_callstacks RECORDING SYMFS: the call stack at every branches sample, as the library's
+/* ek_callstacks RECORDING SYMFS [--raw-cpu=N]: the call stack at every branches sample, as the library's
  * stack analysis (etmkit/stacks.h) follows it, in the lines of the simulator's
  * expected-callstacks.txt (docs/SIMULATOR.md), for tests/scripts/stacks_vs_gen.sh:
  *
@@ -76,13 +76,18 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: ek_callstacks RECORDING SYMFS\n");
+    /* --raw-cpu=N: the options of the recording's script-options.txt (the user's knowledge the
+     * recording lacks), as script takes them */
+    unsigned raw_cpu = 0;
+    if (argc == 4 && !strncmp(argv[3], "--raw-cpu=", 10)) raw_cpu = (unsigned)atoi(argv[3] + 10) + 1;
+    if (argc != 3 && !(argc == 4 && raw_cpu)) {
+        fprintf(stderr, "usage: ek_callstacks RECORDING SYMFS [--raw-cpu=N]\n");
         return 2;
     }
     ek_session_opts o;
     ek_session_opts_init(&o);
     o.symfs = argv[2];
+    o.raw_cpu = raw_cpu;
     ek_itrace_parse("b", &o.itrace, NULL);
     ek_session *s;
     if (ek_session_open(argv[1], &o, NULL, &s)) {
