@@ -3,12 +3,12 @@
  *
  * Input: byte 0 selects the protocol (bits 1:0: PTM, ETMv3, STM, ITM) and configuration bits
  * (bit 2 cycle accurate -- for ITM: EK_ITM_ASSUME_SYNC --, bit 3 64-bit timestamps, bits 5:4
- * context ID size, bit 6 return stack / alternative branch encoding, bit 7 data trace); byte 1 seeds the block sizes; the
- * rest is the trace stream, which is also the code image the flow decoders read (at address
- * 0, and as a second copy at 0xC0000000).
- * Checks: packet sizes and indices stay inside what was fed, packets come in stream order,
- * every block yields a bounded number of packets (no livelock), decoders produce a bounded
- * number of elements per packet with indices of packets already seen. */
+ * context ID size, bit 6 return stack / alternative branch encoding, bit 7 data trace); byte 1
+ * seeds the block sizes; the rest is the trace stream, which is also the code image the flow
+ * decoders read (at address 0, and as a second copy at 0xC0000000). Checks: packet sizes and
+ * indices stay inside what was fed, packets come in stream order, every block yields a bounded
+ * number of packets (no livelock), decoders produce a bounded number of elements per packet with
+ * indices of packets already seen. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -420,8 +420,7 @@ static void dec_reset(ek_itm_decoder *d)
     d->freq_change = 0;
 }
 
-void ek_itm_decoder_init_flags(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr,
-                               unsigned flags)
+void ek_itm_decoder_init_flags(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr, unsigned flags)
 {
     memset(d, 0, sizeof *d);
     d->trace_id = trace_id;

@@ -51,13 +51,20 @@ static char *put_lower(char *p, const char *s)
 
 /* ---- ITM (ITMTRACE): what the packet meant, for the text and JSON lines ----------------- */
 
-static const char *const itm_local_ts[4] = {"sync", "ts-delayed", "pkt-delayed",
-                                            "ts-pkt-delayed"};
+static const char *const itm_local_ts[4] = {"sync", "ts-delayed", "pkt-delayed", "ts-pkt-delayed"};
 static const char *const itm_exc_fn[4] = {"?", "entered", "exited", "returned"};
 static const char *const itm_counters[6] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
 
-enum { ITM_DWT_OTHER = 0, ITM_DWT_COUNTER, ITM_DWT_EXC, ITM_DWT_PC, ITM_DWT_SLEEP,
-       ITM_DWT_DATA_PC, ITM_DWT_DATA_ADDR, ITM_DWT_DATA_VALUE };
+enum {
+    ITM_DWT_OTHER = 0,
+    ITM_DWT_COUNTER,
+    ITM_DWT_EXC,
+    ITM_DWT_PC,
+    ITM_DWT_SLEEP,
+    ITM_DWT_DATA_PC,
+    ITM_DWT_DATA_ADDR,
+    ITM_DWT_DATA_VALUE
+};
 
 /* A DWT packet's meaning from its discriminator (v7-M ARM D4.3): 0 event counter, 1 exception
  * trace, 2 PC sample (4 bytes: the PC; 1 byte: asleep), 8-15 data trace PC value (even) or
@@ -400,9 +407,10 @@ static char *put_itm_json(char *p, const ek_elem *e)
         case ITM_DWT_DATA_PC:
         case ITM_DWT_DATA_ADDR:
         case ITM_DWT_DATA_VALUE:
-            p = jstr(p, "what", w == ITM_DWT_DATA_PC     ? "data_pc"
-                                : w == ITM_DWT_DATA_ADDR ? "data_addr_offset"
-                                                         : "data_value");
+            p = jstr(p, "what",
+                     w == ITM_DWT_DATA_PC     ? "data_pc"
+                     : w == ITM_DWT_DATA_ADDR ? "data_addr_offset"
+                                              : "data_value");
             p = jdec(p, "comparator", (d >> 1) & 3);
             if (w == ITM_DWT_DATA_VALUE) p = jbool(p, "write", d & 1);
             break;

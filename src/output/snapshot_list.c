@@ -192,8 +192,8 @@ static int build_tree(snap_lister *l, size_t b)
     /* ITM without sync packets: decoded from the first byte unless the listing is OpenCSD's or
      * the caller asks to wait for an A-Sync */
     const int itm_sync = o->itm_sync != EK_LIST_ITM_SYNC_DEFAULT ? o->itm_sync
-                         : format(l) == EK_LISTING_OCSD      ? EK_LIST_ITM_SYNC_WAIT
-                                                             : EK_LIST_ITM_SYNC_ASSUME;
+                         : format(l) == EK_LISTING_OCSD          ? EK_LIST_ITM_SYNC_WAIT
+                                                                 : EK_LIST_ITM_SYNC_ASSUME;
     if (itm_sync == EK_LIST_ITM_SYNC_ASSUME) dc.source_flags |= EK_SRC_ITM_ASSUME_SYNC;
     dc.block_size = LISTER_BLOCK;
     if (l->img) dc.mem = ek_flow_mem_image(l->img);

@@ -281,8 +281,8 @@ static void test_itm_assume_sync(void **state)
         ek_sbuf got = EK_SBUF_INIT;
         run_raw(t, itm, sizeof itm, &got);
         ek_decode_free(t);
-        const char *want = how ? "P0 E:NO_SYNC E:ITMTRACE P2 E:ITMTRACE P7 E:ITMTRACE "
-                               : "P0 E:NO_SYNC ";
+        const char *want =
+            how ? "P0 E:NO_SYNC E:ITMTRACE P2 E:ITMTRACE P7 E:ITMTRACE " : "P0 E:NO_SYNC ";
         if (!got.p || strncmp(got.p, want, strlen(want))) fail_msg("%d: %s", how, got.p);
         ek_sbuf_free(&got);
     }

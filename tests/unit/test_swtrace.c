@@ -356,9 +356,8 @@ static void test_itm_assume_no_sync(void **state)
 
         itm_parse_flags(&r, b, n, blk, 0x100, EK_ITM_ASSUME_SYNC);
         static const uint8_t types[] = {
-            EK_ITM_PKT_OVERFLOW,    EK_ITM_PKT_SWIT,        EK_ITM_PKT_EXTENSION,
-            EK_ITM_PKT_SWIT,        EK_ITM_PKT_TS_LOCAL,    EK_ITM_PKT_TS_GLOBAL_1,
-            EK_ITM_PKT_TS_GLOBAL_2, EK_ITM_PKT_DWT};
+            EK_ITM_PKT_OVERFLOW, EK_ITM_PKT_SWIT,        EK_ITM_PKT_EXTENSION,   EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_TS_LOCAL, EK_ITM_PKT_TS_GLOBAL_1, EK_ITM_PKT_TS_GLOBAL_2, EK_ITM_PKT_DWT};
         static const uint8_t at[] = {0, 1, 3, 4, 7, 11, 16, 23};
         assert_int_equal(r.n, sizeof types);
         for (size_t i = 0; i < r.n; i++) {
@@ -432,10 +431,9 @@ static void test_itm_assume_garbage_then_sync(void **state)
         itm_run r;
         itm_parse_flags(&r, b, n, blk, 0, EK_ITM_ASSUME_SYNC);
         static const uint8_t types[] = {
-            EK_ITM_PKT_TS_LOCAL,  EK_ITM_PKT_BAD_SEQUENCE, EK_ITM_PKT_BAD_SEQUENCE,
-            EK_ITM_PKT_SWIT,      EK_ITM_PKT_DWT,          EK_ITM_PKT_EXTENSION,
-            EK_ITM_PKT_ASYNC,     EK_ITM_PKT_SWIT,         EK_ITM_PKT_OVERFLOW,
-            EK_ITM_PKT_SWIT};
+            EK_ITM_PKT_TS_LOCAL, EK_ITM_PKT_BAD_SEQUENCE, EK_ITM_PKT_BAD_SEQUENCE, EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_DWT,      EK_ITM_PKT_EXTENSION,    EK_ITM_PKT_ASYNC,        EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_OVERFLOW, EK_ITM_PKT_SWIT};
         static const uint8_t at[] = {0, 2, 4, 6, 11, 14, 17, 22, 24, 25};
         assert_int_equal(r.n, sizeof types);
         for (size_t i = 0; i < r.n; i++) {

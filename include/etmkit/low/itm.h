@@ -23,10 +23,10 @@ typedef struct ek_itm_parser {
     uint64_t in_index;
     uint8_t state;
     uint8_t synced, sync_start, sent_notsync, ws_fresh, eot_done, hdr;
-    uint8_t flags; /* EK_ITM_ASSUME_SYNC: kept by ek_itm_parser_reset */
+    uint8_t flags;          /* EK_ITM_ASSUME_SYNC: kept by ek_itm_parser_reset */
     uint8_t zrun, sync_hit; /* EK_ITM_ASSUME_SYNC: zero bytes in a row; an A-Sync just ended */
-    uint32_t dump; /* unsynchronised bytes waiting to be reported */
-    uint32_t len;  /* bytes of the packet (or unsynchronised run) so far */
+    uint32_t dump;          /* unsynchronised bytes waiting to be reported */
+    uint32_t len;           /* bytes of the packet (or unsynchronised run) so far */
     ek_itm_packet pkt;
     ek_itm_packet out;
     uint8_t data[EK_ITM_MAX_RAW];
@@ -73,8 +73,7 @@ typedef struct ek_itm_decoder {
 /* tcr: the ITM's ITMTCR (time stamp prescaler in bits 9:8). */
 void ek_itm_decoder_init(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr); /* flags 0 */
 /* flags: EK_ITM_ASSUME_SYNC (see above) */
-void ek_itm_decoder_init_flags(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr,
-                               unsigned flags);
+void ek_itm_decoder_init_flags(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr, unsigned flags);
 void ek_itm_decoder_reset(ek_itm_decoder *d);
 /* Elements for one packet (only packets with EK_ITM_PF_DECODE): returns 0..2, or
  * EK_ERR_BAD_PACKET with EK_ITM_OCSD_FATAL (see above). */
