@@ -2,13 +2,13 @@
  * their decoders (src/ptm, src/etm3, src/stm, src/itm, src/output).
  *
  * Input: byte 0 selects the protocol (bits 1:0: PTM, ETMv3, STM, ITM) and configuration bits
- * (bit 2 cycle accurate, bit 3 64-bit timestamps, bits 5:4 context ID size, bit 6 return
- * stack / alternative branch encoding, bit 7 data trace); byte 1 seeds the block sizes; the
- * rest is the trace stream, which is also the code image the flow decoders read (at address
- * 0, and as a second copy at 0xC0000000).
- * Checks: packet sizes and indices stay inside what was fed, packets come in stream order,
- * every block yields a bounded number of packets (no livelock), decoders produce a bounded
- * number of elements per packet with indices of packets already seen. */
+ * (bit 2 cycle accurate -- for ITM: EK_ITM_ASSUME_SYNC --, bit 3 64-bit timestamps, bits 5:4
+ * context ID size, bit 6 return stack / alternative branch encoding, bit 7 data trace); byte 1
+ * seeds the block sizes; the rest is the trace stream, which is also the code image the flow
+ * decoders read (at address 0, and as a second copy at 0xC0000000). Checks: packet sizes and
+ * indices stay inside what was fed, packets come in stream order, every block yields a bounded
+ * number of packets (no livelock), decoders produce a bounded number of elements per packet with
+ * indices of packets already seen. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,8 +129,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ek_stm_decoder_init(&sdec, 0x20);
         break;
     default:
-        ek_itm_parser_init(&itm, 0x14);
-        ek_itm_decoder_init(&idec, 0x14, sel << 4);
+        if (sel & 0x04) { /* ITM: bit 2 is EK_ITM_ASSUME_SYNC (no sync packets) */
+            ek_itm_parser_init_flags(&itm, 0x14, EK_ITM_ASSUME_SYNC);
+            ek_itm_decoder_init_flags(&idec, 0x14, sel << 4, EK_ITM_ASSUME_SYNC);
+        } else {
+            ek_itm_parser_init(&itm, 0x14);
+            ek_itm_decoder_init(&idec, 0x14, sel << 4);
+        }
         break;
     }
 

@@ -76,7 +76,14 @@ typedef struct ek_source_config {
         ek_etm3_regs etm3;    /* ETMV3, PTM */
         uint32_t tcr;         /* STM STMTCSR / ITM ITMTCR */
     } regs;
+    uint32_t flags;           /* EK_SRC_*: how to decode it (0: as OpenCSD does) */
 } ek_source_config;
+
+/* ek_source_config.flags
+ *  ITM_ASSUME_SYNC  ITM: decode from the first byte as if an A-Sync preceded it (streams
+ *                   without sync packets, as orbuculum assumes); EK_ITM_ASSUME_SYNC of
+ *                   etmkit/low/itm.h. Without it nothing is decoded before the first A-Sync. */
+#define EK_SRC_ITM_ASSUME_SYNC 0x0001u
 
 /* Memory spaces: which exception level / security state an image or a trace address is in.
  * A bit set: EK_MS_ANY matches everything. */

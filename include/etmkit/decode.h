@@ -252,8 +252,10 @@ typedef struct ek_decode_config {
     const ek_diag *diag;       /* may be NULL */
     const char *file;          /* named in diagnostics (ek_decode_set_file changes it) */
     const ek_decode_proto *const *protos; /* more protocols (NULL-terminated), tried first */
-    uint32_t compat; /* EK_DECODE_COMPAT_*: a reference decoder's departures from the
-                        architecture, reproduced (0: the architecture) */
+    uint32_t compat;       /* EK_DECODE_COMPAT_*: a reference decoder's departures from the
+                              architecture, reproduced (0: the architecture) */
+    uint32_t source_flags; /* EK_SRC_* (etmkit/config.h) added to the flags of every source
+                              added to the tree (e.g. EK_SRC_ITM_ASSUME_SYNC for a listing) */
 } ek_decode_config;
 
 void ek_decode_config_init(ek_decode_config *c);

@@ -134,7 +134,16 @@ typedef struct ek_snapshot_list_opts {
     const ek_diag *diag;     /* problems found (NULL: none reported) */
     ek_progress_fn progress; /* bytes of the buffers to list: done, total (NULL: none) */
     void *progress_ctx;
+    /* ITM sources: EK_LIST_ITM_SYNC_WAIT lists bytes before the first A-Sync as ITM_NOTSYNC
+     * (OpenCSD's trc_pkt_lister), EK_LIST_ITM_SYNC_ASSUME decodes from the first byte as if an
+     * A-Sync preceded it (EK_SRC_ITM_ASSUME_SYNC; orbuculum's default, for streams without
+     * sync packets); EK_LIST_ITM_SYNC_DEFAULT (0): WAIT for EK_LISTING_OCSD, else ASSUME */
+    int itm_sync;
 } ek_snapshot_list_opts;
+
+#define EK_LIST_ITM_SYNC_DEFAULT 0
+#define EK_LIST_ITM_SYNC_WAIT    1
+#define EK_LIST_ITM_SYNC_ASSUME  2
 
 void ek_snapshot_list_opts_init(ek_snapshot_list_opts *o);
 

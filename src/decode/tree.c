@@ -94,6 +94,7 @@ int decode_add_source(ek_decode *t, const ek_source_config *cfg, const char *nam
 {
     src_ent s;
     s.cfg = *cfg;
+    s.cfg.flags |= t->c.source_flags;
     s.name = name;
     s.user = user;
     s.ops = decode_find_proto(t, cfg->protocol);

@@ -8,19 +8,30 @@ enum { S_WAIT_SYNC = 0, S_HDR, S_DATA, S_SEND };
 
 void ek_itm_parser_reset(ek_itm_parser *p)
 {
-    const uint8_t id = p->trace_id;
+    const uint8_t id = p->trace_id, flags = p->flags;
     memset(p, 0, sizeof *p);
     p->trace_id = id;
+    p->flags = flags;
     p->state = S_WAIT_SYNC;
     p->ws_fresh = 1;
+    if (flags & EK_ITM_ASSUME_SYNC) { /* a packet header first, as after an A-Sync */
+        p->synced = 1;
+        p->state = S_HDR;
+    }
     p->pkt.type = EK_ITM_PKT_RESERVED;
     p->pkt.err_type = EK_ITM_PKT_NO_ERR_TYPE;
 }
 
-void ek_itm_parser_init(ek_itm_parser *p, uint8_t trace_id)
+void ek_itm_parser_init_flags(ek_itm_parser *p, uint8_t trace_id, unsigned flags)
 {
     p->trace_id = trace_id;
+    p->flags = (uint8_t)(flags & EK_ITM_ASSUME_SYNC);
     ek_itm_parser_reset(p);
+}
+
+void ek_itm_parser_init(ek_itm_parser *p, uint8_t trace_id)
+{
+    ek_itm_parser_init_flags(p, trace_id, 0);
 }
 
 void ek_itm_feed(ek_itm_parser *p, const uint8_t *data, size_t len, uint64_t index)
@@ -34,8 +45,16 @@ void ek_itm_feed(ek_itm_parser *p, const uint8_t *data, size_t len, uint64_t ind
 
 static int read_byte(ek_itm_parser *p, uint8_t *b)
 {
-    if (p->in_used >= p->in_len) return 0;
+    if (p->in_used >= p->in_len || p->sync_hit) return 0;
     *b = p->in[p->in_used++];
+    if (p->flags & EK_ITM_ASSUME_SYNC) { /* an A-Sync anywhere: 47 zero bits, then a one */
+        if (*b == 0x00) {
+            if (p->zrun < 0xFF) p->zrun++;
+        } else {
+            p->sync_hit = *b == 0x80 && p->zrun >= 5;
+            p->zrun = 0;
+        }
+    }
     if (p->len < EK_ITM_MAX_RAW) p->data[p->len] = *b;
     p->len++; /* counted even past the record (a damaged run of zeros) */
     return 1;
@@ -356,7 +375,15 @@ int ek_itm_next(ek_itm_parser *p, const ek_itm_packet **pkt)
             header(p);
             if (p->state != S_DATA) break;
             /* fall through */
-        case S_DATA: data(p); break;
+        case S_DATA:
+            data(p);
+            if (p->sync_hit) { /* EK_ITM_ASSUME_SYNC: the packet ends as the A-Sync it held */
+                p->sync_hit = 0;
+                p->pkt.type = EK_ITM_PKT_ASYNC;
+                p->pkt.err_type = EK_ITM_PKT_NO_ERR_TYPE;
+                p->state = S_SEND;
+            }
+            break;
         default: *pkt = emit(p); return 1;
         }
     }
@@ -393,13 +420,19 @@ static void dec_reset(ek_itm_decoder *d)
     d->freq_change = 0;
 }
 
-void ek_itm_decoder_init(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr)
+void ek_itm_decoder_init_flags(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr, unsigned flags)
 {
     memset(d, 0, sizeof *d);
     d->trace_id = trace_id;
     d->prescale = 1u << (2 * ((tcr >> 8) & 3));
     d->unsync_reason = EK_UNSYNC_INIT_DECODER;
+    d->assume = (flags & EK_ITM_ASSUME_SYNC) != 0;
     dec_reset(d);
+}
+
+void ek_itm_decoder_init(ek_itm_decoder *d, uint8_t trace_id, uint32_t tcr)
+{
+    ek_itm_decoder_init_flags(d, trace_id, tcr, 0);
 }
 
 void ek_itm_decoder_reset(ek_itm_decoder *d)
@@ -423,7 +456,9 @@ int ek_itm_decode(ek_itm_decoder *d, const ek_itm_packet *k, ek_elem out[2])
     if (d->state == D_NO_SYNC) {
         elem_init(&out[n], d, k->index, EK_ELEM_NO_SYNC);
         out[n++].u.unsync_reason = d->unsync_reason;
-        d->state = D_WAIT_SYNC;
+        /* EK_ITM_ASSUME_SYNC: the first packet is decoded as if an A-Sync preceded it */
+        d->state = d->assume ? D_DECODE : D_WAIT_SYNC;
+        d->assume = 0;
     }
     if (d->state == D_WAIT_SYNC) {
         if (k->type == EK_ITM_PKT_ASYNC) d->state = D_DECODE;

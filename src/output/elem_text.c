@@ -49,6 +49,142 @@ static char *put_lower(char *p, const char *s)
     return p;
 }
 
+/* ---- ITM (ITMTRACE): what the packet meant, for the text and JSON lines ----------------- */
+
+static const char *const itm_local_ts[4] = {"sync", "ts-delayed", "pkt-delayed", "ts-pkt-delayed"};
+static const char *const itm_exc_fn[4] = {"?", "entered", "exited", "returned"};
+static const char *const itm_counters[6] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
+
+enum {
+    ITM_DWT_OTHER = 0,
+    ITM_DWT_COUNTER,
+    ITM_DWT_EXC,
+    ITM_DWT_PC,
+    ITM_DWT_SLEEP,
+    ITM_DWT_DATA_PC,
+    ITM_DWT_DATA_ADDR,
+    ITM_DWT_DATA_VALUE
+};
+
+/* A DWT packet's meaning from its discriminator (v7-M ARM D4.3): 0 event counter, 1 exception
+ * trace, 2 PC sample (4 bytes: the PC; 1 byte: asleep), 8-15 data trace PC value (even) or
+ * address offset (odd) of comparator (disc >> 1) & 3, 16-23 data value (odd: a write). */
+static int itm_dwt_what(const ek_elem *e)
+{
+    const unsigned d = e->u.itm.port;
+    if (d == 0) return ITM_DWT_COUNTER;
+    if (d == 1) return ITM_DWT_EXC;
+    if (d == 2) return e->u.itm.size == 4 ? ITM_DWT_PC : ITM_DWT_SLEEP;
+    if (d >= 8 && d <= 15) return (d & 1) ? ITM_DWT_DATA_ADDR : ITM_DWT_DATA_PC;
+    if (d >= 16 && d <= 23) return ITM_DWT_DATA_VALUE;
+    return ITM_DWT_OTHER;
+}
+
+/* The payload's bytes (little-endian, as written to the stimulus port) when all are printable
+ * ASCII: software stimulus text (printf over ITM). Returns the count, 0 when not text. */
+static unsigned itm_text(const ek_elem *e, char out[4])
+{
+    const unsigned n = e->u.itm.size >= 1 && e->u.itm.size <= 4 ? e->u.itm.size : 0;
+    for (unsigned i = 0; i < n; i++) {
+        const unsigned c = (e->u.itm.value >> (8 * i)) & 0xFF;
+        if (c < 0x20 || c > 0x7E) return 0;
+        out[i] = (char)c;
+    }
+    return n;
+}
+
+static unsigned itm_size(const ek_elem *e)
+{
+    return e->u.itm.size >= 1 && e->u.itm.size <= 4 ? e->u.itm.size : 4;
+}
+
+static char *put_itm_text(char *p, const ek_elem *e)
+{
+    const unsigned k = e->u.itm.kind;
+    switch (k) {
+    case EK_ITM_SWIT: {
+        EF_PUTS(p, " swit port=");
+        p = ef_dec(p, e->u.itm.port);
+        EF_PUTS(p, " value=0x");
+        p = ef_hex(p, e->u.itm.value, itm_size(e) * 2);
+        char t[4];
+        const unsigned n = itm_text(e, t);
+        if (n) {
+            EF_PUTS(p, " \"");
+            memcpy(p, t, n);
+            p += n;
+            *p++ = '"';
+        }
+        break;
+    }
+    case EK_ITM_DWT: {
+        const unsigned d = e->u.itm.port, v = e->u.itm.value;
+        switch (itm_dwt_what(e)) {
+        case ITM_DWT_COUNTER:
+            EF_PUTS(p, " dwt counters-wrapped");
+            for (unsigned i = 0; i < 6; i++)
+                if (v & (1u << i)) {
+                    *p++ = ' ';
+                    p = ef_str(p, itm_counters[i]);
+                }
+            break;
+        case ITM_DWT_EXC:
+            EF_PUTS(p, " dwt exception num=");
+            p = ef_dec(p, v & 0x1FF);
+            *p++ = ' ';
+            p = ef_str(p, itm_exc_fn[(v >> 12) & 3]);
+            break;
+        case ITM_DWT_PC:
+            EF_PUTS(p, " dwt pc-sample pc=0x");
+            p = ef_hex(p, v, 0);
+            break;
+        case ITM_DWT_SLEEP: EF_PUTS(p, " dwt pc-sample asleep"); break;
+        case ITM_DWT_DATA_PC:
+        case ITM_DWT_DATA_ADDR:
+        case ITM_DWT_DATA_VALUE: {
+            const int w = itm_dwt_what(e);
+            EF_PUTS(p, " dwt data cmp=");
+            p = ef_dec(p, (d >> 1) & 3);
+            if (w == ITM_DWT_DATA_PC)
+                EF_PUTS(p, " pc=0x");
+            else if (w == ITM_DWT_DATA_ADDR)
+                EF_PUTS(p, " addr-offset=0x");
+            else
+                p = ef_str(p, (d & 1) ? " write value=0x" : " read value=0x");
+            p = ef_hex(p, v, w == ITM_DWT_DATA_VALUE ? itm_size(e) * 2 : 0);
+            break;
+        }
+        default: /* a reserved discriminator */
+            EF_PUTS(p, " dwt reserved disc=");
+            p = ef_dec(p, d);
+            EF_PUTS(p, " value=0x");
+            p = ef_hex(p, v, itm_size(e) * 2);
+            break;
+        }
+        break;
+    }
+    case EK_ITM_TS_SYNC:
+    case EK_ITM_TS_DELAY:
+    case EK_ITM_TS_PKT_DELAY:
+    case EK_ITM_TS_PKT_TS_DELAY:
+        EF_PUTS(p, " ts-local delta=0x");
+        p = ef_hex(p, e->u.itm.value, 0);
+        EF_PUTS(p, " ts=0x");
+        p = ef_hex(p, e->timestamp, 0);
+        *p++ = ' ';
+        p = ef_str(p, itm_local_ts[k - EK_ITM_TS_SYNC]);
+        break;
+    case EK_ITM_TS_GLOBAL:
+        EF_PUTS(p, " ts-global ts=0x");
+        p = ef_hex(p, e->timestamp, 0);
+        if (e->flags & EK_ELEMF_CPU_FREQ_CHANGE) EF_PUTS(p, " freq-change");
+        break;
+    default: EF_PUTS(p, " ?"); break;
+    }
+    if (e->u.itm.overflow) EF_PUTS(p, " after-overflow");
+    return p;
+}
+
 /* ---- text ------------------------------------------------------------------------------ */
 
 void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
@@ -171,6 +307,7 @@ void ek_elem_format_text(ek_sbuf *out, const ek_elem *e)
         EF_PUTS(p, " value=0x");
         p = ef_hex(p, e->u.ite.value, 0);
         break;
+    case EK_ELEM_ITMTRACE: p = put_itm_text(p, e); break;
     default: break;
     }
     if (e->flags & EK_ELEMF_HAS_CC) {
@@ -222,6 +359,83 @@ static char *jbool(char *p, const char *k, int v)
 {
     p = jkey(p, k);
     return ef_str(p, v ? "true" : "false");
+}
+
+static char *put_itm_json(char *p, const ek_elem *e)
+{
+    const unsigned k = e->u.itm.kind, v = e->u.itm.value, d = e->u.itm.port;
+    switch (k) {
+    case EK_ITM_SWIT: {
+        p = jstr(p, "kind", "swit");
+        p = jdec(p, "port", d);
+        p = jhex(p, "value", v);
+        p = jdec(p, "size", itm_size(e));
+        char t[4];
+        const unsigned n = itm_text(e, t);
+        if (n) { /* printable ASCII: only '"' and '\\' need escaping */
+            p = jkey(p, "text");
+            *p++ = '"';
+            for (unsigned i = 0; i < n; i++) {
+                if (t[i] == '"' || t[i] == '\\') *p++ = '\\';
+                *p++ = t[i];
+            }
+            *p++ = '"';
+        }
+        break;
+    }
+    case EK_ITM_DWT: {
+        p = jstr(p, "kind", "dwt");
+        p = jdec(p, "disc", d);
+        p = jhex(p, "value", v);
+        p = jdec(p, "size", itm_size(e));
+        const int w = itm_dwt_what(e);
+        switch (w) {
+        case ITM_DWT_COUNTER: p = jstr(p, "what", "counters_wrapped"); break;
+        case ITM_DWT_EXC:
+            p = jstr(p, "what", "exception");
+            p = jdec(p, "exception", v & 0x1FF);
+            p = jstr(p, "function", itm_exc_fn[(v >> 12) & 3]);
+            break;
+        case ITM_DWT_PC:
+            p = jstr(p, "what", "pc_sample");
+            p = jhex(p, "pc", v);
+            break;
+        case ITM_DWT_SLEEP:
+            p = jstr(p, "what", "pc_sample");
+            p = jbool(p, "asleep", 1);
+            break;
+        case ITM_DWT_DATA_PC:
+        case ITM_DWT_DATA_ADDR:
+        case ITM_DWT_DATA_VALUE:
+            p = jstr(p, "what",
+                     w == ITM_DWT_DATA_PC     ? "data_pc"
+                     : w == ITM_DWT_DATA_ADDR ? "data_addr_offset"
+                                              : "data_value");
+            p = jdec(p, "comparator", (d >> 1) & 3);
+            if (w == ITM_DWT_DATA_VALUE) p = jbool(p, "write", d & 1);
+            break;
+        default: p = jstr(p, "what", "reserved"); break;
+        }
+        break;
+    }
+    case EK_ITM_TS_SYNC:
+    case EK_ITM_TS_DELAY:
+    case EK_ITM_TS_PKT_DELAY:
+    case EK_ITM_TS_PKT_TS_DELAY:
+        p = jstr(p, "kind", "ts_local");
+        p = jdec(p, "delta", v);
+        p = jdec(p, "timestamp", e->timestamp);
+        p = jstr(p, "delay", itm_local_ts[k - EK_ITM_TS_SYNC]);
+        break;
+    case EK_ITM_TS_GLOBAL:
+        p = jstr(p, "kind", "ts_global");
+        p = jdec(p, "timestamp", e->timestamp);
+        if (e->flags & EK_ELEMF_CPU_FREQ_CHANGE) p = jbool(p, "freq_change", 1);
+        break;
+    default: p = jstr(p, "kind", "?"); break;
+    }
+    if (e->u.itm.overflow) p = jbool(p, "after_overflow", 1);
+    return p;
 }
 
 void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
@@ -297,6 +511,7 @@ void ek_elem_format_json(ek_sbuf *out, const ek_elem *e)
         p = jdec(p, "el", e->u.ite.el);
         p = jhex(p, "value", e->u.ite.value);
         break;
+    case EK_ELEM_ITMTRACE: p = put_itm_json(p, e); break;
     default: break;
     }
     if (e->flags & EK_ELEMF_HAS_CC) p = jdec(p, "cycles", e->cycle_count);

@@ -189,6 +189,12 @@ static int build_tree(snap_lister *l, size_t b)
     /* the ocsd listing is trc_pkt_lister's, OpenCSD's departures from the architecture included
      * (docs/PROTOCOLS.md); the others follow the architecture */
     if (format(l) == EK_LISTING_OCSD) dc.compat = EK_DECODE_COMPAT_OCSD;
+    /* ITM without sync packets: decoded from the first byte unless the listing is OpenCSD's or
+     * the caller asks to wait for an A-Sync */
+    const int itm_sync = o->itm_sync != EK_LIST_ITM_SYNC_DEFAULT ? o->itm_sync
+                         : format(l) == EK_LISTING_OCSD          ? EK_LIST_ITM_SYNC_WAIT
+                                                                 : EK_LIST_ITM_SYNC_ASSUME;
+    if (itm_sync == EK_LIST_ITM_SYNC_ASSUME) dc.source_flags |= EK_SRC_ITM_ASSUME_SYNC;
     dc.block_size = LISTER_BLOCK;
     if (l->img) dc.mem = ek_flow_mem_image(l->img);
     dc.flow_flags = o->src_addr_n ? EK_FLOW_SRC_ADDR_N_ATOMS : 0;
@@ -315,6 +321,8 @@ int ek_snapshot_list(const ek_snapshot *ss, const ek_snapshot_list_opts *o)
     if (!ss || !o || o->size < sizeof *o || !ss->nbuffers) return EK_ERR_ARG;
     if (o->format != EK_LISTING_OCSD && o->format != EK_LISTING_TEXT &&
         o->format != EK_LISTING_JSON)
+        return EK_ERR_ARG;
+    if (o->itm_sync < EK_LIST_ITM_SYNC_DEFAULT || o->itm_sync > EK_LIST_ITM_SYNC_ASSUME)
         return EK_ERR_ARG;
     snap_lister l;
     memset(&l, 0, sizeof l);

@@ -255,6 +255,39 @@ static void test_empty_run(void **state)
     }
 }
 
+/* ITM without sync packets through the tree (issue 33 item 3): the source's
+ * EK_SRC_ITM_ASSUME_SYNC, given in its configuration or by ek_decode_config.source_flags for
+ * every source, reaches the ITM parser and decoder; without it nothing is decoded. */
+static void test_itm_assume_sync(void **state)
+{
+    (void)state;
+    /* SWIT port 3 0xbb, DWT PC sample, a local time stamp: no A-Sync */
+    static const uint8_t itm[] = {0x19, 0xbb, 0x17, 0x00, 0x10, 0x00, 0x08, 0x30};
+    for (int how = 0; how < 3; how++) {
+        ek_decode_config c;
+        ek_decode_config_init(&c);
+        c.flags = EK_DECODE_PACKETS | EK_DECODE_ELEMS;
+        if (how == 2) c.source_flags = EK_SRC_ITM_ASSUME_SYNC;
+        ek_decode *t;
+        assert_int_equal(ek_decode_new(&c, &t), 0);
+        ek_source_config s = src_of(EK_PROTO_ITM, 0x20);
+        if (how == 1) s.flags = EK_SRC_ITM_ASSUME_SYNC;
+        const int src = ek_decode_add_source(t, &s, "itm", NULL);
+        assert_int_equal(src, 0);
+        assert_int_equal(ek_decode_bind_raw(t, src), 0);
+        ek_decode_source_info si;
+        assert_int_equal(ek_decode_source_info_get(t, 0, &si), 0);
+        assert_int_equal(si.cfg->flags, how ? EK_SRC_ITM_ASSUME_SYNC : 0);
+        ek_sbuf got = EK_SBUF_INIT;
+        run_raw(t, itm, sizeof itm, &got);
+        ek_decode_free(t);
+        const char *want =
+            how ? "P0 E:NO_SYNC E:ITMTRACE P2 E:ITMTRACE P7 E:ITMTRACE " : "P0 E:NO_SYNC ";
+        if (!got.p || strncmp(got.p, want, strlen(want))) fail_msg("%d: %s", how, got.p);
+        ek_sbuf_free(&got);
+    }
+}
+
 /* The packet lines of the protocols in etmkit's text and JSON formats, from the lister's. */
 static void test_text_json(void **state)
 {
@@ -471,6 +504,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_etm3_stop_listing),
         cmocka_unit_test(test_empty_run),
         cmocka_unit_test(test_text_json),
+        cmocka_unit_test(test_itm_assume_sync),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

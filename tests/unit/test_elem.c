@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "etmkit/config.h"
@@ -206,6 +207,90 @@ static void test_text_and_json(void **state)
     ek_sbuf_free(&s);
 }
 
+/* ITMTRACE elements in the text and JSON lines: what each packet meant (stimulus text, the
+ * DWT's counters, exceptions, PC samples and data trace, local and global time stamps), as
+ * OpenCSD's ITM packet printer reads the discriminators (itm_only_raw's packets). */
+static ek_elem itm(unsigned kind, unsigned port, uint32_t value, unsigned size)
+{
+    ek_elem e = mk(EK_ELEM_ITMTRACE, 7, 0x14);
+    e.u.itm.kind = (uint8_t)kind;
+    e.u.itm.port = (uint16_t)port;
+    e.u.itm.value = value;
+    e.u.itm.size = (uint8_t)size;
+    return e;
+}
+
+static void test_itm_text_and_json(void **state)
+{
+    (void)state;
+    ek_elem e[12];
+    const char *text[12], *json[12];
+    size_t n = 0;
+    e[n] = itm(EK_ITM_SWIT, 1, 0x6c6c6548, 4);
+    text[n] = "swit port=1 value=0x6c6c6548 \"Hell\"";
+    json[n++] = "\"kind\":\"swit\",\"port\":1,\"value\":\"0x6c6c6548\",\"size\":4,"
+                "\"text\":\"Hell\"";
+    e[n] = itm(EK_ITM_SWIT, 74, 0x225c, 2); /* backslash, quote */
+    text[n] = "swit port=74 value=0x225c \"\\\"\"";
+    json[n++] = "\"kind\":\"swit\",\"port\":74,\"value\":\"0x225c\",\"size\":2,"
+                "\"text\":\"\\\\\\\"\"";
+    e[n] = itm(EK_ITM_SWIT, 3, 0xbb, 1);
+    e[n].u.itm.overflow = 1;
+    text[n] = "swit port=3 value=0xbb after-overflow";
+    json[n++] = "\"kind\":\"swit\",\"port\":3,\"value\":\"0xbb\",\"size\":1,"
+                "\"after_overflow\":true";
+    e[n] = itm(EK_ITM_DWT, 0, 0x15, 1);
+    text[n] = "dwt counters-wrapped cpi sleep fold";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":0,\"value\":\"0x15\",\"size\":1,"
+                "\"what\":\"counters_wrapped\"";
+    e[n] = itm(EK_ITM_DWT, 1, 0x2123, 2);
+    text[n] = "dwt exception num=291 exited";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":1,\"value\":\"0x2123\",\"size\":2,"
+                "\"what\":\"exception\",\"exception\":291,\"function\":\"exited\"";
+    e[n] = itm(EK_ITM_DWT, 2, 0x1080, 4);
+    text[n] = "dwt pc-sample pc=0x1080";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":2,\"value\":\"0x1080\",\"size\":4,"
+                "\"what\":\"pc_sample\",\"pc\":\"0x1080\"";
+    e[n] = itm(EK_ITM_DWT, 2, 0, 1);
+    text[n] = "dwt pc-sample asleep";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":2,\"value\":\"0x0\",\"size\":1,"
+                "\"what\":\"pc_sample\",\"asleep\":true";
+    e[n] = itm(EK_ITM_DWT, 0x0c, 0x7722, 4);
+    text[n] = "dwt data cmp=2 pc=0x7722";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":12,\"value\":\"0x7722\",\"size\":4,"
+                "\"what\":\"data_pc\",\"comparator\":2";
+    e[n] = itm(EK_ITM_DWT, 0x13, 0x2233, 2);
+    text[n] = "dwt data cmp=1 write value=0x2233";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":19,\"value\":\"0x2233\",\"size\":2,"
+                "\"what\":\"data_value\",\"comparator\":1,\"write\":true";
+    e[n] = itm(EK_ITM_DWT, 6, 0x2000, 4);
+    text[n] = "dwt reserved disc=6 value=0x00002000";
+    json[n++] = "\"kind\":\"dwt\",\"disc\":6,\"value\":\"0x2000\",\"size\":4,"
+                "\"what\":\"reserved\"";
+    e[n] = itm(EK_ITM_TS_DELAY, 0, 0xd, 1);
+    e[n].timestamp = 0x11;
+    text[n] = "ts-local delta=0xd ts=0x11 ts-delayed";
+    json[n++] = "\"kind\":\"ts_local\",\"delta\":13,\"timestamp\":17,\"delay\":\"ts-delayed\"";
+    e[n] = itm(EK_ITM_TS_GLOBAL, 0, 0, 0);
+    e[n].timestamp = 0x1020304efea782ull;
+    e[n].flags = EK_ELEMF_CPU_FREQ_CHANGE;
+    text[n] = "ts-global ts=0x1020304efea782 freq-change";
+    json[n++] = "\"kind\":\"ts_global\",\"timestamp\":4538991483201410,\"freq_change\":true";
+    ek_sbuf s = EK_SBUF_INIT;
+    char want[512];
+    for (size_t i = 0; i < n; i++) {
+        ek_sbuf_reset(&s);
+        ek_elem_format_text(&s, &e[i]);
+        snprintf(want, sizeof want, "         7  14  > ITMTRACE           %s\n", text[i]);
+        assert_string_equal(s.p, want);
+        ek_sbuf_reset(&s);
+        ek_elem_format_json(&s, &e[i]);
+        snprintf(want, sizeof want, "{\"idx\":7,\"id\":20,\"type\":\"itmtrace\",%s}\n", json[i]);
+        assert_string_equal(s.p, want);
+    }
+    ek_sbuf_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +298,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ocsd_context_and_exceptions),
         cmocka_unit_test(test_ocsd_misc),
         cmocka_unit_test(test_text_and_json),
+        cmocka_unit_test(test_itm_text_and_json),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

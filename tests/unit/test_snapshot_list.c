@@ -296,10 +296,62 @@ static void test_write_and_errors(void **state)
     o.format = EK_LISTING_PERF; /* not a snapshot listing's */
     assert_int_equal(ek_snapshot_list(ss, &o), EK_ERR_ARG);
     o.format = EK_LISTING_TEXT;
+    o.itm_sync = EK_LIST_ITM_SYNC_ASSUME + 1; /* no such mode */
+    assert_int_equal(ek_snapshot_list(ss, &o), EK_ERR_ARG);
+    o.itm_sync = -1;
+    assert_int_equal(ek_snapshot_list(ss, &o), EK_ERR_ARG);
+    o.itm_sync = EK_LIST_ITM_SYNC_DEFAULT;
     o.size = 8; /* an options struct of a size the library does not know */
     assert_int_equal(ek_snapshot_list(ss, &o), EK_ERR_ARG);
     assert_int_equal(ek_snapshot_list(NULL, &o), EK_ERR_ARG);
     ek_snapshot_free(ss);
+}
+
+/* ITM sources (itm_only_raw: garbage, then an A-Sync at byte 16): the default waits for the
+ * A-Sync in the ocsd listing (trc_pkt_lister's) and assumes sync at byte 0 in text and JSON;
+ * itm_sync chooses either in any format (issue 33 item 3). */
+static void test_itm_sync_modes(void **state)
+{
+    (void)state;
+    char *snap = tu_shared_path("opencsd/snapshots/itm_only_raw");
+    if (!snap) {
+        tu_skip("../shared/testdata/opencsd/snapshots/itm_only_raw is absent");
+        return;
+    }
+    static const struct {
+        ek_listing_format format;
+        int sync;
+        const char *first; /* in the first packet line */
+    } cases[] = {
+        {EK_LISTING_TEXT, EK_LIST_ITM_SYNC_DEFAULT, "ITM_TS_LOCAL"},
+        {EK_LISTING_TEXT, EK_LIST_ITM_SYNC_ASSUME, "ITM_TS_LOCAL"},
+        {EK_LISTING_TEXT, EK_LIST_ITM_SYNC_WAIT, "ITM_NOTSYNC"},
+        {EK_LISTING_JSON, EK_LIST_ITM_SYNC_DEFAULT, "\"type\":\"ITM_TS_LOCAL\""},
+        {EK_LISTING_JSON, EK_LIST_ITM_SYNC_WAIT, "\"type\":\"ITM_NOTSYNC\""},
+        {EK_LISTING_OCSD, EK_LIST_ITM_SYNC_DEFAULT, "ITM_NOTSYNC"},
+        {EK_LISTING_OCSD, EK_LIST_ITM_SYNC_WAIT, "ITM_NOTSYNC"},
+        {EK_LISTING_OCSD, EK_LIST_ITM_SYNC_ASSUME, "ITM_TS_LOCAL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ek_snapshot_list_opts o;
+        ek_snapshot_list_opts_init(&o);
+        o.format = cases[i].format;
+        o.itm_sync = cases[i].sync;
+        o.pkt_mon = 1;
+        int buffers = -1;
+        char *got = list(snap, "itm_only_raw", &o, &buffers);
+        assert_int_equal(buffers, 1);
+        const char *line = strstr(got, cases[i].format == EK_LISTING_OCSD ? "Idx:0;" : "ITM_");
+        if (cases[i].format == EK_LISTING_JSON) line = strstr(got, "\"type\":\"ITM_");
+        assert_non_null(line);
+        const char *eol = strchr(line, '\n');
+        char first[512];
+        snprintf(first, sizeof first, "%.*s", (int)(eol ? eol - line : 200), line);
+        if (!strstr(first, cases[i].first))
+            fail_msg("case %zu: first packet line '%s' lacks '%s'", i, first, cases[i].first);
+        free(got);
+    }
+    free(snap);
 }
 
 int main(int argc, char **argv)
@@ -310,6 +362,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lister_init_short_addr),
         cmocka_unit_test(test_lister_dstream_raw_frames),
         cmocka_unit_test(test_write_and_errors),
+        cmocka_unit_test(test_itm_sync_modes),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

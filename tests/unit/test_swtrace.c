@@ -171,12 +171,19 @@ typedef struct itm_run {
     size_t nel;
 } itm_run;
 
-static void itm_parse(itm_run *r, const uint8_t *b, size_t len, size_t blk, uint32_t tcr)
+/* flags: EK_ITM_ASSUME_SYNC for parser and decoder, or 0 (ek_itm_parser_init's defaults) */
+static void itm_parse_flags(itm_run *r, const uint8_t *b, size_t len, size_t blk, uint32_t tcr,
+                            unsigned flags)
 {
     static ek_itm_parser p;
     ek_itm_decoder d;
-    ek_itm_parser_init(&p, 0x14);
-    ek_itm_decoder_init(&d, 0x14, tcr);
+    if (flags) {
+        ek_itm_parser_init_flags(&p, 0x14, flags);
+        ek_itm_decoder_init_flags(&d, 0x14, tcr, flags);
+    } else {
+        ek_itm_parser_init(&p, 0x14);
+        ek_itm_decoder_init(&d, 0x14, tcr);
+    }
     memset(r, 0, sizeof *r);
     const ek_itm_packet *k;
     for (size_t pos = 0;; pos += blk) {
@@ -196,6 +203,11 @@ static void itm_parse(itm_run *r, const uint8_t *b, size_t len, size_t blk, uint
         }
         if (pos >= len) break;
     }
+}
+
+static void itm_parse(itm_run *r, const uint8_t *b, size_t len, size_t blk, uint32_t tcr)
+{
+    itm_parse_flags(r, b, len, blk, tcr, 0);
 }
 
 static ek_elem itm_el(uint64_t index, unsigned kind, unsigned port, uint32_t value, unsigned size)
@@ -311,6 +323,169 @@ static void test_itm_listing(void **state)
     ek_sbuf_free(&s);
 }
 
+/* ---- ITM without sync packets (EK_ITM_ASSUME_SYNC, issue 33 item 3) ------------------------- */
+
+static ek_elem itm_nosync(uint64_t index, unsigned reason)
+{
+    ek_elem e;
+    memset(&e, 0, sizeof e);
+    e.index = index;
+    e.trace_id = 0x14;
+    e.type = EK_ELEM_NO_SYNC;
+    e.u.unsync_reason = (uint8_t)reason;
+    return e;
+}
+
+/* test_itm_packets' stream without its first byte and its A-Sync: nothing but NOTSYNC without
+ * the option (OpenCSD's behaviour, unchanged); with it every packet from byte 0, and the same
+ * elements (the SWIT, page, DWT, local and global time stamps), 7 bytes earlier. */
+static void test_itm_assume_no_sync(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    size_t n = tu_hex("70  19 bb  28  52 45 23  c0 82 c8 04"
+                      "  94 82 cf fa 77  b4 93 98 a0 a0 80 00  0e 04 10",
+                      b, sizeof b);
+    for (size_t blk = 1; blk <= n; blk = blk * 2 + 1) {
+        itm_run r;
+        itm_parse_flags(&r, b, n, blk, 0x100, 0);
+        for (size_t i = 0; i < r.n; i++)
+            assert_int_equal(r.pk[i].type, EK_ITM_PKT_NOTSYNC);
+        assert_int_equal(r.nel, 1); /* NO_SYNC only */
+        assert_int_equal(r.el[0].type, EK_ELEM_NO_SYNC);
+
+        itm_parse_flags(&r, b, n, blk, 0x100, EK_ITM_ASSUME_SYNC);
+        static const uint8_t types[] = {
+            EK_ITM_PKT_OVERFLOW, EK_ITM_PKT_SWIT,        EK_ITM_PKT_EXTENSION,   EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_TS_LOCAL, EK_ITM_PKT_TS_GLOBAL_1, EK_ITM_PKT_TS_GLOBAL_2, EK_ITM_PKT_DWT};
+        static const uint8_t at[] = {0, 1, 3, 4, 7, 11, 16, 23};
+        assert_int_equal(r.n, sizeof types);
+        for (size_t i = 0; i < r.n; i++) {
+            assert_int_equal(r.pk[i].type, types[i]);
+            assert_int_equal(r.pk[i].index, at[i]);
+            assert_int_equal(r.pk[i].flags & (EK_ITM_PF_LIST | EK_ITM_PF_DECODE),
+                             EK_ITM_PF_LIST | EK_ITM_PF_DECODE);
+        }
+        assert_int_equal(r.pk[1].value, 0xbb);
+        ek_elem want[6];
+        want[0] = itm_nosync(0, EK_UNSYNC_INIT_DECODER);
+        want[1] = itm_el(1, EK_ITM_SWIT, 3, 0xbb, 1);
+        want[1].u.itm.overflow = 1;
+        want[2] = itm_el(4, EK_ITM_SWIT, 0x4a, 0x2345, 2);
+        want[3] = itm_el(7, EK_ITM_TS_SYNC, 0, 0x12402, 3);
+        want[3].timestamp = 0x12402ull * 4;
+        want[4] = itm_el(16, EK_ITM_TS_GLOBAL, 0, 0, 0);
+        want[4].timestamp = (0x4080C13ull << 26) | 0x2FEA782;
+        want[4].flags = EK_ELEMF_CPU_FREQ_CHANGE;
+        want[5] = itm_el(23, EK_ITM_DWT, 1, 0x1004, 2);
+        assert_int_equal(r.nel, 6);
+        const char *d = tu_elems_diff(r.el, want, 6);
+        if (d) fail_msg("blk %zu: %s", blk, d);
+    }
+}
+
+/* A stream that begins with an A-Sync lists the same packets and elements either way, but for
+ * the empty unsynchronised run the search reports to the decoder without the option. */
+static void test_itm_assume_same_after_sync(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    size_t n = tu_hex("00 00 00 00 00 80  70  19 bb  28  52 45 23  c0 82 c8 04"
+                      "  94 82 cf fa 77  b4 93 98 a0 a0 80 00  0e 04 10  00 00 00 00 00 00 80"
+                      "  01 07",
+                      b, sizeof b);
+    for (size_t blk = 1; blk <= n; blk = blk * 2 + 1) {
+        static itm_run w, a;
+        itm_parse_flags(&w, b, n, blk, 0, 0);
+        itm_parse_flags(&a, b, n, blk, 0, EK_ITM_ASSUME_SYNC);
+        assert_int_equal(w.pk[0].type, EK_ITM_PKT_NOTSYNC);
+        assert_int_equal(w.pk[0].raw_len, 0);
+        assert_int_equal(w.n, a.n + 1);
+        for (size_t i = 0; i < a.n; i++) {
+            assert_int_equal(a.pk[i].type, w.pk[i + 1].type);
+            assert_int_equal(a.pk[i].index, w.pk[i + 1].index);
+            assert_int_equal(a.pk[i].value, w.pk[i + 1].value);
+            assert_int_equal(a.pk[i].raw_len, w.pk[i + 1].raw_len);
+            assert_memory_equal(a.pk[i].raw, w.pk[i + 1].raw, a.pk[i].raw_len);
+        }
+        assert_int_equal(a.pk[a.n - 2].type, EK_ITM_PKT_ASYNC);
+        assert_int_equal(a.nel, w.nel);
+        assert_int_equal(a.nel, 7);
+        const char *d = tu_elems_diff(a.el, w.el, a.nel);
+        if (d) fail_msg("blk %zu: %s", blk, d);
+    }
+}
+
+/* Garbage, then an A-Sync whose first zero the packet before it took (the start of
+ * itm_only_raw's stream): with the option the garbage is read as packets (a local time stamp,
+ * then bad sequences, after which the decoder waits for an A-Sync), the A-Sync is found at its
+ * 0x80 though it has only four zeros of its own, and decoding resumes after it. */
+static void test_itm_assume_garbage_then_sync(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = tu_hex("f0 00  00 34  00 12  33 44 12 43 55  66 22 77  88 99 00  00 00 00 00 80"
+                      "  19 bb  70  09 01",
+                      b, sizeof b);
+    for (size_t blk = 1; blk <= n; blk = blk * 2 + 1) {
+        itm_run r;
+        itm_parse_flags(&r, b, n, blk, 0, EK_ITM_ASSUME_SYNC);
+        static const uint8_t types[] = {
+            EK_ITM_PKT_TS_LOCAL, EK_ITM_PKT_BAD_SEQUENCE, EK_ITM_PKT_BAD_SEQUENCE, EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_DWT,      EK_ITM_PKT_EXTENSION,    EK_ITM_PKT_ASYNC,        EK_ITM_PKT_SWIT,
+            EK_ITM_PKT_OVERFLOW, EK_ITM_PKT_SWIT};
+        static const uint8_t at[] = {0, 2, 4, 6, 11, 14, 17, 22, 24, 25};
+        assert_int_equal(r.n, sizeof types);
+        for (size_t i = 0; i < r.n; i++) {
+            assert_int_equal(r.pk[i].type, types[i]);
+            assert_int_equal(r.pk[i].index, at[i]);
+        }
+        assert_int_equal(r.pk[6].raw_len, 5); /* 00 00 00 00 80 */
+        assert_int_equal(r.pk[6].err_type, EK_ITM_PKT_NO_ERR_TYPE);
+        ek_elem want[5];
+        want[0] = itm_nosync(0, EK_UNSYNC_INIT_DECODER);
+        want[1] = itm_el(0, EK_ITM_TS_SYNC + 3, 0, 0, 1); /* f0 00: TC 3, delta 0 */
+        want[2] = itm_nosync(4, EK_UNSYNC_BAD_PACKET);
+        want[3] = itm_el(22, EK_ITM_SWIT, 3, 0xbb, 1);
+        want[4] = itm_el(25, EK_ITM_SWIT, 1, 0x01, 1);
+        want[4].u.itm.overflow = 1;
+        assert_int_equal(r.nel, 5);
+        const char *d = tu_elems_diff(r.el, want, 5);
+        if (d) fail_msg("blk %zu: %s", blk, d);
+
+        /* without the option: NOTSYNC up to the A-Sync at 16 (six zeros), as OpenCSD */
+        itm_parse_flags(&r, b, n, blk, 0, 0);
+        size_t i = 0;
+        while (i < r.n && r.pk[i].type == EK_ITM_PKT_NOTSYNC)
+            i++;
+        assert_int_equal(r.pk[i].type, EK_ITM_PKT_ASYNC);
+        assert_int_equal(r.pk[i].index, 16);
+        assert_int_equal(r.pk[i].raw_len, 6);
+    }
+}
+
+/* ek_itm_parser_reset keeps the option: headers again from the next byte. */
+static void test_itm_assume_reset(void **state)
+{
+    (void)state;
+    static ek_itm_parser p;
+    const uint8_t a[] = {0x03, 0x11}, b[] = {0x01, 0x22};
+    ek_itm_parser_init_flags(&p, 0x14, EK_ITM_ASSUME_SYNC);
+    ek_itm_feed(&p, a, sizeof a, 0);
+    const ek_itm_packet *k;
+    assert_int_equal(ek_itm_next(&p, &k), 0); /* SWIT of 4 bytes: 1 of 4 so far */
+    ek_itm_parser_reset(&p);
+    ek_itm_feed(&p, b, sizeof b, 2);
+    assert_int_equal(ek_itm_next(&p, &k), 1);
+    assert_int_equal(k->type, EK_ITM_PKT_SWIT);
+    assert_int_equal(k->index, 2);
+    assert_int_equal(k->value, 0x22);
+    ek_itm_parser_init(&p, 0x14); /* without: waits for an A-Sync */
+    ek_itm_feed(&p, b, sizeof b, 0);
+    while (ek_itm_next(&p, &k) > 0)
+        assert_int_equal(k->type, EK_ITM_PKT_NOTSYNC);
+}
+
 /* An ASYNC after a run of 0xF nibbles that began in the previous block and ended there
  * (0x12 clears it): indexed at the byte of its first 0xF nibble (201). With
  * EK_STM_OCSD_SYNC_INDEX, as OpenCSD 1.8.0, the block start plus half the nibbles counted,
@@ -353,6 +528,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_itm_packets),
         cmocka_unit_test(test_stm_async_index_after_cleared_run),
         cmocka_unit_test(test_itm_listing),
+        cmocka_unit_test(test_itm_assume_no_sync),
+        cmocka_unit_test(test_itm_assume_same_after_sync),
+        cmocka_unit_test(test_itm_assume_garbage_then_sync),
+        cmocka_unit_test(test_itm_assume_reset),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

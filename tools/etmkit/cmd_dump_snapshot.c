@@ -64,6 +64,11 @@ static void usage(FILE *f)
           "  --src-addr-n       ETE: split source address ranges on N atoms [-src_addr_n]\n"
           "  --multi-session    decode every buffer in turn, decoders reset in between\n"
           "                     [-multi_session]; default: the first buffer only\n"
+          "  --itm-sync=MODE    ITM sources: 'assume' decodes from the first byte as if a\n"
+          "                     sync packet preceded it (streams without sync packets, as\n"
+          "                     orbuculum does); 'wait' lists bytes before the first sync\n"
+          "                     as ITM_NOTSYNC (OpenCSD). Default: wait with --format=ocsd,\n"
+          "                     else assume\n"
           "\n"
           "frame formats:\n"
           "  --dstream          buffer is a DSTREAM capture: 504 data + 8 footer bytes\n"
@@ -109,6 +114,22 @@ static int parse_args(dump_opts *o, int argc, char **argv)
                 o->lo.format = EK_LISTING_JSON;
             else {
                 cli_err("dump: unknown format '%s' (ocsd, text or json)", fmt);
+                return CLI_USAGE;
+            }
+            continue;
+        }
+        const char *sync = NULL;
+        if (!strncmp(a, "--itm-sync=", 11))
+            sync = a + 11;
+        else if (!strcmp(a, "--itm-sync") && i + 1 < argc)
+            sync = argv[++i];
+        if (sync) {
+            if (!strcmp(sync, "wait"))
+                o->lo.itm_sync = EK_LIST_ITM_SYNC_WAIT;
+            else if (!strcmp(sync, "assume"))
+                o->lo.itm_sync = EK_LIST_ITM_SYNC_ASSUME;
+            else {
+                cli_err("dump: unknown --itm-sync '%s' (wait or assume)", sync);
                 return CLI_USAGE;
             }
             continue;
