@@ -394,9 +394,15 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
 
 static void do_exception(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_t ret)
 {
-    rs_pop_pending(st);
     const sim_etm *e = &d->S->cpus[o->cpu].etm;
     if (d->view == VIEW_TRUE) {
+        /* The Exception packet is the next P0 element after a taken return whose target the
+         * return stack compressed (no address between them): the decoder pops the target, as
+         * for an atom (do_atom), and the address that follows the exception is its preferred
+         * return address, reached from that target. This view keeps no stack of its own (the
+         * encoder compressed the return because it matched), so the pop only ends the wait. */
+        if (st->need_addr && st->rs_pop) st->need_addr = 0;
+        st->rs_pop = 0;
         if (st->exc_idx < e->excs.n && !st->need_addr && !st->need_ctxt) {
             const sim_texc *x = &e->excs.v[st->exc_idx];
             if (x->start != x->ret && !readable(d, x->map)) {
@@ -417,9 +423,12 @@ static void do_exception(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_
                 out_elem(d, &r);
             }
         }
-    } else if (st->pos != ret) {
-        uint64_t wp, target;
-        walk(d, st, o, ret, 1, 0, &wp, &target);
+    } else {
+        rs_pop_pending(st); /* OpenCSD pops before it walks to the return address */
+        if (st->pos != ret) {
+            uint64_t wp, target;
+            walk(d, st, o, ret, 1, 0, &wp, &target);
+        }
     }
     sim_elem x;
     memset(&x, 0, sizeof(x));
