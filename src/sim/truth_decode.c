@@ -202,6 +202,14 @@ static void rs_pop_pending(tr_idstate *st)
     }
 }
 
+/* Whether the trace being decoded has the return stack on: its session's TRCCONFIGR.RS, as the
+ * recording says (AUXTRACE_INFO) -- not the CPU's encoder, which the last session to start on
+ * that CPU configured. */
+static int rs_on(const tr_decoder *d)
+{
+    return (d->s->configr & EK_TRCCONFIGR_RS) != 0;
+}
+
 static int oc_class(uint32_t w)
 {
     sim_insn in;
@@ -362,7 +370,7 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
         if (taken && (a->cls == SIM_I_BR || a->cls == SIM_I_BLR || a->cls == SIM_I_RET ||
                       a->cls == SIM_I_ERET)) {
             st->need_addr = 1;
-            st->rs_pop = d->S->cpus[o->cpu].etm.enc.rs_trace && a->cls != SIM_I_ERET;
+            st->rs_pop = rs_on(d) && a->cls != SIM_I_ERET;
         }
         return;
     }
@@ -371,7 +379,7 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
     uint64_t wp = 0, target = 0;
     int c = walk(d, st, o, 0, 0, taken, &wp, &target);
     if (c < 0) return;
-    int rs = d->S->cpus[o->cpu].etm.enc.rs_trace;
+    int rs = rs_on(d);
     if (taken && c == SIM_I_ERET) eret_elem(d, o);
     if (!taken || c == 0xFE) {
         st->pos = wp + 4;
