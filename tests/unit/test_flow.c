@@ -55,8 +55,8 @@ static const uint32_t a32[] = {0xe3a00001, 0xe3500001, 0x02811001, 0x1a000000,
                                0xfa000000, 0xe12fff1e, 0x4770bf00, 0xbf00bf00 /* pad */};
 static uint8_t t32_bytes[sizeof t32], a32_bytes[sizeof a32], long_bytes[0xc01 * 4];
 static uint8_t nop4_bytes[16], tnop_bytes[6];
-static const uint32_t rsx[] = {0x94000004, 0xd503201f, 0xd503201f, 0xd65f03c0, 0xd503201f,
-                               0xd65f03c0};
+static const uint32_t rsx[] = {0x94000004, 0xd503201f, 0xd503201f,
+                               0xd65f03c0, 0xd503201f, 0xd65f03c0};
 static uint8_t rsx_bytes[sizeof rsx];
 
 typedef struct region {
@@ -381,12 +381,13 @@ static void test_exception(void **state)
 
 /* An interrupt right after a RET whose target the return stack compressed (TRCCONFIGR.RS):
  * the RET's E atom comes without an address, and the Exception packet is the next P0 element.
- * The target is popped from the return stack at the exception (OpenCSD 1.8.0: returnStackPop()
- * before processException()), and the address after the Exception packet is the preferred
- * return address only, walked to from the popped target: the instructions between them ran.
- * It is not the RET's target. (etmkit gen --scenario kernel-and-user --config with
- * `retstack = 1`, seed 1: `bl` at 4001b8, `ret` at 4005ec, IRQ with return address 4001c0;
- * perf 6.1 prints `return 4005ec => 4001bc` and `hw int 4001bc => vectors+0x480`.) */
+ * The target is popped from the return stack at the exception (OpenCSD's commit of an
+ * exception calls returnStackPop() before processException()), and the address after the
+ * Exception packet is the preferred return address only, walked to from the popped target:
+ * the instructions between them ran. It is not the RET's target. (etmkit gen --scenario
+ * kernel-and-user --config with `retstack = 1`, seed 1: `bl` at 4001b8, `ret` at 4005ec, IRQ
+ * with return address 4001c0; perf 6.1 prints `return 4005ec => 4001bc` and
+ * `hw int 4001bc => vectors+0x480`.) */
 static void test_return_stack_exception(void **state)
 {
     cfgspec c = {.configr = 0xC1 | 0x1000};
@@ -416,9 +417,8 @@ static void test_return_stack_exception(void **state)
         snprintf(
             want, sizeof want, "%s%s%s%s%s%s%s%s%s%s",
             L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1),
-            L(26,
-              "INSTR_RANGE(exec range=0x80000:[0x80004] num_i(1) last_sz(4) (ISA=A64) E BR  "
-              "b+link )"),
+            L(26, "INSTR_RANGE(exec range=0x80000:[0x80004] num_i(1) last_sz(4) (ISA=A64) E BR  "
+                  "b+link )"),
             L(26, "INSTR_RANGE(exec range=0x80010:[0x80018] num_i(2) last_sz(4) (ISA=A64) E iBR "
                   "A64:ret )"),
             walked,
