@@ -202,6 +202,14 @@ static void rs_pop_pending(tr_idstate *st)
     }
 }
 
+/* Whether the trace being decoded has the return stack on: its session's TRCCONFIGR.RS, as the
+ * recording says (AUXTRACE_INFO) -- not the CPU's encoder, which the last session to start on
+ * that CPU configured. */
+static int rs_on(const tr_decoder *d)
+{
+    return (d->s->configr & EK_TRCCONFIGR_RS) != 0;
+}
+
 static int oc_class(uint32_t w)
 {
     sim_insn in;
@@ -362,7 +370,7 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
         if (taken && (a->cls == SIM_I_BR || a->cls == SIM_I_BLR || a->cls == SIM_I_RET ||
                       a->cls == SIM_I_ERET)) {
             st->need_addr = 1;
-            st->rs_pop = d->S->cpus[o->cpu].etm.enc.rs_trace && a->cls != SIM_I_ERET;
+            st->rs_pop = rs_on(d) && a->cls != SIM_I_ERET;
         }
         return;
     }
@@ -371,7 +379,7 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
     uint64_t wp = 0, target = 0;
     int c = walk(d, st, o, 0, 0, taken, &wp, &target);
     if (c < 0) return;
-    int rs = d->S->cpus[o->cpu].etm.enc.rs_trace;
+    int rs = rs_on(d);
     if (taken && c == SIM_I_ERET) eret_elem(d, o);
     if (!taken || c == 0xFE) {
         st->pos = wp + 4;
@@ -394,9 +402,15 @@ static void do_atom(tr_decoder *d, tr_idstate *st, const sim_op *o)
 
 static void do_exception(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_t ret)
 {
-    rs_pop_pending(st);
     const sim_etm *e = &d->S->cpus[o->cpu].etm;
     if (d->view == VIEW_TRUE) {
+        /* The Exception packet is the next P0 element after a taken return whose target the
+         * return stack compressed (no address between them): the decoder pops the target, as
+         * for an atom (do_atom), and the address that follows the exception is its preferred
+         * return address, reached from that target. This view keeps no stack of its own (the
+         * encoder compressed the return because it matched), so the pop only ends the wait. */
+        if (st->need_addr && st->rs_pop) st->need_addr = 0;
+        st->rs_pop = 0;
         if (st->exc_idx < e->excs.n && !st->need_addr && !st->need_ctxt) {
             const sim_texc *x = &e->excs.v[st->exc_idx];
             if (x->start != x->ret && !readable(d, x->map)) {
@@ -417,9 +431,12 @@ static void do_exception(tr_decoder *d, tr_idstate *st, const sim_op *o, uint64_
                 out_elem(d, &r);
             }
         }
-    } else if (st->pos != ret) {
-        uint64_t wp, target;
-        walk(d, st, o, ret, 1, 0, &wp, &target);
+    } else {
+        rs_pop_pending(st); /* OpenCSD pops before it walks to the return address */
+        if (st->pos != ret) {
+            uint64_t wp, target;
+            walk(d, st, o, ret, 1, 0, &wp, &target);
+        }
     }
     sim_elem x;
     memset(&x, 0, sizeof(x));

@@ -12,6 +12,7 @@
 # script_vs_gen.sh; why, its section "perf 6.1 against the truth".
 # Not under the sanitizers: perf's output does not depend on the build, and every scenario's
 # `etmkit gen` runs in the sanitizer build in script_vs_gen.sh (seed 1) and gen_determinism.sh.
+# GEN_SCENARIOS / GEN_SEEDS select a subset; GEN_CONFIG=FILE gives every gen run `--config FILE`.
 set -eu
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && {
   echo "SKIP: perf's output does not depend on the build (the normal build compares it; script_vs_gen.sh runs every scenario's gen under the sanitizers)"; exit 77; }
@@ -22,6 +23,9 @@ trap 'rm -rf "$tmp"' EXIT
 F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 scenarios=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list | awk '{print $1}')}
 seeds=${GEN_SEEDS:-1 2 3 4 5}
+if [ -n "${GEN_CONFIG:-}" ] && [ ! -f "$GEN_CONFIG" ]; then
+  echo "FAIL: GEN_CONFIG=$GEN_CONFIG: no such file"; exit 1
+fi
 fail=0
 n=0
 # scenario: why there is no perf 6.1 prediction for it (skipped, saying why)
@@ -36,7 +40,8 @@ for sc in $scenarios; do
   fi
   for seed in $seeds; do
     out="$tmp/$sc-$seed"
-    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" -o "$out" 2>"$out.log"; then
+    # shellcheck disable=SC2086
+    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" ${GEN_CONFIG:+--config "$GEN_CONFIG"} -o "$out" 2>"$out.log"; then
       # workload-real reads Debian's AArch64 libraries: without them it is skipped, with the reason
       grep -q "libc6-arm64-cross" "$out.log" && { echo "skipped: $sc: $(grep -o 'install the packages.*' "$out.log" | head -1)"; continue; }
       echo "FAIL: gen $sc seed $seed"; cat "$out.log"; fail=1; continue

@@ -19,12 +19,18 @@
 #
 # docs/SIMULATOR.md's scenario table is made here from seed 1's results: the test fails when
 # the copy there differs (scripts/gen-scenario-table writes it; GEN_TABLE_OUT=FILE writes the
-# table to FILE instead of comparing). GEN_SCENARIOS / GEN_SEEDS select a subset (no table).
+# table to FILE instead of comparing). GEN_SCENARIOS / GEN_SEEDS select a subset (no table);
+# GEN_CONFIG=FILE gives every gen run `--config FILE` (e.g. `retstack = 1`; no table).
 set -u
 [ -x "${ETMKIT_BIN:-}" ] || { echo "SKIP: no etmkit binary"; exit 77; }
 scen=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list 2>/dev/null | awk '{print $1}')}
 [ -n "$scen" ] || { echo "SKIP: etmkit gen lists no scenario"; exit 77; }
 seeds=${GEN_SEEDS:-1 2 3 4 5}
+gcfg=()
+if [ -n "${GEN_CONFIG:-}" ]; then
+  [ -f "$GEN_CONFIG" ] || { echo "FAIL: GEN_CONFIG=$GEN_CONFIG: no such file"; exit 1; }
+  gcfg=(--config "$GEN_CONFIG")
+fi
 # under the sanitizers (several times slower) seed 1: the seeds' exactness is the normal build's
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && seeds=1
 tmp=$(mktemp -d)
@@ -48,7 +54,7 @@ for sc in $scen; do
   desc=$("$ETMKIT_BIN" gen --list | awk -v s="$sc" '$1 == s { $1 = ""; sub(/^ +/, ""); print }')
   for seed in $seeds; do
     out="$tmp/$sc-$seed"
-    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" -o "$out" >"$out.log" 2>&1; then
+    if ! "$ETMKIT_BIN" gen --scenario "$sc" --seed "$seed" "${gcfg[@]}" -o "$out" >"$out.log" 2>&1; then
       # workload-real reads Debian's AArch64 libraries: without them it is skipped, with the reason
       grep -q "libc6-arm64-cross" "$out.log" && { echo "skipped: $sc: $(grep -o 'install the packages.*' "$out.log" | head -1)"; continue; }
       echo "FAIL $sc seed $seed: etmkit gen failed"; head -3 "$out.log"; fail=1; continue
@@ -144,7 +150,7 @@ done
 [ "$n" -gt 0 ] || { echo "SKIP: no scenario wrote a perf.data file"; exit 77; }
 [ "$fail" = 0 ] && echo "ok: $n etmkit outputs equal their ground truth files (seeds $seeds)"
 # the scenario table of docs/SIMULATOR.md
-if [ -z "${GEN_SCENARIOS:-}${GEN_SEEDS:-}" ] || [ -n "${GEN_TABLE_OUT:-}" ]; then
+if [ -z "${GEN_SCENARIOS:-}${GEN_SEEDS:-}${GEN_CONFIG:-}" ] || [ -n "${GEN_TABLE_OUT:-}" ]; then
   {
     echo "| scenario | what it exercises | truth lines (seed 1): branches / instructions / lbr / times | perf 6.1's output (predicted: perf-6.1-expected.txt) against expected-branches.txt |"
     echo "| --- | --- | --- | --- |"

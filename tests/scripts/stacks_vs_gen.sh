@@ -6,7 +6,7 @@
 # before the trace started are not in the trace; a gap frame marks where the trace lost the
 # thread (the frames below it are not known); the branch of a context switch ran on the outgoing
 # thread's stack; an exec rewrites the exception frame where the trace does not see it.
-# GEN_SCENARIOS / GEN_SEEDS select a subset.
+# GEN_SCENARIOS / GEN_SEEDS select a subset; GEN_CONFIG=FILE gives every gen run `--config FILE`.
 set -u
 [ -x "${ETMKIT_BIN:-}" ] || { echo "SKIP: no etmkit binary"; exit 77; }
 tool="${ETMKIT_BUILD:-}/tests/ek_callstacks"
@@ -16,13 +16,18 @@ scen=${GEN_SCENARIOS:-$("$ETMKIT_BIN" gen --list 2>/dev/null | awk '{print $1}')
 [ -n "$scen" ] || { echo "SKIP: etmkit gen lists no scenario"; exit 77; }
 seeds=${GEN_SEEDS:-1 2 3 4 5}
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && seeds=1
+gcfg=()
+if [ -n "${GEN_CONFIG:-}" ]; then
+  [ -f "$GEN_CONFIG" ] || { echo "FAIL: GEN_CONFIG=$GEN_CONFIG: no such file"; exit 1; }
+  gcfg=(--config "$GEN_CONFIG")
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0 lines=0
 for sc in $scen; do
   for seed in $seeds; do
     out="$tmp/$sc-$seed"
-    if ! "$ETMKIT_BIN" gen -q --scenario "$sc" --seed "$seed" -o "$out" >"$out.log" 2>&1; then
+    if ! "$ETMKIT_BIN" gen -q --scenario "$sc" --seed "$seed" "${gcfg[@]}" -o "$out" >"$out.log" 2>&1; then
       grep -q "libc6-arm64-cross" "$out.log" && { [ "$seed" = 1 ] && echo "skipped: $sc: $(grep -o 'install the packages.*' "$out.log" | head -1)"; continue; }
       echo "FAIL $sc seed $seed: etmkit gen failed"; head -3 "$out.log"; fail=1; continue
     fi

@@ -45,13 +45,19 @@ static void le_bytes(uint8_t *out, const uint32_t *w, size_t n)
  *     40010 blx 40018     40014 bx lr        40018 (T32) nop       4001a (T32) bx lr
  *   (each followed by padding: OpenCSD needs 4 readable bytes also for a 16-bit instruction)
  *   0x50000: 0xc00 NOPs then RET (a long straight run); 0x60000 and 0x60010: two adjacent
- *   regions of 4 NOPs; 0x70000: three 16-bit T32 NOPs (6 bytes). */
+ *   regions of 4 NOPs; 0x70000: three 16-bit T32 NOPs (6 bytes).
+ *   0x80000 (A64, for the return stack and exceptions):
+ *     80000 bl 80010      80004 nop      80008 nop      8000c ret
+ *     80010 nop           80014 ret */
 static const uint16_t t32[] = {0x2001, 0x2801, 0xbf08, 0x1c49, 0xd001, 0xf000, 0xf805, 0x2a00,
                                0xbf18, 0x4770, 0xf7ff, 0xbff4, 0xbf00, 0xbd10, 0xbf00 /* pad */};
 static const uint32_t a32[] = {0xe3a00001, 0xe3500001, 0x02811001, 0x1a000000,
                                0xfa000000, 0xe12fff1e, 0x4770bf00, 0xbf00bf00 /* pad */};
 static uint8_t t32_bytes[sizeof t32], a32_bytes[sizeof a32], long_bytes[0xc01 * 4];
 static uint8_t nop4_bytes[16], tnop_bytes[6];
+static const uint32_t rsx[] = {0x94000004, 0xd503201f, 0xd503201f,
+                               0xd65f03c0, 0xd503201f, 0xd65f03c0};
+static uint8_t rsx_bytes[sizeof rsx];
 
 typedef struct region {
     uint64_t start;
@@ -63,6 +69,7 @@ static region regions[] = {
     {0x20000, t32_bytes, sizeof t32_bytes},   {0x40000, a32_bytes, sizeof a32_bytes},
     {0x50000, long_bytes, sizeof long_bytes}, {0x60000, nop4_bytes, sizeof nop4_bytes},
     {0x60010, nop4_bytes, sizeof nop4_bytes}, {0x70000, tnop_bytes, sizeof tnop_bytes},
+    {0x80000, rsx_bytes, sizeof rsx_bytes},
 };
 static uint64_t mem_gen;
 
@@ -95,6 +102,7 @@ static void init_code(void)
         t32_bytes[2 * i + 1] = (uint8_t)(t32[i] >> 8);
     }
     le_bytes(a32_bytes, a32, sizeof a32 / 4);
+    le_bytes(rsx_bytes, rsx, sizeof rsx / 4);
     for (size_t i = 0; i < 0xc00; i++)
         le_bytes(long_bytes + 4 * i, &nops[0], 1);
     le_bytes(long_bytes + 4 * 0xc00, &code[7], 1); /* ret */
@@ -369,6 +377,65 @@ static void test_exception(void **state)
                         "iBR A64:eret )") L(47, "EXCEPTION_RET()")
                       L(57, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) "
                             "(ISA=A64) N iBR A64:ret )") L(57, "EO_TRACE( [end-of-trace])"));
+}
+
+/* An interrupt right after a RET whose target the return stack compressed (TRCCONFIGR.RS):
+ * the RET's E atom comes without an address, and the Exception packet is the next P0 element.
+ * The target is popped from the return stack at the exception (OpenCSD's commit of an
+ * exception calls returnStackPop() before processException()), and the address after the
+ * Exception packet is the preferred return address only, walked to from the popped target:
+ * the instructions between them ran. It is not the RET's target. (etmkit gen --scenario
+ * kernel-and-user --config with `retstack = 1`, seed 1: `bl` at 4001b8, `ret` at 4005ec, IRQ
+ * with return address 4001c0; perf 6.1 prints `return 4005ec => 4001bc` and
+ * `hw int 4001bc => vectors+0x480`.) */
+static void test_return_stack_exception(void **state)
+{
+    cfgspec c = {.configr = 0xC1 | 0x1000};
+    for (int at_target = 0; at_target < 2; at_target++) {
+        script s = {0};
+        sync(&s, 0);
+        addr_ctxt(&s, 15, 0x80000, 1);
+        atoms(&s, 26, "EE"); /* bl 80010 (push 80004), ret at 80014: no address follows */
+        ek_etm4_packet *x = add(&s, 27, EK_ETM4_EXCEPT);
+        x->exc.type = 0x0e;
+        x->exc.addr_interp = 1;
+        /* the preferred return address: after the nop at 80004, or the RET's target itself
+         * (the interrupt taken before the first instruction there) */
+        addr(&s, 29, at_target ? 0x80004 : 0x80008);
+        addr(&s, 38, 0x1002c); /* vector */
+        atoms(&s, 47, "E");    /* svc, eret */
+        add(&s, 48, EK_ETM4_EXCEPT_RTN);
+        addr(&s, 49, at_target ? 0x80004 : 0x80008);
+        atoms(&s, 58, "E"); /* (nop,) nop, ret at 8000c */
+        addr(&s, 59, 0x10020);
+        atoms(&s, 68, "N");
+        const char *walked =
+            at_target ? ""
+                      : L(27, "INSTR_RANGE(exec range=0x80004:[0x80008] num_i(1) last_sz(4) "
+                              "(ISA=A64) E --- )");
+        char want[2048];
+        snprintf(
+            want, sizeof want, "%s%s%s%s%s%s%s%s%s%s",
+            L(0, "NO_SYNC( [init-decoder])") L(15, CTX_EL1),
+            L(26, "INSTR_RANGE(exec range=0x80000:[0x80004] num_i(1) last_sz(4) (ISA=A64) E BR  "
+                  "b+link )"),
+            L(26, "INSTR_RANGE(exec range=0x80010:[0x80018] num_i(2) last_sz(4) (ISA=A64) E iBR "
+                  "A64:ret )"),
+            walked,
+            at_target ? L(27, "EXCEPTION(pref ret addr:0x80004; excep num (0x0e) )")
+                      : L(27, "EXCEPTION(pref ret addr:0x80008; excep num (0x0e) )"),
+            L(47, "INSTR_RANGE(exec range=0x1002c:[0x10034] num_i(2) last_sz(4) (ISA=A64) E iBR "
+                  "A64:eret )"),
+            L(48, "EXCEPTION_RET()"),
+            at_target ? L(58, "INSTR_RANGE(exec range=0x80004:[0x80010] num_i(3) last_sz(4) "
+                              "(ISA=A64) E iBR A64:ret )")
+                      : L(58, "INSTR_RANGE(exec range=0x80008:[0x80010] num_i(2) last_sz(4) "
+                              "(ISA=A64) E iBR A64:ret )"),
+            L(68, "INSTR_RANGE(exec range=0x10020:[0x1002c] num_i(3) last_sz(4) (ISA=A64) N iBR "
+                  "A64:ret )"),
+            L(68, "EO_TRACE( [end-of-trace])"));
+        check(&s, &c, want);
+    }
 }
 
 static void test_exception_branch_target(void **state)
@@ -887,6 +954,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_return_stack),
         cmocka_unit_test(test_exception),
         cmocka_unit_test(test_exception_branch_target),
+        cmocka_unit_test(test_return_stack_exception),
         cmocka_unit_test(test_nacc),
         cmocka_unit_test(test_speculation),
         cmocka_unit_test(test_overflow_trace_on),
