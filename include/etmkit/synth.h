@@ -142,6 +142,11 @@ typedef struct ek_sample {
      * say "return" for every indirect branch without link (BR Xn too); a call-stack analysis
      * (etmkit/stacks.h) needs to tell a RET from a BR. */
     uint8_t isub, isize;
+    /* branches samples: the instructions executed on this sample's stream since the branch
+     * before it (from that branch's target; every branch made counts, also one --itrace's c/r
+     * leaves out) up to and including the one at ip; 0 at a trace begin. What a profile
+     * weighs a stack by: between two branches the code runs straight, in one function. */
+    uint64_t ninsn;
 } ek_sample;
 
 /* ---- where a sample's addresses are ------------------------------------------------------ */

@@ -51,6 +51,7 @@ struct ek_synth {
     pkt slot[2];
     pkt *packet, *prev;
     uint64_t period_instructions;
+    uint64_t run_insn; /* instructions since the last branches sample made (its ninsn) */
 
     /* last-branch ring: newest at lb_pos, going down (perf's layout) */
     ek_branch *lb_rb;
@@ -342,6 +343,7 @@ static void sample_base(ek_synth *s, ek_sample *smp)
     smp->nbranches = 0;
     smp->branches = NULL;
     smp->isub = smp->isize = 0;
+    smp->ninsn = 0;
 }
 
 static int deliver(ek_synth *s, ek_sample *smp)
@@ -388,6 +390,10 @@ EK_HOT int synth_branch_sample(ek_synth *s)
 {
     ek_branch one;
     const pkt *prev = s->prev;
+    /* the instructions of the ranges since the last branch, this one's included: counted
+     * for every branch made, also one --itrace's c/r leaves out */
+    uint64_t run = s->run_insn;
+    s->run_insn = 0;
     if (!branch_wanted(s, prev->flags))
         return 0;
     ek_sample smp;
@@ -399,6 +405,7 @@ EK_HOT int synth_branch_sample(ek_synth *s)
     smp.period = 1;
     smp.flags = prev->flags;
     smp.resume = prev->resume;
+    smp.ninsn = run;
     if (prev->type == PKT_RANGE) {
         smp.isub = prev->last_sub;
         smp.isize = prev->last_size;
@@ -478,6 +485,7 @@ EK_HOT int do_sample(ek_synth *s)
     }
 
     if (s->opts.branches) {
+        if (s->prev->type == PKT_RANGE) s->run_insn += s->prev->instr_count;
         int gen = s->prev->type == PKT_DISCONTINUITY ||
                   (s->prev->type == PKT_RANGE && s->prev->taken);
         if (gen && (ret = synth_branch_sample(s)))
@@ -504,9 +512,11 @@ static int do_flush(ek_synth *s)
             return ret;
         s->period_instructions = 0;
     }
-    if (s->opts.branches && s->prev->type == PKT_RANGE)
+    if (s->opts.branches && s->prev->type == PKT_RANGE) {
+        s->run_insn += s->prev->instr_count;
         if ((ret = synth_branch_sample(s)))
             return ret;
+    }
 swap:
     packet_swap(s);
     if (s->opts.last_branch)

@@ -302,6 +302,54 @@ static void test_skip_kinds(void **state)
                "1 0 => 1080\n");
 }
 
+/* ninsn: the instructions since the branch before, the branch's own included; a range that
+ * ends in a branch not taken adds to the next sample's; a branch --itrace's c leaves out
+ * still ends its run (the next sample counts from its target). */
+static int smp_ninsn(void *ctx, const ek_sample *s)
+{
+    ek_sbuf *o = ctx;
+    ek_sbuf_printf(o, "%llx=>%llx %llu\n", (unsigned long long)s->ip, (unsigned long long)s->addr,
+                   (unsigned long long)s->ninsn);
+    return 0;
+}
+
+static void ninsn_run(const char *itrace, const ek_elem *e, size_t n, const char *want)
+{
+    ek_itrace it;
+    assert_int_equal(ek_itrace_parse(itrace, &it, NULL), 0);
+    ek_synth_config c;
+    ek_synth_config_init(&c);
+    c.itrace = &it;
+    c.io.read = rd;
+    c.io.sample = smp_ninsn;
+    ek_sbuf o = EK_SBUF_INIT;
+    c.io.ctx = &o;
+    ek_synth *s;
+    assert_int_equal(ek_synth_new(&c, &s), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(ek_synth_elem(s, &e[i]), 0);
+    ek_synth_free(s);
+    assert_string_equal(o.p ? o.p : "", want);
+    ek_sbuf_free(&o);
+}
+
+static void test_ninsn(void **state)
+{
+    (void)state;
+    size_t n;
+    const ek_elem *e = stream1(&n);
+    ninsn_run("b", e, n, "0=>1000 0\n1004=>100c 2\n1050=>1040 18\n106c=>0 12\n0=>1080 0\n");
+    ninsn_run("c", e, n, "1050=>1040 18\n106c=>0 12\n");
+    ek_elem f[6];
+    f[0] = simple(EK_ELEM_TRACE_ON, 0);
+    f[1] = range(0x1000, 0x1010, EK_ITYPE_BR, EK_ISUB_NONE, 0); /* b.cond at 100c, not taken */
+    f[2] = range(0x1010, 0x1018, EK_ITYPE_BR, EK_ISUB_NONE, 1); /* b at 1014 */
+    f[3] = range(0x1040, 0x1050, EK_ITYPE_BR, EK_ISUB_NONE, 0); /* not taken at 104c */
+    f[4] = simple(EK_ELEM_EO_TRACE, 0);
+    f[5] = simple(EK_ELEM_TRACE_ON, 0);
+    ninsn_run("b", f, 6, "0=>1000 0\n1014=>1040 6\n104c=>0 4\n");
+}
+
 /* c / r as perf's Intel PT decoder selects them (intel-pt.c, branches_filter): calls with
  * asynchronous branches and trace ends; returns with trace begins */
 static void test_calls_returns(void **state)
@@ -524,6 +572,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exception_resume),
         cmocka_unit_test(test_skip_kinds),
         cmocka_unit_test(test_calls_returns),
+        cmocka_unit_test(test_ninsn),
         cmocka_unit_test(test_exceptions_t32_a32),
         cmocka_unit_test(test_svc_is_the_classifiers),
         cmocka_unit_test(test_itrace_parse),
