@@ -189,33 +189,37 @@ static int by_weight(const void *pa, const void *pb)
 
 /* ---- text */
 
-/* The code point at s[*i] (advancing *i), or -1 for a byte that is not one XML may hold as
- * text: a control character, DEL, invalid UTF-8 (overlong, a surrogate, beyond U+10FFFF,
- * truncated) or U+FFFE/U+FFFF. Such a byte is shown as U+FFFD. */
+/* The code point at s[*i] (advancing *i), or -1 for what XML may not hold as text: a control
+ * character, DEL, U+FFFE, U+FFFF, or bytes that are not UTF-8, each maximal part of a
+ * sequence that could have begun one (Unicode's "maximal subpart": as browsers and Python
+ * decode), all shown as U+FFFD. */
 static long next_cp(const char *s, size_t n, size_t *i)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned c = u[*i];
+    const unsigned char *u = (const unsigned char *)s + *i;
+    size_t left = n - *i;
+    unsigned c = u[0];
     if (c < 0x80) {
         (*i)++;
         return c < 0x20 || c == 0x7f ? -1 : (long)c;
     }
-    unsigned len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
-    if (!len || c > 0xf4 || *i + len > n) goto bad;
+    unsigned len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (c < 0xc2 || c > 0xf4) {
+        (*i)++;
+        return -1;
+    }
+    /* the second byte's range excludes overlong forms, surrogates and beyond U+10FFFF */
+    unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
     unsigned long cp = c & (0x3fu >> (len - 1));
     for (unsigned k = 1; k < len; k++) {
-        if ((u[*i + k] & 0xc0) != 0x80) goto bad;
-        cp = cp << 6 | (u[*i + k] & 0x3f);
+        if (k >= left || u[k] < (k == 1 ? lo : 0x80) || u[k] > (k == 1 ? hi : 0xbf)) {
+            *i += k;
+            return -1;
+        }
+        cp = cp << 6 | (u[k] & 0x3f);
     }
-    static const unsigned long min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
-        cp == 0xffff)
-        goto bad;
     *i += len;
-    return (long)cp;
-bad:
-    (*i)++;
-    return -1;
+    return cp == 0xfffe || cp == 0xffff ? -1 : (long)cp;
 }
 
 /* The code point s[from, to) decoded to, escaped for XML text and attributes. */
@@ -319,13 +323,15 @@ static uint64_t subtree_size(const flame *f, uint32_t at)
     return k;
 }
 
-static void put_frame(flame *f, uint32_t at, uint64_t start)
+/* Frame at (its subtree) from start; skip: the count of its siblings left out just before it
+ * (data-skip, so that the script places it exactly when it zooms). 1 when drawn. */
+static int put_frame(flame *f, uint32_t at, uint64_t start, uint64_t skip)
 {
     const fnode *n = &f->nodes.v[at];
     double w = (double)n->count * f->scale;
     if (w < f->min_width || !n->count) {
         f->st.omitted += subtree_size(f, at);
-        return;
+        return 0;
     }
     double x = (double)start * f->scale;
     x += PAD;
@@ -333,7 +339,10 @@ static void put_frame(flame *f, uint32_t at, uint64_t start)
     size_t nlen = at ? n->nlen : 3;
     unsigned y = f->base_y - n->depth * ROW;
     ek_sbuf *o = f->out;
-    ek_sbuf_puts(o, "<g><title>");
+    if (skip)
+        ek_sbuf_printf(o, "<g data-skip=\"%" PRIu64 "\"><title>", skip);
+    else
+        ek_sbuf_puts(o, "<g><title>");
     put_xml(o, name, nlen);
     ek_sbuf_puts(o, " (");
     put_grouped(o, n->count);
@@ -359,11 +368,14 @@ static void put_frame(flame *f, uint32_t at, uint64_t start)
     }
     ek_sbuf_puts(o, "</g>\n");
     f->st.drawn++;
+    skip = 0;
     for (uint32_t i = 0; i < n->nkids; i++) {
         uint32_t c = f->kid[n->kids + i].node;
-        put_frame(f, c, start);
-        start += f->nodes.v[c].count;
+        uint64_t cn = f->nodes.v[c].count;
+        skip = put_frame(f, c, start, skip) ? 0 : skip + cn;
+        start += cn;
     }
+    return 1;
 }
 
 static int sort_kids(flame *f)
@@ -388,15 +400,17 @@ static int sort_kids(flame *f)
 /* ---- the document */
 
 /* The script: see docs/FLAMEGRAPH.md for what it does. Frames come in depth-first order; a
- * frame's row gives its depth, the last frame one row below it is its parent. */
+ * frame's row gives its depth, the last frame one row below it is its parent; its start (in
+ * counts) is its parent's, plus its previous siblings' counts and its data-skip. A zoom places
+ * the frames from their counts (exact), a reset puts back the attributes written here. */
 static const char script[] =
     "\"use strict\";\n"
     "var NS='http://www.w3.org/2000/svg',PAD=" STR(PAD) ",CW=" STR(
         CHAR_W) ";\n"
-                "var svg,fr=[],FW,det,mat,rst,srch,zoomed=null,searched=null;\n"
+                "var fr=[],FW,det,mat,rst,srch,zoomed=null,searched=null;\n"
                 "function $(id){return document.getElementById(id);}\n"
                 "function init(){\n"
-                " svg=document.documentElement;FW=+svg.getAttribute('width')-2*PAD;\n"
+                " FW=+document.documentElement.getAttribute('width')-2*PAD;\n"
                 " det=$('details');mat=$('matched');rst=$('reset');srch=$('search');\n"
                 " var gs=$('frames').children,st=[],base=null;\n"
                 " for(var i=0;i<gs.length;i++){\n"
@@ -406,12 +420,14 @@ static const char script[] =
                 "  var y=+r.getAttribute('y');if(base===null)base=y;\n"
                 "  var d=Math.round((base-y)/" STR(
                     ROW) ");\n"
+                         "  while(st.length>d)st.pop().end=i;\n"
+                         "  var up=d?st[d-1]:null,n=m?Number(m[2].replace(/,/g,'')):0;\n"
+                         "  var s=up?up.next+Number(g.getAttribute('data-skip')||0):0;\n"
                          "  var f={g:g,r:r,t:g.getElementsByTagName('text')[0]||null,i:i,d:d,\n"
-                         "   name:m?m[1]:t,n:m?Number(m[2].replace(/,/g,'')):0,info:t,\n"
-                         "   "
-                         "x:+r.getAttribute('x'),w:+r.getAttribute('width'),up:d?st[d-1]:null,end:"
-                         "gs.length};\n"
-                         "  while(st.length>d){st.pop().end=i;}\n"
+                         "   name:m?m[1]:t,n:n,s:s,next:s,info:t,end:gs.length,\n"
+                         "   x:r.getAttribute('x'),w:r.getAttribute('width'),tx:null};\n"
+                         "  if(f.t)f.tx=f.t.getAttribute('x');\n"
+                         "  if(up)up.next=s+n;\n"
                          "  st.push(f);fr.push(f);g.onclick=clickf(f);\n"
                          "  g.onmouseover=overf(f);g.onmouseout=function(){det.textContent=' ';};\n"
                          " }\n"
@@ -427,7 +443,7 @@ static const char script[] =
                          "}\n"
                          "function clickf(f){return function(){zoom(f);};}\n"
                          "function overf(f){return function(){det.textContent=f.info;};}\n"
-                         "function fmt(v){return (Math.round(v*100)/100).toFixed(2);}\n"
+                         "function fmt(v){return v.toFixed(2);}\n"
                          "function label(f,w){\n"
                          " var fit=w>6?Math.floor((w-6)/CW):0,cs=Array.from(f.name),s='';\n"
                          " if(fit>=" STR(
@@ -445,23 +461,25 @@ static const char script[] =
                                         "setAttribute('width',fmt(w));\n"
                                         " label(f,w);if(f.t)f.t.setAttribute('x',fmt(x+3));}\n"
                                         "function zoom(f){\n"
-                                        " if(f===zoomed)return;\n"
-                                        " zoomed=f;var k=FW/f.w;\n"
+                                        " if(f.d===0){reset();return;}\n"
+                                        " zoomed=f;var k=FW/f.n;\n"
                                         " for(var i=0;i<fr.length;i++){\n"
                                         "  var e=fr[i],cl=e.g.classList;cl.remove('hide','anc');\n"
-                                        "  if(e.i>=f.i&&e.i<f.end)place(e,PAD+(e.x-f.x)*k,e.w*k);\n"
+                                        "  if(e.i>=f.i&&e.i<f.end)place(e,PAD+(e.s-f.s)*k,e.n*k);\n"
                                         "  else "
                                         "if(e.i<f.i&&e.end>f.i){cl.add('anc');place(e,PAD,FW);}\n"
                                         "  else cl.add('hide');\n"
                                         " }\n"
-                                        " if(f.d===0){reset();return;}\n"
                                         " rst.classList.remove('hide');\n"
                                         "}\n"
                                         "function reset(){\n"
                                         " zoomed=null;rst.classList.add('hide');\n"
                                         " for(var i=0;i<fr.length;i++){var "
                                         "e=fr[i];e.g.classList.remove('hide','anc');\n"
-                                        "  place(e,e.x,e.w);}\n"
+                                        "  "
+                                        "e.r.setAttribute('x',e.x);e.r.setAttribute('width',e.w);"
+                                        "label(e,+e.w);\n"
+                                        "  if(e.t)e.t.setAttribute('x',e.tx||fmt(+e.x+3));}\n"
                                         "}\n"
                                         "function clearSearch(){\n"
                                         " searched=null;mat.textContent='';srch.textContent='"
@@ -579,7 +597,7 @@ int ek_flame_svg(const char *folded, size_t len, const ek_flame_opts *o, ek_sbuf
         size_t at = out->len;
         put_head(&f, height);
         ek_sbuf_puts(out, "<g id=\"frames\">\n");
-        if (f.st.total) put_frame(&f, 0, 0);
+        if (f.st.total) put_frame(&f, 0, 0, 0);
         ek_sbuf_puts(out, "</g>\n");
         if (!f.st.total)
             ek_sbuf_printf(out,
