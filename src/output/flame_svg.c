@@ -407,11 +407,12 @@ static const char script[] =
     "\"use strict\";\n"
     "var NS='http://www.w3.org/2000/svg',PAD=" STR(PAD) ",CW=" STR(
         CHAR_W) ";\n"
-                "var fr=[],FW,det,mat,rst,srch,zoomed=null,searched=null;\n"
+                "var fr=[],FW,det,det0,mat,rst,srch,zoomed=null,searched=null;\n"
                 "function $(id){return document.getElementById(id);}\n"
                 "function init(){\n"
                 " FW=+document.documentElement.getAttribute('width')-2*PAD;\n"
-                " det=$('details');mat=$('matched');rst=$('reset');srch=$('search');\n"
+                " det=$('details');det0=det.textContent;mat=$('matched');rst=$('reset');srch=$('"
+                "search');\n"
                 " var gs=$('frames').children,st=[],base=null;\n"
                 " for(var i=0;i<gs.length;i++){\n"
                 "  var "
@@ -429,7 +430,8 @@ static const char script[] =
                          "  if(f.t)f.tx=f.t.getAttribute('x');\n"
                          "  if(up)up.next=s+n;\n"
                          "  st.push(f);fr.push(f);g.onclick=clickf(f);\n"
-                         "  g.onmouseover=overf(f);g.onmouseout=function(){det.textContent=' ';};\n"
+                         "  "
+                         "g.onmouseover=overf(f);g.onmouseout=function(){det.textContent=det0;};\n"
                          " }\n"
                          " rst.onclick=reset;srch.onclick=searchPrompt;\n"
                          " window.addEventListener('keydown',function(e){\n"
@@ -549,9 +551,8 @@ static void put_head(flame *f, unsigned height)
                    "<text id=\"reset\" class=\"ctl hide\" x=\"%d\" y=\"24\">Reset zoom</text>\n"
                    "<text id=\"search\" class=\"ctl\" x=\"%u\" y=\"24\" "
                    "text-anchor=\"end\">Search</text>\n"
-                   "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
                    "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
-                   PAD, w - PAD, PAD, height - 10, w - PAD, height - 10);
+                   PAD, w - PAD, w - PAD, height - 10);
 }
 
 int ek_flame_svg(const char *folded, size_t len, const ek_flame_opts *o, ek_sbuf *out,
@@ -603,8 +604,17 @@ int ek_flame_svg(const char *folded, size_t len, const ek_flame_opts *o, ek_sbuf
             ek_sbuf_printf(out,
                            "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">No samples</text>\n",
                            f.width / 2, f.base_y + 11);
+        /* the details line: a frame's title while the pointer is on it, else this */
+        ek_sbuf_printf(out, "<text id=\"details\" x=\"%d\" y=\"%u\">", PAD, height - 10);
+        if (f.st.omitted) {
+            put_grouped(out, f.st.omitted);
+            ek_sbuf_puts(out, f.st.omitted > 1 ? " frames" : " frame");
+            ek_sbuf_puts(out, " narrower than ");
+            put_fixed2(out, f.min_width);
+            ek_sbuf_puts(out, " px not drawn");
+        }
         ek_sbuf_printf(out,
-                       "<!-- %" PRIu64 " frames, %" PRIu64 " drawn, %" PRIu64
+                       "</text>\n<!-- %" PRIu64 " frames, %" PRIu64 " drawn, %" PRIu64
                        " not drawn (narrower than ",
                        f.st.frames, f.st.drawn, f.st.omitted);
         put_fixed2(out, f.min_width);

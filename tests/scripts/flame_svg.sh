@@ -159,7 +159,8 @@ if svg.count('<script') != 1:
     bad.append('out.svg has %d scripts, not one inline' % svg.count('<script'))
 doc = ET.parse(tmp + '/out.svg').getroot()
 texts = {t.get('id'): (t.text or '') for t in doc.iter(NS + 'text') if t.get('id')}
-for k, v in (('title', 'Flame <test> & "co"'), ('subtitle', 'instructions executed, 12 samples')):
+for k, v in (('title', 'Flame <test> & "co"'), ('subtitle', 'instructions executed, 12 samples'),
+             ('details', '4 frames narrower than 0.10 px not drawn')):
     if texts.get(k) != v:
         bad.append('%s: %r, want %r' % (k, texts.get(k), v))
 # colours (the palette of src/output/flame_svg.c, exactly): from a hash of the name (FNV-1a,
@@ -231,6 +232,8 @@ frame.onload = function () {
     r.initial = gs.map(state);
     find('work').dispatchEvent(new w.MouseEvent('mouseover', {bubbles: true}));
     r.hover = d.getElementById('details').textContent;
+    find('work').dispatchEvent(new w.MouseEvent('mouseout', {bubbles: true}));
+    r.unhover = d.getElementById('details').textContent;
     click(rect(find('work')));
     r.zoom = {work: state(find('work')), main: state(find('main')), all: state(find('all')),
               inner: state(find('inner')), parse: state(find('parse')),
@@ -287,6 +290,8 @@ if len(frames) != 18 or not frames[0].startswith('all (1,010,000 instructions'):
 want_hover = 'work (549,000 instructions, 54.36%)'
 if r.get('hover') != want_hover:
     bad.append('hover shows %r, want %r' % (r.get('hover'), want_hover))
+if r.get('unhover') != '4 frames narrower than 0.10 px not drawn':
+    bad.append('the pointer gone, the details line shows %r' % r.get('unhover'))
 z = r.get('zoom', {})
 # work: 549000 of 1010000; inner 450000 of it -> 1180 * 450000 / 549000 = 967.21
 want = {'work': ['10.00', '1180.00', '', 'work'], 'main': ['10.00', '1180.00', 'anc', 'main'],
