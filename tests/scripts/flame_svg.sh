@@ -9,7 +9,8 @@
 #    what it saw): the frames are there, hovering shows a frame's title, a click zooms (the
 #    frame full width, an ancestor greyed at full width, a sibling hidden, a child scaled),
 #    Reset zoom restores every frame, Search (its prompt answered) highlights the matches and
-#    shows the matched share, Ctrl-F opens the search, and clicking Search again clears it;
+#    shows the matched share, Ctrl-F opens the search, clicking Search again clears it, and
+#    out.svg?s=REGEX searches as it opens;
 #  - a screenshot is saved as an artefact: $ETMKIT_BUILD/artifacts/flame.png (with flame.svg).
 # Without chromium (Debian package chromium, in TEST_DEPS) the browser part is skipped (77).
 set -u
@@ -260,7 +261,12 @@ frame.onload = function () {
     w.dispatchEvent(k);
     r.ctrlf = [asked.length, k.defaultPrevented, d.getElementById('matched').textContent];
   } catch (e) { r.error = String(e) + ' ' + (e.stack || ''); }
-  out.textContent = 'RESULT ' + JSON.stringify(r);
+  // ?s=REGEX searches as the picture opens
+  frame.onload = function () {
+    r.url_search = frame.contentDocument.getElementById('matched').textContent;
+    out.textContent = 'RESULT ' + JSON.stringify(r);
+  };
+  frame.src = 'out.svg?s=' + encodeURIComponent('^inn');
 };
 </script></body></html>
 EOF
@@ -332,10 +338,13 @@ if r.get('cleared') != [0, '']:
 # work (549,000) and worker (119,998): 66.24%
 if r.get('ctrlf') != [2, True, 'Matched: 66.24%']:
     bad.append('Ctrl-F: %r, want the prompt asked, the key taken, work matched (66.24%%)' % r.get('ctrlf'))
+# inner: 450,000 of 1,010,000
+if r.get('url_search') != 'Matched: 44.55%':
+    bad.append('out.svg?s=^inn shows %r, want "Matched: 44.55%%"' % r.get('url_search'))
 for b in bad:
     print('FAIL: ' + b)
 if not bad:
-    print('browser: %d frames, hover, zoom, reset, search, clear, Ctrl-F as expected' % len(frames))
+    print('browser: %d frames, hover, zoom, reset, search, clear, Ctrl-F, ?s= as expected' % len(frames))
 sys.exit(1 if bad else 0)
 EOF
 
