@@ -410,7 +410,7 @@ static const char script[] =
                 "var fr=[],FW,det,det0,mat,rst,srch,zoomed=null,searched=null;\n"
                 "function $(id){return document.getElementById(id);}\n"
                 "function init(){\n"
-                " FW=+document.documentElement.getAttribute('width')-2*PAD;\n"
+                " FW=+$('frames').ownerSVGElement.getAttribute('width')-2*PAD;\n"
                 " det=$('details');det0=det.textContent;mat=$('matched');rst=$('reset');srch=$('"
                 "search');\n"
                 " var gs=$('frames').children,st=[],base=null;\n"
