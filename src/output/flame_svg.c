@@ -139,13 +139,15 @@ static int add_line(flame *f, const char *p, const char *e)
     while (se > p && is_blank(se[-1]))
         se--;
     if (se == p) return 1;
-    /* every frame not empty, and not too many */
+    /* every frame not empty (nor beyond 4 GiB), and not too many */
     uint32_t depth = 1;
+    const char *fs = p;
     for (const char *q = p; q < se; q++) {
         if (*q != ';') continue;
-        if (q == p || q[-1] == ';' || ++depth > EK_FLAME_MAX_DEPTH) return 1;
+        if (q == fs || (size_t)(q - fs) > UINT32_MAX || ++depth > EK_FLAME_MAX_DEPTH) return 1;
+        fs = q + 1;
     }
-    if (se[-1] == ';') return 1;
+    if (fs == se || (size_t)(se - fs) > UINT32_MAX) return 1;
     if (count > UINT64_MAX - f->st.total) return 1;
     f->st.stacks++;
     if (!count) return 0;
