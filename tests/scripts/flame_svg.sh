@@ -270,7 +270,10 @@ frame.onload = function () {
 };
 </script></body></html>
 EOF
-cr() { timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+# chromium writes only under $tmp (its profile, and HOME for what it keeps there)
+mkdir -p "$tmp/home"
+cr() { HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config XDG_CACHE_HOME=$tmp/home/.cache \
+       timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
          --no-first-run --no-default-browser-check --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chromium.log"; }
 cr --allow-file-access-from-files --virtual-time-budget=5000 --dump-dom "file://$tmp/harness.html" \
   >"$tmp/dom.html"
