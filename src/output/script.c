@@ -22,30 +22,21 @@ static const struct {
     const char *name;
     uint32_t bit;
 } field_names[] = {
-    {"comm", EK_SF_F_COMM},
-    {"tid", EK_SF_F_TID},
-    {"pid", EK_SF_F_PID},
-    {"time", EK_SF_F_TIME},
-    {"cpu", EK_SF_F_CPU},
-    {"event", EK_SF_F_EVENT},
-    {"ip", EK_SF_F_IP},
-    {"sym", EK_SF_F_SYM},
-    {"symoff", EK_SF_F_SYMOFF},
-    {"dso", EK_SF_F_DSO},
-    {"addr", EK_SF_F_ADDR},
-    {"flags", EK_SF_F_FLAGS},
-    {"period", EK_SF_F_PERIOD},
-    {"brstack", EK_SF_F_BRSTACK},
-    {"brstacksym", EK_SF_F_BRSTACKSYM},
-    {"insn", EK_SF_F_INSN},
-    {"insnlen", EK_SF_F_INSNLEN},
-    {"misc", EK_SF_F_MISC},
+    {"comm", EK_SF_F_COMM},     {"tid", EK_SF_F_TID},         {"pid", EK_SF_F_PID},
+    {"time", EK_SF_F_TIME},     {"cpu", EK_SF_F_CPU},         {"event", EK_SF_F_EVENT},
+    {"ip", EK_SF_F_IP},         {"sym", EK_SF_F_SYM},         {"symoff", EK_SF_F_SYMOFF},
+    {"dso", EK_SF_F_DSO},       {"addr", EK_SF_F_ADDR},       {"flags", EK_SF_F_FLAGS},
+    {"period", EK_SF_F_PERIOD}, {"brstack", EK_SF_F_BRSTACK}, {"brstacksym", EK_SF_F_BRSTACKSYM},
+    {"insn", EK_SF_F_INSN},     {"insnlen", EK_SF_F_INSNLEN}, {"misc", EK_SF_F_MISC},
     {"ipc", EK_SF_F_IPC},
-    {"callindent", EK_SF_F_CALLINDENT},
 };
 
 static int lookup_field(const char *s, size_t n, uint32_t *bit)
 {
+    if (n == 10 && !memcmp(s, "callindent", 10)) { /* script_calltrace.c */
+        *bit = EK_SF_F_CALLINDENT;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof field_names / sizeof field_names[0]; i++)
         if (strlen(field_names[i].name) == n && !memcmp(field_names[i].name, s, n)) {
             *bit = field_names[i].bit;
