@@ -81,11 +81,15 @@ void cli_decode_help(FILE *f, unsigned without)
             "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
             "samples:\n"
             "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+            "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
+            "                    g[N]: a call chain of N entries (default 16) on every\n"
+            "                    sample, from the call stacks etmkit follows (perf 6.1's\n"
+            "                    cs-etm ignores g)\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
         fprintf(f,
                 "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
-                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
+                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc,\n"
+                "                    callindent (the call depth, as indentation)\n"
                 "  --ns              times in nanoseconds\n"
                 "  --call-trace      calls as an indented tree, as perf: -F -ip,-addr,-event,\n"
                 "                    -period,+callindent, --ns, DSO padded to 50 (samples: every\n"
@@ -93,9 +97,7 @@ void cli_decode_help(FILE *f, unsigned without)
                 "                    stacks etmkit follows)\n"
                 "  --call-ret-trace  calls and returns: as --call-trace, +flags, DSO not padded\n"
                 "  --perf-callindent callindent at depth 0, as perf 6.1 prints it on CoreSight\n"
-                "                    (its cs-etm follows no call stack)\n"
-                "  --itrace=...g[N]  a call chain of N entries (default 16) on every sample, from\n"
-                "                    the call stacks (perf 6.1's cs-etm ignores g)\n");
+                "                    (its cs-etm follows no call stack)\n");
     fprintf(f,
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
