@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/filter.h"
 #include "etmkit/script.h"
 #include "etmkit/stacks.h"
 #include "script_calltrace.h"
@@ -142,7 +143,32 @@ typedef struct ordered {
     int spacing;
     uint32_t chain_sz; /* 0: no chains */
     uint64_t *chain;
+    uint64_t skip; /* --itrace=sN: samples still to leave out */
 } ordered;
+
+/* Whether the line of a sample the stacks saw is shown: the selection the session would have
+ * made (ek_script_fields.sel_*), in its order -- c / r on branches samples, then s over what
+ * they keep, then the filter. */
+static int shown(ordered *o, const ek_sample *s, const ek_script_resolver *r)
+{
+    const ek_script_fields *f = o->f;
+    if (f->stack_branches_only && s->kind == EK_SAMPLE_BRANCHES) return 0;
+    if (s->kind == EK_SAMPLE_BRANCHES && (f->sel_calls || f->sel_returns)) {
+        uint32_t want = 0;
+        if (f->sel_calls) want |= EK_SF_CALL | EK_SF_ASYNC | EK_SF_TRACE_END;
+        if (f->sel_returns) want |= EK_SF_RETURN | EK_SF_TRACE_BEGIN;
+        if (!(s->flags & want)) return 0;
+    }
+    if (o->skip) {
+        o->skip--;
+        return 0;
+    }
+    if (f->sel_filter) {
+        const char *comm = f->sel_filter->ncomms && r && r->comm ? r->comm(r->ctx, s) : NULL;
+        if (!ek_sample_filter_match(f->sel_filter, s, comm)) return 0;
+    }
+    return 1;
+}
 
 /* perf's chain has room for chain_sz + 1 entries: a context marker (kernel, user) before the
  * ip and before every entry whose context differs from the one before; the markers are not
@@ -182,7 +208,7 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
     ek_stack_view v;
     int rc = ek_stacks_sample(o->st, s, &v);
     if (rc) return rc;
-    if (o->f->stack_branches_only && s->kind == EK_SAMPLE_BRANCHES) return 0;
+    if (!shown(o, s, r)) return 0;
     ek_script_extra x;
     memset(&x, 0, sizeof x);
     x.spacing = &o->spacing;
@@ -218,6 +244,7 @@ int ek__session_script_ordered(ek_session *s, const ek_script_fields *f, int evw
     o.evw = evw;
     o.write = write;
     o.ctx = ctx;
+    o.skip = f->sel_skip;
     if (in.itrace->callchain) {
         o.chain_sz = in.itrace->callchain_sz ? in.itrace->callchain_sz : 16;
         o.chain = malloc(sizeof *o.chain * (o.chain_sz + 1));

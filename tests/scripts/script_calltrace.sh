@@ -18,6 +18,8 @@
 #     exception marks aside (a chain has none), the callindent column of the same run indented
 #     by its chain's known frames (chains_as_stacks.py).
 # (c) options that do not go together: one line on stderr, exit status 2.
+# (d) with --itrace=c, r, s and the filters the ordered path (which makes every branch for the
+#     stacks and leaves samples out afterwards) prints the samples the default path prints.
 set -u
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed (apt-get install linux-perf)"; exit 77; }
 perf version >/dev/null 2>&1 || { echo "SKIP: perf does not run here"; exit 77; }
@@ -147,25 +149,42 @@ expect() { # STDERR-LINE command...: exit status 2, stderr exactly that one line
   fi
 }
 H="(see 'etmkit script --help')"
-expect "etmkit: script: callindent (call traces) follow every branch: the filters (-C, --pid, --tid, --comm, --time) do not go with them yet $H" \
-  "$ETMKIT_BIN" script --call-trace --tid 1000 "$P"
-expect "etmkit: script: call chains (--itrace=g) follow every branch: the filters (-C, --pid, --tid, --comm, --time) do not go with them yet $H" \
-  "$ETMKIT_BIN" script --itrace=bg -C 0 "$P"
-expect "etmkit: script: callindent (call traces) follow every branch: --itrace=c and r do not go with them yet (--call-trace shows every branch, as perf 6.1) $H" \
-  "$ETMKIT_BIN" script --call-ret-trace --itrace=cr "$P"
-expect "etmkit: script: callindent (call traces) follow every branch: --itrace=s does not go with them yet $H" \
-  "$ETMKIT_BIN" script -F +callindent --itrace=bs5 "$P"
+expect "etmkit: script: callindent (call traces) with -C: --itrace=s does not go with them yet (it counts the samples -C leaves out in decoded buffers) $H" \
+  "$ETMKIT_BIN" script --call-trace -C 0 --itrace=bs5 "$P"
 expect "etmkit: script: --itrace=g: give the samples to chain too (bg, i100ig) $H" \
   "$ETMKIT_BIN" script --itrace=g "$P"
 expect "etmkit: script: bad --itrace options 'bg5000': call-chain size must be 1..4096 $H" \
   "$ETMKIT_BIN" script --itrace=bg5000 "$P"
 # accepted: what is right must not be refused (and gives lines)
 for args in "--call-trace" "--call-ret-trace --itrace=b" "-F +callindent" "--itrace=i1000ig4" \
-  "--itrace=bg -F ip,sym,callindent" "--call-trace -F +ip"; do
+  "--itrace=bg -F ip,sym,callindent" "--call-trace -F +ip" "--call-trace --itrace=c" \
+  "--call-ret-trace --itrace=crs10 --tid 1000"; do
   # shellcheck disable=SC2086
   if ! "$ETMKIT_BIN" script -q --symfs "$tmp/g/symfs" $args "$P" >"$tmp/out" 2>"$tmp/err" || [ ! -s "$tmp/out" ]; then
     echo "FAIL: etmkit script $args: refused or empty: $(head -2 "$tmp/err")"; fail=1
   fi
 done
+
+# ---- (d) the ordered path selects as the session does ---------------------------------------------
+# c, r, s and the filters leave samples out after the call stacks saw them (the session makes
+# every branch for them): with a one-entry chain (--itrace=...g1: the ip alone, on its own
+# line) the lines, joined back, must be the default path's exactly.
+"$ETMKIT_BIN" gen -q --scenario kernel-and-user --seed 1 -o "$tmp/ku" >/dev/null 2>&1 || { echo "FAIL: etmkit gen kernel-and-user"; exit 1; }
+F=pid,tid,cpu,time,flags,ip,sym,symoff,dso,addr
+nd=0
+for sel in "--itrace=b" "--itrace=c" "--itrace=r" "--itrace=bs50" "--itrace=i100ibs50" \
+  "--itrace=b --tid 1001" "--itrace=cr --comm simloop" "--itrace=b --time 1.0005,1.0007" \
+  "--itrace=b -C 1" "--itrace=i1000i --pid 1000"; do
+  read -r -a a <<<"$sel"
+  "$ETMKIT_BIN" script -q --symfs "$tmp/ku/symfs" "${a[0]}" -F $F "${a[@]:1}" "$tmp/ku/perf.data" >"$tmp/staged"
+  "$ETMKIT_BIN" script -q --symfs "$tmp/ku/symfs" "${a[0]}g1" -F $F "${a[@]:1}" "$tmp/ku/perf.data" |
+    sed -z 's/\n\t/ /g; s/\n => / => /g' | sed '/^$/d' >"$tmp/ordered"
+  if [ ! -s "$tmp/staged" ] || ! cmp -s "$tmp/staged" "$tmp/ordered"; then
+    echo "FAIL: $sel: the ordered path (g1) selects other samples than the default path:"
+    diff "$tmp/staged" "$tmp/ordered" | head -6; fail=1
+  fi
+  nd=$((nd + 1))
+done
+echo "selection: $nd option sets as the default path selects"
 [ "$fail" = 0 ] && echo "ok: call traces as perf 6.1's, call chains as the truth, errors one line"
 exit $fail

@@ -348,22 +348,27 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
     if (call_trace && !itrace_given) ek_itrace_parse(NULL, &d->so.itrace, NULL);
     if (!strcmp(cmd, "script") &&
         ((d->fields.fields & EK_SF_F_CALLINDENT) || d->so.itrace.callchain)) {
-        /* the call stacks follow every branch, in output order, before anything is left out */
-        const char *what =
-            d->so.itrace.callchain ? "call chains (--itrace=g)" : "callindent (call traces)";
-        if (d->so.filter)
+        /* the call stacks follow every branch, in output order: the session makes every
+         * branch and keeps every sample of the CPUs it decodes (-C leaves the others' trace
+         * out, as perf), and the consumer leaves out what c, r, s and the filter leave out
+         * once the stacks saw it */
+        if (d->so.filter && d->filter.ncpus && d->so.itrace.initial_skip)
             return usage_error(d,
-                               "%s follow every branch: the filters (-C, --pid, --tid, "
-                               "--comm, --time) do not go with them yet",
-                               what);
-        if (d->so.itrace.calls || d->so.itrace.returns)
-            return usage_error(d,
-                               "%s follow every branch: --itrace=c and r do not go with them "
-                               "yet (--call-trace shows every branch, as perf 6.1)",
-                               what);
-        if (d->so.itrace.initial_skip)
-            return usage_error(d, "%s follow every branch: --itrace=s does not go with them yet",
-                               what);
+                               "%s with -C: --itrace=s does not go with them yet (it counts "
+                               "the samples -C leaves out in decoded buffers)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
+        d->fields.sel_calls = d->so.itrace.calls;
+        d->fields.sel_returns = d->so.itrace.returns;
+        d->fields.sel_skip = d->so.itrace.initial_skip;
+        d->so.itrace.calls = d->so.itrace.returns = 0;
+        d->so.itrace.initial_skip = 0;
+        if (d->so.filter) {
+            d->fields.sel_filter = &d->filter;
+            d->cpus.cpus = d->filter.cpus;
+            d->cpus.ncpus = d->filter.ncpus;
+            d->so.filter = d->cpus.ncpus ? &d->cpus : NULL;
+        }
         if (!d->so.itrace.branches && !d->so.itrace.instructions)
             return usage_error(d, "--itrace=g: give the samples to chain too (bg, i100ig)");
         if (!d->so.itrace.branches) {
