@@ -18,8 +18,9 @@
 #     exception marks aside (a chain has none), the callindent column of the same run indented
 #     by its chain's known frames (chains_as_stacks.py). (Scenarios with an exec or with late
 #     samples -- workload, shared-sink-multi-cpu -- need those marks, which chains do not
-#     carry: stacks_vs_gen.sh holds the stacks to the truth there.) per-thread and
-#     time-kernel-clock against perf only.
+#     carry: stacks_vs_gen.sh holds the stacks to the truth there.) basic with the ETM return
+#     stack (retstack = 1: compressed returns) too; per-thread and time-kernel-clock against
+#     perf only.
 # (c) options that do not go together: one line on stderr, exit status 2.
 # (d) with --itrace=c, r, s and the filters the ordered path (which makes every branch for the
 #     stacks and leaves samples out afterwards) prints the samples the default path prints.
@@ -137,6 +138,33 @@ for sc in basic two-processes kernel-and-user; do
     rm -rf "$d"
   done
 done
+# returns compressed by the ETM return stack (retstack = 1: no address in the trace): basic,
+# seed 1, against perf 6.1 and the truth
+printf 'retstack = 1\n' >"$tmp/retstack.cfg"
+d=$tmp/retstack
+if "$ETMKIT_BIN" gen -q --scenario basic --seed 1 --config "$tmp/retstack.cfg" -o "$d" >/dev/null 2>&1; then
+  for m in ct crt; do
+    o=$(mode_opt $m)
+    perf script -i "$d/perf.data" --symfs "$d/symfs" "$o" >"$d/perf.$m" 2>/dev/null
+    "$ETMKIT_BIN" script -q --symfs "$d/symfs" "$o" --perf-callindent --no-end-flush "$d/perf.data" >"$d/ours.$m" 2>&1
+    if [ ! -s "$d/perf.$m" ] || ! cmp -s "$d/perf.$m" "$d/ours.$m"; then
+      echo "FAIL basic retstack $o: differs from perf 6.1:"; diff "$d/perf.$m" "$d/ours.$m" | head -6; fail=1
+    fi
+    nb=$((nb + 1))
+  done
+  "$ETMKIT_BIN" script -q --symfs "$d/symfs" --itrace=bg4096 \
+    -F pid,tid,cpu,flags,ip,sym,symoff,addr,callindent "$d/perf.data" >"$d/chains" 2>&1
+  sed 's/ <- !/ <- /g' "$d/expected-callstacks.txt" >"$d/truth"
+  if ! python3 "$ETMKIT_SRC/tests/scripts/chains_as_stacks.py" "$d/chains" >"$d/stacks" 2>"$d/depth" ||
+    ! python3 "$ETMKIT_SRC/tests/scripts/stacks_truth.py" "$d/truth" "$d/stacks" \
+      "$d/expected-branches.txt" >"$d/cmp"; then
+    echo "FAIL basic retstack: the chains or the depth differ from the truth:"; head -8 "$d/depth" "$d/cmp" | cut -c1-300; fail=1
+  fi
+  nt=$((nt + $(wc -l <"$d/truth")))
+  rm -rf "$d"
+else
+  echo "FAIL: etmkit gen --config retstack = 1 failed"; fail=1
+fi
 # two more where perf 6.1 is right, against perf only: per-thread (no cpu column, a stack per
 # thread and trace source), time-kernel-clock (3 CPUs, kernel and user)
 for sc in per-thread time-kernel-clock; do
