@@ -84,6 +84,7 @@ fi
 
 # ---- (b) etmkit gen recordings -------------------------------------------------------------------
 seeds=${GEN_SEEDS:-1 2 3}
+[ "${ETMKIT_SANITIZE:-0}" = 1 ] && [ -z "${GEN_SEEDS:-}" ] && seeds=1 # (as stacks_vs_gen.sh)
 nb=0 nt=0
 for sc in basic two-processes kernel-and-user; do
   for seed in $seeds; do
