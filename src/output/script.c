@@ -4,7 +4,6 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
-#include "script_calltrace.h"
 
 const char *ek_sample_kind_name(int kind)
 {
@@ -300,6 +299,9 @@ static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t ad
     memset(l, 0, sizeof *l);
     if (r && r->resolve) r->resolve(r->ctx, s, addr, fb, l);
 }
+
+/* the callindent column, the call chains and the DSO padding of --call-trace */
+#include "script_calltrace.h"
 
 /* " (dso)"; padded to pad (perf's pad_output_len_dso) when pad > 0 */
 static void put_dso(ek_sbuf *out, const ek_addr_loc *l, int pad)
