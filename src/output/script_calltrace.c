@@ -215,9 +215,7 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
     /* the depth of the line: the known frames (a gap frame stands for frames not known) of the
      * function the branch leaves, one more for a call (the function it enters): a call and
      * its return are at one depth, as perf's Intel PT thread stack puts them */
-    uint32_t known = 0;
-    for (uint32_t i = 0; i < v.n; i++)
-        known += !(v.frames[i].flags & EK_FRAME_GAP);
+    uint32_t known = v.n - (v.n && (v.frames[0].flags & EK_FRAME_GAP)); /* (only at the bottom) */
     x.depth = (int)known + ((s->flags & EK_SF_CALL) ? 1 : 0);
     ek_sample vs;
     if (o->chain_sz) {
