@@ -200,8 +200,10 @@ expect() { # STDERR-LINE command...: exit status 2, stderr exactly that one line
 H="(see 'etmkit script --help')"
 expect "etmkit: script: callindent (call traces) with -C: --itrace=s does not go with them yet (it counts the samples -C leaves out in decoded buffers) $H" \
   "$ETMKIT_BIN" script --call-trace -C 0 --itrace=bs5 "$P"
-expect "etmkit: script: --itrace=g: give the samples to chain too (bg, i100ig) $H" \
+expect "etmkit: script: call chains (--itrace=g): --itrace makes no samples to show them on: give b or i (bg, i100ig) $H" \
   "$ETMKIT_BIN" script --itrace=g "$P"
+expect "etmkit: script: callindent (call traces): --itrace makes no samples to show them on: give b or i (bg, i100ig) $H" \
+  "$ETMKIT_BIN" script --call-trace --itrace=e "$P"
 expect "etmkit: script: bad --itrace options 'bg5000': call-chain size must be 1..4096 $H" \
   "$ETMKIT_BIN" script --itrace=bg5000 "$P"
 # accepted: what is right must not be refused (and gives lines)

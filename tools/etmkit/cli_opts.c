@@ -370,7 +370,11 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
             d->so.filter = d->cpus.ncpus ? &d->cpus : NULL;
         }
         if (!d->so.itrace.branches && !d->so.itrace.instructions)
-            return usage_error(d, "--itrace=g: give the samples to chain too (bg, i100ig)");
+            return usage_error(d,
+                               "%s: --itrace makes no samples to show them on: give b or i "
+                               "(bg, i100ig)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
         if (!d->so.itrace.branches) {
             /* branches made for the stacks only */
             d->so.itrace.branches = 1;
