@@ -6,8 +6,9 @@
  *    trace ID, named (comm) after the source's device ("ETM_0");
  *  - cpu: the index of the source's core among the snapshot's cores (devices of class "core",
  *    in device-list order), -1 for a source without a core;
- *  - time: the trace's own time stamps, raw (TIMESTAMP element values, no conversion), from
- *    the first one on; none before it, none without them;
+ *  - time: the trace's own time stamps, raw (TIMESTAMP element values, no conversion): a
+ *    source configured to emit them (TRCCONFIGR.TS, ETMCR.TimestampEnable) gives every sample
+ *    a time, 0 before its first time stamp; the others give none;
  *  - code: the memory dumps of the buffer's cores, as `etmkit dump --decode` reads them
  *    (ek_image_add_snapshot_buffer), with the --image specs laid over them;
  *  - symbols: those of the ELF files given with --image; elsewhere "[unknown]", with the
@@ -310,6 +311,20 @@ static int has_flow(ek_protocol p)
            p == EK_PROTO_ETMV3 || p == EK_PROTO_PTM;
 }
 
+/* The source is configured to emit time stamps (ETMv4 / ETE: TRCCONFIGR.TS; ETMv3 / PTM:
+ * ETMCR.TimestampEnable). */
+static int source_timed(const ek_source_config *c)
+{
+    switch (c->protocol) {
+    case EK_PROTO_ETMV4:
+    case EK_PROTO_ETMV4M:
+    case EK_PROTO_ETE: return (c->regs.etm4.configr >> 11) & 1;
+    case EK_PROTO_ETMV3:
+    case EK_PROTO_PTM: return (c->regs.etm3.etmcr >> 28) & 1;
+    default: return 0;
+    }
+}
+
 /* The regions the resolver names in buffer b: the --image specs first (they win), then the
  * memory dumps of the cores of the buffer's sources. */
 static int buf_regions(ek_session *s, sbuf_state *b)
@@ -385,6 +400,13 @@ static int add_source(ek_session *s, size_t pos, const ek_decode_source_info *si
         int rc = ek_synth_new(&sc, &x.synth);
         if (rc) return rc;
         ek_synth_set_thread(x.synth, a.trace_id, a.trace_id);
+        /* a source that emits time stamps: its samples all carry a time, 0 before its first
+         * time stamp */
+        if (source_timed(si->cfg)) {
+            x.has_time = 1;
+            x.time = 0;
+            ek_synth_set_time(x.synth, 0);
+        }
     }
     if (ek_vec_push(&sn->srcs, x) || ek_vec_push(&sn->acct, a)) {
         ek_synth_free(x.synth);
