@@ -47,6 +47,41 @@ printf '           ETM_0    16 \n' >"$T/comm.want"
 cmp -s "$T/comm.want" "$T/comm.txt" && ok "etm4-hello: comm is the source's name" ||
   bad "comm: $(head -2 "$T/comm.txt")"
 
+# export: the profile of the example (branch-list: ranges and branches per binary, as code.s runs)
+"$E" export --format=branch-list -o "$T/hello.bl" "$ex" 2>/dev/null || bad "export on $ex failed"
+cat >"$T/hello.bl.want" <<'EOF'
+etmkit-branch-list 1
+binary - 0 kernel.bin
+ranges 3
+ffffff8008082400 ffffff8008082408 1
+ffffff8008082404 ffffff8008082408 4
+ffffff8008082404 ffffff800808240c 1
+addresses 0
+branches 3
+ffffff8008082408 ffffff8008082404 5
+ffffff800808240c - 1
+- ffffff8008082400 1
+binary - 0 user.bin
+ranges 6
+401000 401004 1
+401004 401004 1
+401008 40100c 1
+401008 401014 1
+401018 40101c 1
+401020 401030 2
+addresses 0
+branches 6
+401004 401020 2
+40100c 401004 1
+401014 - 1
+40101c - 1
+401030 401008 2
+- 401018 1
+end
+EOF
+cmp -s "$T/hello.bl.want" "$T/hello.bl" && ok "export on etm4-hello: the branch list code.s runs" ||
+  { bad "export branch-list differs:"; diff "$T/hello.bl.want" "$T/hello.bl" | head; }
+
 # ---- a shared hardware snapshot -------------------------------------------------------------
 S="${ETMKIT_SHARED:-$ETMKIT_SRC/../shared}/testdata/opencsd/snapshots/tme_test"
 if [ ! -f "$S/snapshot.ini" ]; then
@@ -158,6 +193,32 @@ printf '            210c8 [unknown] (VAL_NON_DET_CODE_exec)\n' >"$T/sym.want"
 printf '            7d9d8 code_start+0x1d9d8 (%s)\n' "$T/prog.elf" >>"$T/sym.want"
 cmp -s "$T/sym.want" "$T/sym.txt" && ok "the ELF's symbols name the samples" ||
   { bad "symbols:"; cat "$T/sym.txt"; }
+# export: the ELF's profile is at its own addresses (runtime - 0x5f000), the raw image's at the
+# runtime ones; otherwise the same counts
+"$E" export --format=branch-list -o "$T/raw.bl" --image "$BIN@0x60000" "$C" 2>/dev/null
+"$E" export --format=branch-list -o "$T/elf.bl" --image "$T/prog.elf@0x5f000" "$C" 2>/dev/null
+python3 - "$T/raw.bl" "$T/elf.bl" "$BIN" "$T/prog.elf" <<'EOF' || fail=1
+import sys
+def binaries(path):
+    out, cur = {}, None
+    for l in open(path):
+        w = l.split()
+        if w[0] == 'binary': cur = out.setdefault(w[3], []); continue
+        if cur is not None: cur.append(w)
+    return out
+raw, elf = binaries(sys.argv[1]), binaries(sys.argv[2])
+r, e = raw.pop(sys.argv[3], None), elf.pop(sys.argv[4], None)
+def shift(rows):
+    o = []
+    for w in rows:
+        if len(w) == 3 and w[0] not in ('ranges', 'branches', 'addresses'):
+            w = [x if x == '-' else '%x' % (int(x, 16) - 0x5f000) for x in w[:2]] + [w[2]]
+        o.append(w)
+    return o
+ok = r is not None and e is not None and len(r) > 10 and shift(r) == e and raw == elf
+print(('ok' if ok else 'FAIL') + ": export --image ELF@ADDR: the profile at the ELF's own addresses")
+sys.exit(0 if ok else 1)
+EOF
 # an ELF without @ADDR is at its link addresses: as @0 for this one (its lowest PT_LOAD is at 0)
 "$E" dump --decode --image "$T/prog.elf" "$C" >"$T/elf0.lst" 2>/dev/null
 "$E" dump --decode --image "$T/prog.elf@0" "$C" >"$T/elf00.lst" 2>/dev/null
