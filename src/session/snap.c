@@ -388,7 +388,10 @@ static int add_source(ek_session *s, size_t pos, const ek_decode_source_info *si
     if (a.decoded && has_flow(si->cfg->protocol)) {
         ek_synth_config sc;
         ek_synth_config_init(&sc);
-        sc.itrace = &s->o.itrace;
+        /* --itrace=sN counts the session's output (on_sample), not a source's */
+        ek_itrace it = s->o.itrace;
+        it.initial_skip = 0;
+        sc.itrace = &it;
         sc.protocol = si->cfg->protocol;
         sc.cpu = a.cpu;
         sc.trace_id = (uint8_t)a.trace_id;
@@ -461,11 +464,6 @@ static int drain(ek_session *s, ek_decode *t, size_t pos)
         for (size_t i = 0; i < it.count; i++) {
             int rc = on_elem(s, (size_t)k - 1, &it.elems[i]);
             if (rc) return rc;
-        }
-        if (s->o.progress) {
-            ek_decode_stats st;
-            ek_decode_stats_get(t, &st);
-            s->progress_told = s->progress_done + st.input_bytes;
         }
     }
     return r;
