@@ -149,6 +149,7 @@ typedef struct ek_account_source {
     const char *core_ini;   /* the core's device file, where [dump] sections go (NULL: none) */
     const char *source_ini; /* the source's device file */
     int decoded;            /* 0: etmkit does not decode its protocol */
+    int time_stamps;        /* configured to emit time stamps (its samples carry times) */
     uint64_t bytes;         /* trace bytes of its trace ID */
     uint64_t packets, bad_packets;
     uint64_t instructions;  /* instructions decoded */

@@ -299,6 +299,7 @@ void ek_account_json(const ek_account *a, ek_sbuf *out, int level)
             str(out, &g, "core", x->core);
             str(out, &g, "core_ini", x->core_ini);
             boolean(out, &g, "decoded", x->decoded);
+            boolean(out, &g, "time_stamps", x->time_stamps);
             num(out, &g, "bytes", x->bytes);
             num(out, &g, "packets", x->packets);
             num(out, &g, "bad_packets", x->bad_packets);

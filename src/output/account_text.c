@@ -68,7 +68,8 @@ static void snap_header(const ek_account *a, ek_sbuf *out)
     plural(out, a->ncpus, "core", "cores");
     ek_sbuf_puts(out, ", ");
     plural(out, st->trace_bytes, "byte", "bytes");
-    ek_sbuf_puts(out, " of trace\n");
+    ek_sbuf_printf(out, " of trace, %s\n",
+                   a->timeless ? "no time stamps" : "with time stamps (raw values as times)");
     if (!a->ran) return;
     ek_sbuf_puts(out, "  decoded: ");
     plural(out, st->instructions, "instruction", "instructions");

@@ -469,6 +469,8 @@ static int snap_account(ek_session *s, acct_b *a)
         if ((unsigned)p < 32) o->protocols |= 1u << p;
     }
     o->sources = snap_sources(s, &o->nsources);
+    for (size_t i = 0; i < o->nsources; i++)
+        if (o->sources[i].time_stamps) o->timeless = 0;
     snap_range *r = NULL;
     size_t nr = 0;
     int rc = snap_nacc_ranges(s, &r, &nr);

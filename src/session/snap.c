@@ -406,6 +406,7 @@ static int add_source(ek_session *s, size_t pos, const ek_decode_source_info *si
         /* a source that emits time stamps: its samples all carry a time, 0 before its first
          * time stamp */
         if (source_timed(si->cfg)) {
+            a.time_stamps = 1;
             x.has_time = 1;
             x.time = 0;
             ek_synth_set_time(x.synth, 0);
