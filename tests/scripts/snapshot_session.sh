@@ -4,8 +4,9 @@
 # ELF@ADDR gives code without editing the ini files. Checked:
 #  - the shipped example's samples, line for line, against its code.s (call, return, jcc,
 #    syscall, the kernel loop taken five times, sysret, the trace end);
-#  - on a shared snapshot (tme_test), the session decodes what `dump --decode` decodes: the same
-#    instructions, the same unreadable places (ADDR_NACC lines);
+#  - on a shared snapshot (tme_test), and on every single-buffer snapshot of ../shared, the
+#    session decodes what `dump --decode` decodes: the same instructions, the same unreadable
+#    places (ADDR_NACC lines);
 #  - with its program's [dump1] removed from a copy of the ini, doctor names the address range
 #    and the remedy (the core's ini); --image FILE@ADDR with the same bytes gives back the
 #    original listing byte for byte (dump --decode) and the original samples (script); so does
@@ -105,6 +106,23 @@ print(('ok' if ok else 'FAIL') + ': tme_test: doctor decodes as dump --decode (%
 sys.exit(0 if ok else 1)
 EOF
 "$E" script -F tid,ip,addr,flags "$S" >"$T/orig.script" 2>/dev/null || bad "script $S"
+
+# every single-buffer snapshot of ../shared: the session decodes the instructions and meets the
+# unreadable places `dump --decode` lists (multi-buffer ones: dump decodes the first buffer only)
+nsnap=0
+for d in "$(dirname "$S")"/*/; do
+  d=${d%/}
+  [ "$(grep -ci '^\[buffer' "$d/trace.ini")" = 1 ] || continue
+  want=$("$E" dump --decode-only --stats "$d" 2>/dev/null |
+    sed -n 's/.*decode: [0-9]* elements, \([0-9]*\) instructions.*/\1/p' | awk '{n += $1} END {print n + 0}')
+  want="$want $("$E" dump --decode-only "$d" 2>/dev/null | grep -c ADDR_NACC)"
+  got=$("$E" doctor --format=json "$d" 2>/dev/null |
+    python3 -c 'import json, sys; a = json.load(sys.stdin); print(a["stats"]["instructions"], a["stats"]["nacc"])')
+  [ "$want" = "$got" ] || bad "$(basename "$d"): dump --decode: $want instructions, NACC; the session: $got"
+  nsnap=$((nsnap + 1))
+done
+[ "$nsnap" -ge 30 ] && ok "$nsnap single-buffer snapshots: the session decodes as dump --decode" ||
+  bad "only $nsnap single-buffer snapshots found"
 
 # a copy without the program's dump ([dump1]: bindir_64/OTHERS_exec at 0x60000)
 C="$T/copy"
