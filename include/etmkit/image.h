@@ -92,8 +92,8 @@ int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t bu
  *   FILE@ADDR  any other file: raw bytes, the whole file at ADDR
  * The last '@' separates the address (0x... hex, or decimal). */
 typedef struct ek_image_spec {
-    char *path;       /* the file (owned: ek_image_spec_free) */
-    uint64_t addr;    /* with has_addr */
+    char *path;    /* the file (owned: ek_image_spec_free) */
+    uint64_t addr; /* with has_addr */
     int has_addr;
 } ek_image_spec;
 
@@ -104,10 +104,10 @@ void ek_image_spec_free(ek_image_spec *sp);
 
 /* Where an image spec's code went (ek_image_add_spec). */
 typedef struct ek_image_placed {
-    int elf;          /* 1: ELF segments; 0: raw bytes */
-    uint64_t bias;    /* ELF: added to p_vaddr (raw: ADDR) */
-    uint64_t lo, hi;  /* the lowest and highest address + 1 of the code mapped */
-    size_t regions;   /* regions added */
+    int elf;         /* 1: ELF segments; 0: raw bytes */
+    uint64_t bias;   /* ELF: added to p_vaddr (raw: ADDR) */
+    uint64_t lo, hi; /* the lowest and highest address + 1 of the code mapped */
+    size_t regions;  /* regions added */
 } ek_image_placed;
 
 /* Add the code of one spec (see above) to img, laid over what img already holds (later

@@ -545,8 +545,7 @@ int ek_image_spec_parse(const char *arg, ek_image_spec *out, ek_sbuf *err)
         v = strtoull(at + 1, &end, 0);
         if (!at[1] || errno || *end || at[1] == '-' || at[1] == '+') {
             if (err)
-                ek_sbuf_printf(err, "'%s': '%s' is not an address (0x... or decimal)", arg,
-                               at + 1);
+                ek_sbuf_printf(err, "'%s': '%s' is not an address (0x... or decimal)", arg, at + 1);
             return EK_ERR_ARG;
         }
     }
@@ -591,8 +590,8 @@ int ek_image_add_spec(ek_image *img, const ek_image_spec *sp, ek_mem_space space
     }
     if (!is_elf) {
         if (!sp->has_addr) {
-            ek_diag_emit(&img->diag, EK_SEV_ERROR, "image.no-address", EK_ERR_ARG, sp->path, -1,
-                         -1, -1,
+            ek_diag_emit(&img->diag, EK_SEV_ERROR, "image.no-address", EK_ERR_ARG, sp->path, -1, -1,
+                         -1,
                          "not an ELF file: raw bytes need the address of their first byte "
                          "(FILE@ADDR)");
             return EK_ERR_ARG;

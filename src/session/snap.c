@@ -37,21 +37,21 @@
 /* code the resolver names: a memory dump or an --image spec */
 typedef struct sregion {
     uint64_t lo, hi;
-    const char *dso;   /* file name shown as the DSO */
-    ek_symtab *syms;   /* ELF symbols (by p_vaddr), NULL: none */
-    uint64_t bias;     /* address - bias = the ELF's own address */
+    const char *dso; /* file name shown as the DSO */
+    ek_symtab *syms; /* ELF symbols (by p_vaddr), NULL: none */
+    uint64_t bias;   /* address - bias = the ELF's own address */
 } sregion;
 
 typedef struct sbuf_state { /* one buffer of the snapshot, in buffer order */
-    size_t buffer;       /* index into ss->buffers */
-    ek_image *img;       /* its code */
+    size_t buffer;          /* index into ss->buffers */
+    ek_image *img;          /* its code */
     EK_VEC(sregion) regions;
-    int src_of_id[128];  /* index into srcs + 1 (0: none) */
+    int src_of_id[128]; /* index into srcs + 1 (0: none) */
 } sbuf_state;
 
-typedef struct ssrc {    /* one trace source as decoded from one buffer */
-    size_t pos;          /* its buffer's position */
-    ek_synth *synth;     /* NULL: no instruction trace */
+typedef struct ssrc { /* one trace source as decoded from one buffer */
+    size_t pos;       /* its buffer's position */
+    ek_synth *synth;  /* NULL: no instruction trace */
     int has_time;
     uint64_t time;
 } ssrc;
@@ -70,16 +70,16 @@ struct snap_sess {
     ek_image_placed *placed;
     sbuf_state *bufs;
     size_t nbufs;
-    EK_VEC(ssrc) srcs;       /* parallel to acct */
+    EK_VEC(ssrc) srcs; /* parallel to acct */
     EK_VEC(ek_account_source) acct;
     EK_VEC(snap_nacc) naccs;
     /* the run */
     const ek_consumer *c;
     void *qctx;
-    ek_sbuf out;             /* staged: encoded samples not yet put */
-    uint64_t skip;           /* --itrace=sN */
+    ek_sbuf out;   /* staged: encoded samples not yet put */
+    uint64_t skip; /* --itrace=sN */
     int rc;
-    size_t cur;              /* the buffer being decoded */
+    size_t cur; /* the buffer being decoded */
 };
 
 /* ---- open ----------------------------------------------------------------------------------- */
@@ -184,7 +184,8 @@ const ek_snapshot *snap_snapshot(const ek_session *s)
     return s->snap ? s->snap->ss : NULL;
 }
 
-/* ---- the resolver ----------------------------------------------------------------------------- */
+/* ---- the resolver -----------------------------------------------------------------------------
+ */
 
 typedef struct srctx {
     ek_sample_ctx pub; /* first: the consumer's context is the resolver's */
@@ -248,7 +249,8 @@ static void srctx_init(srctx *c, ek_session *s, size_t pos)
     c->pub.unstable = 1; /* (answers are not cached by time) */
 }
 
-/* ---- samples out -------------------------------------------------------------------------------- */
+/* ---- samples out --------------------------------------------------------------------------------
+ */
 
 static int put_out(snap_sess *sn, int all)
 {
@@ -303,7 +305,8 @@ static size_t synth_read(void *ctx, uint64_t addr, void *buf, size_t len)
     return b->img ? ek_image_read(b->img, EK_MS_ANY, addr, buf, len) : 0;
 }
 
-/* ---- decoding a buffer -------------------------------------------------------------------------- */
+/* ---- decoding a buffer --------------------------------------------------------------------------
+ */
 
 static int has_flow(ek_protocol p)
 {
@@ -343,8 +346,9 @@ static int buf_regions(ek_session *s, sbuf_state *b)
         for (size_t j = 0; j < dev->ndumps; j++) {
             const ek_snap_dump *d = &dev->dumps[j];
             if (!d->present) continue;
-            uint64_t len = d->has_length ? d->length
-                           : d->file_size > d->offset ? d->file_size - d->offset : 0;
+            uint64_t len = d->has_length              ? d->length
+                           : d->file_size > d->offset ? d->file_size - d->offset
+                                                      : 0;
             if (d->has_length && d->file_size > d->offset && len > d->file_size - d->offset)
                 len = d->file_size - d->offset;
             sregion g = {d->address, d->address + len, base_name(d->path), NULL, 0};
@@ -598,7 +602,8 @@ int snap_run(ek_session *s, const ek_consumer *c)
     return rc;
 }
 
-/* ---- what the account needs --------------------------------------------------------------------- */
+/* ---- what the account needs ---------------------------------------------------------------------
+ */
 
 const ek_account_source *snap_sources(const ek_session *s, size_t *n)
 {

@@ -221,7 +221,8 @@ static void test_account(void **state)
     assert_int_equal(x->nacc + x->sync_losses + x->errors, 0);
     assert_true(x->time_stamps); /* TRCCONFIGR.TS */
     assert_false(a->timeless);
-    for (size_t i = 0; i < a->nitems; i++) assert_false(a->items[i].problem);
+    for (size_t i = 0; i < a->nitems; i++)
+        assert_false(a->items[i].problem);
     ek_account_free(a);
     ek_session_free(s);
 }

@@ -71,15 +71,14 @@ static const struct {
 
 void cli_decode_help(FILE *f, unsigned without)
 {
-    fprintf(f,
-            "input:\n"
-            "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, a\n"
-            "                    perf.data folder with kcore_dir/, or a trace snapshot folder\n"
-            "                    (snapshot.ini: every trace source decoded with its memory\n"
-            "                    dumps, trace IDs as threads); default ./perf.data, as perf\n"
-            "samples:\n"
-            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+    fprintf(f, "input:\n"
+               "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, a\n"
+               "                    perf.data folder with kcore_dir/, or a trace snapshot folder\n"
+               "                    (snapshot.ini: every trace source decoded with its memory\n"
+               "                    dumps, trace IDs as threads); default ./perf.data, as perf\n"
+               "samples:\n"
+               "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+               "                    without it (or --itrace alone) perf 6.1's: every branch\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
         fprintf(f,
                 "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"

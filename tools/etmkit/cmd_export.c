@@ -46,8 +46,8 @@ static void usage(FILE *f)
 /* A trace snapshot's binaries (no recorded maps): the files the session's resolver names --
  * memory dumps at their own addresses, ELF files given with --image at their link addresses */
 typedef struct snap_bin {
-    char *name;        /* as the resolver names it (the dump's file name, the --image path) */
-    uint64_t bias;     /* ELF: the address minus the ELF's own */
+    char *name;         /* as the resolver names it (the dump's file name, the --image path) */
+    uint64_t bias;      /* ELF: the address minus the ELF's own */
     uint64_t load_base; /* ELF: p_vaddr of its first PT_LOAD */
     uint8_t build_id[64];
     size_t build_id_len;
@@ -55,7 +55,7 @@ typedef struct snap_bin {
 
 typedef struct export_ctx {
     ek_profile_maps *maps;
-    int snapshot;              /* a trace snapshot folder: bins, not maps */
+    int snapshot; /* a trace snapshot folder: bins, not maps */
     snap_bin *bins;
     size_t nbins;
     const cli_decode *d;
@@ -287,7 +287,8 @@ int cmd_export(int argc, char **argv)
     ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
     c.d = &d;
     c.snapshot = d.snapshot;
-    if ((rc = ek_profile_new(&p)) || (!c.snapshot && (rc = ek_profile_maps_new(pf, &mo, &c.maps))) ||
+    if ((rc = ek_profile_new(&p)) ||
+        (!c.snapshot && (rc = ek_profile_maps_new(pf, &mo, &c.maps))) ||
         (rc = ek_profile_builder_new(p, locate, &c, &c.b))) {
         cli_err("export: %s", ek_strerror(rc));
         ret = CLI_FAIL;
