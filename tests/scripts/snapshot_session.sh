@@ -4,9 +4,9 @@
 # ELF@ADDR gives code without editing the ini files. Checked:
 #  - the shipped example's samples, line for line, against its code.s (call, return, jcc,
 #    syscall, the kernel loop taken five times, sysret, the trace end);
-#  - on a shared snapshot (tme_test), and on every single-buffer snapshot of ../shared, the
-#    session decodes what `dump --decode` decodes: the same instructions, the same unreadable
-#    places (ADDR_NACC lines);
+#  - on every buffer of every snapshot of ../shared (60), the session decodes what
+#    `dump --decode` decodes for it: the same instructions, the same unreadable places
+#    (ADDR_NACC lines);
 #  - with its program's [dump1] removed from a copy of the ini, doctor names the address range
 #    and the remedy (the core's ini); --image FILE@ADDR with the same bytes gives back the
 #    original listing byte for byte (dump --decode) and the original samples (script); so does
@@ -107,22 +107,46 @@ sys.exit(0 if ok else 1)
 EOF
 "$E" script -F tid,ip,addr,flags "$S" >"$T/orig.script" 2>/dev/null || bad "script $S"
 
-# every single-buffer snapshot of ../shared: the session decodes the instructions and meets the
-# unreadable places `dump --decode` lists (multi-buffer ones: dump decodes the first buffer only)
-nsnap=0
+# every buffer of every snapshot of ../shared: the session decodes the instructions and meets
+# the unreadable places `dump --decode` lists for that buffer (dump decodes the first buffer of
+# trace.ini: for buffer k, a copy whose trace.ini has buffer k's section first)
+reorder() { # reorder TRACE_INI OUT K: prints buffer K's name
+  python3 - "$@" <<'EOF'
+import re, sys
+s = open(sys.argv[1]).read()
+parts = re.split(r'(?m)^(?=\[)', s)
+bufs = [i for i, p in enumerate(parts) if re.match(r'\[buffer', p, re.I)]
+k = bufs[int(sys.argv[3])]
+parts[bufs[0]], parts[k] = parts[k], parts[bufs[0]]
+open(sys.argv[2], 'w').write(''.join(parts))
+print(re.search(r'(?mi)^name\s*=\s*(\S+)', parts[bufs[0]]).group(1))
+EOF
+}
+nbuf=0
 for d in "$(dirname "$S")"/*/; do
   d=${d%/}
-  [ "$(grep -ci '^\[buffer' "$d/trace.ini")" = 1 ] || continue
-  want=$("$E" dump --decode-only --stats "$d" 2>/dev/null |
-    sed -n 's/.*decode: [0-9]* elements, \([0-9]*\) instructions.*/\1/p' | awk '{n += $1} END {print n + 0}')
-  want="$want $("$E" dump --decode-only "$d" 2>/dev/null | grep -c ADDR_NACC)"
-  got=$("$E" doctor --format=json "$d" 2>/dev/null |
-    python3 -c 'import json, sys; a = json.load(sys.stdin); print(a["stats"]["instructions"], a["stats"]["nacc"])')
-  [ "$want" = "$got" ] || bad "$(basename "$d"): dump --decode: $want instructions, NACC; the session: $got"
-  nsnap=$((nsnap + 1))
+  nb=$(grep -ci '^\[buffer' "$d/trace.ini")
+  "$E" doctor --format=json "$d" >"$T/sweep.json" 2>/dev/null
+  for k in $(seq 0 $((nb - 1))); do
+    rm -rf "$T/r"
+    mkdir "$T/r"
+    for f in "$d"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$T/r/"; done
+    rm "$T/r/trace.ini"
+    name=$(reorder "$d/trace.ini" "$T/r/trace.ini" "$k")
+    want=$("$E" dump --decode-only --stats "$T/r" 2>/dev/null |
+      sed -n 's/.*decode: [0-9]* elements, \([0-9]*\) instructions.*/\1/p' | awk '{n += $1} END {print n + 0}')
+    want="$want $("$E" dump --decode-only "$T/r" 2>/dev/null | grep -c ADDR_NACC)"
+    got=$(python3 -c 'import json, sys
+a = json.load(open(sys.argv[1]))
+s = [x for x in a["sources"] if x["buffer"] == sys.argv[2]]
+print(sum(x["instructions"] for x in s), sum(x["nacc"] for x in s))' "$T/sweep.json" "$name")
+    [ "$want" = "$got" ] ||
+      bad "$(basename "$d") buffer $name: dump --decode: $want (instructions, NACC); the session: $got"
+    nbuf=$((nbuf + 1))
+  done
 done
-[ "$nsnap" -ge 30 ] && ok "$nsnap single-buffer snapshots: the session decodes as dump --decode" ||
-  bad "only $nsnap single-buffer snapshots found"
+[ "$nbuf" -ge 50 ] && ok "$nbuf buffers of the shared snapshots: the session decodes as dump --decode" ||
+  bad "only $nbuf buffers found"
 
 # a copy without the program's dump ([dump1]: bindir_64/OTHERS_exec at 0x60000)
 C="$T/copy"
