@@ -17,7 +17,8 @@
  * decode tree hands out elements: the order of the trace in the buffer (frame by frame), the
  * sources' samples interleaved as they were captured. ek_sample.queue is the buffer's position
  * in that order. The decode follows the architecture (not OpenCSD's departures: no fatal
- * stops), as `etmkit dump --decode` does for its text and JSON listings.
+ * stops), as `etmkit dump --decode` does for its text and JSON listings; a DSTREAM buffer
+ * (format=dstream_coresight) is read as DSTREAM records, as `dump --decode --dstream` reads it.
  *
  * Single-threaded: a snapshot's buffers are decoded in turn on the caller's thread, and the
  * consumer's callbacks (ordered or staged) are called from it as samples are made. */
@@ -495,6 +496,9 @@ static int decode_buffer(ek_session *s, size_t pos, sctx *ctxs, size_t maxctx)
     ek_decode_config dc;
     ek_decode_config_init(&dc);
     dc.flags = EK_DECODE_ELEMS | EK_DECODE_BATCH | EK_DECODE_DIAG_STREAM;
+    /* a DSTREAM capture is read as its records (504 data + 8 footer bytes): what `dump
+     * --dstream` (trc_pkt_lister's -dstream_format) asks for by hand */
+    if (buf->format == EK_BUF_DSTREAM) dc.flags |= EK_DECODE_DSTREAM;
     dc.model = EK_DECODE_MODEL_OCSD;
     dc.mem = ek_flow_mem_image(b->img);
     dc.diag = &s->diag;

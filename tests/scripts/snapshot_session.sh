@@ -133,9 +133,18 @@ for d in "$(dirname "$S")"/*/; do
     for f in "$d"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$T/r/"; done
     rm "$T/r/trace.ini"
     name=$(reorder "$d/trace.ini" "$T/r/trace.ini" "$k")
-    want=$("$E" dump --decode-only --stats "$T/r" 2>/dev/null |
+    # (a DSTREAM capture: the session reads its records, as dump --dstream)
+    ds=
+    python3 - "$T/r/trace.ini" <<'EOF' && ds=--dstream
+import re, sys
+s = open(sys.argv[1]).read()
+b = re.split(r'(?m)^(?=\[)', s)
+first = [p for p in b if re.match(r'\[buffer', p, re.I)][0]
+sys.exit(0 if re.search(r'(?mi)^format\s*=\s*dstream_coresight', first) else 1)
+EOF
+    want=$("$E" dump $ds --decode-only --stats "$T/r" 2>/dev/null |
       sed -n 's/.*decode: [0-9]* elements, \([0-9]*\) instructions.*/\1/p' | awk '{n += $1} END {print n + 0}')
-    want="$want $("$E" dump --decode-only "$T/r" 2>/dev/null | grep -c ADDR_NACC)"
+    want="$want $("$E" dump $ds --decode-only "$T/r" 2>/dev/null | grep -c ADDR_NACC)"
     got=$(python3 -c 'import json, sys
 a = json.load(open(sys.argv[1]))
 s = [x for x in a["sources"] if x["buffer"] == sys.argv[2]]
