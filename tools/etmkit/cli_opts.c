@@ -36,6 +36,7 @@ enum {
     O_VERBOSE,
     O_STRICT,
     O_FORMAT,
+    O_IMAGE,
 };
 
 /* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
@@ -70,21 +71,23 @@ static const struct {
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
     {"--format", NULL, 1, O_FORMAT}, /* doctor only */
+    {"--image", NULL, 1, O_IMAGE},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
 void cli_decode_help(FILE *f, unsigned without)
 {
-    fprintf(f,
-            "input:\n"
-            "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
-            "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
-            "samples:\n"
-            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
-            "                    g[N]: a call chain of N entries (default 16) on every\n"
-            "                    sample, from the call stacks etmkit follows (perf 6.1's\n"
-            "                    cs-etm ignores g)\n");
+    fprintf(f, "input:\n"
+               "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, a\n"
+               "                    perf.data folder with kcore_dir/, or a trace snapshot folder\n"
+               "                    (snapshot.ini: every trace source decoded with its memory\n"
+               "                    dumps, trace IDs as threads); default ./perf.data, as perf\n"
+               "samples:\n"
+               "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+               "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
+               "                    g[N]: a call chain of N entries (default 16) on every\n"
+               "                    sample, from the call stacks etmkit follows (perf 6.1's\n"
+               "                    cs-etm ignores g)\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
         fprintf(f,
                 "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
@@ -117,6 +120,11 @@ void cli_decode_help(FILE *f, unsigned without)
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore' (kcore, kallsyms)\n"
             "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
+            "  --image=FILE@ADDR (snapshot folders, repeatable) code the memory dumps lack: an\n"
+            "                    ELF file's executable segments, placed so that its lowest\n"
+            "                    PT_LOAD segment starts at ADDR (ELF alone: at its link\n"
+            "                    addresses; its symbols name the samples), or any other file's\n"
+            "                    raw bytes at ADDR\n"
             "  --raw-cpu=N       decode raw (TRBE) trace that no record ties to a CPU (perf\n"
             "                    record --per-thread) with CPU N's configuration (needed only\n"
             "                    when the CPUs are configured differently: big.LITTLE)\n"
@@ -333,6 +341,13 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
         case O_QUIET: d->quiet = 1; break;
         case O_VERBOSE: d->verbose = 1; break;
         case O_STRICT: d->strict = 1; break;
+        case O_IMAGE: {
+            int r = cli_image_arg(d->cmd, v, &d->images, &d->nimages);
+            if (r >= 0) return r;
+            d->so.images = d->images;
+            d->so.nimages = d->nimages;
+            break;
+        }
         case O_FORMAT:
             if (!strcmp(v, "json"))
                 d->json = 1;
@@ -494,12 +509,8 @@ int cli_decode_check(cli_decode *d)
     }
     if (S_ISDIR(st.st_mode)) {
         if (exists(in, "snapshot.ini", 0)) {
-            cli_err("%s: a trace snapshot folder, not a perf recording: 'etmkit dump --decode %s' "
-                    "lists its instruction flow",
-                    in, in);
-            return CLI_FAIL;
-        }
-        if (!exists(in, "data", 0)) {
+            d->snapshot = 1;
+        } else if (!exists(in, "data", 0)) {
             cli_err("%s: %s, not a perf.data file (nor a perf.data folder holding 'data')", in,
                     strerror(EISDIR));
             return CLI_FAIL;
@@ -508,6 +519,12 @@ int cli_decode_check(cli_decode *d)
         cli_err("%s: %s", in, strerror(errno));
         return CLI_FAIL;
     }
+    if (d->nimages && !d->snapshot)
+        return usage_error(d,
+                           "--image gives code to trace snapshot folders; %s is a perf recording "
+                           "(its code comes from the files its maps name: --symfs, the build-id "
+                           "cache)",
+                           in);
     if (d->so.symfs && (rc = check_dir(d, d->symfs_opt, d->so.symfs)) >= 0) return rc;
     if (d->so.buildid_dir && (rc = check_dir(d, d->buildid_opt, d->so.buildid_dir)) >= 0) return rc;
     if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, F_ELF)) >= 0) return rc;
@@ -586,4 +603,9 @@ void cli_decode_free(cli_decode *d)
     ek_diag_collector_free(d->diags);
     d->diags = NULL;
     ek_sbuf_free(&d->first_error);
+    cli_images_free(d->images, d->nimages);
+    d->images = NULL;
+    d->nimages = 0;
+    d->so.images = NULL;
+    d->so.nimages = 0;
 }

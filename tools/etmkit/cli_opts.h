@@ -27,6 +27,9 @@ typedef struct cli_decode {
     /* the session's diagnostics sink: it lives as long as the session (cli_decode_free) */
     ek_diag_collector *diags;
     ek_sbuf first_error;
+    struct ek_image_spec *images; /* --image (so.images points at them) */
+    size_t nimages;
+    int snapshot;            /* the input is a trace snapshot folder (cli_decode_check) */
 } cli_decode;
 
 /* What a command leaves out of the shared options (it neither offers nor accepts them, and

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "etmkit/image.h"
 #include "etmkit/profile.h"
 #include "etmkit/symbols.h"
 
@@ -42,8 +43,22 @@ static void usage(FILE *f)
                "2 on a usage error.\n");
 }
 
+/* A trace snapshot's binaries (no recorded maps): the files the session's resolver names --
+ * memory dumps at their own addresses, ELF files given with --image at their link addresses */
+typedef struct snap_bin {
+    char *name;         /* as the resolver names it (the dump's file name, the --image path) */
+    uint64_t bias;      /* ELF: the address minus the ELF's own */
+    uint64_t load_base; /* ELF: p_vaddr of its first PT_LOAD */
+    uint8_t build_id[64];
+    size_t build_id_len;
+} snap_bin;
+
 typedef struct export_ctx {
     ek_profile_maps *maps;
+    int snapshot; /* a trace snapshot folder: bins, not maps */
+    snap_bin *bins;
+    size_t nbins;
+    const cli_decode *d;
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
@@ -66,10 +81,53 @@ static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
     return c->hint;
 }
 
+/* The binary of a snapshot the resolver names name: made the first time (an --image ELF
+ * file: its bias, load base and build-id). NULL: out of memory. */
+static snap_bin *snap_bin_of(export_ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->nbins; i++)
+        if (!strcmp(c->bins[i].name, name)) return &c->bins[i];
+    snap_bin *nb = realloc(c->bins, (c->nbins + 1) * sizeof *nb);
+    if (!nb) return NULL;
+    c->bins = nb;
+    snap_bin *b = &nb[c->nbins];
+    memset(b, 0, sizeof *b);
+    if (!(b->name = strdup(name))) return NULL;
+    c->nbins++;
+    for (size_t i = 0; i < c->d->nimages; i++) {
+        const ek_image_spec *sp = &c->d->images[i];
+        ek_elf_info *ei = NULL;
+        if (strcmp(sp->path, name) || ek_elf_info_read(sp->path, NULL, &ei)) continue;
+        uint64_t low = UINT64_MAX;
+        for (size_t k = 0; k < ei->nsegs; k++)
+            if (ei->segs[k].vaddr < low) low = ei->segs[k].vaddr;
+        if (low == UINT64_MAX) low = 0;
+        b->load_base = low;
+        b->bias = sp->has_addr ? sp->addr - low : 0;
+        b->build_id_len = ei->build_id_len <= sizeof b->build_id ? ei->build_id_len : 0;
+        memcpy(b->build_id, ei->build_id, b->build_id_len);
+        ek_elf_info_free(ei);
+        break;
+    }
+    return b;
+}
+
 static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
 {
     export_ctx *c = ctx;
-    return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+    if (!c->snapshot) return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+    const char *name = dso_hint(c, s, addr);
+    if (!name) return 1;
+    snap_bin *b = snap_bin_of(c, name);
+    if (!b) return 1;
+    memset(out, 0, sizeof *out);
+    out->id.path = b->name;
+    out->id.build_id = b->build_id_len ? b->build_id : NULL;
+    out->id.build_id_len = b->build_id_len;
+    out->id.load_base = b->load_base;
+    out->vaddr = addr - b->bias;
+    out->mapping = (uint64_t)(b - c->bins) + 1;
+    return 0;
 }
 
 /* instruction bytes the session's samples do not carry (no_insn): as the sample's thread saw
@@ -227,13 +285,16 @@ int cmd_export(int argc, char **argv)
     ek_sbuf text = EK_SBUF_INIT;
     int rc;
     ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
-    if ((rc = ek_profile_new(&p)) || (rc = ek_profile_maps_new(pf, &mo, &c.maps)) ||
+    c.d = &d;
+    c.snapshot = d.snapshot;
+    if ((rc = ek_profile_new(&p)) ||
+        (!c.snapshot && (rc = ek_profile_maps_new(pf, &mo, &c.maps))) ||
         (rc = ek_profile_builder_new(p, locate, &c, &c.b))) {
         cli_err("export: %s", ek_strerror(rc));
         ret = CLI_FAIL;
         goto done;
     }
-    ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
+    if (!c.snapshot) ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
     ek_profile_builder_set_insn(c.b, read_insn, &c);
     /* samples without instruction bytes: the builder reads the few it needs (a branch right
      * before an exception or a trace end) through the resolver (read_insn) */
@@ -265,7 +326,7 @@ int cmd_export(int argc, char **argv)
                     "was found\n",
                     (unsigned long long)bs.samples);
         ek_sbuf miss = EK_SBUF_INIT;
-        ek_profile_maps_missing(c.maps, &miss);
+        if (c.maps) ek_profile_maps_missing(c.maps, &miss);
         if (miss.len) fprintf(stderr, "files not found or of another build:\n%s", miss.p);
         ek_sbuf_free(&miss);
         if (rep.len) fputs(rep.p, stderr);
@@ -273,7 +334,7 @@ int cmd_export(int argc, char **argv)
         if (rep.len) fputs(rep.p, stderr);
         if (bs.unlocated) {
             ek_sbuf miss = EK_SBUF_INIT;
-            ek_profile_maps_missing(c.maps, &miss);
+            if (c.maps) ek_profile_maps_missing(c.maps, &miss);
             fprintf(stderr,
                     "etmkit export: %llu sample addresses are in no binary whose code was "
                     "found%s\n%s",
@@ -315,6 +376,9 @@ done:
     ek_sbuf_free(&text);
     ek_profile_builder_free(c.b);
     ek_profile_maps_free(c.maps);
+    for (size_t i = 0; i < c.nbins; i++)
+        free(c.bins[i].name);
+    free(c.bins);
     ek_profile_free(p);
     ek_session_free(s);
     cli_decode_free(&d);

@@ -78,7 +78,9 @@ int cmd_dump(int argc, char **argv)
     /* The input is the last non-option argument: a snapshot folder or a perf.data file. */
     const char *input = NULL;
     for (int i = 1; i < argc; i++)
-        if (argv[i][0] != '-')
+        if (!strcmp(argv[i], "--image"))
+            i++; /* (its value is not the input) */
+        else if (argv[i][0] != '-')
             input = argv[i];
     struct stat st;
     if (input && stat(input, &st)) {
