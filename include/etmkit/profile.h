@@ -226,11 +226,11 @@ int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sb
 
 /* What ek_profile_write_lcov wrote (sums over its records). */
 typedef struct ek_lcov_stats {
-    uint64_t files;                   /* SF records */
-    uint64_t lines, lines_hit;        /* DA lines, those with a count */
+    uint64_t files;                    /* SF records */
+    uint64_t lines, lines_hit;         /* DA lines, those with a count */
     uint64_t functions, functions_hit; /* FN lines, those with a count */
-    uint64_t branches, branches_hit;  /* BRDA lines (two per conditional branch), taken ones */
-    int has_lines;                    /* the ELF file has DWARF line tables */
+    uint64_t branches, branches_hit;   /* BRDA lines (two per conditional branch), taken ones */
+    int has_lines;                     /* the ELF file has DWARF line tables */
 } ek_lcov_stats;
 
 /* Coverage of binary `bin` as lcov tracefile records (geninfo's format, for genhtml), appended
@@ -243,9 +243,10 @@ typedef struct ek_lcov_stats {
  * branch 1 = not taken (its other executions), "-" for both when it never ran. Functions whose
  * entry has no source line (no DWARF) go to one more record, SF: the binary's path, with a
  * pseudo-line per function (its number in address order, from 1: FN, DA = its entry count,
- * BRDA for its branches without a line). Code is walked within functions and line-table
- * sequences, in the executable sections (A64; A32/T32 by mapping symbols or the Thumb bit),
- * skipping $d data. elf: the binary's ELF file for symbols and DWARF (a separate debug file
+ * BRDA for its branches without a line); without function symbols (a stripped file), each
+ * executable section is one function, named after it. Code is walked within functions and
+ * line-table sequences, in the executable sections (A64; A32/T32 by mapping symbols or the Thumb
+ * bit), skipping $d data. elf: the binary's ELF file for symbols and DWARF (a separate debug file
  * will do); code_elf: the ELF file with its instructions when elf holds none (NULL: elf).
  * Addresses are the binary's own (those of the profile). st may be NULL. Returns 0, EK_ERR_ARG,
  * EK_ERR_IO, EK_ERR_FORMAT (not an ELF file, or relocatable) or EK_ERR_NOMEM. */

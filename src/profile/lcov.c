@@ -30,6 +30,7 @@ typedef struct lc_file {
 typedef struct lc_code { /* an executable section's bytes */
     uint64_t lo, hi;
     const uint8_t *p;
+    const char *name;
 } lc_code;
 
 typedef struct lc_func {
@@ -187,7 +188,11 @@ static int load_code(lc_ctx *c, Elf *e)
         if (!d || !d->d_buf || d->d_size < sh.sh_size) continue;
         if (grow((void **)&c->code, &c->capcode, c->ncode + 1, sizeof *c->code))
             return EK_ERR_NOMEM;
-        c->code[c->ncode++] = (lc_code){sh.sh_addr, sh.sh_addr + sh.sh_size, d->d_buf};
+        size_t shstrndx;
+        const char *name = NULL;
+        if (!elf_getshdrstrndx(e, &shstrndx)) name = elf_strptr(e, shstrndx, sh.sh_name);
+        c->code[c->ncode++] =
+            (lc_code){sh.sh_addr, sh.sh_addr + sh.sh_size, d->d_buf, name ? name : "?"};
     }
     return 0;
 }
@@ -220,10 +225,8 @@ static int load_symbols(lc_ctx *c, Elf *e)
             psh = sh;
         }
     }
-    if (!pick) return 0;
-    Elf_Data *d = elf_getdata(pick, NULL);
-    if (!d || !psh.sh_entsize) return 0;
-    size_t n = psh.sh_size / psh.sh_entsize, capf = 0, capm = 0;
+    Elf_Data *d = pick ? elf_getdata(pick, NULL) : NULL;
+    size_t n = d && psh.sh_entsize ? psh.sh_size / psh.sh_entsize : 0, capf = 0, capm = 0;
     for (size_t i = 1; i < n; i++) {
         GElf_Sym s;
         if (!gelf_getsym(d, (int)i, &s)) continue;
@@ -253,6 +256,14 @@ static int load_symbols(lc_ctx *c, Elf *e)
                                     : bind == STB_WEAK ? 1
                                                        : 2,
                                     thumb};
+    }
+    if (!c->nfn && c->ncode) {
+        /* no function symbols (a stripped file): each executable section is one function,
+         * named after it */
+        c->fn = malloc(c->ncode * sizeof *c->fn);
+        if (!c->fn) return EK_ERR_NOMEM;
+        for (size_t i = 0; i < c->ncode; i++)
+            c->fn[c->nfn++] = (lc_func){c->code[i].lo, c->code[i].hi, c->code[i].name, 0, 0};
     }
     qsort(c->fn, c->nfn, sizeof *c->fn, cmp_func);
     /* one function per address (the first name: global, weak, local, then by bytes); a
