@@ -26,7 +26,7 @@ BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcaps
 # clang-16, llvm-profgen-16
 TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin time \
               man-db bash-completion libc6-arm64-cross libgomp1-arm64-cross bolt-16 qemu-user \
-              autofdo clang-16 llvm-16 python3-distributed
+              autofdo clang-16 llvm-16 python3-distributed lcov
 BENCH_DEPS := libopencsd-bin linux-perf time libc6-arm64-cross libgomp1-arm64-cross python3-distributed
 
 .PHONY: all build quiet-build asan deps test-deps bench-deps demo install test bench fuzz clean \
