@@ -1,7 +1,7 @@
 /* etmkit export: a recording's PGO profile (range and branch counts per binary) as simpleperf's
- * AutoFDO text, BOLT fdata or an etmkit branch list. The session decodes, the profile library
- * counts (ek_profile_builder) and writes; this file parses options and reports.
- * See docs/PROFILES.md. */
+ * AutoFDO text, BOLT fdata or an etmkit branch list, or its coverage as lcov (export_lcov.c). The
+ * session decodes, the profile library counts (ek_profile_builder) and writes; this file parses
+ * options and reports. See docs/PROFILES.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list|lcov] [-o OUT] [--binary=ELF] "
-            "[options] [FILE]\n"
+            "usage: etmkit export [--format=FORMAT] [-o OUT] [--binary=ELF] [options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
             "the next branch's source, both in one mapping) and the branches taken (branch\n"
