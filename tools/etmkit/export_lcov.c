@@ -109,8 +109,9 @@ int export_lcov(const ek_profile *p, const char *binary, const cli_decode *d, ek
             code = find_code(&id, id.build_id_len ? hex : NULL, d);
         }
         if (!elf) {
-            ek_sbuf_printf(&missing, "  %s%s%s%s\n", id.path[0] ? id.path : "(no path)",
-                           hex[0] ? " (build-id " : "", hex, hex[0] ? ")" : "");
+            ek_sbuf_printf(&missing, "  %s%s%s%s%s\n", id.path[0] ? id.path : "(no path)",
+                           hex[0] ? " (build-id " : "", hex, hex[0] ? ")" : "",
+                           strcmp(id.path, "[kernel.kallsyms]") ? "" : ": give -k vmlinux");
         } else {
             int rc = write_one(p, order[i], elf, code, out, &sum);
             if (rc == EK_ERR_FORMAT) {
