@@ -243,8 +243,10 @@ typedef struct ek_lcov_stats {
  * branch 1 = not taken (its other executions), "-" for both when it never ran. Functions whose
  * entry has no source line (no DWARF) go to one more record, SF: the binary's path, with a
  * pseudo-line per function (its number in address order, from 1: FN, DA = its entry count,
- * BRDA for its branches without a line); without function symbols (a stripped file), each
- * executable section is one function, named after it. Code is walked within functions and
+ * BRDA for its branches without a line). Code no function symbol starts at or covers but an
+ * .eh_frame FDE does (a stripped file's .dynsym names its exported functions only) is a
+ * function "fde@<hex address>" over the FDE's range (cut at the next function); without any
+ * function, each executable section is one, named after it. Code is walked within functions and
  * line-table sequences, in the executable sections (A64; A32/T32 by mapping symbols or the Thumb
  * bit), skipping $d data. elf: the binary's ELF file for symbols and DWARF (a separate debug file
  * will do); code_elf: the ELF file with its instructions when elf holds none (NULL: elf).

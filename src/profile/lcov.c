@@ -15,11 +15,13 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "etmkit/isa.h"
+#include "profile/eh_frame.h"
 #include "profile/profile_int.h"
 
 typedef struct lc_file {
@@ -80,7 +82,8 @@ typedef struct lc_ctx {
     lc_code *code;
     size_t ncode, capcode;
     lc_func *fn;
-    size_t nfn;
+    size_t nfn, capfn;
+    char *fdenames; /* "fde@<hex>" names of FDE functions, 24 bytes each */
     lc_map *map;
     size_t nmap;
     lc_span *span;
@@ -226,7 +229,7 @@ static int load_symbols(lc_ctx *c, Elf *e)
         }
     }
     Elf_Data *d = pick ? elf_getdata(pick, NULL) : NULL;
-    size_t n = d && psh.sh_entsize ? psh.sh_size / psh.sh_entsize : 0, capf = 0, capm = 0;
+    size_t n = d && psh.sh_entsize ? psh.sh_size / psh.sh_entsize : 0, capm = 0;
     for (size_t i = 1; i < n; i++) {
         GElf_Sym s;
         if (!gelf_getsym(d, (int)i, &s)) continue;
@@ -244,7 +247,7 @@ static int load_symbols(lc_ctx *c, Elf *e)
             continue;
         }
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !name[0]) continue;
-        if (grow((void **)&c->fn, &capf, c->nfn + 1, sizeof *c->fn)) return EK_ERR_NOMEM;
+        if (grow((void **)&c->fn, &c->capfn, c->nfn + 1, sizeof *c->fn)) return EK_ERR_NOMEM;
         uint64_t lo = s.st_value;
         int thumb = 0;
         if (c->arm32) {
@@ -256,14 +259,6 @@ static int load_symbols(lc_ctx *c, Elf *e)
                                     : bind == STB_WEAK ? 1
                                                        : 2,
                                     thumb};
-    }
-    if (!c->nfn && c->ncode) {
-        /* no function symbols (a stripped file): each executable section is one function,
-         * named after it */
-        c->fn = malloc(c->ncode * sizeof *c->fn);
-        if (!c->fn) return EK_ERR_NOMEM;
-        for (size_t i = 0; i < c->ncode; i++)
-            c->fn[c->nfn++] = (lc_func){c->code[i].lo, c->code[i].hi, c->code[i].name, 0, 0};
     }
     qsort(c->fn, c->nfn, sizeof *c->fn, cmp_func);
     /* one function per address (the first name: global, weak, local, then by bytes); a
@@ -283,6 +278,106 @@ static int load_symbols(lc_ctx *c, Elf *e)
     }
     qsort(c->map, c->nmap, sizeof *c->map, cmp_map);
     return 0;
+}
+
+static size_t func_at(const lc_ctx *c, uint64_t a);
+
+typedef struct lc_fde {
+    uint64_t lo, hi;
+} lc_fde;
+
+typedef struct lc_fdes {
+    lc_fde *v;
+    size_t n, cap;
+} lc_fdes;
+
+static int fde_push(void *ctx, uint64_t start, uint64_t size)
+{
+    lc_fdes *f = ctx;
+    if (!size || start + size < start) return 0;
+    if (grow((void **)&f->v, &f->cap, f->n + 1, sizeof *f->v)) return EK_ERR_NOMEM;
+    f->v[f->n++] = (lc_fde){start, start + size};
+    return 0;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+    const lc_fde *x = a, *y = b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->hi < y->hi ? 1 : x->hi > y->hi ? -1 : 0;
+}
+
+/* Functions of a stripped file that its symbols do not name: each .eh_frame FDE (of the first
+ * of the files with its bytes) no function symbol starts at or covers is a function
+ * "fde@<hex>" over its PC range (the longest FDE of an address; cut at the next function);
+ * without any function then, each executable section is one, named after it. */
+static int add_fde_functions(lc_ctx *c, Elf *e1, Elf *e2)
+{
+    lc_fdes f = {NULL, 0, 0};
+    Elf *es[2] = {e1, e2};
+    for (int k = 0; k < 2 && !f.n; k++) {
+        Elf *e = es[k];
+        size_t shstrndx;
+        if (!e || elf_getshdrstrndx(e, &shstrndx)) continue;
+        GElf_Ehdr eh;
+        if (!gelf_getehdr(e, &eh)) continue;
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(e, scn))) {
+            GElf_Shdr sh;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS) continue;
+            const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+            if (!name || strcmp(name, ".eh_frame")) continue;
+            Elf_Data *d = elf_rawdata(scn, NULL);
+            if (!d || !d->d_buf) continue;
+            int rc = ek_eh_frame_walk(d->d_buf, d->d_size, sh.sh_addr,
+                                      eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8,
+                                      eh.e_ident[EI_DATA] == ELFDATA2MSB, fde_push, &f, NULL);
+            if (rc) {
+                free(f.v);
+                return rc;
+            }
+            break;
+        }
+    }
+    qsort(f.v, f.n, sizeof *f.v, cmp_fde);
+    size_t nsym = c->nfn, k = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        if (i && f.v[i].lo == f.v[i - 1].lo) continue; /* the longest comes first */
+        int in_code = 0;
+        for (size_t j = 0; j < c->ncode; j++)
+            in_code |= c->code[j].lo <= f.v[i].lo && f.v[i].lo < c->code[j].hi;
+        size_t at = func_at(c, f.v[i].lo); /* among the symbols (sorted, nfn = nsym) */
+        if (!in_code || at < nsym) continue;
+        f.v[k++] = f.v[i];
+    }
+    int rc = 0;
+    if (k) {
+        c->fdenames = malloc(k * 24);
+        if (!c->fdenames) rc = EK_ERR_NOMEM;
+        for (size_t i = 0; i < k && !rc; i++) {
+            char *name = c->fdenames + 24 * i;
+            snprintf(name, 24, "fde@%llx", (unsigned long long)f.v[i].lo);
+            if (grow((void **)&c->fn, &c->capfn, c->nfn + 1, sizeof *c->fn)) {
+                rc = EK_ERR_NOMEM;
+                break;
+            }
+            c->fn[c->nfn++] = (lc_func){f.v[i].lo, f.v[i].hi, name, 3, 0};
+        }
+        if (!rc) {
+            qsort(c->fn, c->nfn, sizeof *c->fn, cmp_func);
+            for (size_t i = 0; i + 1 < c->nfn; i++)
+                if (c->fn[i].rank == 3 && c->fn[i].hi > c->fn[i + 1].lo)
+                    c->fn[i].hi = c->fn[i + 1].lo;
+        }
+    }
+    free(f.v);
+    if (!rc && !c->nfn && c->ncode) {
+        c->fn = malloc(c->ncode * sizeof *c->fn);
+        if (!c->fn) return EK_ERR_NOMEM;
+        for (size_t i = 0; i < c->ncode; i++)
+            c->fn[c->nfn++] = (lc_func){c->code[i].lo, c->code[i].hi, c->code[i].name, 0, 0};
+    }
+    return rc;
 }
 
 /* ---- DWARF line tables ---------------------------------------------------------------- */
@@ -775,6 +870,7 @@ int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, cons
         rc = load_code(&c, cf.e ? cf.e : ef.e);
     }
     if (!rc) rc = load_symbols(&c, ef.e);
+    if (!rc) rc = add_fde_functions(&c, cf.e ? cf.e : ef.e, cf.e ? ef.e : NULL);
     if (!rc) rc = load_lines(&c, ef.e);
     if (!rc) {
         st->has_lines = c.nspan > 0;
@@ -788,6 +884,7 @@ int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, cons
     free(c.fhash);
     free(c.code);
     free(c.fn);
+    free(c.fdenames);
     free(c.map);
     free(c.span);
     free(c.seg);

@@ -9,7 +9,9 @@ usage:
   export_lcov.py expect [--no-kernel-code] OUTDIR RECORDS SRCDIR [PATH]
       the lcov records of the truth's counts (export_truth.py: ranges and taken branches of
       what ran) for every binary with a file in OUTDIR/symfs (the kernel: OUTDIR/symfs/vmlinux),
-      after graft (PATH: that binary's only).
+      after graft (PATH: that binary's only). It first checks that the truth's not-taken rows
+      (bcond, taken 0) inside the counted ranges number, for every conditional branch,
+      its executions minus its taken branches (exit 1 and why if not).
   export_lcov.py expect-profile BRANCHLIST SYMFS
       the same from an etmkit branch list (its ranges and branches), for binaries with no lines
       (a real recording's), files found at SYMFS + path.
@@ -28,13 +30,15 @@ ran as often as the sum of the counts of the ranges holding it; a line counts it
 instruction; a function its entry instruction; a conditional branch (B.cond, BC.cond, CBZ,
 CBNZ, TBZ, TBNZ) was taken as often as the taken branches from it, and not taken the rest of its
 executions. Functions: .symtab (else .dynsym) FUNC and IFUNC symbols of executable sections,
-one per address (global, weak, local, then by name); without any, each executable section is
-one, named after it. Code: 4-byte instructions in the functions, not after a $d mapping symbol
+one per address (global, weak, local, then by name); then each .eh_frame FDE (llvm-dwarfdump's
+reading) no such function starts at or covers, "fde@<hex>", cut at the next function; without
+any, each executable section is one, named after it. Code: 4-byte instructions in the functions, not after a $d mapping symbol
 (until the next one). Functions whose entry has no line are listed in one record named after the
 binary's path, line = their number in address order from 1.
 """
 import bisect
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -45,6 +49,7 @@ import export_truth  # noqa: E402
 
 class Elf:
     def __init__(self, path):
+        self.path = path
         with open(path, 'rb') as f:
             self.d = d = f.read()
         if d[:4] != b'\x7fELF' or d[4] != 2 or d[5] != 1:
@@ -89,8 +94,6 @@ class Elf:
                     funcs.append((value, value + size if size else 0,
                                   {1: 0, 2: 1}.get(bind, 2), name))
         code = self.code()
-        if not funcs:
-            funcs = [(lo, hi, 0, name) for lo, hi, name, _ in code]
         funcs.sort(key=lambda f: (f[0], f[2], f[3].encode()))
         uniq = []
         for f in funcs:
@@ -105,8 +108,38 @@ class Elf:
                     if clo <= lo < chi and (last or chi < hi):
                         hi = chi
             out.append((lo, hi, name))
+        # FDEs no symbol's function starts at or covers (the last function starting at or
+        # before it), the longest of an address, cut at the next function
+        los = [f[0] for f in out]
+        extra = []
+        for lo, hi in self.fdes():
+            i = bisect.bisect_right(los, lo)
+            if (i and lo < out[i - 1][1]) or not any(c[0] <= lo < c[1] for c in code):
+                continue
+            if extra and extra[-1][0] == lo:
+                continue
+            extra.append((lo, hi, 'fde@%x' % lo))
+        if extra:
+            out = sorted(out + extra)
+            out = [(lo, min(hi, out[i + 1][0]) if name.startswith('fde@') and i + 1 < len(out)
+                    else hi, name) for i, (lo, hi, name) in enumerate(out)]
+        if not out:
+            out = [(lo, hi, name) for lo, hi, name, _ in code]
         maps.sort()
         return out, maps
+
+    def fdes(self):
+        """.eh_frame FDEs with a range: (start, end), by start, the longest first"""
+        if not any(s[0] == '.eh_frame' and s[1] == 1 for s in self.sh):
+            return []
+        txt = subprocess.run(['llvm-dwarfdump', '--eh-frame', self.path], check=True,
+                             capture_output=True, text=True).stdout
+        r = []
+        for m in re.finditer(r' FDE cie=\S+ pc=([0-9a-f]+)\.\.\.([0-9a-f]+)', txt):
+            lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+            if hi > lo:
+                r.append((lo, hi))
+        return sorted(r, key=lambda f: (f[0], -f[1]))
 
 
 def instructions(elf):
@@ -202,8 +235,10 @@ def graft(path, srcdir):
         os.unlink(w + ext)
 
 
-def lcov(binpath, elfpath, ranges, branches, srcdir):
-    """lcov text of one binary: ranges [(begin, end, count)], branches [(from, count)]"""
+def lcov(binpath, elfpath, ranges, branches, srcdir, nottaken=None):
+    """lcov text of one binary: ranges [(begin, end, count)], branches [(from, count)];
+    nottaken: the truth's not-taken executions by (path, address), which must equal the model's
+    (executed - taken) for every conditional branch (else ValueError)"""
     try:
         elf = Elf(elfpath)
     except (OSError, ValueError):
@@ -226,6 +261,15 @@ def lcov(binpath, elfpath, ranges, branches, srcdir):
             perline[fl] = max(perline.get(fl, 0), cov.get(a, 0))
         if is_cond_branch(w):
             brs.append((a, fi, fl, cov.get(a, 0), taken.get(a, 0)))
+    if nottaken is not None:
+        truth = {a: n for (p, a), n in nottaken.items() if p == binpath}
+        for a, _, _, ex, tk in brs:
+            if max(ex - tk, 0) != truth.pop(a, 0):
+                raise ValueError('%s %x: executed %d, taken %d, but the truth has %d not taken'
+                                 % (binpath, a, ex, tk, nottaken.get((binpath, a), 0)))
+        if truth:
+            raise ValueError('%s: the truth has not-taken rows at %s, not conditional branches '
+                             'of the model' % (binpath, ' '.join('%x' % a for a in sorted(truth))))
     out = []
     files = sorted({fl[0] for fl in lines.values()}, key=lambda s: s.encode())
 
@@ -310,7 +354,8 @@ def main(argv):
         model = [args.pop(0)] if args[0] == '--no-kernel-code' else []
         only = args.pop() if len(args) == 4 else None
         out, records, srcdir = args
-        per = from_lines(export_truth.main(model + [out, records]))
+        nottaken = {}
+        per = from_lines(export_truth.main(model + [out, records], nottaken))
         text = ''
         for path in sorted(per, key=lambda s: s.encode()):
             if only and path != only:
@@ -318,7 +363,10 @@ def main(argv):
             elf = out + '/symfs' + ('/vmlinux' if path == '[kernel.kallsyms]' else path)
             if path == '[kernel.kallsyms]' and model:
                 continue
-            text += lcov(path, elf, per[path][0], per[path][1], srcdir)
+            try:
+                text += lcov(path, elf, per[path][0], per[path][1], srcdir, nottaken)
+            except ValueError as e:
+                sys.exit('export_lcov.py: %s' % e)
         sys.stdout.write(text)
         return 0
     if cmd == 'expect-profile':

@@ -4,7 +4,9 @@
 #     (export_lcov.py graft: made-up sources, a known line per instruction, code and build-id
 #     unchanged), the lcov file equals, byte for byte, the one export_lcov.py computes from what
 #     ran (the truth's ranges and taken branches, export_truth.py's model): every line, function
-#     and conditional branch (taken and not taken) count; also with --binary, and with the DWARF
+#     and conditional branch (taken and not taken) count -- the not-taken counts (executions
+#     minus taken branches) equal the truth's own not-taken rows (bcond, taken 0) inside the
+#     counted ranges, branch by branch; also with --binary, and with the DWARF
 #     in a separate debug file (/usr/lib/debug/.build-id/, as Debian's -dbgsym packages have it);
 #  2. genhtml (lcov 1.16) renders it without a warning: the DWARF records with their sources,
 #     the whole file with --no-source;
@@ -68,8 +70,8 @@ for sc in $scenarios; do
     if ! "$E" export "${opts[@]}" -o "$out/got.info" "$out/perf.data" 2>"$out/err"; then
       echo "FAIL $sc seed $seed: etmkit export failed: $(head -3 "$out/err")"; fail=1; continue
     fi
-    python3 "$py" expect "${model[@]}" "$out" "$out/records.txt" "$src" >"$out/want.info" ||
-      { echo "FAIL $sc seed $seed: export_lcov.py expect"; fail=1; continue; }
+    python3 "$py" expect "${model[@]}" "$out" "$out/records.txt" "$src" >"$out/want.info" \
+        2>"$out/experr" || { echo "FAIL $sc seed $seed: $(head -3 "$out/experr")"; fail=1; continue; }
     n=$((n + 1))
     if [ ! -s "$out/want.info" ] || ! grep -q '^BRDA:[0-9]*,[0-9]*,1,[1-9]' "$out/want.info" ||
        ! grep -q "^SF:$src/" "$out/want.info"; then

@@ -47,12 +47,13 @@ static void summary(const cli_decode *d, const ek_lcov_stats *s, size_t binaries
 {
     if (d->quiet) return;
     fprintf(stderr,
-            "etmkit export: lcov: %zu binar%s (%d with line tables), %llu source records: "
+            "etmkit export: lcov: %zu binar%s (%d with line tables), %llu source record%s: "
             "%llu of %llu lines, %llu of %llu functions, %llu of %llu branches hit\n",
             binaries, binaries == 1 ? "y" : "ies", s->has_lines, (unsigned long long)s->files,
-            (unsigned long long)s->lines_hit, (unsigned long long)s->lines,
-            (unsigned long long)s->functions_hit, (unsigned long long)s->functions,
-            (unsigned long long)s->branches_hit, (unsigned long long)s->branches);
+            s->files == 1 ? "" : "s", (unsigned long long)s->lines_hit,
+            (unsigned long long)s->lines, (unsigned long long)s->functions_hit,
+            (unsigned long long)s->functions, (unsigned long long)s->branches_hit,
+            (unsigned long long)s->branches);
 }
 
 int export_lcov(const ek_profile *p, const char *binary, const cli_decode *d, ek_sbuf *out)
