@@ -246,7 +246,9 @@ typedef struct ek_lcov_stats {
  * BRDA for its branches without a line). Code no function symbol starts at or covers but an
  * .eh_frame FDE does (a stripped file's .dynsym names its exported functions only) is a
  * function "fde@<hex address>" over the FDE's range (cut at the next function); without any
- * function, each executable section is one, named after it. Code is walked within functions and
+ * function, each executable section is one, named after it. Functions that share a name
+ * (versions of one .dynsym name) are "<name>@<hex address>" (genhtml keys them by name). Code
+ * is walked within functions and
  * line-table sequences, in the executable sections (A64; A32/T32 by mapping symbols or the Thumb
  * bit), skipping $d data. elf: the binary's ELF file for symbols and DWARF (a separate debug file
  * will do); code_elf: the ELF file with its instructions when elf holds none (NULL: elf).

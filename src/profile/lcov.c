@@ -84,6 +84,7 @@ typedef struct lc_ctx {
     lc_func *fn;
     size_t nfn, capfn;
     char *fdenames; /* "fde@<hex>" names of FDE functions, 24 bytes each */
+    char *dupnames; /* "<name>@<hex>" names of functions that share a name */
     lc_map *map;
     size_t nmap;
     lc_span *span;
@@ -377,6 +378,48 @@ static int add_fde_functions(lc_ctx *c, Elf *e1, Elf *e2)
         for (size_t i = 0; i < c->ncode; i++)
             c->fn[c->nfn++] = (lc_func){c->code[i].lo, c->code[i].hi, c->code[i].name, 0, 0};
     }
+    return rc;
+}
+
+static int cmp_fnptr(const void *a, const void *b)
+{
+    const lc_func *x = *(lc_func *const *)a, *y = *(lc_func *const *)b;
+    int d = strcmp(x->name, y->name);
+    return d ? d : x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Functions that share a name (versions of one .dynsym name, local functions of one name) are
+ * named "<name>@<hex address>": genhtml keys functions by name. */
+static int unique_names(lc_ctx *c)
+{
+    if (c->nfn < 2) return 0;
+    lc_func **v = malloc(c->nfn * sizeof *v);
+    char *dup = calloc(c->nfn, 1);
+    if (!v || !dup) {
+        free(v);
+        free(dup);
+        return EK_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < c->nfn; i++)
+        v[i] = &c->fn[i];
+    qsort(v, c->nfn, sizeof *v, cmp_fnptr);
+    size_t need = 0;
+    for (size_t i = 0; i + 1 < c->nfn; i++)
+        if (!strcmp(v[i]->name, v[i + 1]->name)) dup[i] = dup[i + 1] = 1;
+    for (size_t i = 0; i < c->nfn; i++)
+        if (dup[i]) need += strlen(v[i]->name) + 18;
+    int rc = 0;
+    if (need && !(c->dupnames = malloc(need))) rc = EK_ERR_NOMEM;
+    char *o = c->dupnames;
+    for (size_t i = 0; i < c->nfn && !rc; i++) {
+        if (!dup[i]) continue;
+        size_t room = strlen(v[i]->name) + 18;
+        snprintf(o, room, "%s@%llx", v[i]->name, (unsigned long long)v[i]->lo);
+        v[i]->name = o;
+        o += strlen(o) + 1;
+    }
+    free(v);
+    free(dup);
     return rc;
 }
 
@@ -871,6 +914,7 @@ int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, cons
     }
     if (!rc) rc = load_symbols(&c, ef.e);
     if (!rc) rc = add_fde_functions(&c, cf.e ? cf.e : ef.e, cf.e ? ef.e : NULL);
+    if (!rc) rc = unique_names(&c);
     if (!rc) rc = load_lines(&c, ef.e);
     if (!rc) {
         st->has_lines = c.nspan > 0;
@@ -885,6 +929,7 @@ int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, cons
     free(c.code);
     free(c.fn);
     free(c.fdenames);
+    free(c.dupnames);
     free(c.map);
     free(c.span);
     free(c.seg);

@@ -32,7 +32,8 @@ CBNZ, TBZ, TBNZ) was taken as often as the taken branches from it, and not taken
 executions. Functions: .symtab (else .dynsym) FUNC and IFUNC symbols of executable sections,
 one per address (global, weak, local, then by name); then each .eh_frame FDE (llvm-dwarfdump's
 reading) no such function starts at or covers, "fde@<hex>", cut at the next function; without
-any, each executable section is one, named after it. Code: 4-byte instructions in the functions, not after a $d mapping symbol
+any, each executable section is one, named after it. Names several functions share get
+"@<hex address>". Code: 4-byte instructions in the functions, not after a $d mapping symbol
 (until the next one). Functions whose entry has no line are listed in one record named after the
 binary's path, line = their number in address order from 1.
 """
@@ -125,6 +126,10 @@ class Elf:
                     else hi, name) for i, (lo, hi, name) in enumerate(out)]
         if not out:
             out = [(lo, hi, name) for lo, hi, name, _ in code]
+        names = {}
+        for f in out:
+            names[f[2]] = names.get(f[2], 0) + 1
+        out = [(lo, hi, name if names[name] == 1 else '%s@%x' % (name, lo)) for lo, hi, name in out]
         maps.sort()
         return out, maps
 

@@ -51,6 +51,13 @@ check_genhtml() {
     fi
   done
   grep -q "SF:$src/" "$f" || { echo "FAIL $name: no record of a source file"; fail=1; }
+  # genhtml counts what the records say (it keys functions by name: none may merge)
+  local want got
+  want=$(awk -F: '{ s[$1] += $2 } END { printf "%d of %d lines, %d of %d functions, %d of %d branches",
+      s["LH"], s["LF"], s["FNH"], s["FNF"], s["BRH"], s["BRF"] }' "$f")
+  got=$(sed -n 's/^  [a-z]*\.*: [0-9.]*% (\([0-9]* of [0-9]* [a-z]*\))$/\1/p' "$tmp/gh.out" | paste -sd, - |
+      sed 's/,/, /g')
+  [ "$got" = "$want" ] || { echo "FAIL $name: genhtml counts '$got', the records '$want'"; fail=1; }
 }
 
 # 1 and 2: the truth
