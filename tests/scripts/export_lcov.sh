@@ -106,6 +106,11 @@ for sc in $scenarios; do
         { echo "FAIL debug file: $(head -3 "$out/err")"; fail=1; }
       cmp -s "$out/want.info" "$out/dbg.info" ||
         { echo "FAIL debug file: differs:"; diff "$out/want.info" "$out/dbg.info" | head; fail=1; }
+      # --binary naming the debug file (no code in it: the recorded file's is read)
+      "$E" export "${opts[@]}" --binary="$dbg" -o "$out/dbg1.info" "$out/perf.data" 2>"$out/err" ||
+        { echo "FAIL --binary=debug file: $(head -3 "$out/err")"; fail=1; }
+      cmp -s "$out/want1.info" "$out/dbg1.info" ||
+        { echo "FAIL --binary=debug file: differs:"; diff "$out/want1.info" "$out/dbg1.info" | head; fail=1; }
       # a real compiler's DWARF 5: simloop built again as `make` builds it but with -g, linked
       # with the recorded build-id (its code differs from the recorded one by a few prologue
       # instructions: counts are not compared): records of the real simloop.c that genhtml
