@@ -1,7 +1,7 @@
 /* etmkit export: a recording's PGO profile (range and branch counts per binary) as simpleperf's
- * AutoFDO text, BOLT fdata or an etmkit branch list. The session decodes, the profile library
- * counts (ek_profile_builder) and writes; this file parses options and reports.
- * See docs/PROFILES.md. */
+ * AutoFDO text, BOLT fdata or an etmkit branch list, or its coverage as lcov (export_lcov.c). The
+ * session decodes, the profile library counts (ek_profile_builder) and writes; this file parses
+ * options and reports. See docs/PROFILES.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +11,14 @@
 #include "cli.h"
 #include "cli_opts.h"
 #include "etmkit/image.h"
+#include "export_lcov.h"
 #include "etmkit/profile.h"
 #include "etmkit/symbols.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
-            "[options] [FILE]\n"
+            "usage: etmkit export [--format=FORMAT] [-o OUT] [--binary=ELF] [options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
             "the next branch's source, both in one mapping) and the branches taken (branch\n"
@@ -26,13 +26,16 @@ static void usage(FILE *f)
             "\noptions:\n"
             "  -o, --output=OUT    the profile ('-' or none: standard output); a file is written\n"
             "                      beside OUT and renamed into place\n"
-            "  --format=branch-list|autofdo|bolt\n"
+            "  --format=branch-list|autofdo|bolt|lcov\n"
             "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
             "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
-            "                      mergeable form, for 'etmkit merge')\n"
+            "                      mergeable form, for 'etmkit merge'), lcov (coverage: lines,\n"
+            "                      functions and conditional branches taken and not taken, per\n"
+            "                      source file from DWARF line tables, for genhtml)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
-            "                      and build-id); without it, the profile's one binary\n");
+            "                      and build-id); without it, the profile's one binary; lcov:\n"
+            "                      the one binary to cover (the ELF file with its DWARF)\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
@@ -226,6 +229,7 @@ int cmd_export(int argc, char **argv)
 {
     const char *out = NULL, *binary = NULL;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
+    int lcov = 0; /* --format=lcov: coverage (export_lcov.c), not a profile format */
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;
@@ -241,9 +245,10 @@ int cmd_export(int argc, char **argv)
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             out = a + 9;
         } else if (i > 0 && !strncmp(a, "--format=", 9)) {
-            fmt = ek_profile_format_from_name(a + 9);
+            lcov = !strcmp(a + 9, "lcov");
+            fmt = lcov ? EK_PROFILE_FMT_AUTOFDO : ek_profile_format_from_name(a + 9);
             if (fmt == EK_PROFILE_FMT_UNKNOWN) {
-                cli_err("export: unknown format '%s' (autofdo, bolt or branch-list; see "
+                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list or lcov; see "
                         "'etmkit export --help')",
                         a + 9);
                 free(av);
@@ -348,7 +353,10 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     rc = 0;
-    if (fmt == EK_PROFILE_FMT_BOLT) {
+    if (lcov) {
+        ret = export_lcov(p, binary, &d, &text);
+        if (ret != CLI_OK) goto done;
+    } else if (fmt == EK_PROFILE_FMT_BOLT) {
         ret = write_bolt(p, binary, &d, &text);
         if (ret != CLI_OK) goto done;
     } else if (fmt == EK_PROFILE_FMT_BRANCH_LIST) {
@@ -370,7 +378,7 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "etmkit export: %s: %zu binar%s, %llu branches, %llu ranges (%s)\n", out,
                 ek_profile_binary_count(p), ek_profile_binary_count(p) == 1 ? "y" : "ies",
                 (unsigned long long)bs.branches, (unsigned long long)bs.ranges,
-                ek_profile_format_name(fmt));
+                lcov ? "lcov" : ek_profile_format_name(fmt));
     ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
 done:
     ek_sbuf_free(&text);

@@ -115,7 +115,7 @@ static const struct {
     {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
     {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
     {"inject", cmd_inject, "write a perf.data with last-branch stacks (perf inject --itrace=il64)"},
-    {"export", cmd_export, "a recording's PGO profile: AutoFDO text, BOLT fdata or a branch list"},
+    {"export", cmd_export, "a recording's profile: AutoFDO text, BOLT fdata, branch list or lcov"},
 };
 
 static void usage(FILE *f)
