@@ -10,13 +10,15 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "export_perfetto.h"
 #include "etmkit/profile.h"
 #include "etmkit/symbols.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
+            "usage: etmkit export [--format=autofdo|bolt|branch-list|perfetto] [-o OUT] "
+            "[--binary=ELF] "
             "[options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
@@ -29,7 +31,9 @@ static void usage(FILE *f)
             "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
             "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
-            "                      mergeable form, for 'etmkit merge')\n"
+            "                      mergeable form, for 'etmkit merge'), perfetto (every\n"
+            "                      thread's calls as a timeline, a Perfetto trace for\n"
+            "                      https://ui.perfetto.dev: see docs/STACKS.md)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
@@ -167,6 +171,7 @@ static int profile_empty(const ek_profile *p)
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL, *binary = NULL;
+    int perfetto = 0;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
@@ -182,10 +187,13 @@ int cmd_export(int argc, char **argv)
             out = argv[++i];
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             out = a + 9;
+        } else if (i > 0 && !strcmp(a, "--format=perfetto")) {
+            perfetto = 1;
         } else if (i > 0 && !strncmp(a, "--format=", 9)) {
+            perfetto = 0;
             fmt = ek_profile_format_from_name(a + 9);
             if (fmt == EK_PROFILE_FMT_UNKNOWN) {
-                cli_err("export: unknown format '%s' (autofdo, bolt or branch-list; see "
+                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list or perfetto; see "
                         "'etmkit export --help')",
                         a + 9);
                 free(av);
@@ -201,6 +209,7 @@ int cmd_export(int argc, char **argv)
     int ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
+    if (perfetto) return export_perfetto(&d, out);
     if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
     if (!d.so.itrace.branches && !(d.so.itrace.instructions && d.so.itrace.last_branch)) {
         cli_err("export: --itrace must ask for branches (b) or last-branch stacks (il...)");
