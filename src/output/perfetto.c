@@ -75,6 +75,7 @@ typedef struct wth {
     uint64_t seen;   /* its latest sample */
     uint8_t ended;   /* its last own sample ended the trace */
     uint8_t landed;  /* its trace went on (a trace begin, a switch to it) since its last view */
+    uint8_t moved;   /* its last own branch came after its last view */
     uint8_t lost;    /* the stack analysis forgot its stack since its last view */
     uint8_t npend;   /* pending names: 0, 1 (pn[0]) or 2 (a call's pn[0], an exception's pn[1]) */
     uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
@@ -377,12 +378,20 @@ static int end_slice(ek_perfetto *w, wth *t, uint64_t ts)
     return event(w, uuid_of(w, t), &t->last, ts, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
 }
 
-/* Bring t's slices to view v of its stack. */
+/* Bring t's slices to view v of its stack. A late view (the stack as a queue left the thread,
+ * an earlier time's) is followed only when it is the first view after the thread's last
+ * branch: it shows what that branch did. */
 static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
 {
     int rc = 0;
     uint32_t c = 0;
-    if (t->lost) {
+    if (v->late) {
+        if (!t->moved || t->lost || t->landed) return 0;
+        while (c < t->n && c < v->n && t->f[c].addr == v->frames[c].addr &&
+               t->f[c].flags == v->frames[c].flags)
+            c++;
+        if (v->n - c > t->npend) return 0; /* not what the branch did: another time's */
+    } else if (t->lost) {
         /* forgotten: everything the trace showed of it ends (at its trace end, if a gap) */
         uint64_t at = t->ended && t->landed ? t->end_ts : t->chg;
         for (uint32_t i = t->n; i-- && !rc;)
@@ -400,7 +409,7 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
                     break;
                 }
     }
-    if (t->ended && t->landed) {
+    if (t->ended && t->landed && !v->late) {
         /* the trace of the thread stopped and went on: a slice of its own, where it was */
         const char *g = "trace gap";
         rc = rc ? rc
@@ -449,8 +458,11 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
     t->n = v->n;
     t->npend = 0;
     t->exc = 0;
-    t->lost = 0;
-    t->landed = 0;
+    t->moved = 0;
+    if (!v->late) {
+        t->lost = 0;
+        t->landed = 0;
+    }
     return rc;
 }
 
@@ -459,19 +471,25 @@ static void pend(wth *t, const ek_sample *s, const ek_script_resolver *r)
 {
     t->npend = 0;
     t->exc = 0;
-    if (!(s->flags & EK_SF_CALL) || !s->addr) return;
+    if (!(s->flags & EK_SF_CALL)) return;
     int exc = (s->flags & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET | EK_SF_ASYNC)) != 0;
     t->exc = (uint8_t)exc;
     uint64_t a[2] = {s->addr, 0};
     unsigned n = 1;
-    if (exc && s->isub == EK_ISUB_BR_LINK && s->resume) {
-        a[0] = s->resume; /* the BL's target, where the exception returns to */
+    if (exc && s->isub == EK_ISUB_BR_LINK && s->resume &&
+        s->resume != s->ip + (s->isize ? s->isize : 4)) {
+        /* a BL taken right before the exception: its frame, then the exception's (which
+         * returns to the BL's target; a trace end's exception has no target) */
+        a[0] = s->resume;
         a[1] = s->addr;
         n = 2;
+    } else if (!s->addr) {
+        return;
     }
     for (unsigned k = 0; k < n; k++) {
         ek_sbuf_reset(&t->pn[k]);
         ek_sbuf_reset(&t->pd[k]);
+        if (!a[k]) continue; /* "[unknown]" */
         ek_addr_loc l;
         memset(&l, 0, sizeof l);
         if (r && r->resolve) r->resolve(r->ctx, s, a[k], 1, &l);
@@ -546,7 +564,12 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     ek_stack_view v;
     int rc = ek_stacks_sample(w->st, s, &v);
     if (rc) return rc;
-    if (v.late) return 0; /* the stack of an earlier time: it moves nothing */
+    if (v.late) {
+        /* the stack of an earlier time: it moves nothing, but may show what the thread's
+         * last branch on that queue pushed */
+        wth *lt = thread_of(w, v.pid, v.tid, s->cpu, s, r);
+        return lt ? follow(w, lt, &v) : EK_ERR_NOMEM;
+    }
     ek_stacks_get_stats(w->st, &b);
     wth *t = thread_of(w, s->pid, s->tid, s->cpu, s, r);
     if (!t) return EK_ERR_NOMEM;
@@ -567,6 +590,7 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     if (!landing) {
         /* the branch moves t's stack: seen at its next view */
         t->chg = now;
+        t->moved = 1;
         pend(t, s, r);
         if ((s->flags & EK_SF_TRACE_END) || !s->addr) {
             t->ended = 1;

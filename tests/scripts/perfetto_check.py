@@ -79,6 +79,7 @@ def truth_calls(path, branches, per_source):
     state = {}  # key -> (frames outermost first, names)
     last = {}  # cpu -> (key, ended)
     entered = set()  # stacks whose last branch entered an exception
+    exc_end = {}  # stack -> its last branch ended the trace entering an exception
     # the flags column of `-F pid,tid,cpu,flags,...`: two blanks after the CPU's "]", 21 wide
     flags = [set(l[l.index(']') + 3:l.index(']') + 25].split())
              for l in open(branches).read().splitlines()]
@@ -91,7 +92,7 @@ def truth_calls(path, branches, per_source):
         ip, addr = int(ip, 16), int(addr, 16)
         parts = rest.split(' <- ')
         loc, frames = parts[0], parts[1:][::-1]
-        key = (pid, tid, cpu) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
+        key = (pid, tid, str(int(cpu))) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
         owner = key
         prev = last.get(cpu)
         if ip != 0 and prev and not prev[1] and prev[0] != key:
@@ -117,7 +118,12 @@ def truth_calls(path, branches, per_source):
             if e:
                 c = min(c, e[-1])
         names = on[:c]
-        seen = ip != 0  # a trace begin lands: what it pushed meanwhile is not in the trace
+        # a trace begin lands: what was pushed meanwhile is not in the trace -- but for the
+        # frame of a BL taken right before the exception the trace ended in (the landing, on
+        # the exception's return address, pops only the exception's frame)
+        seen = ip != 0 or (exc_end.get(owner) and len(frames) == c + 1 and
+                           not frames[-1].startswith('!'))
+        exc_end[owner] = addr == 0 and bool({'syscall', 'int'} & words)
         for j in range(c, len(frames)):
             if not seen:
                 names.append('?')

@@ -47,11 +47,11 @@ for sc in $scen; do
       if ! decode "$tmp/t.pftrace" "$tmp/t.txt"; then
         echo "FAIL $name: protoc cannot decode the trace: $(head -c 300 "$tmp/t.txt.err")"; fail=1; continue
       fi
+      n=$((n + 1))
       if ! python3 "$check" "$tmp/t.txt" "$truth" "$out/expected-branches$sfx.txt" >"$tmp/cmp"; then
         echo "FAIL $name:"; head -10 "$tmp/cmp" | cut -c1-400; fail=1; continue
       fi
       calls=$((calls + $(sed -n 's/.*, \([0-9]*\) calls of the truth/\1/p' "$tmp/cmp")))
-      n=$((n + 1))
     done
   done
   rm -rf "${tmp:?}/$sc-"*
