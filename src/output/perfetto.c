@@ -75,7 +75,6 @@ typedef struct wth {
     uint64_t seen;   /* its latest sample */
     uint8_t ended;   /* its last own sample ended the trace */
     uint8_t landed;  /* its trace went on (a trace begin, a switch to it) since its last view */
-    uint8_t moved;   /* its last own branch came after its last view */
     uint8_t lost;    /* the stack analysis forgot its stack since its last view */
     uint8_t npend;   /* pending names: 0, 1 (pn[0]) or 2 (a call's pn[0], an exception's pn[1]) */
     uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
@@ -87,6 +86,7 @@ typedef struct wth {
 typedef struct wcpu {
     int32_t cur; /* thread index whose occupancy slice is open, -1: none */
     uint64_t last;
+    uint64_t seen; /* its latest sample */
     uint8_t described;
 } wcpu;
 
@@ -188,8 +188,10 @@ static int packet_close(ek_perfetto *w)
     return w->out.len >= FLUSH_AT ? flush(w) : w->rc;
 }
 
+/* A track: its name (shown), and for a process or thread track its pid (and tid) and the
+ * process's or thread's own name (comm). */
 static int track(ek_perfetto *w, uint64_t uuid, uint64_t parent, const char *name,
-                 const int32_t *pid_tid, int process)
+                 const int32_t *pid_tid, int process, const char *comm)
 {
     packet_open(w, 0, 0);
     ek_pb_open(&w->out, F_PKT_TRACK_DESCRIPTOR);
@@ -199,13 +201,13 @@ static int track(ek_perfetto *w, uint64_t uuid, uint64_t parent, const char *nam
     if (pid_tid && process) {
         ek_pb_open(&w->out, F_TD_PROCESS);
         ek_pb_int(&w->out, F_PD_PID, pid_tid[0]);
-        ek_pb_str(&w->out, F_PD_PROCESS_NAME, name);
+        ek_pb_str(&w->out, F_PD_PROCESS_NAME, comm);
         ek_pb_close(&w->out);
     } else if (pid_tid) {
         ek_pb_open(&w->out, F_TD_THREAD);
         ek_pb_int(&w->out, F_THD_PID, pid_tid[0]);
         ek_pb_int(&w->out, F_THD_TID, pid_tid[1]);
-        ek_pb_str(&w->out, F_THD_THREAD_NAME, name);
+        ek_pb_str(&w->out, F_THD_THREAD_NAME, comm);
         ek_pb_close(&w->out);
     }
     ek_pb_close(&w->out);
@@ -293,7 +295,8 @@ static int process_track(ek_perfetto *w, int32_t pid, const char *comm)
     else
         snprintf(name, sizeof name, "%s %d%s", pid == 0 ? "swapper" : comm, pid, clock_note(w));
     int32_t pt[2] = {pid, pid};
-    return track(w, UUID_PROCESS + (uint32_t)pid, 0, name, pid < 0 ? NULL : pt, 1);
+    return track(w, UUID_PROCESS + (uint32_t)pid, 0, name, pid < 0 ? NULL : pt, 1,
+                 pid == 0 ? "swapper" : comm);
 }
 
 /* The thread of (pid, tid) on cpu (the stack analysis' key); s names it (comm) when new. */
@@ -360,7 +363,7 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
     /* one thread track per thread (Perfetto's rule): a thread followed per CPU gets plain
      * tracks in its process */
     if (track(w, UUID_THREAD + idx, pid < 0 ? 0 : UUID_PROCESS + (uint32_t)pid, name,
-              cpu < 0 && pid >= 0 ? pt : NULL, 0))
+              cpu < 0 && pid >= 0 ? pt : NULL, 0, comm))
         return NULL;
     /* the track may have moved */
     return &w->th[idx];
@@ -378,20 +381,12 @@ static int end_slice(ek_perfetto *w, wth *t, uint64_t ts)
     return event(w, uuid_of(w, t), &t->last, ts, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
 }
 
-/* Bring t's slices to view v of its stack. A late view (the stack as a queue left the thread,
- * an earlier time's) is followed only when it is the first view after the thread's last
- * branch: it shows what that branch did. */
+/* Bring t's slices to view v of its stack (never a late one: an earlier time's). */
 static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
 {
     int rc = 0;
     uint32_t c = 0;
-    if (v->late) {
-        if (!t->moved || t->lost || t->landed) return 0;
-        while (c < t->n && c < v->n && t->f[c].addr == v->frames[c].addr &&
-               t->f[c].flags == v->frames[c].flags)
-            c++;
-        if (v->n - c > t->npend) return 0; /* not what the branch did: another time's */
-    } else if (t->lost) {
+    if (t->lost) {
         /* forgotten: everything the trace showed of it ends (at its trace end, if a gap) */
         uint64_t at = t->ended && t->landed ? t->end_ts : t->chg;
         for (uint32_t i = t->n; i-- && !rc;)
@@ -409,7 +404,7 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
                     break;
                 }
     }
-    if (t->ended && t->landed && !v->late) {
+    if (t->ended && t->landed) {
         /* the trace of the thread stopped and went on: a slice of its own, where it was */
         const char *g = "trace gap";
         rc = rc ? rc
@@ -458,11 +453,8 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
     t->n = v->n;
     t->npend = 0;
     t->exc = 0;
-    t->moved = 0;
-    if (!v->late) {
-        t->lost = 0;
-        t->landed = 0;
-    }
+    t->lost = 0;
+    t->landed = 0;
     return rc;
 }
 
@@ -514,6 +506,7 @@ static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
         for (uint32_t i = w->ncpus; i <= c; i++) {
             n[i].cur = -1;
             n[i].last = 0;
+            n[i].seen = 0;
             n[i].described = 0;
         }
         w->cpus = n;
@@ -525,11 +518,12 @@ static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
     if (!p->described) {
         char name[64];
         snprintf(name, sizeof name, "CPU %u%s", c, clock_note(w));
-        rc = track(w, uuid, 0, name, NULL, 0);
+        rc = track(w, uuid, 0, name, NULL, 0, NULL);
         p->described = 1;
         w->stats.cpus++;
     }
     int32_t ti = (int32_t)(t - w->th);
+    p->seen = now;
     if (!rc && p->cur != ti) {
         if (p->cur >= 0)
             rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
@@ -564,12 +558,7 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     ek_stack_view v;
     int rc = ek_stacks_sample(w->st, s, &v);
     if (rc) return rc;
-    if (v.late) {
-        /* the stack of an earlier time: it moves nothing, but may show what the thread's
-         * last branch on that queue pushed */
-        wth *lt = thread_of(w, v.pid, v.tid, s->cpu, s, r);
-        return lt ? follow(w, lt, &v) : EK_ERR_NOMEM;
-    }
+    if (v.late) return 0; /* the stack of an earlier time: it moves nothing */
     ek_stacks_get_stats(w->st, &b);
     wth *t = thread_of(w, s->pid, s->tid, s->cpu, s, r);
     if (!t) return EK_ERR_NOMEM;
@@ -590,7 +579,6 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     if (!landing) {
         /* the branch moves t's stack: seen at its next view */
         t->chg = now;
-        t->moved = 1;
         pend(t, s, r);
         if ((s->flags & EK_SF_TRACE_END) || !s->addr) {
             t->ended = 1;
@@ -613,7 +601,7 @@ int ek_perfetto_finish(ek_perfetto *w)
     }
     for (uint32_t c = 0; c < w->ncpus && !rc; c++)
         if (w->cpus[c].cur >= 0) {
-            rc = event(w, UUID_CPU + c, &w->cpus[c].last, w->cpus[c].last, TYPE_SLICE_END, NULL,
+            rc = event(w, UUID_CPU + c, &w->cpus[c].last, w->cpus[c].seen, TYPE_SLICE_END, NULL,
                        0, NULL, NULL, 0);
             w->cpus[c].cur = -1;
         }

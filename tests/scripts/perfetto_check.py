@@ -2,9 +2,12 @@
 """Check a Perfetto trace that `etmkit export --format=perfetto` wrote, decoded to text by
 `protoc --decode=perfetto.protos.Trace tests/data/perfetto_trace.proto`.
 
-usage: perfetto_check.py DECODED [TRUTH BRANCHES]
+usage: perfetto_check.py DECODED [TRUTH BRANCHES [CALLSTACKS]]
   DECODED: protoc's text of the trace; TRUTH: the simulator's expected-callstacks.txt;
-  BRANCHES: its expected-branches.txt (the same samples, for their flags)
+  BRANCHES: its expected-branches.txt (the same samples, for their flags); CALLSTACKS: the
+  library's stacks at the same samples (build/tests/ek_callstacks), for one thing only: which
+  samples are late (a queue's last range flushed at the end after its thread ran on elsewhere:
+  they show an earlier time's stack and move nothing; tests/scripts/stacks_truth.py, rule 5)
   exit status 0: all checks hold, 1: one does not (the first differences on stdout)
 
 Checks, on every packet, in order:
@@ -73,7 +76,7 @@ def func(loc):
 LINE = re.compile(r'^\s*(-?\d+)/(-?\d+)\s+\[(-?\d+)\]\s+([0-9a-f]+) =>\s+([0-9a-f]+): (.*)$')
 
 
-def truth_calls(path, branches, per_source):
+def truth_calls(path, branches, per_source, late=frozenset()):
     """per stack key: [(name, names of the stack after the push, outermost first)]"""
     calls = {}
     state = {}  # key -> (frames outermost first, names)
@@ -85,8 +88,8 @@ def truth_calls(path, branches, per_source):
              for l in open(branches).read().splitlines()]
     for k, line in enumerate(open(path)):
         m = LINE.match(line)
-        if not m:
-            continue
+        if not m or k in late:
+            continue  # a late sample shows an earlier time's stack: it moves nothing
         words = flags[k] if k < len(flags) else set()
         pid, tid, cpu, ip, addr, rest = m.groups()
         ip, addr = int(ip, 16), int(addr, 16)
@@ -141,6 +144,11 @@ def main():
     packets = parse_text(sys.argv[1])
     truth = sys.argv[2] if len(sys.argv) > 2 else None
     branches = sys.argv[3] if len(sys.argv) > 3 else None
+    # the library's stacks at the same samples (tests/tools/callstacks.c): which are late
+    late = set()
+    if len(sys.argv) > 4:
+        lines = [l for l in open(sys.argv[4]).read().splitlines() if not l.startswith('#')]
+        late = {k for k, l in enumerate(lines) if l.endswith(' (late)')}
     bad = []
 
     def fail(msg):
@@ -219,7 +227,7 @@ def main():
                 keyed[u] = (pid, m.group(1), m.group(2))
                 if (pid, m.group(1)) != ('0', '0'):
                     per_source = True
-        calls = truth_calls(truth, branches, per_source)
+        calls = truth_calls(truth, branches, per_source, late)
         ours = {keyed[u]: b for u, b in begins.items() if u in keyed}
         for key in sorted(set(calls) | set(ours)):
             exp = calls.get(key, [])

@@ -11,6 +11,7 @@ set -u
 command -v protoc >/dev/null || { echo "SKIP: no protoc (Debian package protobuf-compiler)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 proto_dir="$ETMKIT_SRC/tests/data"
+tool="${ETMKIT_BUILD:-}/tests/ek_callstacks" # which samples are late (perfetto_check.py)
 check="$ETMKIT_SRC/tests/scripts/perfetto_check.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -48,7 +49,11 @@ for sc in $scen; do
         echo "FAIL $name: protoc cannot decode the trace: $(head -c 300 "$tmp/t.txt.err")"; fail=1; continue
       fi
       n=$((n + 1))
-      if ! python3 "$check" "$tmp/t.txt" "$truth" "$out/expected-branches$sfx.txt" >"$tmp/cmp"; then
+      late=()
+      if [ -x "$tool" ]; then
+        "$tool" "$data" "$out/symfs" "${uopts[@]}" >"$tmp/cs" 2>/dev/null && late=("$tmp/cs")
+      fi
+      if ! python3 "$check" "$tmp/t.txt" "$truth" "$out/expected-branches$sfx.txt" "${late[@]}" >"$tmp/cmp"; then
         echo "FAIL $name:"; head -10 "$tmp/cmp" | cut -c1-400; fail=1; continue
       fi
       calls=$((calls + $(sed -n 's/.*, \([0-9]*\) calls of the truth/\1/p' "$tmp/cmp")))

@@ -6,12 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_opts.h"
 #include "export_perfetto.h"
 #include "etmkit/perfetto.h"
+
+/* the process's file creation mask (a trace is a file like any other: mkstemp makes it 0600) */
+static mode_t cli_umask(void)
+{
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
 
 typedef struct pf_out {
     FILE *f;
@@ -58,7 +67,7 @@ int export_perfetto(cli_decode *d, const char *out)
     if (!to_stdout) {
         int fd = -1;
         if (asprintf(&tmp, "%s.perfetto-XXXXXX", out) < 0 || (fd = mkstemp(tmp)) < 0 ||
-            !(o.f = fdopen(fd, "wb"))) {
+            fchmod(fd, 0666 & ~cli_umask()) || !(o.f = fdopen(fd, "wb"))) {
             cli_err("export: -o %s: %s", out, strerror(errno));
             if (fd >= 0) close(fd);
             if (fd >= 0) unlink(tmp);
