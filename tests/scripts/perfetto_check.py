@@ -73,6 +73,14 @@ def func(loc):
     return loc.split('+0x')[0]
 
 
+def after(at, frame):
+    """frame is the return address of a call at location at (a BL of 4 or 2 bytes)"""
+    if not at or frame.startswith('!') or '+0x' not in at or '+0x' not in frame:
+        return False
+    (s1, o1), (s2, o2) = at.split('+0x'), frame.split('+0x')
+    return s1 == s2 and int(o2, 16) - int(o1, 16) in (2, 4)
+
+
 LINE = re.compile(r'^\s*(-?\d+)/(-?\d+)\s+\[(-?\d+)\]\s+([0-9a-f]+) =>\s+([0-9a-f]+): (.*)$')
 
 
@@ -82,7 +90,7 @@ def truth_calls(path, branches, per_source, late=frozenset()):
     state = {}  # key -> (frames outermost first, names)
     last = {}  # cpu -> (key, ended)
     entered = set()  # stacks whose last branch entered an exception
-    exc_end = {}  # stack -> its last branch ended the trace entering an exception
+    exc_end = {}  # stack -> where its last branch ended the trace entering an exception
     # the flags column of `-F pid,tid,cpu,flags,...`: two blanks after the CPU's "]", 21 wide
     flags = [set(l[l.index(']') + 3:l.index(']') + 25].split())
              for l in open(branches).read().splitlines()]
@@ -124,9 +132,8 @@ def truth_calls(path, branches, per_source, late=frozenset()):
         # a trace begin lands: what was pushed meanwhile is not in the trace -- but for the
         # frame of a BL taken right before the exception the trace ended in (the landing, on
         # the exception's return address, pops only the exception's frame)
-        seen = ip != 0 or (exc_end.get(owner) and len(frames) == c + 1 and
-                           not frames[-1].startswith('!'))
-        exc_end[owner] = addr == 0 and bool({'syscall', 'int'} & words)
+        seen = ip != 0 or (len(frames) == c + 1 and after(exc_end.get(owner), frames[-1]))
+        exc_end[owner] = loc if addr == 0 and {'syscall', 'int'} & words else None
         for j in range(c, len(frames)):
             if not seen:
                 names.append('?')
