@@ -565,7 +565,9 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     uint32_t ti = (uint32_t)(t - w->th);
     int begin = (s->flags & EK_SF_TRACE_BEGIN) || !s->ip;
     int landing = begin || v.pid != s->pid || v.tid != s->tid;
-    if (b.gaps != a.gaps) t->lost = 1;
+    /* a landing's view is after it; a branch's, before it (the stack it forgets shows next) */
+    int lost = b.gaps != a.gaps;
+    if (lost && landing) t->lost = 1;
     if (landing) {
         t->landed = 1;
         t->chg = now;
@@ -579,6 +581,7 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     if (!landing) {
         /* the branch moves t's stack: seen at its next view */
         t->chg = now;
+        if (lost) t->lost = 1;
         pend(t, s, r);
         if ((s->flags & EK_SF_TRACE_END) || !s->addr) {
             t->ended = 1;

@@ -48,9 +48,9 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
 int export_perfetto(cli_decode *d, const char *out)
 {
     if (!d->so.itrace.set) ek_itrace_parse("b", &d->so.itrace, NULL);
-    if (!d->so.itrace.branches) {
-        cli_err("export: --format=perfetto: --itrace must ask for branches (b): the stacks "
-                "follow every call and return");
+    if (!d->so.itrace.branches || d->so.itrace.calls || d->so.itrace.returns) {
+        cli_err("export: --format=perfetto: --itrace must ask for every branch (b): the "
+                "stacks follow every call and return");
         cli_decode_free(d);
         return CLI_USAGE;
     }
