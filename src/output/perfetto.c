@@ -33,6 +33,7 @@ enum {
     /* TracePacket */
     F_PKT_TIMESTAMP = 8,
     F_PKT_SEQ_ID = 10,
+    F_PKT_SEQUENCE_FLAGS = 13,
     F_PKT_TRACK_EVENT = 11,
     F_PKT_TRACK_DESCRIPTOR = 60,
     /* TrackEvent */
@@ -58,6 +59,7 @@ enum {
     F_THD_THREAD_NAME = 5,
 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
 
 #define SEQ_ID       1u
 #define FLUSH_AT     (64u << 10)
@@ -178,6 +180,9 @@ static void packet_open(ek_perfetto *w, int has_ts, uint64_t ts)
     ek_pb_open(&w->out, F_TRACE_PACKET);
     if (has_ts) ek_pb_uint(&w->out, F_PKT_TIMESTAMP, ts);
     ek_pb_uint(&w->out, F_PKT_SEQ_ID, SEQ_ID);
+    /* the sequence's first packet says its (empty) incremental state is valid from here: a
+     * reader that drops packets of sequences without it keeps ours */
+    if (!w->stats.packets) ek_pb_uint(&w->out, F_PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
     w->stats.packets++;
 }
 

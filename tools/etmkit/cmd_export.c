@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "\noptions:\n"
             "  -o, --output=OUT    the profile ('-' or none: standard output); a file is written\n"
             "                      beside OUT and renamed into place\n"
-            "  --format=branch-list|autofdo|bolt\n"
+            "  --format=branch-list|autofdo|bolt|perfetto\n"
             "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
             "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
