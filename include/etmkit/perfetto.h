@@ -49,13 +49,13 @@ extern "C" {
 typedef int (*ek_perfetto_write_fn)(void *ctx, const void *data, size_t len);
 
 typedef struct ek_perfetto_opts {
-    uint32_t size;       /* sizeof(ek_perfetto_opts), set by ek_perfetto_opts_init */
+    uint32_t size; /* sizeof(ek_perfetto_opts), set by ek_perfetto_opts_init */
     ek_perfetto_write_fn write;
     void *ctx;
-    uint32_t max_depth;  /* frames kept per thread (ek_stacks_opts.max_depth; default 1024) */
-    int per_source;      /* a stack per thread and trace source (ek_stacks_opts.per_source) */
-    int no_cpu_tracks;   /* leave out the CPU tracks */
-    int no_dso;          /* leave out the "dso" annotation of the slices */
+    uint32_t max_depth; /* frames kept per thread (ek_stacks_opts.max_depth; default 1024) */
+    int per_source;     /* a stack per thread and trace source (ek_stacks_opts.per_source) */
+    int no_cpu_tracks;  /* leave out the CPU tracks */
+    int no_dso;         /* leave out the "dso" annotation of the slices */
 } ek_perfetto_opts;
 
 void ek_perfetto_opts_init(ek_perfetto_opts *o);
@@ -72,12 +72,12 @@ int ek_perfetto_finish(ek_perfetto *w);
 void ek_perfetto_free(ek_perfetto *w);
 
 typedef struct ek_perfetto_stats {
-    uint64_t packets, bytes;   /* written */
-    uint64_t slices;           /* function slices begun (every one is ended) */
-    uint64_t gaps;             /* trace gap slices */
-    uint64_t lost;             /* times a thread's stack was forgotten (its slices ended) */
-    uint64_t threads, cpus;    /* tracks */
-    int clock_instructions;    /* 1: times are instruction counts (no time stamps) */
+    uint64_t packets, bytes; /* written */
+    uint64_t slices;         /* function slices begun (every one is ended) */
+    uint64_t gaps;           /* trace gap slices */
+    uint64_t lost;           /* times a thread's stack was forgotten (its slices ended) */
+    uint64_t threads, cpus;  /* tracks */
+    int clock_instructions;  /* 1: times are instruction counts (no time stamps) */
 } ek_perfetto_stats;
 void ek_perfetto_get_stats(const ek_perfetto *w, ek_perfetto_stats *out);
 

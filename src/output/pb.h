@@ -14,21 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EK_PB_VARINT 0u
-#define EK_PB_I64    1u
-#define EK_PB_LEN    2u
-#define EK_PB_I32    5u
+#define EK_PB_VARINT    0u
+#define EK_PB_I64       1u
+#define EK_PB_LEN       2u
+#define EK_PB_I32       5u
 #define EK_PB_MAX_DEPTH 8
 
 typedef struct ek_pb {
     uint8_t *p;
     size_t len, cap;
-    int err;                          /* an allocation failed: the contents are not valid */
-    size_t open[EK_PB_MAX_DEPTH];     /* where each open submessage's content starts */
+    int err;                      /* an allocation failed: the contents are not valid */
+    size_t open[EK_PB_MAX_DEPTH]; /* where each open submessage's content starts */
     unsigned depth;
 } ek_pb;
 
-#define EK_PB_INIT {NULL, 0, 0, 0, {0}, 0}
+#define EK_PB_INIT                                                                                 \
+    {                                                                                              \
+        NULL, 0, 0, 0, {0}, 0                                                                      \
+    }
 
 static inline void ek_pb_free(ek_pb *b)
 {

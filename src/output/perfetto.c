@@ -82,7 +82,7 @@ typedef struct wth {
     uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
                       * is new (a return right before it may have left one at that address) */
     ek_sbuf pn[2], pd[2]; /* pending names and DSOs */
-    char label[64];  /* "comm pid/tid" */
+    char label[64];       /* "comm pid/tid" */
 } wth;
 
 typedef struct wcpu {
@@ -413,8 +413,8 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
         /* the trace of the thread stopped and went on: a slice of its own, where it was */
         const char *g = "trace gap";
         rc = rc ? rc
-                : event(w, uuid_of(w, t), &t->last, t->end_ts, TYPE_SLICE_BEGIN, g, strlen(g),
-                        NULL, NULL, 0);
+                : event(w, uuid_of(w, t), &t->last, t->end_ts, TYPE_SLICE_BEGIN, g, strlen(g), NULL,
+                        NULL, 0);
         rc = rc ? rc : end_slice(w, t, t->chg);
         w->stats.gaps++;
         t->ended = 0;
@@ -530,8 +530,7 @@ static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
     int32_t ti = (int32_t)(t - w->th);
     p->seen = now;
     if (!rc && p->cur != ti) {
-        if (p->cur >= 0)
-            rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+        if (p->cur >= 0) rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
         if (!rc)
             rc = event(w, uuid, &p->last, now, TYPE_SLICE_BEGIN, t->label, strlen(t->label), NULL,
                        NULL, 0);
@@ -609,8 +608,8 @@ int ek_perfetto_finish(ek_perfetto *w)
     }
     for (uint32_t c = 0; c < w->ncpus && !rc; c++)
         if (w->cpus[c].cur >= 0) {
-            rc = event(w, UUID_CPU + c, &w->cpus[c].last, w->cpus[c].seen, TYPE_SLICE_END, NULL,
-                       0, NULL, NULL, 0);
+            rc = event(w, UUID_CPU + c, &w->cpus[c].last, w->cpus[c].seen, TYPE_SLICE_END, NULL, 0,
+                       NULL, NULL, 0);
             w->cpus[c].cur = -1;
         }
     return rc ? rc : flush(w);

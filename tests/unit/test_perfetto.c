@@ -34,16 +34,16 @@ static void test_varints(void **state)
     ek_pb_varint(&b, 128);
     ek_pb_varint(&b, 300);
     ek_pb_varint(&b, UINT64_MAX);
-    static const uint8_t w1[] = {0x00, 0x01, 0x7f, 0x80, 0x01, 0xac, 0x02, 0xff, 0xff, 0xff,
-                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t w1[] = {0x00, 0x01, 0x7f, 0x80, 0x01, 0xac, 0x02, 0xff, 0xff,
+                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     expect_bytes(&b, w1, sizeof w1);
     ek_pb_reset(&b);
-    ek_pb_uint(&b, 1, 150);          /* the protobuf documentation's example: 08 96 01 */
-    ek_pb_int(&b, 2, -1);            /* int32 -1: ten bytes */
-    ek_pb_sint(&b, 3, -1);           /* zigzag: 1 */
-    ek_pb_sint(&b, 3, 1);            /* zigzag: 2 */
-    ek_pb_uint(&b, 16, 1);           /* a two-byte tag */
-    ek_pb_str(&b, 2, "testing");     /* 12 07 "testing" */
+    ek_pb_uint(&b, 1, 150);      /* the protobuf documentation's example: 08 96 01 */
+    ek_pb_int(&b, 2, -1);        /* int32 -1: ten bytes */
+    ek_pb_sint(&b, 3, -1);       /* zigzag: 1 */
+    ek_pb_sint(&b, 3, 1);        /* zigzag: 2 */
+    ek_pb_uint(&b, 16, 1);       /* a two-byte tag */
+    ek_pb_str(&b, 2, "testing"); /* 12 07 "testing" */
     ek_pb_fixed64(&b, 4, 0x0102030405060708ull);
     static const uint8_t w2[] = {0x08, 0x96, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                  0xff, 0xff, 0xff, 0x01, 0x18, 0x01, 0x18, 0x02, 0x80, 0x01,
@@ -285,7 +285,7 @@ static void run(int timed, const char *want)
     smp(w, RET, 0x3004, 0x2108, EK_ISUB_V8_RET, t ? 1040 : 0, 2);   /* leaf returns */
     smp(w, CALL, 0x210c, 0x3000, EK_ISUB_BR_LINK, t ? 1040 : 0, 2); /* leaf again, same time */
     smp(w, EK_SF_BRANCH | EK_SF_TRACE_END, 0x3008, 0, 0, t ? 1050 : 0, 3); /* trace ends */
-    smp(w, BEGIN, 0, 0x1010, 0, t ? 1090 : 0, 0);   /* begins elsewhere: the stack is lost */
+    smp(w, BEGIN, 0, 0x1010, 0, t ? 1090 : 0, 0); /* begins elsewhere: the stack is lost */
     smp(w, CALL, 0x1014, 0x2000, EK_ISUB_BR_LINK, t ? 1100 : 0, 2); /* main -> callee */
     smp(w, EK_SF_BRANCH, 0x2000, 0x2004, 0, t ? 1110 : 0, 1);
     assert_int_equal(ek_perfetto_finish(w), 0);
@@ -365,10 +365,8 @@ static void test_writer_args(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_varints),
-        cmocka_unit_test(test_nested_lengths),
-        cmocka_unit_test(test_writer_times),
-        cmocka_unit_test(test_writer_instructions),
+        cmocka_unit_test(test_varints),      cmocka_unit_test(test_nested_lengths),
+        cmocka_unit_test(test_writer_times), cmocka_unit_test(test_writer_instructions),
         cmocka_unit_test(test_writer_args),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);

@@ -17,8 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list|perfetto] [-o OUT] "
-            "[--binary=ELF] "
+            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
             "[options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
