@@ -25,7 +25,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/tools/bash-completion/etmkit
 
 # etmkit.pc is written at install time, so that it names the prefix installed to (which
 # `cmake --install --prefix` may change after configuration).
-set(ETMKIT_PC_REQUIRES "libelf libzstd")
+set(ETMKIT_PC_REQUIRES "libelf libdw libzstd")
 if(CAPSTONE_FOUND)
   string(APPEND ETMKIT_PC_REQUIRES " capstone")
 endif()

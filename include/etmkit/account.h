@@ -49,6 +49,7 @@ typedef enum ek_account_code {
     EK_ACCT_CODE_DSO,        /* a map covers it; its file could not be used (dso->status) */
     EK_ACCT_CODE_KERNEL,     /* a kernel map, but no kernel image */
     EK_ACCT_CODE_OUTSIDE,    /* the file is there but holds no code at that offset */
+    EK_ACCT_CODE_NO_IMAGE,   /* a trace snapshot: no memory dump (nor --image) holds it */
 } ek_account_code;
 
 /* Which gap (ek_account_item.code, with EK_ACCT_GAP). */
@@ -73,6 +74,8 @@ typedef enum ek_remedy {
     EK_REMEDY_JIT_WRITE,          /* have the JIT write a jitdump, record with -k 1 */
     EK_REMEDY_JIT_COPY,           /* copy the jitdump to symfs, or --jitdump FILE */
     EK_REMEDY_JIT_CLOCK,          /* record with perf record -k 1 (the jitdump's clock) */
+    EK_REMEDY_GIVE_CODE,          /* a snapshot: --image ELF@ADDR / FILE@ADDR, or a [dump]
+                                   * section in the core's ini file (item.name) */
     EK_REMEDY_N
 } ek_remedy;
 
@@ -135,6 +138,27 @@ typedef struct ek_account_aux {
     int overwritten;       /* snapshot mode overwrote it (a note, not a problem) */
 } ek_account_aux;
 
+/* A trace snapshot's trace source as decoded from one of its buffers (ek_account.sources). */
+typedef struct ek_account_source {
+    const char *name;       /* the source's device name ("ETM_0") */
+    const char *buffer;     /* the buffer it was decoded from ("ETB_0") */
+    int trace_id;
+    int protocol;           /* ek_protocol */
+    int32_t cpu;            /* its core's index among the snapshot's cores (-1: no core) */
+    const char *core;       /* its core's device name (NULL: none) */
+    const char *core_ini;   /* the core's device file, where [dump] sections go (NULL: none) */
+    const char *source_ini; /* the source's device file */
+    int decoded;            /* 0: etmkit does not decode its protocol */
+    int time_stamps;        /* configured to emit time stamps (its samples carry times) */
+    uint64_t bytes;         /* trace bytes of its trace ID */
+    uint64_t packets, bad_packets;
+    uint64_t instructions;  /* instructions decoded */
+    uint64_t sync_losses;   /* times the decoder lost synchronisation after it had it */
+    uint64_t errors;        /* decode errors (diagnostics of severity WARN or above) */
+    uint64_t nacc;          /* ADDR_NACC elements: code that could not be read */
+    uint64_t samples;       /* samples made */
+} ek_account_source;
+
 /* One cause (problem) or note, in the order the doctor lists them. */
 typedef struct ek_account_item {
     int kind;              /* ek_account_kind */
@@ -172,6 +196,13 @@ typedef struct ek_account {
     const ek_account_item *items; /* causes and notes, in the doctor's order */
     size_t nitems;
     int problems;                 /* ek_session_problems */
+    /* a trace snapshot folder (not a perf recording: the perf fields above are 0, ncpus
+     * counts the cores, EK_ACCT_CODE items have code NO_IMAGE, pid = the trace ID or -1 when
+     * the range was traced by several, name = the ini file where a [dump] would go,
+     * first_offset = the trace index of the first unreadable place) */
+    int trace_snapshot;
+    const ek_account_source *sources; /* in decode order: buffer after buffer */
+    size_t nsources;
 } ek_account;
 
 /* Take the account of s (after a run: everything; before one: what the file shows). Returns 0

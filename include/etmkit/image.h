@@ -28,6 +28,7 @@
 
 #include "etmkit/config.h"
 #include "etmkit/diag.h"
+#include "etmkit/sbuf.h"
 #include "etmkit/snapshot.h"
 
 #ifdef __cplusplus
@@ -77,6 +78,45 @@ int ek_image_add_elf(ek_image *img, const char *path, uint64_t bias, ek_mem_spac
  * the snapshot was read and are skipped. Returns the number of regions added or a negative
  * status. */
 int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t buffer);
+
+/* ---- code given as files: --image FILE@ADDR -------------------------------------------
+ * For a capture whose memory dumps lack the traced program (a snapshot folder), code can be
+ * given without editing its ini files:
+ *   ELF@ADDR   an ELF file (recognised by its magic): its executable PT_LOAD segments (PF_X,
+ *              file bytes only) at p_vaddr + bias, bias = ADDR - the lowest p_vaddr of its
+ *              PT_LOAD segments -- ADDR is where the ELF's first loadable byte is, as a perf
+ *              map's start is for a binary mapped from its first page (a PIE linked at 0:
+ *              ADDR is its load base; an executable linked at 0x400000 and given @0x400000:
+ *              its link addresses)
+ *   ELF        the same at its link addresses (bias 0)
+ *   FILE@ADDR  any other file: raw bytes, the whole file at ADDR
+ * The last '@' separates the address (0x... hex, or decimal). */
+typedef struct ek_image_spec {
+    char *path;    /* the file (owned: ek_image_spec_free) */
+    uint64_t addr; /* with has_addr */
+    int has_addr;
+} ek_image_spec;
+
+/* Parse "FILE@ADDR" or "FILE". Returns 0, EK_ERR_NOMEM, or EK_ERR_ARG with a one-line reason
+ * in err (may be NULL). */
+int ek_image_spec_parse(const char *arg, ek_image_spec *out, ek_sbuf *err);
+void ek_image_spec_free(ek_image_spec *sp);
+
+/* Where an image spec's code went (ek_image_add_spec). */
+typedef struct ek_image_placed {
+    int elf;         /* 1: ELF segments; 0: raw bytes */
+    uint64_t bias;   /* ELF: added to p_vaddr (raw: ADDR) */
+    uint64_t lo, hi; /* the lowest and highest address + 1 of the code mapped */
+    size_t regions;  /* regions added */
+} ek_image_placed;
+
+/* Add the code of one spec (see above) to img, laid over what img already holds (later
+ * regions win). Returns 0; EK_ERR_IO (cannot read: diag "image.missing-file"); EK_ERR_ARG (raw
+ * bytes without @ADDR: diag "image.no-address"); EK_ERR_UNSUPPORTED (an ELF without an
+ * executable PT_LOAD segment with file bytes: diag "image.no-code"); EK_ERR_FORMAT (a broken
+ * ELF); EK_ERR_RANGE (an empty file). out (may be NULL) says where the code went. */
+int ek_image_add_spec(ek_image *img, const ek_image_spec *sp, ek_mem_space space,
+                      ek_image_placed *out);
 
 /* Copy up to len bytes at addr; returns how many contiguous bytes were copied (0: addr is not
  * mapped). Reads continue across region edges while the addresses stay mapped. */

@@ -4,6 +4,7 @@
 #ifndef ETMKIT_LISTING_H
 #define ETMKIT_LISTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "etmkit/decode.h"
@@ -139,7 +140,15 @@ typedef struct ek_snapshot_list_opts {
      * A-Sync preceded it (EK_SRC_ITM_ASSUME_SYNC; orbuculum's default, for streams without
      * sync packets); EK_LIST_ITM_SYNC_DEFAULT (0): WAIT for EK_LISTING_OCSD, else ASSUME */
     int itm_sync;
+    /* --- since etmkit 0.x: code given as files (--image FILE@ADDR, etmkit/image.h), laid over
+     * the memory dumps of every buffer for the flow decoders (decode, decode_only); a spec
+     * that cannot be added fails the listing (its status; diag "image.*") --- */
+    const struct ek_image_spec *images;
+    size_t nimages;
 } ek_snapshot_list_opts;
+
+/* The size of ek_snapshot_list_opts before images (fields past a caller's size are zero). */
+#define EK_SNAPSHOT_LIST_OPTS_SIZE_V1 offsetof(ek_snapshot_list_opts, images)
 
 #define EK_LIST_ITM_SYNC_DEFAULT 0
 #define EK_LIST_ITM_SYNC_WAIT    1

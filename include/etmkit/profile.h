@@ -222,6 +222,41 @@ int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t
  * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
 
+/* ---- coverage (lcov) ------------------------------------------------------------------ */
+
+/* What ek_profile_write_lcov wrote (sums over its records). */
+typedef struct ek_lcov_stats {
+    uint64_t files;                    /* SF records */
+    uint64_t lines, lines_hit;         /* DA lines, those with a count */
+    uint64_t functions, functions_hit; /* FN lines, those with a count */
+    uint64_t branches, branches_hit;   /* BRDA lines (two per conditional branch), taken ones */
+    int has_lines;                     /* the ELF file has DWARF line tables */
+} ek_lcov_stats;
+
+/* Coverage of binary `bin` as lcov tracefile records (geninfo's format, for genhtml), appended
+ * to out: one record (TN:, SF:, FN/FNDA/FNF/FNH, BRDA/BRF/BRH, DA/LF/LH, end_of_record) per
+ * source file of its DWARF line tables (libdw), files sorted by path. An instruction executed
+ * as often as the ranges holding it were; a line (DA) counts its most executed instruction; a
+ * function (FN, FNDA, from the ELF symbols: .symtab, else .dynsym) the executions of its entry;
+ * each direct conditional branch gives two BRDA entries on its line, block = its number on the
+ * line (from 0, in address order), branch 0 = taken (the branch counts from its address),
+ * branch 1 = not taken (its other executions), "-" for both when it never ran. Functions whose
+ * entry has no source line (no DWARF) go to one more record, SF: the binary's path, with a
+ * pseudo-line per function (its number in address order, from 1: FN, DA = its entry count,
+ * BRDA for its branches without a line). Code no function symbol starts at or covers but an
+ * .eh_frame FDE does (a stripped file's .dynsym names its exported functions only) is a
+ * function "fde@<hex address>" over the FDE's range (cut at the next function); without any
+ * function, each executable section is one, named after it. Functions that share a name
+ * (versions of one .dynsym name) are "<name>@<hex address>" (genhtml keys them by name). Code
+ * is walked within functions and
+ * line-table sequences, in the executable sections (A64; A32/T32 by mapping symbols or the Thumb
+ * bit), skipping $d data. elf: the binary's ELF file for symbols and DWARF (a separate debug file
+ * will do); code_elf: the ELF file with its instructions when elf holds none (NULL: elf).
+ * Addresses are the binary's own (those of the profile). st may be NULL. Returns 0, EK_ERR_ARG,
+ * EK_ERR_IO, EK_ERR_FORMAT (not an ELF file, or relocatable) or EK_ERR_NOMEM. */
+int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, const char *code_elf,
+                          ek_sbuf *out, ek_lcov_stats *st);
+
 /* ---- profiles from samples -------------------------------------------------------------- */
 
 /* Where an address of a sample is: its binary, the binary's own address for it, and the

@@ -73,6 +73,12 @@ typedef struct ek_session_opts {
      * decodes with CPU raw_cpu - 1's configuration when raw_cpu > 0 (0: only when every CPU
      * has the same configuration; see ek_perf_queues_opts) */
     uint32_t raw_cpu;
+    /* --- version 6 --- */
+    /* --image: code given as files (etmkit/image.h), for trace snapshot folders only: laid
+     * over the memory dumps of every buffer; an ELF's symbols name its addresses. Kept by the
+     * caller during ek_session_open (copied). A perf recording refuses them (EK_ERR_ARG). */
+    const struct ek_image_spec *images;
+    size_t nimages;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
@@ -81,7 +87,8 @@ typedef struct ek_session_opts {
 #define EK_SESSION_OPTS_SIZE_V2 offsetof(ek_session_opts, jitdump)
 #define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
 #define EK_SESSION_OPTS_SIZE_V4 offsetof(ek_session_opts, raw_cpu)
-#define EK_SESSION_OPTS_SIZE_V5 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V5 offsetof(ek_session_opts, images)
+#define EK_SESSION_OPTS_SIZE_V6 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */
@@ -91,6 +98,8 @@ void ek_session_opts_init(ek_session_opts *o);
 typedef struct ek_session ek_session;
 
 /* Open a recording (a perf.data file, or a perf.data folder holding "data" and "kcore_dir")
+ * or a trace snapshot folder (one holding snapshot.ini: every trace source of every buffer
+ * decoded with its memory dumps; threads are trace IDs, see docs/SNAPSHOT-SESSION.md)
  * and prepare it: sideband timeline, queues, DSOs. Problems found go to diag (if any) and to
  * the session's report. Decoding runs on several threads; diag's function is called from them
  * but never by two at once (the session serialises it). Returns 0, or a negative status when

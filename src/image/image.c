@@ -12,6 +12,7 @@
 #include "core/vec.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/image.h"
+#include "etmkit/symbols.h"
 
 typedef struct img_file {
     char *path;
@@ -521,4 +522,121 @@ size_t ek_image_read(ek_image *img, ek_mem_space space, uint64_t addr, void *buf
         addr += n;
     }
     return done;
+}
+
+/* ---- code given as files: --image FILE@ADDR ------------------------------------------------- */
+
+int ek_image_spec_parse(const char *arg, ek_image_spec *out, ek_sbuf *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!arg || !*arg) {
+        if (err) ek_sbuf_puts(err, "empty: give FILE@ADDR (raw bytes) or ELF[@ADDR]");
+        return EK_ERR_ARG;
+    }
+    const char *at = strrchr(arg, '@');
+    if (at == arg) {
+        if (err) ek_sbuf_printf(err, "'%s': no file before '@'", arg);
+        return EK_ERR_ARG;
+    }
+    unsigned long long v = 0;
+    if (at) {
+        char *end = NULL;
+        errno = 0;
+        v = strtoull(at + 1, &end, 0);
+        if (!at[1] || errno || *end || at[1] == '-' || at[1] == '+') {
+            if (err)
+                ek_sbuf_printf(err, "'%s': '%s' is not an address (0x... or decimal)", arg, at + 1);
+            return EK_ERR_ARG;
+        }
+    }
+    char *p = at ? strndup(arg, (size_t)(at - arg)) : strdup(arg);
+    if (!p) return EK_ERR_NOMEM;
+    out->path = p;
+    out->addr = v;
+    out->has_addr = at != NULL;
+    return 0;
+}
+
+void ek_image_spec_free(ek_image_spec *sp)
+{
+    if (!sp) return;
+    free(sp->path);
+    memset(sp, 0, sizeof *sp);
+}
+
+static int file_is_elf(const char *path, int *is_elf)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    unsigned char m[4] = {0};
+    ssize_t n = read(fd, m, sizeof m);
+    close(fd);
+    *is_elf = n == 4 && !memcmp(m, "\177ELF", 4);
+    return 0;
+}
+
+int ek_image_add_spec(ek_image *img, const ek_image_spec *sp, ek_mem_space space,
+                      ek_image_placed *out)
+{
+    ek_image_placed pl;
+    memset(&pl, 0, sizeof pl);
+    if (out) *out = pl;
+    if (!img || !sp || !sp->path) return EK_ERR_ARG;
+    int is_elf = 0;
+    if (file_is_elf(sp->path, &is_elf)) {
+        ek_diag_emit(&img->diag, EK_SEV_ERROR, "image.missing-file", EK_ERR_IO, sp->path, -1, -1,
+                     -1, "cannot read the image (%s)", strerror(errno));
+        return EK_ERR_IO;
+    }
+    if (!is_elf) {
+        if (!sp->has_addr) {
+            ek_diag_emit(&img->diag, EK_SEV_ERROR, "image.no-address", EK_ERR_ARG, sp->path, -1, -1,
+                         -1,
+                         "not an ELF file: raw bytes need the address of their first byte "
+                         "(FILE@ADDR)");
+            return EK_ERR_ARG;
+        }
+        int rc = ek_image_add_file(img, sp->path, 0, 0, sp->addr, space);
+        if (rc) return rc;
+        struct stat st;
+        uint64_t size = stat(sp->path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        pl.elf = 0;
+        pl.bias = sp->addr;
+        pl.lo = sp->addr;
+        pl.hi = sp->addr + size;
+        pl.regions = 1;
+        if (out) *out = pl;
+        return 0;
+    }
+    ek_elf_info *ei = NULL;
+    int rc = ek_elf_info_read(sp->path, &img->diag, &ei);
+    if (rc) return rc;
+    uint64_t low = UINT64_MAX;
+    for (size_t i = 0; i < ei->nsegs; i++)
+        if (ei->segs[i].vaddr < low) low = ei->segs[i].vaddr;
+    pl.elf = 1;
+    pl.bias = sp->has_addr && low != UINT64_MAX ? sp->addr - low : 0;
+    pl.lo = UINT64_MAX;
+    for (size_t i = 0; i < ei->nsegs && !rc; i++) {
+        const ek_elf_segment *g = &ei->segs[i];
+        if (!(g->flags & PF_X) || !g->filesz) continue;
+        const uint64_t at = g->vaddr + pl.bias;
+        int r = ek_image_add_file(img, sp->path, g->offset, g->filesz, at, space);
+        if (r == EK_ERR_NOMEM || r == EK_ERR_IO) rc = r;
+        if (r) continue;
+        pl.regions++;
+        if (at < pl.lo) pl.lo = at;
+        if (at + g->filesz > pl.hi) pl.hi = at + g->filesz;
+    }
+    ek_elf_info_free(ei);
+    if (rc) return rc;
+    if (!pl.regions) {
+        ek_diag_emit(&img->diag, EK_SEV_ERROR, "image.no-code", EK_ERR_UNSUPPORTED, sp->path, -1,
+                     -1, -1,
+                     "the ELF file has no executable PT_LOAD segment with bytes in the file "
+                     "(a relocatable object, or a debug-only file?)");
+        return EK_ERR_UNSUPPORTED;
+    }
+    if (out) *out = pl;
+    return 0;
 }

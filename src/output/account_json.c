@@ -177,6 +177,7 @@ static void item(const ek_account *a, const ek_account_item *it, ek_sbuf *out, i
         ek_sbuf_printf(out, "%d", (int)it->pid);
         hex(out, &f, "lo", it->lo);
         hex(out, &f, "hi", it->hi);
+        if (it->code == EK_ACCT_CODE_NO_IMAGE) str(out, &f, "ini", it->name);
         if (it->dso) dso(out, &f, it->dso);
         if (it->jit) jit(out, &f, it->jit);
         break;
@@ -277,6 +278,40 @@ void ek_account_json(const ek_account *a, ek_sbuf *out, int level)
         ek_sbuf_putc(out, '}');
     }
     ek_sbuf_puts(out, a->naux_no_data ? "\n ]" : "]");
+    if (a->trace_snapshot) {
+        /* a trace snapshot folder: its sources as decoded */
+        ek_sbuf_puts(out, ",\n ");
+        f = 1;
+        boolean(out, &f, "trace_snapshot", 1);
+        key(out, &f, "sources");
+        ek_sbuf_putc(out, '[');
+        for (size_t i = 0; i < a->nsources; i++) {
+            const ek_account_source *x = &a->sources[i];
+            ek_sbuf_puts(out, i ? ",\n  " : "\n  ");
+            g = 1;
+            ek_sbuf_putc(out, '{');
+            str(out, &g, "name", x->name);
+            str(out, &g, "buffer", x->buffer);
+            num(out, &g, "trace_id", (uint64_t)x->trace_id);
+            str(out, &g, "protocol", ek_protocol_name((ek_protocol)x->protocol));
+            key(out, &g, "cpu");
+            ek_sbuf_printf(out, "%d", (int)x->cpu);
+            str(out, &g, "core", x->core);
+            str(out, &g, "core_ini", x->core_ini);
+            boolean(out, &g, "decoded", x->decoded);
+            boolean(out, &g, "time_stamps", x->time_stamps);
+            num(out, &g, "bytes", x->bytes);
+            num(out, &g, "packets", x->packets);
+            num(out, &g, "bad_packets", x->bad_packets);
+            num(out, &g, "instructions", x->instructions);
+            num(out, &g, "sync_losses", x->sync_losses);
+            num(out, &g, "errors", x->errors);
+            num(out, &g, "nacc", x->nacc);
+            num(out, &g, "samples", x->samples);
+            ek_sbuf_putc(out, '}');
+        }
+        ek_sbuf_puts(out, a->nsources ? "\n ]" : "]");
+    }
     ek_sbuf_puts(out, ",\n ");
     f = 1;
     key(out, &f, "causes");

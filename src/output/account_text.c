@@ -2,6 +2,7 @@
  * causes with what to do about them and notes apart, and the few lines `etmkit script` prints
  * on stderr. The facts come from the account (src/session/account.c); only the words are
  * made here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,8 +56,55 @@ static void put_msg(ek_sbuf *out, const char *m)
 
 /* ---- the header ------------------------------------------------------------------------------------ */
 
+/* A trace snapshot: its sources, one line each. */
+static void snap_header(const ek_account *a, ek_sbuf *out)
+{
+    const ek_session_stats *st = &a->stats;
+    ek_sbuf_printf(out, "%s: trace snapshot, ", a->path);
+    plural(out, a->nsources, "trace source", "trace sources");
+    ek_sbuf_puts(out, " in ");
+    plural(out, st->queues, "buffer", "buffers");
+    ek_sbuf_puts(out, ", ");
+    plural(out, a->ncpus, "core", "cores");
+    ek_sbuf_puts(out, ", ");
+    plural(out, st->trace_bytes, "byte", "bytes");
+    ek_sbuf_printf(out, " of trace, %s\n",
+                   a->timeless ? "no time stamps" : "with time stamps (raw values as times)");
+    if (!a->ran) return;
+    ek_sbuf_puts(out, "  decoded: ");
+    plural(out, st->instructions, "instruction", "instructions");
+    ek_sbuf_puts(out, ", ");
+    plural(out, st->samples_branches, "branch sample", "branch samples");
+    ek_sbuf_puts(out, ", ");
+    plural(out, st->samples_instructions, "instruction sample", "instruction samples");
+    ek_sbuf_puts(out, "\n  trace ID  source        protocol  core        buffer      bytes    "
+                      "packets  instructions  sync losses  errors  unreadable\n");
+    for (size_t i = 0; i < a->nsources; i++) {
+        const ek_account_source *x = &a->sources[i];
+        char core[32];
+        if (x->core)
+            snprintf(core, sizeof core, "%d %s", (int)x->cpu, x->core);
+        else
+            snprintf(core, sizeof core, "-");
+        ek_sbuf_printf(out, "  0x%02x      %-13s %-9s %-11s %-9s", (unsigned)x->trace_id,
+                       x->name ? x->name : "?", ek_protocol_name((ek_protocol)x->protocol), core,
+                       x->buffer ? x->buffer : "?");
+        if (!x->decoded) {
+            ek_sbuf_puts(out, "  not decoded (etmkit does not know its protocol)\n");
+            continue;
+        }
+        ek_sbuf_printf(out, " %8llu %10llu %13llu %12llu %7llu %11llu\n", X(x->bytes),
+                       X(x->packets), X(x->instructions), X(x->sync_losses),
+                       X(x->errors + x->bad_packets), X(x->nacc));
+    }
+}
+
 static void header(const ek_account *a, ek_sbuf *out)
 {
+    if (a->trace_snapshot) {
+        snap_header(a, out);
+        return;
+    }
     ek_sbuf_printf(out, "%s: ", a->path);
     if (!a->coresight) {
         ek_sbuf_puts(out, "no CoreSight (cs_etm) trace configuration in this recording\n");
@@ -147,6 +195,13 @@ static void remedy(const ek_account *a, const ek_account_item *it, ek_sbuf *out)
                        "to <DIR>%s and pass --symfs DIR, or give it with --jitdump FILE\n",
                        (int)it->pid, j && j->recorded ? j->recorded : "");
         break;
+    case EK_REMEDY_GIVE_CODE:
+        ek_sbuf_puts(out, "    remedy: give the code: --image ELF@ADDR (an ELF file whose "
+                          "lowest segment loads at ADDR) or --image FILE@ADDR (raw bytes)");
+        if (it->name)
+            ek_sbuf_printf(out, ", or add a [dump] section (file=, address=) to %s", it->name);
+        ek_sbuf_putc(out, '\n');
+        break;
     case EK_REMEDY_JIT_CLOCK:
         ek_sbuf_puts(out, "    remedy: record with perf record -k 1 (CLOCK_MONOTONIC, the "
                           "jitdump's clock)\n");
@@ -224,6 +279,13 @@ static void places(const ek_account_item *it, ek_sbuf *out)
 {
     ek_sbuf_puts(out, "\n    ");
     plural(out, it->count, "place", "places");
+    if (it->code == EK_ACCT_CODE_NO_IMAGE) {
+        /* (a snapshot: the decoder waits for the next address; no bytes counted) */
+        ek_sbuf_printf(out, " in the trace where the code could not be read (the first at trace "
+                            "index %#llx)\n",
+                       X(it->first_offset));
+        return;
+    }
     ek_sbuf_puts(out, " in the trace, ");
     plural(out, it->bytes, "trace byte", "trace bytes");
     ek_sbuf_printf(out, " not decoded (first at file offset %#llx)\n", X(it->first_offset));
@@ -307,6 +369,13 @@ static void code(const ek_account *a, const ek_account_item *it, ek_sbuf *out)
     case EK_ACCT_CODE_OUTSIDE:
         ek_sbuf_printf(out, "%s holds no code at %#llx..%#llx", d ? d->name : "?", X(it->lo),
                        X(it->hi));
+        break;
+    case EK_ACCT_CODE_NO_IMAGE:
+        ek_sbuf_printf(out, "code at %#llx..%#llx is in no memory dump", X(it->lo), X(it->hi));
+        if (it->pid >= 0)
+            ek_sbuf_printf(out, " (trace ID 0x%02x)", (unsigned)it->pid);
+        else
+            ek_sbuf_puts(out, " (several trace IDs)");
         break;
     }
     places(it, out);
@@ -495,7 +564,7 @@ static void full(const ek_account *a, ek_sbuf *out, int level)
 /* A few lines for stderr after `etmkit script`. */
 static void summary(const ek_account *a, ek_sbuf *out)
 {
-    uint64_t kernel = 0, kbytes = 0, user = 0, ubytes = 0, other = 0;
+    uint64_t kernel = 0, kbytes = 0, user = 0, ubytes = 0, other = 0, nodump = 0, nranges = 0;
     int kernel_missing = 0;
     for (size_t i = 0; i < a->nitems; i++) {
         const ek_account_item *m = &a->items[i];
@@ -507,6 +576,9 @@ static void summary(const ek_account *a, ek_sbuf *out)
         } else if (m->code == EK_ACCT_CODE_DSO || m->code == EK_ACCT_CODE_NO_MAP) {
             user += m->count;
             ubytes += m->bytes;
+        } else if (m->code == EK_ACCT_CODE_NO_IMAGE) {
+            nodump += m->count;
+            nranges++;
         } else {
             other += m->count;
         }
@@ -535,6 +607,13 @@ static void summary(const ek_account *a, ek_sbuf *out)
                        "files missing or of another build; use --symfs DIR or a build-id "
                        "cache\n",
                        X(user), pl(user), X(ubytes), pl(ubytes));
+        any = 1;
+    }
+    if (nodump) {
+        ek_sbuf_printf(out,
+                       "etmkit: %llu place%s in code that no memory dump holds (%llu address "
+                       "range%s): give it with --image ELF@ADDR or FILE@ADDR, or a [dump] section\n",
+                       X(nodump), pl(nodump), X(nranges), pl(nranges));
         any = 1;
     }
     if (other) {

@@ -279,6 +279,9 @@ static int list_snapshot(snap_lister *l)
         int rc = ek_image_new(&l->diag, &l->img);
         if (!rc) rc = ek_image_add_snapshot_buffer(l->img, ss, first);
         if (rc == EK_ERR_NOMEM) return rc;
+        /* code given as files: over the dumps */
+        for (size_t i = 0; l->img && i < o->nimages; i++)
+            if ((rc = ek_image_add_spec(l->img, &o->images[i], EK_MS_ANY, NULL))) return rc;
     }
     if (format(l) == EK_LISTING_OCSD)
         ek_sbuf_printf(&l->out,
@@ -316,9 +319,14 @@ static int list_snapshot(snap_lister *l)
     return l->out.oom ? EK_ERR_NOMEM : decoded;
 }
 
-int ek_snapshot_list(const ek_snapshot *ss, const ek_snapshot_list_opts *o)
+int ek_snapshot_list(const ek_snapshot *ss, const ek_snapshot_list_opts *o0)
 {
-    if (!ss || !o || o->size < sizeof *o || !ss->nbuffers) return EK_ERR_ARG;
+    if (!ss || !o0 || o0->size < EK_SNAPSHOT_LIST_OPTS_SIZE_V1 || !ss->nbuffers) return EK_ERR_ARG;
+    /* an older caller's smaller struct: the fields it does not have stay zero */
+    ek_snapshot_list_opts oc;
+    memset(&oc, 0, sizeof oc);
+    memcpy(&oc, o0, o0->size < sizeof oc ? o0->size : sizeof oc);
+    const ek_snapshot_list_opts *o = &oc;
     if (o->format != EK_LISTING_OCSD && o->format != EK_LISTING_TEXT &&
         o->format != EK_LISTING_JSON)
         return EK_ERR_ARG;

@@ -9,6 +9,7 @@
 
 #include "etmkit/account.h"
 #include "etmkit/etmkit.h"
+#include "etmkit/snapshot.h"
 #include "session/session_int.h"
 
 /* The account's enums are the session's own, numbered alike. */
@@ -449,11 +450,69 @@ void ek_account_free(ek_account *p)
     free(a);
 }
 
+/* A trace snapshot: its sources, the unreadable code by address range, the diagnostics. */
+static int snap_account(ek_session *s, acct_b *a)
+{
+    ek_account *o = &a->pub;
+    const ek_snapshot *ss = snap_snapshot(s);
+    o->path = s->path;
+    o->trace_snapshot = 1;
+    o->coresight = 1;
+    o->timeless = 1;
+    o->ran = s->ran;
+    o->stats = s->st;
+    for (size_t i = 0; i < ss->ndevices; i++)
+        if (ss->devices[i].devclass && !strcmp(ss->devices[i].devclass, "core")) o->ncpus++;
+    for (size_t i = 0; i < ss->nsources; i++) {
+        ek_protocol p = ss->sources[i].cfg.protocol;
+        if (p == EK_PROTO_ETMV4M) p = EK_PROTO_ETMV4;
+        if ((unsigned)p < 32) o->protocols |= 1u << p;
+    }
+    o->sources = snap_sources(s, &o->nsources);
+    for (size_t i = 0; i < o->nsources; i++)
+        if (o->sources[i].time_stamps) o->timeless = 0;
+    snap_range *r = NULL;
+    size_t nr = 0;
+    int rc = snap_nacc_ranges(s, &r, &nr);
+    for (size_t i = 0; i < nr && !rc; i++) {
+        ek_account_item *it = item(a, EK_ACCT_CODE, 1, EK_REMEDY_GIVE_CODE);
+        if (!it) {
+            rc = EK_ERR_NOMEM;
+            break;
+        }
+        it->code = EK_ACCT_CODE_NO_IMAGE;
+        it->pid = r[i].trace_id;
+        it->lo = r[i].lo;
+        it->hi = r[i].hi;
+        it->count = r[i].count;
+        it->first_offset = (int64_t)r[i].first_index;
+        it->name = r[i].ini;
+    }
+    free(r);
+    return rc ? rc : diag_items(s, a);
+}
+
 int ek_session_account(ek_session *s, ek_account **out)
 {
     *out = NULL;
     acct_b *a = calloc(1, sizeof *a);
     if (!a) return EK_ERR_NOMEM;
+    if (s->snap) {
+        int rc = snap_account(s, a);
+        if (rc) {
+            ek_account_free(&a->pub);
+            return rc;
+        }
+        for (size_t i = 0; i < a->items.n; i++) {
+            const size_t *x = &a->idx.v[3 * i];
+            a->items.v[i].diag = x[2] ? &a->diags.v[x[2] - 1] : NULL;
+        }
+        a->pub.items = a->items.v;
+        a->pub.nitems = a->items.n;
+        a->pub.problems = ek_session_problems(s);
+        *out = &a->pub;
+        return 0;
+    }
     head(s, &a->pub);
     agg g;
     memset(&g, 0, sizeof g);
@@ -492,6 +551,14 @@ int ek_session_problems(ek_session *s)
         if (s->dgroups.v[i].sev >= EK_SEV_WARN)
             n++;
     pthread_mutex_unlock(&s->diag_lock);
+    if (s->snap) {
+        /* one kind per range of unreadable code, as the account groups it */
+        snap_range *r = NULL;
+        size_t nr = 0;
+        if (!snap_nacc_ranges(s, &r, &nr)) n += (int)nr;
+        free(r);
+        return n;
+    }
     size_t nsl = 0;
     const ek_perf_slice *sl = ek_perf_queues_slices(s->pq, &nsl);
     for (size_t i = 0; i < nsl; i++)
@@ -524,7 +591,8 @@ const char *ek_account_kind_name(int kind)
 
 const char *ek_account_code_name(int code)
 {
-    static const char *const n[] = {"no-map", "no-kernel-map", "file", "kernel", "outside"};
+    static const char *const n[] = {"no-map", "no-kernel-map", "file", "kernel", "outside",
+                                    "no-image"};
     return code >= 0 && code < (int)(sizeof n / sizeof *n) ? n[code] : "?";
 }
 
@@ -545,6 +613,7 @@ const char *ek_remedy_name(int remedy)
         [EK_REMEDY_JIT_WRITE] = "jitdump-write",
         [EK_REMEDY_JIT_COPY] = "jitdump-copy",
         [EK_REMEDY_JIT_CLOCK] = "jitdump-clock",
+        [EK_REMEDY_GIVE_CODE] = "give-code",
     };
     return remedy >= 0 && remedy < EK_REMEDY_N ? n[remedy] : "?";
 }

@@ -506,6 +506,10 @@ void ek_consumer_init(ek_consumer *c)
 int ek_session_run(ek_session *s, const ek_consumer *c0)
 {
     if (!s || !c0 || c0->size < sizeof(ek_consumer)) return EK_ERR_ARG;
+    if (s->snap) {
+        if (c0->encode && !c0->put) return EK_ERR_ARG;
+        return snap_run(s, c0);
+    }
     const ek_consumer *c = c0;
     writer w;
     memset(&w, 0, sizeof w);

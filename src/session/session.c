@@ -75,6 +75,27 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
     s->diag.fn = session_diag_fn;
     s->diag.ctx = s;
 
+    /* a trace snapshot folder */
+    if (is_dir(path) && snap_is_dir(path)) {
+        int rc = snap_open(s);
+        if (rc) {
+            ek_session_free(s);
+            return rc;
+        }
+        s->timeless = 1;
+        snprintf(s->event_names[0], 32, "branches");
+        snprintf(s->event_names[1], 32, "instructions");
+        *out = s;
+        return 0;
+    }
+    if (s->o.nimages) {
+        ek_diag_emit(&s->diag, EK_SEV_ERROR, "session.image", EK_ERR_ARG, path, -1, -1, -1,
+                     "--image gives code to trace snapshot folders; a perf recording's code comes "
+                     "from the files its maps name (--symfs, the build-id cache)");
+        ek_session_free(s);
+        return EK_ERR_ARG;
+    }
+
     /* a perf.data folder (perf record --kcore): data + kcore_dir */
     if (is_dir(path)) {
         if (asprintf(&s->data_path, "%s/data", path) < 0)
@@ -193,7 +214,8 @@ void ek_session_get_info(const ek_session *s, ek_session_info *out)
     memset(out, 0, sizeof *out);
     out->event_names[0] = s->event_names[0];
     out->event_names[1] = s->event_names[1];
-    out->samples_have_cpu = !s->cs->attr || (s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU);
+    out->samples_have_cpu =
+        s->snap || !s->cs->attr || (s->cs->attr->sample_type & EK_PERF_SAMPLE_CPU);
     out->itrace = &s->o.itrace;
     out->filtered = s->o.filter != NULL;
 }
@@ -222,6 +244,7 @@ void ek_session_free(ek_session *s)
 {
     if (!s)
         return;
+    snap_free(s->snap);
     for (size_t i = 0; i < s->nqres; i++)
         qresult_free(&s->qres[i]);
     free(s->qres);

@@ -113,10 +113,37 @@ void jit_free_all(ek_session *s);
 /* The jitdump of pid (NULL: the process mapped none). */
 const jit_src *jit_of(const ek_session *s, int32_t pid);
 
+/* ---- trace snapshot folders (snap.c) ---------------------------------------------------------- */
+
+typedef struct snap_sess snap_sess;
+struct ek_snapshot;
+struct ek_account_source;
+/* the folder holds a snapshot.ini */
+int snap_is_dir(const char *path);
+/* read the snapshot at s->path, check the --image specs (s->snap set, also on failure) */
+int snap_open(ek_session *s);
+void snap_free(snap_sess *sn);
+int snap_run(ek_session *s, const ek_consumer *c);
+const struct ek_snapshot *snap_snapshot(const ek_session *s);
+const struct ek_account_source *snap_sources(const ek_session *s, size_t *n);
+
+/* unreadable code of a snapshot, as address ranges (snap_nacc_ranges: malloc'ed) */
+#define SNAP_RANGE_GAP 0x100000u /* addresses further apart: separate ranges */
+typedef struct snap_range {
+    uint64_t lo, hi;       /* the lowest and highest address seen */
+    uint64_t count;        /* ADDR_NACC elements */
+    uint64_t first_index;  /* trace index of the first */
+    int trace_id;          /* -1: several */
+    const char *ini;       /* the core's device file (where a [dump] goes) */
+    const char *core;
+} snap_range;
+int snap_nacc_ranges(ek_session *s, snap_range **out, size_t *n);
+
 /* ---- the session --------------------------------------------------------------------------- */
 
 struct ek_session {
     ek_session_opts o;
+    snap_sess *snap;         /* a trace snapshot folder (snap.c): the perf fields are unused */
     char *path, *data_path, *kcore_dir;
     ek_diag user_diag;
     pthread_mutex_t diag_lock;

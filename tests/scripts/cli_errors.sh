@@ -1,7 +1,7 @@
 #!/bin/bash
 # Errors name the real cause in one line (issue 11, item 3): a missing input is "No such file
 # or directory" (not "input/output error"); a folder given to script or doctor says what it
-# is (a snapshot folder points to 'etmkit dump --decode'); 'dump' of a missing path says it is
+# is (a snapshot folder is read as one: --image only applies to those); 'dump' of a missing path says it is
 # missing whatever the options, and of a folder that is not a snapshot what it lacks (issue
 # 32); -k, --kallsyms, --kcore, --symfs, --buildid-dir and --jitdump are checked before
 # decoding (exit 2, naming the option); bad values of -j, --raw-cpu, -F and --itrace and
@@ -47,8 +47,16 @@ hint() { echo " (see 'etmkit $1 --help')"; }
 for cmd in script doctor; do
   expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd "$T/missing.data"
   expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd -i "$T/missing.data"
-  expect 1 "etmkit: $ETMKIT_SRC/examples/etm4-hello: a trace snapshot folder, not a perf recording: 'etmkit dump --decode $ETMKIT_SRC/examples/etm4-hello' lists its instruction flow" \
-    "$ETMKIT_BIN" $cmd "$ETMKIT_SRC/examples/etm4-hello"
+  accept "$ETMKIT_BIN" $cmd "$ETMKIT_SRC/examples/etm4-hello"
+  accept "$ETMKIT_BIN" $cmd --image "$ETMKIT_SRC/examples/etm4-hello/user.bin@0x401000" "$ETMKIT_SRC/examples/etm4-hello"
+  expect 2 "etmkit: $cmd: --image gives code to trace snapshot folders; $P is a perf recording (its code comes from the files its maps name: --symfs, the build-id cache)$(hint $cmd)" \
+    "$ETMKIT_BIN" $cmd --image "$ETMKIT_SRC/examples/etm4-hello/user.bin@0x401000" "$P"
+  expect 2 "etmkit: $cmd: --image $T/missing.bin: No such file or directory" \
+    "$ETMKIT_BIN" $cmd --image "$T/missing.bin@0x1000" "$ETMKIT_SRC/examples/etm4-hello"
+  expect 2 "etmkit: $cmd: --image '$ETMKIT_SRC/examples/etm4-hello/user.bin@0x40x': '0x40x' is not an address (0x... or decimal)" \
+    "$ETMKIT_BIN" $cmd --image "$ETMKIT_SRC/examples/etm4-hello/user.bin@0x40x" "$ETMKIT_SRC/examples/etm4-hello"
+  expect 2 "etmkit: $cmd: --image $ETMKIT_SRC/examples/etm4-hello/user.bin: not an ELF file: give the address of its first byte (--image $ETMKIT_SRC/examples/etm4-hello/user.bin@ADDR)" \
+    "$ETMKIT_BIN" $cmd --image "$ETMKIT_SRC/examples/etm4-hello/user.bin" "$ETMKIT_SRC/examples/etm4-hello"
   expect 1 "etmkit: $T/g/symfs: Is a directory, not a perf.data file (nor a perf.data folder holding 'data')" \
     "$ETMKIT_BIN" $cmd "$T/g/symfs"
 done
@@ -56,6 +64,11 @@ expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump "$T/
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --format=ocsd "$T/missing"
 expect 1 "etmkit: $T/missing: No such file or directory" "$ETMKIT_BIN" dump --decode "$T/missing"
 accept "$ETMKIT_BIN" dump --format=ocsd "$ETMKIT_SRC/examples/etm4-hello"
+accept "$ETMKIT_BIN" dump --decode "$ETMKIT_SRC/examples/etm4-hello" --image "$ETMKIT_SRC/examples/etm4-hello/user.bin@0x401000"
+expect 2 "etmkit: dump: --image $T/missing.bin: No such file or directory" \
+  "$ETMKIT_BIN" dump --decode --image "$T/missing.bin@0x1000" "$ETMKIT_SRC/examples/etm4-hello"
+expect 1 "etmkit: inject: $ETMKIT_SRC/examples/etm4-hello is a trace snapshot folder: inject rewrites perf.data files ('etmkit export' makes profiles of snapshots)" \
+  "$ETMKIT_BIN" inject -o "$T/inj.data" "$ETMKIT_SRC/examples/etm4-hello"
 # a folder that is not a snapshot: only what it lacks, naming the folder (issue 32)
 mkdir -p "$T/notsnap" "$T/halfsnap"
 printf '[snapshot]\nversion=1.0\n[device_list]\n' >"$T/halfsnap/snapshot.ini"

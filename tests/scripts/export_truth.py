@@ -51,7 +51,9 @@ def elf_segments(path):
     return segs
 
 
-def main(args):
+def main(args, nottaken=None):
+    """nottaken (a dict): gets (path, address) -> the not-taken executions (truth rows of kind
+    bcond, taken 0) inside the counted ranges"""
     no_kernel_code = args[0] == '--no-kernel-code'
     if no_kernel_code:
         args = args[1:]
@@ -180,9 +182,12 @@ def main(args):
     except FileNotFoundError:
         enabled = None
 
+    pending = {}  # cpu -> not-taken rows (pid, address, time) of the run so far
+
     def apply_events(row):
         for et, ecpu, ev, pc, epid in events.pop(row, []):
             start.pop(ecpu, None)
+            pending.pop(ecpu, None)
             enabled[ecpu] = ev == 'on'
             if ev == 'on' and pc != '-':
                 a = int(pc, 16)
@@ -197,6 +202,8 @@ def main(args):
         if enabled is not None:
             apply_events(i)
         if taken != '1':
+            if nottaken is not None and kind == 'bcond' and int(cpu) in start:
+                pending.setdefault(int(cpu), []).append((int(pid), int(frm, 16), int(t)))
             continue
         t, cpu, pid, frm, to = int(t), int(cpu), int(pid), int(frm, 16), int(to, 16)
         to_pid = pid if next_pid[i] is None else next_pid[i]
@@ -205,9 +212,14 @@ def main(args):
         irq = kind == 'irq'
         end = frm - 4 if irq else frm
         s = start.pop(cpu, None)
+        pend = pending.pop(cpu, [])
         e = locate(pid, end, t) if traced(end) and from_on else None
         if s and e and s[1] == e[1] and s[0] == e[0] and s[2] <= e[2]:
             add(s[0], 'range', s[2], e[2])
+            for ppid, a, pt in pend if nottaken is not None else ():
+                loc = locate(ppid, a, pt)
+                if loc and loc[0] == s[0] and loc[1] == s[1]:
+                    nottaken[(loc[0], loc[2])] = nottaken.get((loc[0], loc[2]), 0) + 1
         tl = locate(to_pid, to, t) if traced(to) and to_on else None
         if not irq and traced(frm) and from_on:
             f = locate(pid, frm, t)

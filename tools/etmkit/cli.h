@@ -43,7 +43,16 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose);
  * into place. Returns 0, or -1 with errno set. */
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
 
+/* --image FILE@ADDR / ELF[@ADDR] (etmkit/image.h): parse one, check that the file can be read
+ * and append it to *v (count *n). Prints one line and returns CLI_USAGE on a bad one, else -1.
+ * cli_images_free frees the list. */
+struct ek_image_spec;
+int cli_image_arg(const char *cmd, const char *arg, struct ek_image_spec **v, size_t *n);
+void cli_images_free(struct ek_image_spec *v, size_t n);
+
 /* Does path name a directory? */
 int cli_is_dir(const char *path);
+/* a perf.data folder: DIR/data, and no snapshot.ini */
+int cli_is_perf_folder(const char *path);
 
 #endif

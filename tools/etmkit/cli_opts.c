@@ -29,10 +29,14 @@ enum {
     O_TIME,
     O_NO_END_FLUSH,
     O_NS,
+    O_CALL_TRACE,
+    O_CALL_RET_TRACE,
+    O_PERF_CALLINDENT,
     O_QUIET,
     O_VERBOSE,
     O_STRICT,
     O_FORMAT,
+    O_IMAGE,
 };
 
 /* arg: 0 none; 1 a value ("--name=V", "--name V", "-xV", "-x V"); 2 an optional value, only
@@ -60,27 +64,43 @@ static const struct {
     {"--time", NULL, 1, O_TIME},
     {"--no-end-flush", NULL, 0, O_NO_END_FLUSH},
     {"--ns", NULL, 0, O_NS},
+    {"--call-trace", NULL, 0, O_CALL_TRACE},
+    {"--call-ret-trace", NULL, 0, O_CALL_RET_TRACE},
+    {"--perf-callindent", NULL, 0, O_PERF_CALLINDENT},
     {"--quiet", "-q", 0, O_QUIET},
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
     {"--format", NULL, 1, O_FORMAT}, /* doctor only */
+    {"--image", NULL, 1, O_IMAGE},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
 void cli_decode_help(FILE *f, unsigned without)
 {
-    fprintf(f,
-            "input:\n"
-            "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, or a\n"
-            "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
-            "samples:\n"
-            "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+    fprintf(f, "input:\n"
+               "  -i, --input=FILE  the recording (or give it as FILE): a perf.data file, a\n"
+               "                    perf.data folder with kcore_dir/, or a trace snapshot folder\n"
+               "                    (snapshot.ini: every trace source decoded with its memory\n"
+               "                    dumps, trace IDs as threads); default ./perf.data, as perf\n"
+               "samples:\n"
+               "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
+               "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
+               "                    g[N]: a call chain of N entries (default 16) on every\n"
+               "                    sample, from the call stacks etmkit follows (perf 6.1's\n"
+               "                    cs-etm ignores g)\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
         fprintf(f,
                 "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
-                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
-                "  --ns              times in nanoseconds\n");
+                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc,\n"
+                "                    callindent (the call depth, as indentation)\n"
+                "  --ns              times in nanoseconds\n"
+                "  --call-trace      calls as an indented tree, as perf: -F -ip,-addr,-event,\n"
+                "                    -period,+callindent, --ns, DSO padded to 50 (samples: every\n"
+                "                    branch, as perf 6.1 makes them; the depth from the call\n"
+                "                    stacks etmkit follows)\n"
+                "  --call-ret-trace  calls and returns: as --call-trace, +flags, DSO not padded\n"
+                "  --perf-callindent callindent at depth 0, as perf 6.1 prints it on CoreSight\n"
+                "                    (its cs-etm follows no call stack)\n");
     fprintf(f,
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
@@ -100,6 +120,11 @@ void cli_decode_help(FILE *f, unsigned without)
             "  --kallsyms=F      kernel symbols\n"
             "  --kcore=DIR       folder made by 'perf record --kcore' (kcore, kallsyms)\n"
             "  --jitdump=F       a JIT's jit-PID.dump when the recorded one is not under --symfs\n"
+            "  --image=FILE@ADDR (snapshot folders, repeatable) code the memory dumps lack: an\n"
+            "                    ELF file's executable segments, placed so that its lowest\n"
+            "                    PT_LOAD segment starts at ADDR (ELF alone: at its link\n"
+            "                    addresses; its symbols name the samples), or any other file's\n"
+            "                    raw bytes at ADDR\n"
             "  --raw-cpu=N       decode raw (TRBE) trace that no record ties to a CPU (perf\n"
             "                    record --per-thread) with CPU N's configuration (needed only\n"
             "                    when the CPUs are configured differently: big.LITTLE)\n"
@@ -122,7 +147,10 @@ void cli_decode_help(FILE *f, unsigned without)
 /* The options of a group a command may leave out (cli_opts.h). */
 static unsigned group_of(int id)
 {
-    return id == O_FIELDS || id == O_NS ? CLI_NO_SAMPLE_TEXT : 0;
+    return id == O_FIELDS || id == O_NS || id == O_CALL_TRACE || id == O_CALL_RET_TRACE ||
+                   id == O_PERF_CALLINDENT
+               ? CLI_NO_SAMPLE_TEXT
+               : 0;
 }
 
 static int usage_error(cli_decode *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,6 +182,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
     ek_script_fields_default(&d->fields);
     d->input = "perf.data";
     int only_files = 0, bare_itrace = -1, input_at = -1;
+    int itrace_given = 0, call_trace = 0; /* --call-trace / --call-ret-trace given */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_files || a[0] != '-' || !a[1]) {
@@ -203,6 +232,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
         switch (options[k].id) {
         case O_HELP: usage(stdout); return CLI_OK;
         case O_ITRACE:
+            itrace_given = 1;
             if (!v) {
                 /* alone: perf's default samples */
                 ek_itrace_parse(NULL, &d->so.itrace, NULL);
@@ -214,9 +244,35 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
                                    name);
             if (ek_itrace_parse(v, &d->so.itrace, &err)) return parse_error(d, &err);
             break;
-        case O_FIELDS:
-            if (ek_script_fields_parse(v, &d->fields, &err)) return parse_error(d, &err);
+        case O_FIELDS: {
+            ek_script_fields nf = d->fields;
+            if (ek_script_fields_parse(v, &nf, &err)) return parse_error(d, &err);
+            const char *spec = strchr(v, ':') ? strchr(v, ':') + 1 : v;
+            if (call_trace && (*spec == '+' || *spec == '-')) {
+                /* +field/-field after --call-trace edit its fields, as in perf */
+                uint32_t plus = nf.named & nf.fields, minus = nf.named & ~nf.fields;
+                nf.fields = (d->fields.fields & ~minus) | plus;
+                nf.named |= d->fields.named;
+            }
+            d->fields = nf;
             break;
+        }
+        case O_CALL_TRACE:
+        case O_CALL_RET_TRACE: {
+            /* perf's parse_call_trace / parse_callret_trace: fields edited, nanosecond times,
+             * (--call-trace) DSO names padded to 50 */
+            const uint32_t minus = EK_SF_F_IP | EK_SF_F_ADDR | EK_SF_F_EVENT | EK_SF_F_PERIOD;
+            const uint32_t plus =
+                EK_SF_F_CALLINDENT | (options[k].id == O_CALL_RET_TRACE ? EK_SF_F_FLAGS : 0);
+            d->fields.fields = (d->fields.fields & ~minus) | plus;
+            d->fields.named |= minus | plus;
+            d->fields.user_set = 1;
+            d->ns = 1;
+            if (options[k].id == O_CALL_TRACE) d->fields.pad_dso = 50;
+            call_trace = 1;
+            break;
+        }
+        case O_PERF_CALLINDENT: d->fields.flat_callindent = 1; break;
         case O_SYMFS:
             d->so.symfs = v;
             d->symfs_opt = options[k].lng;
@@ -285,6 +341,13 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
         case O_QUIET: d->quiet = 1; break;
         case O_VERBOSE: d->verbose = 1; break;
         case O_STRICT: d->strict = 1; break;
+        case O_IMAGE: {
+            int r = cli_image_arg(d->cmd, v, &d->images, &d->nimages);
+            if (r >= 0) return r;
+            d->so.images = d->images;
+            d->so.nimages = d->nimages;
+            break;
+        }
         case O_FORMAT:
             if (!strcmp(v, "json"))
                 d->json = 1;
@@ -295,6 +358,44 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
     }
     d->fields.ns = d->ns;
     if (ek_sample_filter_active(&d->filter)) d->so.filter = &d->filter;
+    /* --call-trace asks perf for "cewp", --call-ret-trace for "crewp": perf 6.1's cs-etm
+     * ignores c and r and makes every branch, as without --itrace (ek_itrace_default) */
+    if (call_trace && !itrace_given) ek_itrace_parse(NULL, &d->so.itrace, NULL);
+    if (!strcmp(cmd, "script") &&
+        ((d->fields.fields & EK_SF_F_CALLINDENT) || d->so.itrace.callchain)) {
+        /* the call stacks follow every branch, in output order: the session makes every
+         * branch and keeps every sample of the CPUs it decodes (-C leaves the others' trace
+         * out, as perf), and the consumer leaves out what c, r, s and the filter leave out
+         * once the stacks saw it */
+        if (d->so.filter && d->filter.ncpus && d->so.itrace.initial_skip)
+            return usage_error(d,
+                               "%s with -C: --itrace=s does not go with them yet (it counts "
+                               "the samples -C leaves out in decoded buffers)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
+        d->fields.sel_calls = d->so.itrace.calls;
+        d->fields.sel_returns = d->so.itrace.returns;
+        d->fields.sel_skip = d->so.itrace.initial_skip;
+        d->so.itrace.calls = d->so.itrace.returns = 0;
+        d->so.itrace.initial_skip = 0;
+        if (d->so.filter) {
+            d->fields.sel_filter = &d->filter;
+            d->cpus.cpus = d->filter.cpus;
+            d->cpus.ncpus = d->filter.ncpus;
+            d->so.filter = d->cpus.ncpus ? &d->cpus : NULL;
+        }
+        if (!d->so.itrace.branches && !d->so.itrace.instructions)
+            return usage_error(d,
+                               "%s: --itrace makes no samples to show them on: give b or i "
+                               "(bg, i100ig)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
+        if (!d->so.itrace.branches) {
+            /* branches made for the stacks only */
+            d->so.itrace.branches = 1;
+            d->fields.stack_branches_only = 1;
+        }
+    }
     return -1;
 }
 
@@ -408,12 +509,8 @@ int cli_decode_check(cli_decode *d)
     }
     if (S_ISDIR(st.st_mode)) {
         if (exists(in, "snapshot.ini", 0)) {
-            cli_err("%s: a trace snapshot folder, not a perf recording: 'etmkit dump --decode %s' "
-                    "lists its instruction flow",
-                    in, in);
-            return CLI_FAIL;
-        }
-        if (!exists(in, "data", 0)) {
+            d->snapshot = 1;
+        } else if (!exists(in, "data", 0)) {
             cli_err("%s: %s, not a perf.data file (nor a perf.data folder holding 'data')", in,
                     strerror(EISDIR));
             return CLI_FAIL;
@@ -422,6 +519,12 @@ int cli_decode_check(cli_decode *d)
         cli_err("%s: %s", in, strerror(errno));
         return CLI_FAIL;
     }
+    if (d->nimages && !d->snapshot)
+        return usage_error(d,
+                           "--image gives code to trace snapshot folders; %s is a perf recording "
+                           "(its code comes from the files its maps name: --symfs, the build-id "
+                           "cache)",
+                           in);
     if (d->so.symfs && (rc = check_dir(d, d->symfs_opt, d->so.symfs)) >= 0) return rc;
     if (d->so.buildid_dir && (rc = check_dir(d, d->buildid_opt, d->so.buildid_dir)) >= 0) return rc;
     if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, F_ELF)) >= 0) return rc;
@@ -500,4 +603,9 @@ void cli_decode_free(cli_decode *d)
     ek_diag_collector_free(d->diags);
     d->diags = NULL;
     ek_sbuf_free(&d->first_error);
+    cli_images_free(d->images, d->nimages);
+    d->images = NULL;
+    d->nimages = 0;
+    d->so.images = NULL;
+    d->so.nimages = 0;
 }

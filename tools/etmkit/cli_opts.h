@@ -15,6 +15,8 @@ typedef struct cli_decode {
     const char *cmd;         /* "script", "doctor", ... (for messages) */
     ek_session_opts so;      /* so.filter points at filter when a filter is given */
     ek_sample_filter filter; /* -C, --pid, --tid, --comm, --time */
+    ek_sample_filter cpus;   /* filter's CPUs alone (shares its list): the session's filter
+                              * when the call stacks select after it (callindent, g) */
     ek_script_fields fields; /* -F, --ns (doctor: checked, not used) */
     const char *input;       /* FILE or -i FILE; "perf.data" when neither is given */
     int input_given;
@@ -25,6 +27,9 @@ typedef struct cli_decode {
     /* the session's diagnostics sink: it lives as long as the session (cli_decode_free) */
     ek_diag_collector *diags;
     ek_sbuf first_error;
+    struct ek_image_spec *images; /* --image (so.images points at them) */
+    size_t nimages;
+    int snapshot;            /* the input is a trace snapshot folder (cli_decode_check) */
 } cli_decode;
 
 /* What a command leaves out of the shared options (it neither offers nor accepts them, and

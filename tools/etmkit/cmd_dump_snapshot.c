@@ -10,11 +10,14 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "etmkit/image.h"
 #include "etmkit/listing.h"
 #include "etmkit/snapshot.h"
 
 typedef struct dump_opts {
     ek_snapshot_list_opts lo; /* what to list, as the options say */
+    ek_image_spec *images;    /* --image */
+    size_t nimages;
     int verbose, strict, quiet;
     const char *dir;
 } dump_opts;
@@ -62,6 +65,11 @@ static void usage(FILE *f)
           "                     decoded with the snapshot's memory dumps [-decode]\n"
           "  --decode-only      elements only, no packets [-decode_only]\n"
           "  --src-addr-n       ETE: split source address ranges on N atoms [-src_addr_n]\n"
+          "  --image FILE@ADDR  code for --decode the memory dumps lack, laid over them\n"
+          "                     (repeatable): an ELF file's executable segments, placed so\n"
+          "                     that its lowest PT_LOAD segment starts at ADDR (ELF without\n"
+          "                     @ADDR: at its link addresses); any other file: its raw bytes\n"
+          "                     at ADDR. The same as a [dumpN] section in the core's ini file\n"
           "  --multi-session    decode every buffer in turn, decoders reset in between\n"
           "                     [-multi_session]; default: the first buffer only\n"
           "  --itm-sync=MODE    ITM sources: 'assume' decodes from the first byte as if a\n"
@@ -134,6 +142,16 @@ static int parse_args(dump_opts *o, int argc, char **argv)
             }
             continue;
         }
+        const char *img = NULL;
+        if (!strncmp(a, "--image=", 8))
+            img = a + 8;
+        else if (!strcmp(a, "--image") && i + 1 < argc)
+            img = argv[++i];
+        if (img) {
+            int r = cli_image_arg("dump", img, &o->images, &o->nimages);
+            if (r >= 0) return r;
+            continue;
+        }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return -1;
@@ -183,7 +201,10 @@ int cmd_dump_snapshot(int argc, char **argv)
     dump_ctx *c = &ctx;
     memset(c, 0, sizeof *c);
     int rc = parse_args(&c->o, argc, argv);
-    if (rc) return rc < 0 ? CLI_OK : rc;
+    if (rc) {
+        cli_images_free(c->o.images, c->o.nimages);
+        return rc < 0 ? CLI_OK : rc;
+    }
 
     c->diags = ek_diag_collector_new(4);
     if (!c->diags) {
@@ -209,6 +230,7 @@ int cmd_dump_snapshot(int argc, char **argv)
             cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
         ek_diag_collector_free(c->diags);
         ek_sbuf_free(&c->first_error);
+        cli_images_free(c->o.images, c->o.nimages);
         return CLI_FAIL;
     }
     if (!ss->nbuffers) {
@@ -220,6 +242,8 @@ int cmd_dump_snapshot(int argc, char **argv)
     lo.path = c->o.dir;
     lo.write = write_stdout;
     lo.diag = &c->diag;
+    lo.images = c->o.images;
+    lo.nimages = c->o.nimages;
     cli_progress pr;
     cli_progress_start(&pr, "dump", c->o.quiet, 1);
     lo.progress = cli_progress_update;
@@ -231,6 +255,8 @@ int cmd_dump_snapshot(int argc, char **argv)
                 ss->buffers[ss->buffer_order ? ss->buffer_order[0] : 0].name);
     else if (rc == EK_ERR_IO)
         cli_err("dump: writing the listing: %s", strerror(errno));
+    else if (rc < 0 && c->first_error.len && c->o.nimages)
+        cli_err("%s", c->first_error.p);
     else if (rc < 0)
         cli_err("%s", ek_strerror(rc));
     status = rc > 0 ? CLI_OK : CLI_FAIL;
@@ -244,5 +270,6 @@ out:
     ek_snapshot_free(ss);
     ek_diag_collector_free(c->diags);
     ek_sbuf_free(&c->first_error);
+    cli_images_free(c->o.images, c->o.nimages);
     return status;
 }

@@ -1,7 +1,8 @@
 /* etmkit export: a recording's PGO profile (range and branch counts per binary) as simpleperf's
- * AutoFDO text, BOLT fdata or an etmkit branch list. The session decodes, the profile library
- * counts (ek_profile_builder) and writes; this file parses options and reports.
- * See docs/PROFILES.md. */
+ * AutoFDO text, BOLT fdata or an etmkit branch list, or its coverage as lcov (export_lcov.c), or
+ * its calls as a Perfetto timeline (export_perfetto.c). The session decodes, the profile
+ * library counts (ek_profile_builder) and writes; this file parses options and reports. See
+ * docs/PROFILES.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "etmkit/image.h"
+#include "export_lcov.h"
 #include "export_perfetto.h"
 #include "etmkit/profile.h"
 #include "etmkit/symbols.h"
@@ -17,8 +20,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
-            "[options] [FILE]\n"
+            "usage: etmkit export [--format=FORMAT] [-o OUT] [--binary=ELF] [options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
             "the next branch's source, both in one mapping) and the branches taken (branch\n"
@@ -26,15 +28,18 @@ static void usage(FILE *f)
             "\noptions:\n"
             "  -o, --output=OUT    the profile ('-' or none: standard output); a file is written\n"
             "                      beside OUT and renamed into place\n"
-            "  --format=branch-list|autofdo|bolt|perfetto\n"
+            "  --format=branch-list|autofdo|bolt|lcov|perfetto\n"
             "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
             "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
-            "                      mergeable form, for 'etmkit merge'), perfetto (every\n"
-            "                      thread's calls as a timeline, a Perfetto trace for\n"
+            "                      mergeable form, for 'etmkit merge'), lcov (coverage: lines,\n"
+            "                      functions and conditional branches taken and not taken, per\n"
+            "                      source file from DWARF line tables, for genhtml), perfetto\n"
+            "                      (every thread's calls as a timeline, a Perfetto trace for\n"
             "                      https://ui.perfetto.dev: see docs/STACKS.md)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
-            "                      and build-id); without it, the profile's one binary\n");
+            "                      and build-id); without it, the profile's one binary; lcov:\n"
+            "                      the one binary to cover (the ELF file with its DWARF)\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
@@ -45,8 +50,22 @@ static void usage(FILE *f)
                "2 on a usage error.\n");
 }
 
+/* A trace snapshot's binaries (no recorded maps): the files the session's resolver names --
+ * memory dumps at their own addresses, ELF files given with --image at their link addresses */
+typedef struct snap_bin {
+    char *name;         /* as the resolver names it (the dump's file name, the --image path) */
+    uint64_t bias;      /* ELF: the address minus the ELF's own */
+    uint64_t load_base; /* ELF: p_vaddr of its first PT_LOAD */
+    uint8_t build_id[64];
+    size_t build_id_len;
+} snap_bin;
+
 typedef struct export_ctx {
     ek_profile_maps *maps;
+    int snapshot; /* a trace snapshot folder: bins, not maps */
+    snap_bin *bins;
+    size_t nbins;
+    const cli_decode *d;
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
@@ -69,10 +88,53 @@ static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
     return c->hint;
 }
 
+/* The binary of a snapshot the resolver names name: made the first time (an --image ELF
+ * file: its bias, load base and build-id). NULL: out of memory. */
+static snap_bin *snap_bin_of(export_ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->nbins; i++)
+        if (!strcmp(c->bins[i].name, name)) return &c->bins[i];
+    snap_bin *nb = realloc(c->bins, (c->nbins + 1) * sizeof *nb);
+    if (!nb) return NULL;
+    c->bins = nb;
+    snap_bin *b = &nb[c->nbins];
+    memset(b, 0, sizeof *b);
+    if (!(b->name = strdup(name))) return NULL;
+    c->nbins++;
+    for (size_t i = 0; i < c->d->nimages; i++) {
+        const ek_image_spec *sp = &c->d->images[i];
+        ek_elf_info *ei = NULL;
+        if (strcmp(sp->path, name) || ek_elf_info_read(sp->path, NULL, &ei)) continue;
+        uint64_t low = UINT64_MAX;
+        for (size_t k = 0; k < ei->nsegs; k++)
+            if (ei->segs[k].vaddr < low) low = ei->segs[k].vaddr;
+        if (low == UINT64_MAX) low = 0;
+        b->load_base = low;
+        b->bias = sp->has_addr ? sp->addr - low : 0;
+        b->build_id_len = ei->build_id_len <= sizeof b->build_id ? ei->build_id_len : 0;
+        memcpy(b->build_id, ei->build_id, b->build_id_len);
+        ek_elf_info_free(ei);
+        break;
+    }
+    return b;
+}
+
 static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
 {
     export_ctx *c = ctx;
-    return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+    if (!c->snapshot) return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+    const char *name = dso_hint(c, s, addr);
+    if (!name) return 1;
+    snap_bin *b = snap_bin_of(c, name);
+    if (!b) return 1;
+    memset(out, 0, sizeof *out);
+    out->id.path = b->name;
+    out->id.build_id = b->build_id_len ? b->build_id : NULL;
+    out->id.build_id_len = b->build_id_len;
+    out->id.load_base = b->load_base;
+    out->vaddr = addr - b->bias;
+    out->mapping = (uint64_t)(b - c->bins) + 1;
+    return 0;
 }
 
 /* instruction bytes the session's samples do not carry (no_insn): as the sample's thread saw
@@ -172,6 +234,7 @@ int cmd_export(int argc, char **argv)
     const char *out = NULL, *binary = NULL;
     int perfetto = 0;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
+    int lcov = 0; /* --format=lcov: coverage (export_lcov.c), not a profile format */
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;
@@ -190,9 +253,11 @@ int cmd_export(int argc, char **argv)
             perfetto = 1;
         } else if (i > 0 && !strncmp(a, "--format=", 9)) {
             perfetto = 0;
-            fmt = ek_profile_format_from_name(a + 9);
+            lcov = !strcmp(a + 9, "lcov");
+            fmt = lcov ? EK_PROFILE_FMT_AUTOFDO : ek_profile_format_from_name(a + 9);
             if (fmt == EK_PROFILE_FMT_UNKNOWN) {
-                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list or perfetto; see "
+                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list, lcov or "
+                        "perfetto; see "
                         "'etmkit export --help')",
                         a + 9);
                 free(av);
@@ -235,13 +300,16 @@ int cmd_export(int argc, char **argv)
     ek_sbuf text = EK_SBUF_INIT;
     int rc;
     ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
-    if ((rc = ek_profile_new(&p)) || (rc = ek_profile_maps_new(pf, &mo, &c.maps)) ||
+    c.d = &d;
+    c.snapshot = d.snapshot;
+    if ((rc = ek_profile_new(&p)) ||
+        (!c.snapshot && (rc = ek_profile_maps_new(pf, &mo, &c.maps))) ||
         (rc = ek_profile_builder_new(p, locate, &c, &c.b))) {
         cli_err("export: %s", ek_strerror(rc));
         ret = CLI_FAIL;
         goto done;
     }
-    ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
+    if (!c.snapshot) ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
     ek_profile_builder_set_insn(c.b, read_insn, &c);
     /* samples without instruction bytes: the builder reads the few it needs (a branch right
      * before an exception or a trace end) through the resolver (read_insn) */
@@ -273,7 +341,7 @@ int cmd_export(int argc, char **argv)
                     "was found\n",
                     (unsigned long long)bs.samples);
         ek_sbuf miss = EK_SBUF_INIT;
-        ek_profile_maps_missing(c.maps, &miss);
+        if (c.maps) ek_profile_maps_missing(c.maps, &miss);
         if (miss.len) fprintf(stderr, "files not found or of another build:\n%s", miss.p);
         ek_sbuf_free(&miss);
         if (rep.len) fputs(rep.p, stderr);
@@ -281,7 +349,7 @@ int cmd_export(int argc, char **argv)
         if (rep.len) fputs(rep.p, stderr);
         if (bs.unlocated) {
             ek_sbuf miss = EK_SBUF_INIT;
-            ek_profile_maps_missing(c.maps, &miss);
+            if (c.maps) ek_profile_maps_missing(c.maps, &miss);
             fprintf(stderr,
                     "etmkit export: %llu sample addresses are in no binary whose code was "
                     "found%s\n%s",
@@ -295,7 +363,10 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     rc = 0;
-    if (fmt == EK_PROFILE_FMT_BOLT) {
+    if (lcov) {
+        ret = export_lcov(p, binary, &d, &text);
+        if (ret != CLI_OK) goto done;
+    } else if (fmt == EK_PROFILE_FMT_BOLT) {
         ret = write_bolt(p, binary, &d, &text);
         if (ret != CLI_OK) goto done;
     } else if (fmt == EK_PROFILE_FMT_BRANCH_LIST) {
@@ -317,12 +388,15 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "etmkit export: %s: %zu binar%s, %llu branches, %llu ranges (%s)\n", out,
                 ek_profile_binary_count(p), ek_profile_binary_count(p) == 1 ? "y" : "ies",
                 (unsigned long long)bs.branches, (unsigned long long)bs.ranges,
-                ek_profile_format_name(fmt));
+                lcov ? "lcov" : ek_profile_format_name(fmt));
     ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
 done:
     ek_sbuf_free(&text);
     ek_profile_builder_free(c.b);
     ek_profile_maps_free(c.maps);
+    for (size_t i = 0; i < c.nbins; i++)
+        free(c.bins[i].name);
+    free(c.bins);
     ek_profile_free(p);
     ek_session_free(s);
     cli_decode_free(&d);

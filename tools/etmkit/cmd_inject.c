@@ -62,6 +62,12 @@ int cmd_inject(int argc, char **argv)
         return 2;
     }
     ret = cli_decode_check(&d);
+    if (ret < 0 && d.snapshot) {
+        cli_err("inject: %s is a trace snapshot folder: inject rewrites perf.data files ('etmkit "
+                "export' makes profiles of snapshots)",
+                d.input);
+        ret = CLI_FAIL;
+    }
     ek_session *s = NULL;
     if (ret < 0) ret = cli_decode_open(&d, &s);
     if (ret >= 0) {

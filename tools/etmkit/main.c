@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -57,12 +58,29 @@ int cli_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int cli_is_perf_folder(const char *path)
+{
+    struct stat st;
+    size_t n = strlen(path);
+    char *p = malloc(n + 16);
+    if (!p) return 0;
+    memcpy(p, path, n);
+    strcpy(p + n, "/snapshot.ini");
+    int snap = stat(p, &st) == 0;
+    strcpy(p + n, "/data");
+    int data = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    free(p);
+    return data && !snap;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     /* The input is the last non-option argument: a snapshot folder or a perf.data file. */
     const char *input = NULL;
     for (int i = 1; i < argc; i++)
-        if (argv[i][0] != '-')
+        if (!strcmp(argv[i], "--image"))
+            i++; /* (its value is not the input) */
+        else if (argv[i][0] != '-')
             input = argv[i];
     struct stat st;
     if (input && stat(input, &st)) {
@@ -70,7 +88,9 @@ int cmd_dump(int argc, char **argv)
         cli_err("%s: %s", input, strerror(errno));
         return CLI_FAIL;
     }
-    if (input && cli_is_dir(input))
+    /* a folder is a snapshot, unless it is a perf.data folder (perf record -o DIR with
+     * kcore_dir: the recording in DIR/data) */
+    if (input && cli_is_dir(input) && !cli_is_perf_folder(input))
         return cmd_dump_snapshot(argc, argv);
     if (!input)
         for (int i = 1; i < argc; i++)
@@ -95,7 +115,7 @@ static const struct {
     {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
     {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
     {"inject", cmd_inject, "write a perf.data with last-branch stacks (perf inject --itrace=il64)"},
-    {"export", cmd_export, "a recording's PGO profile: AutoFDO text, BOLT fdata or a branch list"},
+    {"export", cmd_export, "a recording's profile: AutoFDO text, BOLT fdata, branch list or lcov"},
 };
 
 static void usage(FILE *f)
