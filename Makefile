@@ -25,8 +25,10 @@ BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcaps
 # program under qemu; the AutoFDO one (tests/scripts/export_autofdo_clang.sh) create_llvm_prof,
 # clang-16, llvm-profgen-16; the flame graph's (tests/scripts/flame_svg.sh) drives its SVG in
 # headless chromium; export --format=lcov's (tests/scripts/export_lcov.sh) renders with
-# genhtml (lcov)
-TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin time \
+# genhtml (lcov); export --format=perfetto's (tests/scripts/perfetto_export.sh) decodes with
+# protoc (protobuf-compiler)
+TEST_DEPS  := libcmocka-dev python3 xz-utils protobuf-compiler clang lld llvm linux-perf \
+              libopencsd-bin time \
               man-db bash-completion libc6-arm64-cross libgomp1-arm64-cross bolt-16 qemu-user \
               autofdo clang-16 llvm-16 python3-distributed chromium lcov
 BENCH_DEPS := libopencsd-bin linux-perf time libc6-arm64-cross libgomp1-arm64-cross python3-distributed

@@ -4,7 +4,8 @@
 # shows cmake's output only when the build fails; the demo then lists the bundled snapshot with
 # --decode (its instruction flow, decoded from the snapshot's code), decodes a simulated
 # perf.data (script, doctor), and ends with the next steps: perf record -e cs_etm//...,
-# etmkit script, etmkit doctor, etmkit dump --decode, each of which etmkit accepts as written.
+# etmkit script, etmkit doctor, etmkit dump --decode, each of which etmkit accepts as written,
+# and the line naming the recording's timeline (a Perfetto trace it leaves in the build folder).
 set -u
 src=$(cd "$ETMKIT_SRC" && pwd)
 tmp=$(mktemp -d)
@@ -97,6 +98,12 @@ while read -r cmd; do
         bad "next step '$cmd': exit $rc, $(head -2 "$tmp/cmd.err")"
     fi
 done <"$tmp/cmds"
+
+# the last line: the demo's recording as a timeline, kept in the build folder, and how to open it
+tl="$tmp/b/demo-timeline.perfetto-trace"
+[ -s "$tl" ] || bad "make demo wrote no timeline at $tl"
+tail -1 "$tmp/out" | grep -qF "$tl -- open it at https://ui.perfetto.dev" ||
+    bad "the demo does not end with its timeline and how to open it: $(tail -1 "$tmp/out")"
 
 [ $fail -eq 0 ] && echo "demo ok"
 exit $fail

@@ -1,7 +1,8 @@
 /* etmkit export: a recording's PGO profile (range and branch counts per binary) as simpleperf's
- * AutoFDO text, BOLT fdata or an etmkit branch list, or its coverage as lcov (export_lcov.c). The
- * session decodes, the profile library counts (ek_profile_builder) and writes; this file parses
- * options and reports. See docs/PROFILES.md. */
+ * AutoFDO text, BOLT fdata or an etmkit branch list, or its coverage as lcov (export_lcov.c), or
+ * its calls as a Perfetto timeline (export_perfetto.c). The session decodes, the profile
+ * library counts (ek_profile_builder) and writes; this file parses options and reports. See
+ * docs/PROFILES.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cli_opts.h"
 #include "etmkit/image.h"
 #include "export_lcov.h"
+#include "export_perfetto.h"
 #include "etmkit/profile.h"
 #include "etmkit/symbols.h"
 
@@ -26,13 +28,15 @@ static void usage(FILE *f)
             "\noptions:\n"
             "  -o, --output=OUT    the profile ('-' or none: standard output); a file is written\n"
             "                      beside OUT and renamed into place\n"
-            "  --format=branch-list|autofdo|bolt|lcov\n"
+            "  --format=branch-list|autofdo|bolt|lcov|perfetto\n"
             "                      what to write: autofdo (simpleperf's AutoFDO text, the\n"
             "                      default, for create_llvm_prof), bolt (llvm-bolt fdata for one\n"
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
             "                      mergeable form, for 'etmkit merge'), lcov (coverage: lines,\n"
             "                      functions and conditional branches taken and not taken, per\n"
-            "                      source file from DWARF line tables, for genhtml)\n"
+            "                      source file from DWARF line tables, for genhtml), perfetto\n"
+            "                      (every thread's calls as a timeline, a Perfetto trace for\n"
+            "                      https://ui.perfetto.dev: see docs/STACKS.md)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary; lcov:\n"
             "                      the one binary to cover (the ELF file with its DWARF)\n");
@@ -228,6 +232,7 @@ static int profile_empty(const ek_profile *p)
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL, *binary = NULL;
+    int perfetto = 0;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
     int lcov = 0; /* --format=lcov: coverage (export_lcov.c), not a profile format */
     char **av = calloc((size_t)argc + 1, sizeof(*av));
@@ -244,11 +249,15 @@ int cmd_export(int argc, char **argv)
             out = argv[++i];
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             out = a + 9;
+        } else if (i > 0 && !strcmp(a, "--format=perfetto")) {
+            perfetto = 1;
         } else if (i > 0 && !strncmp(a, "--format=", 9)) {
+            perfetto = 0;
             lcov = !strcmp(a + 9, "lcov");
             fmt = lcov ? EK_PROFILE_FMT_AUTOFDO : ek_profile_format_from_name(a + 9);
             if (fmt == EK_PROFILE_FMT_UNKNOWN) {
-                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list or lcov; see "
+                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list, lcov or "
+                        "perfetto; see "
                         "'etmkit export --help')",
                         a + 9);
                 free(av);
@@ -264,6 +273,7 @@ int cmd_export(int argc, char **argv)
     int ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
     if (ret >= 0) return ret;
+    if (perfetto) return export_perfetto(&d, out);
     if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
     if (!d.so.itrace.branches && !(d.so.itrace.instructions && d.so.itrace.last_branch)) {
         cli_err("export: --itrace must ask for branches (b) or last-branch stacks (il...)");

@@ -1,0 +1,616 @@
+/* Call-stack timelines as a Perfetto trace (etmkit/perfetto.h; docs/STACKS.md, "Timelines in
+ * Perfetto").
+ *
+ * The stack analysis (etmkit/stacks.h) gives, at every branches sample, the stack of one
+ * thread as the instruction at ip runs -- before its branch. So a thread's stack is seen one
+ * sample late: the frames its branch pushed or popped show at its next view. Each thread keeps
+ * a mirror of the frames whose slices are open; at every view of the thread the mirror is
+ * compared with the view (the longest common base, address and kind), the frames above it end
+ * their slices and the new ones begin theirs, timed at the sample that moved the stack (the
+ * thread's previous branch, or where its trace landed). The names of the frames a branch
+ * pushes are resolved at that branch (the callee: the call's target; an exception: its
+ * vector; a call right before an exception: where the exception returns to) and wait in the
+ * thread's pending names until its next view.
+ *
+ * The trace file is Perfetto's Trace message: a repeated TracePacket (field 1), one after the
+ * other, so it is written as it comes. Field numbers: Perfetto's protos (see the test's
+ * tests/data/perfetto_trace.proto for the version).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "etmkit/perfetto.h"
+#include "etmkit/sbuf.h"
+#include "etmkit/stacks.h"
+#include "output/pb.h"
+
+/* field numbers (perfetto.protos) */
+enum {
+    F_TRACE_PACKET = 1,
+    /* TracePacket */
+    F_PKT_TIMESTAMP = 8,
+    F_PKT_SEQ_ID = 10,
+    F_PKT_SEQUENCE_FLAGS = 13,
+    F_PKT_TRACK_EVENT = 11,
+    F_PKT_TRACK_DESCRIPTOR = 60,
+    /* TrackEvent */
+    F_TE_DEBUG_ANNOTATIONS = 4,
+    F_TE_TYPE = 9,
+    F_TE_TRACK_UUID = 11,
+    F_TE_NAME = 23,
+    /* DebugAnnotation */
+    F_DA_STRING_VALUE = 6,
+    F_DA_NAME = 10,
+    /* TrackDescriptor */
+    F_TD_UUID = 1,
+    F_TD_NAME = 2,
+    F_TD_PROCESS = 3,
+    F_TD_THREAD = 4,
+    F_TD_PARENT_UUID = 5,
+    /* ProcessDescriptor */
+    F_PD_PID = 1,
+    F_PD_PROCESS_NAME = 6,
+    /* ThreadDescriptor */
+    F_THD_PID = 1,
+    F_THD_TID = 2,
+    F_THD_THREAD_NAME = 5,
+};
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
+
+#define SEQ_ID       1u
+#define FLUSH_AT     (64u << 10)
+#define UUID_PROCESS 0x100000000ull /* + pid */
+#define UUID_CPU     0x200000000ull /* + cpu */
+#define UUID_THREAD  0x300000000ull /* + thread index */
+
+typedef struct wth {
+    int32_t pid, tid, cpu; /* cpu: -1 unless the stack is per CPU (idle, per_source) */
+    ek_stack_frame *f;     /* the mirror: frames whose slices are open (and gap frames) */
+    uint32_t n, cap;
+    uint64_t last;   /* the latest event time on its track */
+    uint64_t chg;    /* time of the sample that last moved its stack */
+    uint64_t end_ts; /* its trace ended then (ended) */
+    uint64_t seen;   /* its latest sample */
+    uint8_t ended;   /* its last own sample ended the trace */
+    uint8_t landed;  /* its trace went on (a trace begin, a switch to it) since its last view */
+    uint8_t lost;    /* the stack analysis forgot its stack since its last view */
+    uint8_t npend;   /* pending names: 0, 1 (pn[0]) or 2 (a call's pn[0], an exception's pn[1]) */
+    uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
+                      * is new (a return right before it may have left one at that address) */
+    ek_sbuf pn[2], pd[2]; /* pending names and DSOs */
+    char label[64];       /* "comm pid/tid" */
+} wth;
+
+typedef struct wcpu {
+    int32_t cur; /* thread index whose occupancy slice is open, -1: none */
+    uint64_t last;
+    uint64_t seen; /* its latest sample */
+    uint8_t described;
+} wcpu;
+
+struct ek_perfetto {
+    ek_perfetto_opts o;
+    ek_stacks *st;
+    ek_pb out;
+    int rc; /* the write function's first failure */
+    wth *th;
+    uint32_t nth, cth;
+    uint32_t *thash, thmask;
+    int32_t *procs; /* pids whose process track is written (open addressing, +1; 0 free) */
+    uint32_t nprocs, pmask;
+    wcpu *cpus;
+    uint32_t ncpus;
+    int clock_set, clock_insns;
+    uint64_t clock, cum;
+    ek_perfetto_stats stats;
+};
+
+void ek_perfetto_opts_init(ek_perfetto_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->max_depth = 1024;
+}
+
+int ek_perfetto_new(const ek_perfetto_opts *o, ek_perfetto **out)
+{
+    *out = NULL;
+    if (!o || o->size < sizeof *o || !o->write) return EK_ERR_ARG;
+    ek_perfetto *w = calloc(1, sizeof *w);
+    if (!w) return EK_ERR_NOMEM;
+    w->o = *o;
+    ek_stacks_opts so;
+    ek_stacks_opts_init(&so);
+    so.max_depth = o->max_depth ? o->max_depth : 1024;
+    so.per_source = o->per_source;
+    int rc = ek_stacks_new(&so, &w->st);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void ek_perfetto_free(ek_perfetto *w)
+{
+    if (!w) return;
+    ek_stacks_free(w->st);
+    for (uint32_t i = 0; i < w->nth; i++) {
+        free(w->th[i].f);
+        for (int k = 0; k < 2; k++) {
+            ek_sbuf_free(&w->th[i].pn[k]);
+            ek_sbuf_free(&w->th[i].pd[k]);
+        }
+    }
+    free(w->th);
+    free(w->thash);
+    free(w->procs);
+    free(w->cpus);
+    ek_pb_free(&w->out);
+    free(w);
+}
+
+void ek_perfetto_get_stats(const ek_perfetto *w, ek_perfetto_stats *out)
+{
+    *out = w->stats;
+    out->clock_instructions = w->clock_insns;
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+static int flush(ek_perfetto *w)
+{
+    if (w->out.err) return EK_ERR_NOMEM;
+    if (w->out.len && !w->rc) {
+        int rc = w->o.write(w->o.ctx, w->out.p, w->out.len);
+        if (rc) w->rc = rc;
+        w->stats.bytes += w->out.len;
+    }
+    ek_pb_reset(&w->out);
+    return w->rc;
+}
+
+static void packet_open(ek_perfetto *w, int has_ts, uint64_t ts)
+{
+    ek_pb_open(&w->out, F_TRACE_PACKET);
+    if (has_ts) ek_pb_uint(&w->out, F_PKT_TIMESTAMP, ts);
+    ek_pb_uint(&w->out, F_PKT_SEQ_ID, SEQ_ID);
+    /* the sequence's first packet says its (empty) incremental state is valid from here: a
+     * reader that drops packets of sequences without it keeps ours */
+    if (!w->stats.packets) ek_pb_uint(&w->out, F_PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    w->stats.packets++;
+}
+
+static int packet_close(ek_perfetto *w)
+{
+    ek_pb_close(&w->out);
+    if (w->out.err) return EK_ERR_NOMEM;
+    return w->out.len >= FLUSH_AT ? flush(w) : w->rc;
+}
+
+/* A track: its name (shown), and for a process or thread track its pid (and tid) and the
+ * process's or thread's own name (comm). */
+static int track(ek_perfetto *w, uint64_t uuid, uint64_t parent, const char *name,
+                 const int32_t *pid_tid, int process, const char *comm)
+{
+    packet_open(w, 0, 0);
+    ek_pb_open(&w->out, F_PKT_TRACK_DESCRIPTOR);
+    ek_pb_uint(&w->out, F_TD_UUID, uuid);
+    if (parent) ek_pb_uint(&w->out, F_TD_PARENT_UUID, parent);
+    ek_pb_str(&w->out, F_TD_NAME, name);
+    if (pid_tid && process) {
+        ek_pb_open(&w->out, F_TD_PROCESS);
+        ek_pb_int(&w->out, F_PD_PID, pid_tid[0]);
+        ek_pb_str(&w->out, F_PD_PROCESS_NAME, comm);
+        ek_pb_close(&w->out);
+    } else if (pid_tid) {
+        ek_pb_open(&w->out, F_TD_THREAD);
+        ek_pb_int(&w->out, F_THD_PID, pid_tid[0]);
+        ek_pb_int(&w->out, F_THD_TID, pid_tid[1]);
+        ek_pb_str(&w->out, F_THD_THREAD_NAME, comm);
+        ek_pb_close(&w->out);
+    }
+    ek_pb_close(&w->out);
+    return packet_close(w);
+}
+
+/* One TrackEvent on track uuid at ts (clamped to *last: times never go back on a track). */
+static int event(ek_perfetto *w, uint64_t uuid, uint64_t *last, uint64_t ts, int type,
+                 const char *name, size_t name_len, const char *suffix, const char *dso,
+                 size_t dso_len)
+{
+    if (ts < *last) ts = *last;
+    *last = ts;
+    packet_open(w, 1, ts);
+    ek_pb_open(&w->out, F_PKT_TRACK_EVENT);
+    ek_pb_uint(&w->out, F_TE_TYPE, (uint64_t)type);
+    ek_pb_uint(&w->out, F_TE_TRACK_UUID, uuid);
+    if (name) {
+        if (suffix) {
+            size_t sl = strlen(suffix);
+            ek_pb_tag(&w->out, F_TE_NAME, EK_PB_LEN);
+            ek_pb_varint(&w->out, name_len + sl);
+            if (ek_pb_room(&w->out, name_len + sl)) {
+                memcpy(w->out.p + w->out.len, name, name_len);
+                memcpy(w->out.p + w->out.len + name_len, suffix, sl);
+                w->out.len += name_len + sl;
+            }
+        } else {
+            ek_pb_bytes(&w->out, F_TE_NAME, name, name_len);
+        }
+    }
+    if (dso && !w->o.no_dso) {
+        ek_pb_open(&w->out, F_TE_DEBUG_ANNOTATIONS);
+        ek_pb_str(&w->out, F_DA_NAME, "dso");
+        ek_pb_bytes(&w->out, F_DA_STRING_VALUE, dso, dso_len);
+        ek_pb_close(&w->out);
+    }
+    ek_pb_close(&w->out);
+    return packet_close(w);
+}
+
+/* ---- threads and processes ------------------------------------------------------------------- */
+
+static uint32_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+    return (uint32_t)(h ^ h >> 29 ^ h >> 47);
+}
+
+static uint32_t th_hash(int32_t pid, int32_t tid, int32_t cpu)
+{
+    return mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, (uint32_t)cpu);
+}
+
+static const char *clock_note(const ek_perfetto *w)
+{
+    return w->clock_insns ? " (time = instructions)" : "";
+}
+
+static int process_track(ek_perfetto *w, int32_t pid, const char *comm)
+{
+    if (!w->procs || (w->nprocs + 1) * 2 > w->pmask + 1) {
+        uint32_t size = w->procs ? (w->pmask + 1) * 2 : 16;
+        int32_t *t = calloc(size, sizeof *t);
+        if (!t) return EK_ERR_NOMEM;
+        for (uint32_t i = 0; w->procs && i <= w->pmask; i++)
+            if (w->procs[i]) {
+                uint32_t h = mix((uint32_t)(w->procs[i] - 1), 0) & (size - 1);
+                while (t[h])
+                    h = (h + 1) & (size - 1);
+                t[h] = w->procs[i];
+            }
+        free(w->procs);
+        w->procs = t;
+        w->pmask = size - 1;
+    }
+    uint32_t h = mix((uint32_t)pid, 0) & w->pmask;
+    for (; w->procs[h]; h = (h + 1) & w->pmask)
+        if (w->procs[h] - 1 == pid) return 0;
+    w->procs[h] = pid + 1;
+    w->nprocs++;
+    char name[96];
+    if (pid < 0)
+        snprintf(name, sizeof name, "unknown process%s", clock_note(w));
+    else
+        snprintf(name, sizeof name, "%s %d%s", pid == 0 ? "swapper" : comm, pid, clock_note(w));
+    int32_t pt[2] = {pid, pid};
+    return track(w, UUID_PROCESS + (uint32_t)pid, 0, name, pid < 0 ? NULL : pt, 1,
+                 pid == 0 ? "swapper" : comm);
+}
+
+/* The thread of (pid, tid) on cpu (the stack analysis' key); s names it (comm) when new. */
+static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, const ek_sample *s,
+                      const ek_script_resolver *r)
+{
+    if (!(w->o.per_source || (pid == 0 && tid == 0))) cpu = -1;
+    uint32_t h = th_hash(pid, tid, cpu);
+    if (w->thash)
+        for (uint32_t k = h & w->thmask; w->thash[k]; k = (k + 1) & w->thmask) {
+            wth *t = &w->th[w->thash[k] - 1];
+            if (t->pid == pid && t->tid == tid && t->cpu == cpu) return t;
+        }
+    if (w->nth == w->cth) {
+        uint32_t nc = w->cth ? w->cth * 2 : 16;
+        wth *n = realloc(w->th, nc * sizeof *n);
+        if (!n) return NULL;
+        w->th = n;
+        w->cth = nc;
+    }
+    if (!w->thash || (w->nth + 1) * 2 > w->thmask + 1) {
+        uint32_t size = w->thash ? (w->thmask + 1) * 2 : 16;
+        uint32_t *t = calloc(size, sizeof *t);
+        if (!t) return NULL;
+        for (uint32_t i = 0; i < w->nth; i++) {
+            uint32_t k = th_hash(w->th[i].pid, w->th[i].tid, w->th[i].cpu) & (size - 1);
+            while (t[k])
+                k = (k + 1) & (size - 1);
+            t[k] = i + 1;
+        }
+        free(w->thash);
+        w->thash = t;
+        w->thmask = size - 1;
+    }
+    uint32_t idx = w->nth;
+    wth *t = &w->th[idx];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    t->cpu = cpu;
+    uint32_t k = h & w->thmask;
+    while (w->thash[k])
+        k = (k + 1) & w->thmask;
+    w->thash[k] = ++w->nth;
+    w->stats.threads++;
+    /* its tracks */
+    ek_sample q = *s;
+    q.pid = pid;
+    q.tid = tid;
+    const char *comm = r && r->comm ? r->comm(r->ctx, &q) : NULL;
+    char cbuf[24];
+    if (!comm) {
+        snprintf(cbuf, sizeof cbuf, ":%d", tid);
+        comm = cbuf;
+    }
+    snprintf(t->label, sizeof t->label, "%.40s %d/%d", comm, pid, tid);
+    if (process_track(w, pid, comm)) return NULL;
+    char name[128];
+    if (cpu >= 0)
+        snprintf(name, sizeof name, "%.40s %d [cpu %d]%s", comm, tid, cpu, clock_note(w));
+    else
+        snprintf(name, sizeof name, "%.40s %d%s", comm, tid, clock_note(w));
+    int32_t pt[2] = {pid, tid};
+    /* one thread track per thread (Perfetto's rule): a thread followed per CPU gets plain
+     * tracks in its process */
+    if (track(w, UUID_THREAD + idx, pid < 0 ? 0 : UUID_PROCESS + (uint32_t)pid, name,
+              cpu < 0 && pid >= 0 ? pt : NULL, 0, comm))
+        return NULL;
+    /* the track may have moved */
+    return &w->th[idx];
+}
+
+static uint64_t uuid_of(const ek_perfetto *w, const wth *t)
+{
+    return UUID_THREAD + (uint64_t)(t - w->th);
+}
+
+/* ---- slices ---------------------------------------------------------------------------------- */
+
+static int end_slice(ek_perfetto *w, wth *t, uint64_t ts)
+{
+    return event(w, uuid_of(w, t), &t->last, ts, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+}
+
+/* Bring t's slices to view v of its stack (never a late one: an earlier time's). */
+static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
+{
+    int rc = 0;
+    uint32_t c = 0;
+    if (t->lost) {
+        /* forgotten: everything the trace showed of it ends (at its trace end, if a gap) */
+        uint64_t at = t->ended && t->landed ? t->end_ts : t->chg;
+        for (uint32_t i = t->n; i-- && !rc;)
+            if (!(t->f[i].flags & EK_FRAME_GAP)) rc = end_slice(w, t, at);
+        t->n = 0;
+        w->stats.lost++;
+    } else {
+        while (c < t->n && c < v->n && t->f[c].addr == v->frames[c].addr &&
+               t->f[c].flags == v->frames[c].flags)
+            c++;
+        if (t->exc)
+            for (uint32_t i = v->n; i-- > 0;)
+                if (v->frames[i].flags & EK_FRAME_EXCEPTION) {
+                    if (i < c) c = i;
+                    break;
+                }
+    }
+    if (t->ended && t->landed) {
+        /* the trace of the thread stopped and went on: a slice of its own, where it was */
+        const char *g = "trace gap";
+        rc = rc ? rc
+                : event(w, uuid_of(w, t), &t->last, t->end_ts, TYPE_SLICE_BEGIN, g, strlen(g), NULL,
+                        NULL, 0);
+        rc = rc ? rc : end_slice(w, t, t->chg);
+        w->stats.gaps++;
+        t->ended = 0;
+    }
+    for (uint32_t i = t->n; i-- > c && !rc;)
+        if (!(t->f[i].flags & EK_FRAME_GAP)) rc = end_slice(w, t, t->chg);
+    if (v->n > t->cap) {
+        uint32_t nc = t->cap ? t->cap : 8;
+        while (nc < v->n)
+            nc *= 2;
+        ek_stack_frame *nf = realloc(t->f, nc * sizeof *nf);
+        if (!nf) return EK_ERR_NOMEM;
+        t->f = nf;
+        t->cap = nc;
+    }
+    for (uint32_t i = c; i < v->n && !rc; i++) {
+        t->f[i] = v->frames[i];
+        if (v->frames[i].flags & EK_FRAME_GAP) continue;
+        /* the names the branch that pushed it left: the innermost frame is the exception's or
+         * the call's; below an exception's, a call's (a BL right before the exception) */
+        int exc = (v->frames[i].flags & EK_FRAME_EXCEPTION) != 0;
+        int k = -1;
+        if (t->npend == 2)
+            k = exc ? 1 : 0;
+        else if (t->npend == 1 && i + 1 == v->n)
+            k = 0;
+        const char *name = "[unknown]", *dso = NULL;
+        size_t nl = strlen(name), dl = 0;
+        if (k >= 0 && t->pn[k].len) {
+            name = t->pn[k].p;
+            nl = t->pn[k].len;
+        }
+        if (k >= 0 && t->pd[k].len) {
+            dso = t->pd[k].p;
+            dl = t->pd[k].len;
+        }
+        rc = event(w, uuid_of(w, t), &t->last, t->chg, TYPE_SLICE_BEGIN, name, nl,
+                   exc ? " (exception)" : NULL, dso, dl);
+        w->stats.slices++;
+    }
+    t->n = v->n;
+    t->npend = 0;
+    t->exc = 0;
+    t->lost = 0;
+    t->landed = 0;
+    return rc;
+}
+
+/* The names of what the branch of s enters, for the frames its thread's next view shows. */
+static void pend(wth *t, const ek_sample *s, const ek_script_resolver *r)
+{
+    t->npend = 0;
+    t->exc = 0;
+    if (!(s->flags & EK_SF_CALL)) return;
+    int exc = (s->flags & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET | EK_SF_ASYNC)) != 0;
+    t->exc = (uint8_t)exc;
+    uint64_t a[2] = {s->addr, 0};
+    unsigned n = 1;
+    if (exc && s->isub == EK_ISUB_BR_LINK && s->resume &&
+        s->resume != s->ip + (s->isize ? s->isize : 4)) {
+        /* a BL taken right before the exception: its frame, then the exception's (which
+         * returns to the BL's target; a trace end's exception has no target) */
+        a[0] = s->resume;
+        a[1] = s->addr;
+        n = 2;
+    } else if (!s->addr) {
+        return;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        ek_sbuf_reset(&t->pn[k]);
+        ek_sbuf_reset(&t->pd[k]);
+        if (!a[k]) continue; /* "[unknown]" */
+        ek_addr_loc l;
+        memset(&l, 0, sizeof l);
+        if (r && r->resolve) r->resolve(r->ctx, s, a[k], 1, &l);
+        if (l.sym)
+            ek_sbuf_put(&t->pn[k], l.sym, l.sym_len ? l.sym_len : strlen(l.sym));
+        else
+            ek_sbuf_printf(&t->pn[k], "0x%" PRIx64, a[k]);
+        if (l.dso) ek_sbuf_put(&t->pd[k], l.dso, l.dso_len ? l.dso_len : strlen(l.dso));
+    }
+    t->npend = (uint8_t)n;
+}
+
+/* ---- CPUs ------------------------------------------------------------------------------------ */
+
+static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
+{
+    if (w->o.no_cpu_tracks || s->cpu < 0 || s->cpu > 65535) return 0;
+    uint32_t c = (uint32_t)s->cpu;
+    if (c >= w->ncpus) {
+        wcpu *n = realloc(w->cpus, (c + 1) * sizeof *n);
+        if (!n) return EK_ERR_NOMEM;
+        for (uint32_t i = w->ncpus; i <= c; i++) {
+            n[i].cur = -1;
+            n[i].last = 0;
+            n[i].seen = 0;
+            n[i].described = 0;
+        }
+        w->cpus = n;
+        w->ncpus = c + 1;
+    }
+    wcpu *p = &w->cpus[c];
+    int rc = 0;
+    uint64_t uuid = UUID_CPU + c;
+    if (!p->described) {
+        char name[64];
+        snprintf(name, sizeof name, "CPU %u%s", c, clock_note(w));
+        rc = track(w, uuid, 0, name, NULL, 0, NULL);
+        p->described = 1;
+        w->stats.cpus++;
+    }
+    int32_t ti = (int32_t)(t - w->th);
+    p->seen = now;
+    if (!rc && p->cur != ti) {
+        if (p->cur >= 0) rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+        if (!rc)
+            rc = event(w, uuid, &p->last, now, TYPE_SLICE_BEGIN, t->label, strlen(t->label), NULL,
+                       NULL, 0);
+        p->cur = ti;
+    }
+    if (!rc && (s->flags & EK_SF_TRACE_END) && p->cur >= 0) {
+        rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+        p->cur = -1;
+    }
+    return rc;
+}
+
+/* ---- samples --------------------------------------------------------------------------------- */
+
+int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resolver *r)
+{
+    if (w->rc) return w->rc;
+    if (s->kind != EK_SAMPLE_BRANCHES) return 0;
+    if (!w->clock_set) {
+        w->clock_set = 1;
+        w->clock_insns = !s->has_time;
+    }
+    uint64_t now;
+    w->cum += s->ninsn;
+    if (!w->clock_insns && s->has_time && s->time > w->clock) w->clock = s->time;
+    now = w->clock_insns ? w->cum : w->clock;
+    ek_stacks_stats a, b;
+    ek_stacks_get_stats(w->st, &a);
+    ek_stack_view v;
+    int rc = ek_stacks_sample(w->st, s, &v);
+    if (rc) return rc;
+    if (v.late) return 0; /* the stack of an earlier time: it moves nothing */
+    ek_stacks_get_stats(w->st, &b);
+    wth *t = thread_of(w, s->pid, s->tid, s->cpu, s, r);
+    if (!t) return EK_ERR_NOMEM;
+    uint32_t ti = (uint32_t)(t - w->th);
+    int begin = (s->flags & EK_SF_TRACE_BEGIN) || !s->ip;
+    int landing = begin || v.pid != s->pid || v.tid != s->tid;
+    /* a landing's view is after it; a branch's, before it (the stack it forgets shows next) */
+    int lost = b.gaps != a.gaps;
+    if (lost && landing) t->lost = 1;
+    if (landing) {
+        t->landed = 1;
+        t->chg = now;
+    }
+    /* the view's thread (the outgoing one at a switch) */
+    wth *vt = landing && !begin ? thread_of(w, v.pid, v.tid, s->cpu, s, r) : t;
+    if (!vt) return EK_ERR_NOMEM;
+    t = &w->th[ti];
+    rc = follow(w, vt, &v);
+    if (rc) return rc;
+    if (!landing) {
+        /* the branch moves t's stack: seen at its next view */
+        t->chg = now;
+        if (lost) t->lost = 1;
+        pend(t, s, r);
+        if ((s->flags & EK_SF_TRACE_END) || !s->addr) {
+            t->ended = 1;
+            t->end_ts = now;
+        }
+    }
+    t->seen = now;
+    return cpu_sample(w, s, t, now);
+}
+
+int ek_perfetto_finish(ek_perfetto *w)
+{
+    int rc = w->rc;
+    for (uint32_t i = 0; i < w->nth && !rc; i++) {
+        wth *t = &w->th[i];
+        uint64_t at = t->seen;
+        for (uint32_t k = t->n; k-- && !rc;)
+            if (!(t->f[k].flags & EK_FRAME_GAP)) rc = end_slice(w, t, at);
+        t->n = 0;
+    }
+    for (uint32_t c = 0; c < w->ncpus && !rc; c++)
+        if (w->cpus[c].cur >= 0) {
+            rc = event(w, UUID_CPU + c, &w->cpus[c].last, w->cpus[c].seen, TYPE_SLICE_END, NULL, 0,
+                       NULL, NULL, 0);
+            w->cpus[c].cur = -1;
+        }
+    return rc ? rc : flush(w);
+}
