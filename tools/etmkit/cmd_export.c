@@ -16,7 +16,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list] [-o OUT] [--binary=ELF] "
+            "usage: etmkit export [--format=autofdo|bolt|branch-list|folded] [-o OUT] "
+            "[--binary=ELF] "
             "[options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
             "and path) the straight-line runs executed (range counts, from a branch's target to\n"
@@ -31,7 +32,8 @@ static void usage(FILE *f)
             "                      binary, as perf2bolt writes it), branch-list (etmkit's\n"
             "                      mergeable form, for 'etmkit merge')\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
-            "                      and build-id); without it, the profile's one binary\n");
+            "                      and build-id); without it, the profile's one binary\n"
+            "  --format=folded     flame-graph stacks: 'etmkit export --format=folded --help'\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
@@ -168,6 +170,8 @@ int cmd_export(int argc, char **argv)
 {
     const char *out = NULL, *binary = NULL;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
+    for (int i = 1; i < argc; i++) /* views of the stacks, not a profile: cmd_views.c */
+        if (!strcmp(argv[i], "--format=folded")) return cmd_export_folded(argc, argv);
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;

@@ -96,6 +96,7 @@ static const struct {
     {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
     {"inject", cmd_inject, "write a perf.data with last-branch stacks (perf inject --itrace=il64)"},
     {"export", cmd_export, "a recording's PGO profile: AutoFDO text, BOLT fdata or a branch list"},
+    {"report", cmd_report, "where the instructions went: functions, DSOs, threads, lost trace"},
 };
 
 static void usage(FILE *f)
