@@ -596,11 +596,18 @@ int ek_calltree_folded(const ek_calltree *ct, ek_sbuf *out)
         for (size_t i = 0; i < nl; i++)
             it[i].p = text.p + it[i].off;
         qsort(it, nl, sizeof *it, item_cmp);
-        for (size_t i = 0; i < nl; i++) {
+        for (size_t i = 0; i < nl;) {
+            /* contexts whose names are equal (a name in two files, or two JIT mappings) are
+             * one line */
+            uint64_t count = it[i].count;
+            size_t j = i + 1;
+            for (; j < nl && !item_cmp(&it[i], &it[j]); j++)
+                count += it[j].count;
             ek_sbuf_put(out, it[i].p, it[i].len);
             ek_sbuf_putc(out, ' ');
-            ek_sbuf_dec(out, it[i].count);
+            ek_sbuf_dec(out, count);
             ek_sbuf_putc(out, '\n');
+            i = j;
         }
         if (out->oom) rc = EK_ERR_NOMEM;
     }
