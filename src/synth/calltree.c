@@ -402,12 +402,12 @@ int ek_calltree_sample(ek_calltree *ct, const ek_sample *s, const ek_script_reso
     }
     int pending = m->pending_call;
     m->pending_call = keep && (s->flags & EK_SF_CALL) && s->isub == EK_ISUB_BR_LINK && s->addr;
+    ct->stats.weighed += keep != 0;
     if (s->ip == 0 || (s->flags & EK_SF_TRACE_BEGIN)) {
         m->last_leaf = EK_CALLTREE_NONE; /* trace begins again: code may have changed */
         return 0;
     }
     if (!keep) return 0;
-    ct->stats.weighed++;
     ct->stats.instructions += s->ninsn;
     /* the root frame: the thread's comm now (an exec changes it: a new program) */
     if (ct->o.root != EK_CALLTREE_ROOT_NONE) {

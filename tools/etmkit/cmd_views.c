@@ -346,8 +346,9 @@ static void folded_usage(FILE *f)
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace: b only (the default): the stacks need every branch. The filters\n"
                "select the samples weighed; the stacks follow all of them.\n"
-               "Exit status: 0 when stacks came out; 1 when none did or the recording cannot be\n"
-               "read; 2 on a usage error.\n");
+               "Exit status: as 'etmkit script': 1 when no sample came out of a recording with\n"
+               "problems (or with --strict, any problem), or it cannot be read; 2 on a usage\n"
+               "error; else 0.\n");
 }
 
 int cmd_export_folded(int argc, char **argv)
@@ -380,22 +381,18 @@ int cmd_export_folded(int argc, char **argv)
     }
     ek_sbuf rep = EK_SBUF_INIT;
     ek_session_report(s, &rep, d.verbose ? EK_REPORT_VERBOSE : EK_REPORT_SUMMARY);
-    if (!text.len) {
-        fprintf(stderr, "etmkit export: %s: no stacks: no instructions came out of the trace%s\n",
-                d.input, rep.len ? " (below: why)" : "");
-        if (rep.len) fputs(rep.p, stderr);
-        ek_sbuf_free(&rep);
-        ret = CLI_FAIL;
-        goto done;
-    }
-    if (rep.len && !d.quiet) fputs(rep.p, stderr);
+    if (!text.len) /* the exit status is script's: 0 when a filter left nothing */
+        fprintf(stderr, "etmkit export: %s: no stacks: no instructions %s%s\n", d.input,
+                v.filter ? "that the filters keep" : "came out of the trace",
+                rep.len ? " (below: why)" : "");
+    if (rep.len && (!d.quiet || !text.len)) fputs(rep.p, stderr);
     ek_sbuf_free(&rep);
     if (cli_write_file(va.out, "export", &text)) {
         cli_err("export: -o %s: %s", va.out ? va.out : "-", strerror(errno));
         ret = CLI_FAIL;
         goto done;
     }
-    ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
+    ret = cli_decode_status(&d, s, 0);
 done:
     ek_sbuf_free(&text);
     views_free(&v);
@@ -495,7 +492,7 @@ int cmd_report(int argc, char **argv)
     }
     int json = d.json;
     if (json) {
-        ek_sbuf_puts(&o, "{\n  \"recording\": ");
+        ek_sbuf_puts(&o, "{\n  \"schema\": \"etmkit-report/1\",\n  \"recording\": ");
         jstr(&o, d.input);
         ek_sbuf_printf(&o,
                        ",\n  \"instructions\": %" PRIu64 ",\n  \"branches_samples\": %" PRIu64
@@ -524,7 +521,7 @@ int cmd_report(int argc, char **argv)
         for (size_t i = 0; i < nf; i++) {
             const ek_calltree_func *f = ek_calltree_func_get(v.ct, i);
             uint64_t k = pass ? f->total : f->self;
-            if (k) rows[n++] = (rowf){i, k};
+            if (k && f->kind != EK_CTF_GAP && f->kind != EK_CTF_ROOT) rows[n++] = (rowf){i, k};
         }
         qsort(rows, n, sizeof *rows, row_cmp);
         if (n > top) n = top;
