@@ -691,6 +691,9 @@ int cmd_report(int argc, char **argv)
         goto done;
     }
     ret = cli_decode_status(&d, s, 0);
+    if (ret != CLI_OK && !cs.weighed)
+        cli_err("report: %s: no sample came out of the trace (the report's account says why)",
+                d.input);
 done:
     ek_account_free(acct);
     free(rows);
