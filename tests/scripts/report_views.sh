@@ -1,6 +1,7 @@
 #!/bin/bash
 # etmkit report (text and --format=json) and export --format=folded on gen recordings of a few
-# scenarios and on the shared real recording perf_etm.data:
+# scenarios and on the shared real recordings perf_etm.data (Android, user space) and
+# perf_kernel.data (a kernel module's trace, without the kernel image):
 #  - the JSON parses (python3 json.load) and says what the text says: every row of every
 #    table (functions by self and by total, DSOs, threads, CPUs, conditional branches), in
 #    order, and the totals;
@@ -137,6 +138,11 @@ sh="${ETMKIT_SHARED:-}/testdata/perf"
 if [ -f "$sh/files/perf_etm.data" ]; then
   run "perf_etm.data" "$sh/files/perf_etm.data" --symfs "$sh/symfs"
   grep -q "etm_test_loop" "$tmp/r.txt" || { echo "FAIL perf_etm.data: etm_test_loop is not in the report"; fail=1; }
+  # kernel trace without the kernel image: what a module ran, and the account of the rest
+  run "perf_kernel.data" "$sh/files/perf_kernel.data" --symfs "$sh/symfs"
+  grep -q "wakeup_user (/vendor/lib/modules/rq_stats.ko)" "$tmp/r.txt" &&
+    grep -q "no kernel image" "$tmp/r.txt" ||
+    { echo "FAIL perf_kernel.data: the module's function or the missing kernel is not in the report"; fail=1; }
 else
   echo "skipped: perf_etm.data (no ../shared)"
 fi
