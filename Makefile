@@ -23,10 +23,11 @@ BUILD_DEPS := cmake make gcc pkg-config libelf-dev libdw-dev libzstd-dev libcaps
 # the real-code benchmark need the cross packages (the build does not); the BOLT end-to-end
 # tests (tests/scripts/bolt_e2e.sh, export_bolt_e2e.sh) run llvm-bolt-16/perf2bolt and the
 # program under qemu; the AutoFDO one (tests/scripts/export_autofdo_clang.sh) create_llvm_prof,
-# clang-16, llvm-profgen-16
+# clang-16, llvm-profgen-16; the flame graph's (tests/scripts/flame_svg.sh) drives its SVG in
+# headless chromium
 TEST_DEPS  := libcmocka-dev python3 xz-utils clang lld llvm linux-perf libopencsd-bin time \
               man-db bash-completion libc6-arm64-cross libgomp1-arm64-cross bolt-16 qemu-user \
-              autofdo clang-16 llvm-16 python3-distributed
+              autofdo clang-16 llvm-16 python3-distributed chromium
 BENCH_DEPS := libopencsd-bin linux-perf time libc6-arm64-cross libgomp1-arm64-cross python3-distributed
 
 .PHONY: all build quiet-build asan deps test-deps bench-deps demo install test bench fuzz clean \

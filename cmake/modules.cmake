@@ -44,7 +44,8 @@ ek_module(profile USES synth PUBLIC profile.h)
 # perf.data sessions: queues, AUX slices, sideband, threads and maps
 ek_module(session USES synth PUBLIC session.h account.h)
 # text: listings, element formats, perf-script text, perf.data dumps
-ek_module(output USES session profile PUBLIC listing.h script.h perf_dump.h inject.h account_out.h)
+ek_module(output USES session profile
+  PUBLIC listing.h script.h perf_dump.h inject.h account_out.h flame.h)
 # the simulator behind `etmkit gen`: library target etmkit_sim, public header in
 # src/sim/include/etmkit/sim.h. Its encoders (ETMv4/ETE, PTM, ETMv3) are its own; it uses the
 # perf.data writer (input), the classifier (isa) and the v7 configurations (ptm, etm3)

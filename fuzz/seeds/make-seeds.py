@@ -160,6 +160,16 @@ def main():
     put('v7trace', 'itm-prescale', bytes([0x33, 3]) + itm)
     put('snapshot', 'ini-only', '[snapshot]\nversion=1.0\n[device_list]\ndevice0=x.ini\n'
                                 '[trace]\nmetadata=trace.ini\n')
+    # folded stacks (the flame graph): merging, blanks in names, bad lines, XML's specials,
+    # UTF-8 valid and not, CRLF, counts at the 64-bit limit, narrow frames
+    put('flame', 'basic', 'main;work;inner 300\nmain;work 100\nmain;parse 120\n'
+                          'main;work;inner 150\nstart_thread;worker 119\n')
+    put('flame', 'bad-lines', 'no count\nmain;;x 5\n;a 1\na; 2\na -5\na 1.5\n\n  \n'
+                              'a b;c\td 7\r\nok 99999999999999999999\nlast 3')
+    put('flame', 'names', b'<a&b>;"q\'\x00\x80x\xe2\x82;\xed\xa0\x80\x01;d\xc3\xa9j\xc3\xa0 1\n'
+                          b'sys_[k];[unknown];[gap] 2\n\xef\xbf\xbe;\xf4\x90\x80\x80 3\n')
+    put('flame', 'huge', 'x;a 18446744073709551615\nx;b 1\ny 9223372036854775807\n')
+    put('flame', 'narrow', ''.join('m;f%d;g 1\n' % i for i in range(50)) + 'm;big 999999\n')
 
 
 if __name__ == '__main__':

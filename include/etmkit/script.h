@@ -39,6 +39,7 @@ extern "C" {
 #define EK_SF_F_INSNLEN (1u << 16)
 #define EK_SF_F_MISC (1u << 17)
 #define EK_SF_F_IPC (1u << 18)
+#define EK_SF_F_CALLINDENT (1u << 19) /* perf's callindent: the call depth, as indentation */
 
 typedef struct ek_script_fields {
     uint32_t fields;    /* EK_SF_F_* */
@@ -48,6 +49,20 @@ typedef struct ek_script_fields {
     int ns;             /* --ns: nanosecond times */
     const char *names[2]; /* event names by ek_sample_kind (NULL: "branches", "instructions";
                              perf adds the recorded event's modifiers: "branches:u") */
+    int pad_dso;          /* callindent's "(dso)" column (no ip or addr shown) padded to this
+                             width (--call-trace: 50, perf's pad_output_len_dso); 0: not */
+    int flat_callindent;  /* callindent at depth 0 always, as perf 6.1 prints it on CoreSight
+                             recordings (its cs-etm keeps no thread stack): --perf-callindent */
+    int stack_branches_only; /* branches samples were asked only to follow the call stacks
+                                (--itrace=ig): they are not printed */
+    /* With callindent or call chains: what to leave out once the call stacks have seen it
+     * (the session then makes every branch and keeps every sample of the CPUs it decodes):
+     * --itrace=c / r (calls, asynchronous branches and trace ends / returns and trace begins,
+     * as ek_itrace's), s N (the first N samples the selection keeps, every kind together),
+     * and a filter (ek_sample_filter_match, with the resolver's comm). */
+    int sel_calls, sel_returns;
+    uint64_t sel_skip;
+    const ek_sample_filter *sel_filter;
 } ek_script_fields;
 
 /* perf's default fields for the synthesised hardware events:
@@ -66,6 +81,22 @@ int ek_script_fields_parse(const char *spec, ek_script_fields *f, ek_sbuf *err);
 void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                       const ek_script_resolver *r, int evname_width);
 
+/* What a line shows beyond its sample (ek_script_format_x): the call depth (callindent) and
+ * the call chain (--itrace=g), from the call stacks (etmkit/stacks.h). */
+typedef struct ek_script_extra {
+    int depth;             /* callindent: the call depth of the line */
+    int *spacing;          /* callindent: the column width so far (perf keeps one for the whole
+                            * output so that the columns after it line up); in and out */
+    const uint64_t *chain; /* call chain, innermost first: the sample's ip, then return
+                            * addresses (0: a gap, frames the trace did not see); NULL: none */
+    uint32_t nchain;
+    const ek_sample *chain_thread; /* the thread whose maps resolve the chain (NULL: the sample) */
+} ek_script_extra;
+
+/* ek_script_format with what x adds (x may be NULL: ek_script_format). */
+void ek_script_format_x(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x);
+
 /* perf's flags column text (perf_sample__sprintf_flags): "call", "tr strt", "tr end  return",
  * "jcc", ... or flag letters; without the column padding. */
 void ek_script_flags_text(ek_sbuf *out, uint32_t flags);
@@ -78,8 +109,12 @@ const char *ek_sample_kind_name(int kind);
 /* Decode the session and write perf-script text for every sample, in output order, through
  * write() (called from the calling thread only): a staged consumer of the session (the lines
  * are made on the decoder threads, and a line already made for an identical sample is reused
- * when the fields allow). Returns 0 or a negative status (write failure: EK_ERR_IO). May be
- * called once per session. */
+ * when the fields allow). With callindent or call chains (--itrace=g) the lines follow
+ * the call stacks (etmkit/stacks.h): an ordered consumer then, the lines made on the calling
+ * thread; the stacks must see every branch, so the session must make every branch and keep
+ * every sample (no c, r, s, and no filter but -C), and f's sel_* leave samples out after the
+ * stacks saw them. Returns 0 or a negative status (write failure: EK_ERR_IO). May be called
+ * once per session. */
 typedef int (*ek_write_fn)(void *ctx, const char *text, size_t len);
 int ek_session_script(ek_session *s, const ek_script_fields *f, ek_write_fn write, void *ctx);
 

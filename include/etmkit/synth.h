@@ -66,6 +66,9 @@ typedef struct ek_itrace {
     int timeless;            /* Z: ignore time stamps */
     uint64_t initial_skip;   /* s<N>: leave out the first N samples, every kind together (an
                               * ek_synth counts its own; a session, its whole output) */
+    int callchain;           /* g<N>: a call chain on every sample (etmkit script: from the
+                              * call stacks, etmkit/stacks.h; perf 6.1's cs-etm ignores g) */
+    uint32_t callchain_sz;   /* N: the chain's entries, the sample's ip included (default 16) */
 } ek_itrace;
 
 /* perf 6.1's samples when `perf script` is given no --itrace (or --itrace without letters):
@@ -74,7 +77,8 @@ typedef struct ek_itrace {
 void ek_itrace_default(ek_itrace *o);
 /* Parse a perf --itrace= string ("i100i", "bl", "i64il16", "Z", ...) into o (which is reset
  * first). Letters perf accepts but that mean nothing for CoreSight (x w p o I f m t a M q A d
- * g G L) are accepted and ignored. Returns 0, or EK_ERR_ARG with a one-line reason in err
+ * G L) are accepted and ignored; g[N] sets callchain. Returns 0, or EK_ERR_ARG with a one-line
+ * reason in err
  * (may be NULL). */
 int ek_itrace_parse(const char *str, ek_itrace *o, ek_sbuf *err);
 

@@ -32,6 +32,10 @@ static const struct {
 
 static int lookup_field(const char *s, size_t n, uint32_t *bit)
 {
+    if (n == 10 && !memcmp(s, "callindent", 10)) { /* script_calltrace.c */
+        *bit = EK_SF_F_CALLINDENT;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof field_names / sizeof field_names[0]; i++)
         if (strlen(field_names[i].name) == n && !memcmp(field_names[i].name, s, n)) {
             *bit = field_names[i].bit;
@@ -296,8 +300,25 @@ static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t ad
     if (r && r->resolve) r->resolve(r->ctx, s, addr, fb, l);
 }
 
+/* the callindent column, the call chains and the DSO padding of --call-trace */
+#include "script_calltrace.h"
+
+/* " (dso)"; padded to pad (perf's pad_output_len_dso) when pad > 0 */
+static void put_dso(ek_sbuf *out, const ek_addr_loc *l, int pad)
+{
+    wput(out, " (", 2);
+    if (pad > 0)
+        ek__script_put_dso_padded(out, l->dso, l->dso_len, pad);
+    else if (l->dso)
+        wput(out, l->dso, l->dso_len ? l->dso_len : strlen(l->dso));
+    else
+        wput(out, "[unknown]", 9);
+    wputc(out, ')');
+}
+
 /* perf's sample__fprintf_sym without call chain: ip, " sym[+off]", " (dso)" */
-static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r,
+                       int pad)
 {
     ek_addr_loc l;
     if (F & EK_SF_F_IP) put_hex16(out, s->ip);
@@ -307,18 +328,12 @@ static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_sc
         wputc(out, ' ');
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
-    if (F & EK_SF_F_DSO) {
-        wput(out, " (", 2);
-        if (l.dso)
-            wput(out, l.dso, l.dso_len ? l.dso_len : strlen(l.dso));
-        else
-            wput(out, "[unknown]", 9);
-        wputc(out, ')');
-    }
+    if (F & EK_SF_F_DSO) put_dso(out, &l, pad);
 }
 
 /* perf_sample__fprintf_addr */
-static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r,
+                     int pad)
 {
     ek_addr_loc l;
     put_hex16(out, s->addr);
@@ -330,14 +345,7 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
         wputc(out, ' ');
         put_symname(out, &l, (F & EK_SF_F_SYMOFF) != 0);
     }
-    if (F & EK_SF_F_DSO) {
-        wput(out, " (", 2);
-        if (l.dso)
-            wput(out, l.dso, l.dso_len ? l.dso_len : strlen(l.dso));
-        else
-            wput(out, "[unknown]", 9);
-        wputc(out, ')');
-    }
+    if (F & EK_SF_F_DSO) put_dso(out, &l, pad);
 }
 
 static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
@@ -439,20 +447,26 @@ static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
 }
 
 static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width);
+                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x);
 
 void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                       const ek_script_resolver *r, int evname_width)
 {
+    ek_script_format_x(out, f, s, r, evname_width, NULL);
+}
+
+void ek_script_format_x(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
+{
     /* room for a line with long names; brstack entries need about 60 bytes each (more with
      * names: the writers fall back to checked appends then) */
     if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64)) return;
-    format_line(out, f, s, r, evname_width);
+    format_line(out, f, s, r, evname_width, x);
     if (out->len < out->cap) out->p[out->len] = 0;
 }
 
 static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width)
+                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
 {
     uint32_t F = f->fields;
     put_start(out, f, s, r);
@@ -476,22 +490,33 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
     }
     if (s->kind == EK_SAMPLE_BRANCHES) {
         /* perf prints its branches event like BTS: from ... => to ... */
+        if (F & EK_SF_F_CALLINDENT) ek__script_callindent(out, f, s, r, x);
         if (F & EK_SF_F_IP) {
-            wputc(out, ' ');
-            put_ip_sym(out, F, s, r);
+            if (x && x->chain) {
+                wputc(out, '\n');
+                ek__script_chain(out, f, s, r, x);
+            } else {
+                wputc(out, ' ');
+                put_ip_sym(out, F, s, r, f->pad_dso);
+            }
         }
         if ((F & EK_SF_F_ADDR) || !f->user_set) {
             wput(out, " => ", 4);
-            put_addr(out, F, s, r);
+            put_addr(out, F, s, r, f->pad_dso);
         }
         put_insn(out, F, s);
         wputc(out, '\n');
         return;
     }
-    if (F & EK_SF_F_ADDR) put_addr(out, F, s, r);
+    if (F & EK_SF_F_ADDR) put_addr(out, F, s, r, f->pad_dso);
     if (F & EK_SF_F_IP) {
-        wputc(out, ' ');
-        put_ip_sym(out, F, s, r);
+        if (x && x->chain) {
+            wputc(out, '\n');
+            ek__script_chain(out, f, s, r, x);
+        } else {
+            wputc(out, ' ');
+            put_ip_sym(out, F, s, r, f->pad_dso);
+        }
     }
     if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM)) put_brstack(out, F, s, r);
     put_insn(out, F, s);

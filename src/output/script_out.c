@@ -7,6 +7,7 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
+#include "script_calltrace.h"
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
  * branch samples over and over, and their text is then a copy. Two-way set associative (a
@@ -218,6 +219,9 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
     t.cacheable = !(t.f.fields & varying);
     t.write = write;
     t.ctx = ctx;
+    /* callindent and call chains follow the call stacks: an ordered consumer */
+    if ((t.f.fields & EK_SF_F_CALLINDENT) || in.itrace->callchain)
+        return ek__session_script_ordered(s, &t.f, t.evw, write, ctx);
     t.holes = in.itrace->initial_skip && in.filtered;
     ek_consumer c;
     ek_consumer_init(&c);

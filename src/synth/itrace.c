@@ -141,6 +141,9 @@ int ek_itrace_parse(const char *str, ek_itrace *o, ek_sbuf *err)
             if (c == 'l') {
                 o->last_branch = 1;
                 o->last_branch_sz = (uint32_t)v;
+            } else if (c == 'g') {
+                o->callchain = 1;
+                o->callchain_sz = (uint32_t)v;
             }
             break;
         }

@@ -9,8 +9,9 @@
 #   exists, and each quoted title a heading of it (or the start of one) or a bold bullet
 #   (`- **Title.**`, `6. **Title.**`);
 # - every golden file that states a difference from perf (tests/golden/script-vs-perf,
-#   default-vs-perf, dump-perf-packets) names, in its '#' header, the page that documents it
-#   with its evidence (script-vs-perf and default-vs-perf: with the difference's title).
+#   default-vs-perf, calltrace-vs-perf, dump-perf-packets) names, in its '#' header, the page
+#   that documents it with its evidence (all but dump-perf-packets: with the difference's
+#   title).
 set -u
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
 cd "$ETMKIT_SRC" || exit 1
@@ -113,7 +114,7 @@ for f in sorted(set(files)):
 
 # 3. each golden difference from perf names its documentation
 for d, need_title in (('script-vs-perf', True), ('default-vs-perf', True),
-                      ('dump-perf-packets', False)):
+                      ('calltrace-vs-perf', True), ('dump-perf-packets', False)):
     diffs = sorted(glob.glob('tests/golden/%s/*.diff' % d))
     if not diffs:
         fail.append('tests/golden/%s: no golden files' % d)

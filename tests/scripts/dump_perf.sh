@@ -71,4 +71,10 @@ head -c 20000 "$files/perf_kernel.data" >"$tmp/trunc.data"
 [ "$rc" -eq 0 ] || fail "truncated file gave $rc"
 grep -q 'offset 0x[0-9a-f]*: warning' "$tmp/e" || fail "truncation not reported with an offset"
 grep -q ' MMAP ' "$tmp/t.txt" || fail "records before the damage not listed"
+# 6. a perf.data folder (perf record -o DIR with kcore_dir: DIR/data, no snapshot.ini) is
+#    dumped as its recording, not taken for a snapshot folder
+mkdir "$tmp/rec" && cp "$files/perf_etm.data" "$tmp/rec/data"
+"$ETMKIT_BIN" dump "$tmp/rec" >"$tmp/f.txt" 2>"$tmp/e" || fail "dump of a perf.data folder exited $?"
+"$ETMKIT_BIN" dump "$tmp/rec/data" >"$tmp/d.txt" 2>/dev/null || fail "dump of DIR/data exited $?"
+cmp -s "$tmp/f.txt" "$tmp/d.txt" || fail "dump DIR differs from dump DIR/data"
 echo "dump perf ok"

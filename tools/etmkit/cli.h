@@ -47,5 +47,7 @@ int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
 
 /* Does path name a directory? */
 int cli_is_dir(const char *path);
+/* a perf.data folder: DIR/data, and no snapshot.ini */
+int cli_is_perf_folder(const char *path);
 
 #endif

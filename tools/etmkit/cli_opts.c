@@ -29,6 +29,9 @@ enum {
     O_TIME,
     O_NO_END_FLUSH,
     O_NS,
+    O_CALL_TRACE,
+    O_CALL_RET_TRACE,
+    O_PERF_CALLINDENT,
     O_QUIET,
     O_VERBOSE,
     O_STRICT,
@@ -60,6 +63,9 @@ static const struct {
     {"--time", NULL, 1, O_TIME},
     {"--no-end-flush", NULL, 0, O_NO_END_FLUSH},
     {"--ns", NULL, 0, O_NS},
+    {"--call-trace", NULL, 0, O_CALL_TRACE},
+    {"--call-ret-trace", NULL, 0, O_CALL_RET_TRACE},
+    {"--perf-callindent", NULL, 0, O_PERF_CALLINDENT},
     {"--quiet", "-q", 0, O_QUIET},
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
@@ -75,12 +81,23 @@ void cli_decode_help(FILE *f, unsigned without)
             "                    perf.data folder with kcore_dir/; default ./perf.data, as perf\n"
             "samples:\n"
             "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
-            "                    without it (or --itrace alone) perf 6.1's: every branch\n");
+            "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
+            "                    g[N]: a call chain of N entries (default 16) on every\n"
+            "                    sample, from the call stacks etmkit follows (perf 6.1's\n"
+            "                    cs-etm ignores g)\n");
     if (!(without & CLI_NO_SAMPLE_TEXT))
         fprintf(f,
                 "  -F, --fields=LIST fields, as perf: comm,pid,tid,cpu,time,event,flags,ip,sym,\n"
-                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc\n"
-                "  --ns              times in nanoseconds\n");
+                "                    symoff,dso,addr,period,brstack,brstacksym,insn,insnlen,misc,\n"
+                "                    callindent (the call depth, as indentation)\n"
+                "  --ns              times in nanoseconds\n"
+                "  --call-trace      calls as an indented tree, as perf: -F -ip,-addr,-event,\n"
+                "                    -period,+callindent, --ns, DSO padded to 50 (samples: every\n"
+                "                    branch, as perf 6.1 makes them; the depth from the call\n"
+                "                    stacks etmkit follows)\n"
+                "  --call-ret-trace  calls and returns: as --call-trace, +flags, DSO not padded\n"
+                "  --perf-callindent callindent at depth 0, as perf 6.1 prints it on CoreSight\n"
+                "                    (its cs-etm follows no call stack)\n");
     fprintf(f,
             "  --no-end-flush    as perf 6.1: no \"tr end\" sample for the last branch of the\n"
             "                    trace (perf never tells its decoder that the trace ended)\n"
@@ -122,7 +139,10 @@ void cli_decode_help(FILE *f, unsigned without)
 /* The options of a group a command may leave out (cli_opts.h). */
 static unsigned group_of(int id)
 {
-    return id == O_FIELDS || id == O_NS ? CLI_NO_SAMPLE_TEXT : 0;
+    return id == O_FIELDS || id == O_NS || id == O_CALL_TRACE || id == O_CALL_RET_TRACE ||
+                   id == O_PERF_CALLINDENT
+               ? CLI_NO_SAMPLE_TEXT
+               : 0;
 }
 
 static int usage_error(cli_decode *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,6 +174,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
     ek_script_fields_default(&d->fields);
     d->input = "perf.data";
     int only_files = 0, bare_itrace = -1, input_at = -1;
+    int itrace_given = 0, call_trace = 0; /* --call-trace / --call-ret-trace given */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_files || a[0] != '-' || !a[1]) {
@@ -203,6 +224,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
         switch (options[k].id) {
         case O_HELP: usage(stdout); return CLI_OK;
         case O_ITRACE:
+            itrace_given = 1;
             if (!v) {
                 /* alone: perf's default samples */
                 ek_itrace_parse(NULL, &d->so.itrace, NULL);
@@ -214,9 +236,35 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
                                    name);
             if (ek_itrace_parse(v, &d->so.itrace, &err)) return parse_error(d, &err);
             break;
-        case O_FIELDS:
-            if (ek_script_fields_parse(v, &d->fields, &err)) return parse_error(d, &err);
+        case O_FIELDS: {
+            ek_script_fields nf = d->fields;
+            if (ek_script_fields_parse(v, &nf, &err)) return parse_error(d, &err);
+            const char *spec = strchr(v, ':') ? strchr(v, ':') + 1 : v;
+            if (call_trace && (*spec == '+' || *spec == '-')) {
+                /* +field/-field after --call-trace edit its fields, as in perf */
+                uint32_t plus = nf.named & nf.fields, minus = nf.named & ~nf.fields;
+                nf.fields = (d->fields.fields & ~minus) | plus;
+                nf.named |= d->fields.named;
+            }
+            d->fields = nf;
             break;
+        }
+        case O_CALL_TRACE:
+        case O_CALL_RET_TRACE: {
+            /* perf's parse_call_trace / parse_callret_trace: fields edited, nanosecond times,
+             * (--call-trace) DSO names padded to 50 */
+            const uint32_t minus = EK_SF_F_IP | EK_SF_F_ADDR | EK_SF_F_EVENT | EK_SF_F_PERIOD;
+            const uint32_t plus =
+                EK_SF_F_CALLINDENT | (options[k].id == O_CALL_RET_TRACE ? EK_SF_F_FLAGS : 0);
+            d->fields.fields = (d->fields.fields & ~minus) | plus;
+            d->fields.named |= minus | plus;
+            d->fields.user_set = 1;
+            d->ns = 1;
+            if (options[k].id == O_CALL_TRACE) d->fields.pad_dso = 50;
+            call_trace = 1;
+            break;
+        }
+        case O_PERF_CALLINDENT: d->fields.flat_callindent = 1; break;
         case O_SYMFS:
             d->so.symfs = v;
             d->symfs_opt = options[k].lng;
@@ -295,6 +343,44 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
     }
     d->fields.ns = d->ns;
     if (ek_sample_filter_active(&d->filter)) d->so.filter = &d->filter;
+    /* --call-trace asks perf for "cewp", --call-ret-trace for "crewp": perf 6.1's cs-etm
+     * ignores c and r and makes every branch, as without --itrace (ek_itrace_default) */
+    if (call_trace && !itrace_given) ek_itrace_parse(NULL, &d->so.itrace, NULL);
+    if (!strcmp(cmd, "script") &&
+        ((d->fields.fields & EK_SF_F_CALLINDENT) || d->so.itrace.callchain)) {
+        /* the call stacks follow every branch, in output order: the session makes every
+         * branch and keeps every sample of the CPUs it decodes (-C leaves the others' trace
+         * out, as perf), and the consumer leaves out what c, r, s and the filter leave out
+         * once the stacks saw it */
+        if (d->so.filter && d->filter.ncpus && d->so.itrace.initial_skip)
+            return usage_error(d,
+                               "%s with -C: --itrace=s does not go with them yet (it counts "
+                               "the samples -C leaves out in decoded buffers)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
+        d->fields.sel_calls = d->so.itrace.calls;
+        d->fields.sel_returns = d->so.itrace.returns;
+        d->fields.sel_skip = d->so.itrace.initial_skip;
+        d->so.itrace.calls = d->so.itrace.returns = 0;
+        d->so.itrace.initial_skip = 0;
+        if (d->so.filter) {
+            d->fields.sel_filter = &d->filter;
+            d->cpus.cpus = d->filter.cpus;
+            d->cpus.ncpus = d->filter.ncpus;
+            d->so.filter = d->cpus.ncpus ? &d->cpus : NULL;
+        }
+        if (!d->so.itrace.branches && !d->so.itrace.instructions)
+            return usage_error(d,
+                               "%s: --itrace makes no samples to show them on: give b or i "
+                               "(bg, i100ig)",
+                               d->so.itrace.callchain ? "call chains (--itrace=g)"
+                                                      : "callindent (call traces)");
+        if (!d->so.itrace.branches) {
+            /* branches made for the stacks only */
+            d->so.itrace.branches = 1;
+            d->fields.stack_branches_only = 1;
+        }
+    }
     return -1;
 }
 

@@ -15,6 +15,8 @@ typedef struct cli_decode {
     const char *cmd;         /* "script", "doctor", ... (for messages) */
     ek_session_opts so;      /* so.filter points at filter when a filter is given */
     ek_sample_filter filter; /* -C, --pid, --tid, --comm, --time */
+    ek_sample_filter cpus;   /* filter's CPUs alone (shares its list): the session's filter
+                              * when the call stacks select after it (callindent, g) */
     ek_script_fields fields; /* -F, --ns (doctor: checked, not used) */
     const char *input;       /* FILE or -i FILE; "perf.data" when neither is given */
     int input_given;

@@ -109,6 +109,11 @@ int cmd_dump_perf(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
+    /* a perf.data folder (perf record -o DIR with kcore_dir): its recording is DIR/data */
+    char folder_data[4096];
+    if (cli_is_perf_folder(input) &&
+        (size_t)snprintf(folder_data, sizeof folder_data, "%s/data", input) < sizeof folder_data)
+        input = folder_data;
     ek_diag_collector *coll = ek_diag_collector_new(8);
     if (!coll) {
         cli_err("out of memory");

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -57,6 +58,21 @@ int cli_is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int cli_is_perf_folder(const char *path)
+{
+    struct stat st;
+    size_t n = strlen(path);
+    char *p = malloc(n + 16);
+    if (!p) return 0;
+    memcpy(p, path, n);
+    strcpy(p + n, "/snapshot.ini");
+    int snap = stat(p, &st) == 0;
+    strcpy(p + n, "/data");
+    int data = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    free(p);
+    return data && !snap;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     /* The input is the last non-option argument: a snapshot folder or a perf.data file. */
@@ -70,7 +86,9 @@ int cmd_dump(int argc, char **argv)
         cli_err("%s: %s", input, strerror(errno));
         return CLI_FAIL;
     }
-    if (input && cli_is_dir(input))
+    /* a folder is a snapshot, unless it is a perf.data folder (perf record -o DIR with
+     * kcore_dir: the recording in DIR/data) */
+    if (input && cli_is_dir(input) && !cli_is_perf_folder(input))
         return cmd_dump_snapshot(argc, argv);
     if (!input)
         for (int i = 1; i < argc; i++)
