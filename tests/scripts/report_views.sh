@@ -10,6 +10,8 @@
 #    functions' self;
 #  - a function's total is at least its self, and _start (the simulator's programs' entry,
 #    below every frame of seed 1's single-threaded basic) holds all of basic's instructions;
+#  - export --format=svg draws them: its "all" is the folded stacks' sum, a thread's frame the
+#    sum of its lines;
 #  - the filters weigh only what they keep (--tid: the thread's own instructions, as the
 #    unfiltered report's thread table gives them), the stacks still followed through all.
 set -u
@@ -109,6 +111,32 @@ run() {
     echo "FAIL $name: exit statuses $st1 $st2 $st3: $(head -c 300 "$tmp/err")"; fail=1; return
   fi
   compare "$tmp/r.txt" "$tmp/r.json" "$tmp/f.txt" "$name"
+  # the flame graph (export --format=svg, docs/FLAMEGRAPH.md) draws the same stacks: its "all"
+  # is their sum, each function's frame at the bottom of a thread's tower its total there
+  if ! "$ETMKIT_BIN" export -q --format=svg "$@" "$data" >"$tmp/f.svg" 2>"$tmp/err"; then
+    echo "FAIL $name: export --format=svg: $(head -c 300 "$tmp/err")"; fail=1
+  else
+    python3 - "$tmp/f.txt" "$tmp/f.svg" "$name" <<'PY' || fail=1
+import re, sys
+folded, svg, name = sys.argv[1:4]
+total = sum(int(l.rsplit(' ', 1)[1]) for l in open(folded).read().splitlines())
+roots = {}
+for l in open(folded).read().splitlines():
+    st, c = l.rsplit(' ', 1)
+    r = st.split(';')[0]
+    roots[r] = roots.get(r, 0) + int(c)
+titles = re.findall(r'<title>(.*?) \(([\d,]+) instructions, ', open(svg).read())
+got = {}
+for t, c in titles:
+    got.setdefault(t, int(c.replace(',', '')))
+bad = [f'all: {got.get("all")}, folded {total}'] if got.get('all') != total else []
+bad += [f'{r}: {got.get(r)}, folded {c}' for r, c in roots.items()
+        if '&' not in r and got.get(r) is not None and got[r] != c]
+if not titles or bad:
+    print(f'FAIL {name}: the SVG does not draw the folded stacks:', *bad[:5])
+    sys.exit(1)
+PY
+  fi
   n=$((n + 1))
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `etmkit export --format=folded` and `etmkit report` on bad input exit as `etmkit script`
+# `etmkit export --format=folded` (and svg) and `etmkit report` on bad input exit as `etmkit script`
 # does, and where script's error names the file, their first line of error does too (-q: where
 # script says nothing, a view may say one line more): a missing file, a file that is not a
 # perf.data, an empty one, recordings cut at several points, a recording whose code is
@@ -25,7 +25,7 @@ same() {
   for f in "${inputs[@]}"; do
     "$ETMKIT_BIN" script -q "$@" "$f" >/dev/null 2>"$tmp/se"
     local want=$?
-    for c in "export --format=folded" "report" "report --format=json"; do
+    for c in "export --format=folded" "export --format=svg" "report" "report --format=json"; do
       # shellcheck disable=SC2086
       timeout 120 "$ETMKIT_BIN" $c -q "$@" "$f" >/dev/null 2>"$tmp/ve"
       local got=$?

@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: etmkit export [--format=autofdo|bolt|branch-list|folded] [-o OUT] "
+            "usage: etmkit export [--format=autofdo|bolt|branch-list|folded|svg] [-o OUT] "
             "[--binary=ELF] "
             "[options] [FILE]\n"
             "Decodes a CoreSight recording and writes its profile: for every binary (build-id\n"
@@ -33,7 +33,8 @@ static void usage(FILE *f)
             "                      mergeable form, for 'etmkit merge')\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary\n"
-            "  --format=folded     flame-graph stacks: 'etmkit export --format=folded --help'\n");
+            "  --format=folded|svg flame-graph stacks, or the flame graph as SVG:\n"
+            "                      'etmkit export --format=folded --help'\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
@@ -171,7 +172,8 @@ int cmd_export(int argc, char **argv)
     const char *out = NULL, *binary = NULL;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
     for (int i = 1; i < argc; i++) /* views of the stacks, not a profile: cmd_views.c */
-        if (!strcmp(argv[i], "--format=folded")) return cmd_export_folded(argc, argv);
+        if (!strcmp(argv[i], "--format=folded") || !strcmp(argv[i], "--format=svg"))
+            return cmd_export_folded(argc, argv);
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;

@@ -13,6 +13,7 @@
 #include "cli_progress.h"
 #include "etmkit/account.h"
 #include "etmkit/calltree.h"
+#include "etmkit/flame.h"
 
 /* ---- the run both share -----------------------------------------------------------------------
  */
@@ -218,6 +219,7 @@ static void views_free(views *v)
 /* Options of their own, taken out of argv before the shared parser sees the rest. */
 typedef struct view_args {
     const char *out;
+    int svg;  /* export --format=svg: the folded stacks drawn (etmkit/flame.h) */
     int root; /* ek_calltree_root */
     int top;
 } view_args;
@@ -237,7 +239,9 @@ static int own_args(const char *cmd, int argc, char **argv, view_args *va, char 
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             va->out = a + 9;
         } else if (i > 0 && !strcmp(a, "--format=folded") && !strcmp(cmd, "export")) {
-            /* the one format here */
+            va->svg = 0;
+        } else if (i > 0 && !strcmp(a, "--format=svg") && !strcmp(cmd, "export")) {
+            va->svg = 1;
         } else if (i > 0 && !strncmp(a, "--root=", 7) && !strcmp(cmd, "export")) {
             const char *r = a + 7;
             if (!strcmp(r, "comm"))
@@ -331,15 +335,16 @@ static int views_run(cli_decode *d, const char *cmd, int root, int report, ek_se
 
 static void folded_usage(FILE *f)
 {
-    fprintf(f, "usage: etmkit export --format=folded [-o OUT] [--root=comm|pid|tid|none] [options] "
-               "[FILE]\n"
+    fprintf(f, "usage: etmkit export --format=folded|svg [-o OUT] [--root=comm|pid|tid|none] "
+               "[options] [FILE]\n"
                "Writes Brendan Gregg's folded stacks of a CoreSight recording, the input of\n"
                "flamegraph.pl: one line per calling context, 'comm;outer;...;leaf COUNT', the\n"
                "functions outermost first, COUNT the instructions executed there, lines sorted.\n"
                "The stacks are followed through the trace (frames entered before it began are not\n"
-               "known; '[gap]' marks where the trace lost a thread). See docs/VIEWS.md.\n"
+               "known; '[gap]' marks where the trace lost a thread). --format=svg draws them as\n"
+               "one interactive SVG flame graph (docs/FLAMEGRAPH.md). See docs/VIEWS.md.\n"
                "\noptions:\n"
-               "  -o, --output=OUT    the stacks ('-' or none: standard output)\n"
+               "  -o, --output=OUT    the stacks or the SVG ('-' or none: standard output)\n"
                "  --root=comm|pid|tid|none\n"
                "                      the first frame: the thread's comm (default), comm-PID,\n"
                "                      comm-PID/TID, or none (all threads together)\n");
@@ -353,7 +358,7 @@ static void folded_usage(FILE *f)
 
 int cmd_export_folded(int argc, char **argv)
 {
-    view_args va = {NULL, EK_CALLTREE_ROOT_COMM, 0};
+    view_args va = {NULL, 0, EK_CALLTREE_ROOT_COMM, 0};
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return CLI_FAIL;
     int ac, ret = own_args("export", argc, argv, &va, av, &ac);
@@ -387,6 +392,26 @@ int cmd_export_folded(int argc, char **argv)
                 rep.len ? " (below: why)" : "");
     if (rep.len && (!d.quiet || !text.len)) fputs(rep.p, stderr);
     ek_sbuf_free(&rep);
+    if (va.svg) { /* the same stacks, drawn */
+        ek_calltree_stats cs;
+        ek_calltree_get_stats(v.ct, &cs);
+        const char *base = strrchr(d.input, '/');
+        char sub[128];
+        snprintf(sub, sizeof sub, "instructions executed, %llu branches samples",
+                 (unsigned long long)cs.weighed);
+        ek_flame_opts fo = EK_FLAME_OPTS_INIT;
+        fo.title = base ? base + 1 : d.input;
+        fo.subtitle = sub;
+        ek_sbuf svg = EK_SBUF_INIT;
+        rc = ek_flame_svg(text.p ? text.p : "", text.len, &fo, &svg, NULL);
+        ek_sbuf_free(&text);
+        text = svg;
+        if (rc) {
+            cli_err("export: --format=svg: %s", ek_strerror(rc));
+            ret = CLI_FAIL;
+            goto done;
+        }
+    }
     if (cli_write_file(va.out, "export", &text)) {
         cli_err("export: -o %s: %s", va.out ? va.out : "-", strerror(errno));
         ret = CLI_FAIL;
@@ -450,7 +475,7 @@ static void jstr(ek_sbuf *o, const char *s)
 
 int cmd_report(int argc, char **argv)
 {
-    view_args va = {NULL, EK_CALLTREE_ROOT_NONE, 20};
+    view_args va = {NULL, 0, EK_CALLTREE_ROOT_NONE, 20};
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return CLI_FAIL;
     int ac, ret = own_args("report", argc, argv, &va, av, &ac);
