@@ -3,7 +3,7 @@
  * DSO without a symbol, one without a map, a tail jump, a gap frame, the sort, the root
  * frame's comm with a blank), the calls into functions, self and total (recursion counted
  * once), names resolved once per frame pushed, a filter that weighs one thread while the
- * stacks follow both, and the comm-PID/TID root. */
+ * stacks follow both, the comm-PID/TID root, and "_[k]" after kernel functions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,11 +30,10 @@ static void resolve(void *ctx, const ek_sample *s, uint64_t addr, int fallback, 
     static const struct {
         uint64_t lo;
         const char *sym, *dso;
-    } map[] = {{0x1000, "main", "/bin/prog"},
-               {0x2000, "f", "/bin/prog"},
-               {0x3000, "g;x", "/bin/prog"},
-               {0x4000, NULL, "/lib/libfoo.so"},
-               {0x6000, "rec", "/bin/prog"}};
+    } map[] = {
+        {0x1000, "main", "/bin/prog"}, {0x2000, "f", "/bin/prog"},
+        {0x3000, "g;x", "/bin/prog"},  {0x4000, NULL, "/lib/libfoo.so"},
+        {0x6000, "rec", "/bin/prog"},  {0xffff800000001000ull, "vfs_read", "[kernel.kallsyms]"}};
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (addr >= map[i].lo && addr < map[i].lo + 0x1000) {
@@ -42,6 +41,7 @@ static void resolve(void *ctx, const ek_sample *s, uint64_t addr, int fallback, 
             out->dso = map[i].dso;
             out->symoff = addr - map[i].lo;
         }
+    if (!out->dso && addr >> 63) out->dso = "[kernel.kallsyms]";
 }
 
 static const char *comm(void *ctx, const ek_sample *s)
@@ -147,6 +147,27 @@ static void test_recursion_total_once(void **state)
     ek_calltree_free(ct);
 }
 
+/* --annotate-kernel: "_[k]" after a kernel symbol (stackcollapse-perf.pl --kernel); a kernel
+ * address without a symbol is its DSO, "[kernel.kallsyms]". */
+static void test_annotate_kernel(void **state)
+{
+    (void)state;
+    ek_calltree_opts o;
+    ek_calltree_opts_init(&o);
+    o.root = EK_CALLTREE_ROOT_NONE;
+    o.annotate_kernel = 1;
+    ek_calltree *ct;
+    assert_int_equal(ek_calltree_new(&o, &ct), 0);
+    smp(ct, 100, CALL, 0x1010, 0xffff800000001000ull, EK_ISUB_BR_LINK, 1);
+    smp(ct, 100, BR, 0xffff800000001008ull, 0xffff800000002000ull, 0, 2);
+    smp(ct, 100, BR, 0xffff800000002008ull, 0xffff800000001000ull, 0, 3);
+    ek_sbuf out = EK_SBUF_INIT;
+    assert_int_equal(ek_calltree_folded(ct, &out), 0);
+    assert_string_equal(out.p, "main 1\nmain;[kernel.kallsyms] 3\nmain;vfs_read_[k] 2\n");
+    ek_sbuf_free(&out);
+    ek_calltree_free(ct);
+}
+
 /* Two threads on one CPU; the filter keeps tid 101: its samples are weighed, under the stack
  * the call of tid 100 before the switch did not touch. */
 static void test_filter_and_tid_root(void **state)
@@ -192,6 +213,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_folded),
         cmocka_unit_test(test_recursion_total_once),
         cmocka_unit_test(test_filter_and_tid_root),
+        cmocka_unit_test(test_annotate_kernel),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -219,8 +219,9 @@ static void views_free(views *v)
 /* Options of their own, taken out of argv before the shared parser sees the rest. */
 typedef struct view_args {
     const char *out;
-    int svg;  /* export --format=svg: the folded stacks drawn (etmkit/flame.h) */
-    int root; /* ek_calltree_root */
+    int svg;    /* export --format=svg: the folded stacks drawn (etmkit/flame.h) */
+    int kernel; /* "_[k]" after kernel functions (always in the SVG: it colours them) */
+    int root;   /* ek_calltree_root */
     int top;
 } view_args;
 
@@ -242,6 +243,8 @@ static int own_args(const char *cmd, int argc, char **argv, view_args *va, char 
             va->svg = 0;
         } else if (i > 0 && !strcmp(a, "--format=svg") && !strcmp(cmd, "export")) {
             va->svg = 1;
+        } else if (i > 0 && !strcmp(a, "--annotate-kernel") && !strcmp(cmd, "export")) {
+            va->kernel = 1;
         } else if (i > 0 && !strncmp(a, "--root=", 7) && !strcmp(cmd, "export")) {
             const char *r = a + 7;
             if (!strcmp(r, "comm"))
@@ -274,8 +277,8 @@ static int own_args(const char *cmd, int argc, char **argv, view_args *va, char 
 /* Decode with the calltree (and the report's tables). Returns -1 and fills v on success,
  * else the exit status. The filter is applied here, after the stacks saw every sample: it
  * is taken out of the session (which would hand out only the samples it keeps). */
-static int views_run(cli_decode *d, const char *cmd, int root, int report, ek_session **sp,
-                     ek_sample_filter *flt, views *v)
+static int views_run(cli_decode *d, const char *cmd, int root, int kernel, int report,
+                     ek_session **sp, ek_sample_filter *flt, views *v)
 {
     if (!d->so.itrace.set) ek_itrace_parse("b", &d->so.itrace, NULL);
     const ek_itrace *it = &d->so.itrace;
@@ -303,6 +306,7 @@ static int views_run(cli_decode *d, const char *cmd, int root, int report, ek_se
     ek_calltree_opts o;
     ek_calltree_opts_init(&o);
     o.root = root;
+    o.annotate_kernel = kernel;
     o.per_source = !info.samples_have_cpu;
     o.filter = ek_sample_filter_active(flt) ? flt : NULL;
     memset(v, 0, sizeof *v);
@@ -347,7 +351,9 @@ static void folded_usage(FILE *f)
                "  -o, --output=OUT    the stacks or the SVG ('-' or none: standard output)\n"
                "  --root=comm|pid|tid|none\n"
                "                      the first frame: the thread's comm (default), comm-PID,\n"
-               "                      comm-PID/TID, or none (all threads together)\n");
+               "                      comm-PID/TID, or none (all threads together)\n"
+               "  --annotate-kernel   '_[k]' after kernel functions (stackcollapse-perf.pl\n"
+               "                      --kernel); always in the SVG, which draws them blue\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace: b only (the default): the stacks need every branch. The filters\n"
                "select the samples weighed; the stacks follow all of them.\n"
@@ -358,7 +364,7 @@ static void folded_usage(FILE *f)
 
 int cmd_export_folded(int argc, char **argv)
 {
-    view_args va = {NULL, 0, EK_CALLTREE_ROOT_COMM, 0};
+    view_args va = {NULL, 0, 0, EK_CALLTREE_ROOT_COMM, 0};
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return CLI_FAIL;
     int ac, ret = own_args("export", argc, argv, &va, av, &ac);
@@ -376,7 +382,7 @@ int cmd_export_folded(int argc, char **argv)
     views v;
     memset(&v, 0, sizeof v);
     ek_sbuf text = EK_SBUF_INIT;
-    ret = views_run(&d, "export", va.root, 0, &s, &flt, &v);
+    ret = views_run(&d, "export", va.root, va.kernel || va.svg, 0, &s, &flt, &v);
     if (ret >= 0) goto done;
     int rc = ek_calltree_folded(v.ct, &text);
     if (rc) {
@@ -475,7 +481,7 @@ static void jstr(ek_sbuf *o, const char *s)
 
 int cmd_report(int argc, char **argv)
 {
-    view_args va = {NULL, 0, EK_CALLTREE_ROOT_NONE, 20};
+    view_args va = {NULL, 0, 0, EK_CALLTREE_ROOT_NONE, 20};
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return CLI_FAIL;
     int ac, ret = own_args("report", argc, argv, &va, av, &ac);
@@ -496,7 +502,7 @@ int cmd_report(int argc, char **argv)
     rowf *rows = NULL;
     dso_acc *dsos = NULL;
     ek_account *acct = NULL;
-    ret = views_run(&d, "report", EK_CALLTREE_ROOT_NONE, 1, &s, &flt, &v);
+    ret = views_run(&d, "report", EK_CALLTREE_ROOT_NONE, 0, 1, &s, &flt, &v);
     if (ret >= 0) goto done;
     ek_calltree_stats cs;
     ek_calltree_get_stats(v.ct, &cs);
