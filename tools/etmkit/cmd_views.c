@@ -44,22 +44,27 @@ typedef struct views {
     int rc;
     /* report */
     thr *thrs;
-    size_t nthrs, capthrs;
+    size_t nthrs, capthrs, last_thr;
     cpu_acc *cpus;
     size_t ncpus;
     cbr *cbrs;
     size_t ncbrs, capcbrs;
     uint32_t *cbr_hash; /* index + 1 */
     size_t cbr_hcap;
-    uint64_t cond_ranges, elems;
-    size_t unnamed; /* cbrs [unnamed_from, ncbrs) wait for a resolver */
-    size_t unnamed_from;
+    size_t unnamed_from; /* cbrs [unnamed_from, ncbrs) wait for a resolver to name them */
 } views;
 
 static thr *thr_get(views *v, int32_t pid, int32_t tid)
 {
-    for (size_t i = v->nthrs; i--;) /* few threads: the recent ones come last */
-        if (v->thrs[i].pid == pid && v->thrs[i].tid == tid) return &v->thrs[i];
+    /* the thread of the last sample, most of the time; else a scan (threads are few) */
+    if (v->last_thr < v->nthrs && v->thrs[v->last_thr].pid == pid &&
+        v->thrs[v->last_thr].tid == tid)
+        return &v->thrs[v->last_thr];
+    for (size_t i = v->nthrs; i--;)
+        if (v->thrs[i].pid == pid && v->thrs[i].tid == tid) {
+            v->last_thr = i;
+            return &v->thrs[i];
+        }
     if (v->nthrs == v->capthrs) {
         size_t cap = v->capthrs ? v->capthrs * 2 : 16;
         thr *n = realloc(v->thrs, cap * sizeof *n);
@@ -67,6 +72,7 @@ static thr *thr_get(views *v, int32_t pid, int32_t tid)
         v->thrs = n;
         v->capthrs = cap;
     }
+    v->last_thr = v->nthrs;
     thr *t = &v->thrs[v->nthrs++];
     memset(t, 0, sizeof *t);
     t->pid = pid;
@@ -144,7 +150,6 @@ static int on_elem(void *ctx, const ek_session_elem *e)
          * is the one that counts there (see docs/VIEWS.md) */
         if (!v->filter->ncomms && !ek_sample_filter_match(v->filter, &fs, NULL)) return 0;
     }
-    v->cond_ranges++;
     cbr *c = cbr_get(v, e->pid, el->en_addr - el->last_i_size);
     if (!c) return v->rc = EK_ERR_NOMEM;
     if (el->flags & EK_ELEMF_LAST_EXEC)
