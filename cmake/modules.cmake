@@ -38,7 +38,7 @@ ek_module(etm3  USES ptm PUBLIC etm3.h low/etm3.h)
 # the decode tree: bytes -> frames -> per-trace-ID parsers and flow decoders
 ek_module(decode USES frame etm4 stm itm flow ptm etm3 input PUBLIC decode.h)
 # samples from elements
-ek_module(synth USES decode PUBLIC synth.h filter.h stacks.h)
+ek_module(synth USES decode PUBLIC synth.h filter.h stacks.h calltree.h)
 # PGO profiles: consume samples
 ek_module(profile USES synth PUBLIC profile.h)
 # perf.data sessions: queues, AUX slices, sideband, threads and maps

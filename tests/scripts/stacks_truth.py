@@ -75,12 +75,18 @@ def suffix(a, b):
     return len(a) <= len(b) and b[len(b) - len(a):] == a
 
 
-def main():
-    truth = open(sys.argv[1]).read().splitlines()
-    ours = open(sys.argv[2]).read().splitlines()
+def main(argv=None, kept=None):
+    """kept (a dict, optional) receives, per line index compared without a difference, the
+    truth's frames the rules keep (innermost first, as the truth writes them), whether our
+    line has a gap frame, and whose stack it is: (frames, gap, (pid, tid)); the frames of a
+    late line are the truth's innermost ones, as many as ours (rule 5 compares those); after
+    an exec, the truth's above the exception frame and ours from it down (rule 4)."""
+    argv = argv or sys.argv
+    truth = open(argv[1]).read().splitlines()
+    ours = open(argv[2]).read().splitlines()
     # the flags column of `-F pid,tid,cpu,flags,...`: two blanks after the CPU's "]", 21 wide
     flags = [set(l[l.index(']') + 3:l.index(']') + 25].split())
-             for l in open(sys.argv[3]).read().splitlines()]
+             for l in open(argv[3]).read().splitlines()]
     entered = set()  # stacks whose last sample entered a frame (a call, an exception)
     head = ours[0] if ours and ours[0].startswith('#') else ''
     if head:
@@ -107,7 +113,7 @@ def main():
             print(f'line {k + 1}: {why}:\n  truth: {truth[k]}\n  ours:  {ours[k]}')
 
     for k in range(n):
-        t, o = parse(truth[k]), parse(ours[k])
+        t, o = parse(truth[k]), parse(ours[k].split('\t')[0])
         if not t or not o:
             differ(k, 'unreadable')
             continue
@@ -125,6 +131,8 @@ def main():
             frames_cmp += len(lf)
             if o[5][0] != tf[0] or lf != tf[1:1 + len(lf)]:
                 differ(k, 'frames of a late sample differ')
+            elif kept is not None:
+                kept[k] = (tf[:1 + len(lf)], o[5][-1] == '?', (pid, tid))
             continue
         key = (pid, tid, cpu) if per_source or (pid, tid) == ('0', '0') else (pid, tid)
         ended = last_end.pop(key, None) if ip == 0 else None
@@ -178,6 +186,8 @@ def main():
             frames_cmp += i
             if frames[:i] != tf[1:1 + i] or len(frames) <= i or not frames[i].startswith('!'):
                 differ(k, 'frames differ above the exception frame an exec rewrote')
+            elif kept is not None:  # below the exception frame: what the trace shows (ours)
+                kept[k] = (tf[:1 + i] + frames[i:], g, owner[:2])
             continue
         b = base.get(owner)
         b = depth if b is None else min(b, depth)
@@ -204,6 +214,8 @@ def main():
         if want != frames:
             differ(k, 'frames differ (the truth less the frames the trace cannot know: '
                       f'{" <- ".join(want)})')
+        elif kept is not None:
+            kept[k] = ([tf[0]] + want, g, owner[:2])
     print(f'{n} lines, {frames_cmp} frames compared, {frames_left} frames entered before the trace '
           f'left out; {gaps} gaps, {gap_lines} lines with a gap frame, {n_exec} execs, '
           f'{n_resume} resumptions after the end; '
@@ -211,4 +223,5 @@ def main():
     return 1 if bad else 0
 
 
-sys.exit(main())
+if __name__ == '__main__':
+    sys.exit(main())

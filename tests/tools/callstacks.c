@@ -1,5 +1,5 @@
-/* ek_callstacks RECORDING SYMFS [--raw-cpu=N]: the call stack at every branches sample, as the library's
- * stack analysis (etmkit/stacks.h) follows it, in the lines of the simulator's
+/* ek_callstacks RECORDING SYMFS [--raw-cpu=N]: the call stack at every branches sample, as the
+ * library's stack analysis (etmkit/stacks.h) follows it, in the lines of the simulator's
  * expected-callstacks.txt (docs/SIMULATOR.md), for tests/scripts/stacks_vs_gen.sh:
  *
  *      PID/TID     [CPU]                IP =>             ADDR: LOC <- FRAME <- !FRAME <- ?
@@ -9,7 +9,8 @@
  * did not see), then " (late)" for a late sample's view (ek_stack_view.late). The first
  * line says how stacks are keyed ("# per thread" or "# per thread and
  * trace source": recordings whose samples carry the buffer's thread, perf record --per-thread).
- * The counts (ek_stacks_stats) go to stderr.
+ * The counts (ek_stacks_stats) go to stderr. With EK_CALLSTACKS_NINSN set, every line ends in
+ * a tab and the sample's ninsn (its weight in a flame graph: tests/scripts/folded_vs_gen.sh).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct run {
     ek_sbuf line;
     FILE *out;
     int quiet;
+    int ninsn; /* EK_CALLSTACKS_NINSN=1: the sample's ninsn after a tab */
 } run;
 
 static void put_loc(ek_sbuf *o, const ek_script_resolver *r, const ek_sample *s, uint64_t a, int fb)
@@ -66,9 +68,10 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
         put_loc(o, r, &vs, f->addr, 1);
     }
     if (v.late) ek_sbuf_puts(o, " (late)");
+    if (u->ninsn) ek_sbuf_printf(o, "\t%" PRIu64, s->ninsn); /* the weight (folded_vs_gen.sh) */
     if (getenv("EK_CALLSTACKS_DEBUG"))
-        ek_sbuf_printf(o, "\t# q%u t%u fl%x isub%u isize%u resume %" PRIx64, s->queue, s->trace_id,
-                       s->flags, s->isub, s->isize, s->resume);
+        ek_sbuf_printf(o, "\t# view %d/%d q%u t%u fl%x isub%u isize%u resume %" PRIx64, v.pid,
+                       v.tid, s->queue, s->trace_id, s->flags, s->isub, s->isize, s->resume);
     ek_sbuf_putc(o, '\n');
     if (fwrite(o->p, 1, o->len, u->out) != o->len) return EK_ERR_IO;
     return 0;
@@ -79,7 +82,8 @@ int main(int argc, char **argv)
     /* --raw-cpu=N: the options of the recording's script-options.txt (the user's knowledge the
      * recording lacks), as script takes them */
     unsigned raw_cpu = 0;
-    if (argc == 4 && !strncmp(argv[3], "--raw-cpu=", 10)) raw_cpu = (unsigned)atoi(argv[3] + 10) + 1;
+    if (argc == 4 && !strncmp(argv[3], "--raw-cpu=", 10))
+        raw_cpu = (unsigned)atoi(argv[3] + 10) + 1;
     if (argc != 3 && !(argc == 4 && raw_cpu)) {
         fprintf(stderr, "usage: ek_callstacks RECORDING SYMFS [--raw-cpu=N]\n");
         return 2;
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
     /* EK_CALLSTACKS_QUIET=1: the stacks without the text; 2: not even the stacks (to time
      * the parts) */
     const char *q = getenv("EK_CALLSTACKS_QUIET");
-    run u = {NULL, {0}, stdout, q ? atoi(q) : 0};
+    run u = {NULL, {0}, stdout, q ? atoi(q) : 0, getenv("EK_CALLSTACKS_NINSN") != NULL};
     if (ek_stacks_new(&so, &u.st)) return 1;
     printf("# per thread%s\n", so.per_source ? " and trace source" : "");
     ek_consumer c;

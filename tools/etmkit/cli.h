@@ -21,6 +21,8 @@ int cmd_gen(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_inject(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_export_folded(int argc, char **argv); /* export --format=folded (cmd_views.c) */
+int cmd_report(int argc, char **argv);
 
 /* Write the buffer to f and empty it; flush when it grows past a threshold. */
 void cli_write(ek_sbuf *out, FILE *f);

@@ -70,7 +70,7 @@ static const struct {
     {"--quiet", "-q", 0, O_QUIET},
     {"--verbose", "-v", 0, O_VERBOSE},
     {"--strict", NULL, 0, O_STRICT},
-    {"--format", NULL, 1, O_FORMAT}, /* doctor only */
+    {"--format", NULL, 1, O_FORMAT}, /* doctor and report only */
     {"--image", NULL, 1, O_IMAGE},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -219,7 +219,7 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
                 break;
             }
         }
-        if (k == NOPTIONS || (options[k].id == O_FORMAT && strcmp(cmd, "doctor")))
+        if (k == NOPTIONS || (options[k].id == O_FORMAT && strcmp(cmd, "doctor") && strcmp(cmd, "report")))
             return usage_error(d, "unknown option '%s'", a);
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)spelt, a);

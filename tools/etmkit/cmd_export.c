@@ -39,7 +39,9 @@ static void usage(FILE *f)
             "                      https://ui.perfetto.dev: see docs/STACKS.md)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary; lcov:\n"
-            "                      the one binary to cover (the ELF file with its DWARF)\n");
+            "                      the one binary to cover (the ELF file with its DWARF)\n"
+            "  --format=folded|svg flame-graph stacks, or the flame graph as SVG:\n"
+            "                      'etmkit export --format=folded --help'\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
     fprintf(f, "--itrace selects the samples counted: b (the default) counts every branch the\n"
                "trace shows once; il64 counts the last-branch stacks of instructions samples as\n"
@@ -235,6 +237,9 @@ int cmd_export(int argc, char **argv)
     int perfetto = 0;
     ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
     int lcov = 0; /* --format=lcov: coverage (export_lcov.c), not a profile format */
+    for (int i = 1; i < argc; i++) /* views of the stacks, not a profile: cmd_views.c */
+        if (!strcmp(argv[i], "--format=folded") || !strcmp(argv[i], "--format=svg"))
+            return cmd_export_folded(argc, argv);
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;

@@ -115,7 +115,8 @@ static const struct {
     {"gen", cmd_gen, "simulate a CoreSight system: write perf.data/snapshots with ground truth"},
     {"merge", cmd_merge, "add profiles (branch lists, AutoFDO text) together; write AutoFDO/BOLT"},
     {"inject", cmd_inject, "write a perf.data with last-branch stacks (perf inject --itrace=il64)"},
-    {"export", cmd_export, "a recording's profile: AutoFDO text, BOLT fdata, branch list or lcov"},
+    {"export", cmd_export, "profiles (AutoFDO, BOLT), coverage (lcov), timeline, flame graph"},
+    {"report", cmd_report, "where the instructions went: functions, DSOs, threads, lost trace"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,70 @@
+#!/bin/sh
+# The cost of the views (docs/VIEWS.md) against `etmkit script --itrace=b` on the same
+# recording: CPU time (user + sys) and peak RSS of
+#   etmkit script --itrace=b > /dev/null          (perf's default fields)
+#   etmkit export --format=folded > /dev/null
+#   etmkit report > /dev/null
+# each the median of BENCH_RUNS (default 3) by CPU, and the ratios (acceptance: each view at
+# most 2x script's CPU time).
+#
+#   bench/views.sh [ETMKIT_BIN]          (default: build/etmkit)
+#   BENCH_SCENARIO=workload-real BENCH_TRACE_SIZE=16M bench/views.sh
+#
+# Input: `etmkit gen --scenario BENCH_SCENARIO --trace-size BENCH_TRACE_SIZE` (default workload,
+# 64M, as bench/script.sh), generated into a temporary folder (BENCH_TMP: kept there).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+etmkit=${1:-$here/../build/etmkit}
+size=${BENCH_TRACE_SIZE:-64M}
+scenario=${BENCH_SCENARIO:-workload}
+nruns=${BENCH_RUNS:-3}
+[ -x "$etmkit" ] || { echo "views bench: $etmkit is not built (make)"; exit 1; }
+[ -x /usr/bin/time ] || { echo "views bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
+tmp=${BENCH_TMP:-$(mktemp -d)}
+[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+out="$tmp/$scenario"
+if [ ! -f "$out/perf.data" ]; then
+    echo "views bench: etmkit gen --scenario $scenario --trace-size $size ..."
+    "$etmkit" gen --scenario "$scenario" --trace-size "$size" -o "$out" >"$tmp/gen.log" 2>&1 || {
+        if grep -q libc6-arm64-cross "$tmp/gen.log"; then
+            echo "views bench: SKIP: $(grep -o 'install the packages.*' "$tmp/gen.log" | head -1)"; exit 0
+        fi
+        echo "views bench: etmkit gen failed:"; tail -3 "$tmp/gen.log"; exit 1; }
+fi
+bytes=$(wc -c <"$out/perf.data")
+echo "views bench: $scenario recording of $(awk -v s="$bytes" 'BEGIN { printf "%.1f", s / 1048576 }') MiB"
+echo "machine: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# median NAME CMD...: the median of nruns by CPU; sets med_cpu, med_rss
+median() {
+    name=$1
+    shift
+    runs=""
+    k=0
+    while [ $k -lt "$nruns" ]; do
+        k=$((k + 1))
+        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err"
+        rc=$?
+        read -r w u s rss <"$tmp/time"
+        cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+        echo "  $name (run $k): $w s wall, $cpu s CPU ($u user + $s sys), peak RSS $rss KiB (exit $rc)"
+        runs="$runs$cpu $rss
+"
+    done
+    set -- $(printf '%s' "$runs" | sort -n | sed -n "$(((nruns + 1) / 2))p")
+    med_cpu=$1
+    med_rss=$2
+    echo "$name: median $med_cpu s CPU, peak RSS $med_rss KiB"
+}
+
+median "etmkit script --itrace=b" "$etmkit" script -q --itrace=b --symfs "$out/symfs" "$out/perf.data"
+sc=$med_cpu
+median "etmkit export --format=folded" "$etmkit" export -q --format=folded --symfs "$out/symfs" "$out/perf.data"
+fc=$med_cpu
+median "etmkit report" "$etmkit" report -q --symfs "$out/symfs" "$out/perf.data"
+rc=$med_cpu
+awk -v s="$sc" -v f="$fc" -v r="$rc" 'BEGIN {
+    s = s > 0 ? s : 0.01
+    printf "CPU against script: folded %.2fx, report %.2fx (acceptance: at most 2x)\n", f / s, r / s
+    if (f > 2 * s || r > 2 * s) { print "views bench: ABOVE 2x"; exit 1 }
+}'
