@@ -3,6 +3,7 @@
 #define ETMKIT_CLI_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "etmkit/diag.h"
 #include "etmkit/etmkit.h"
@@ -44,6 +45,8 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 /* Write s to out (stdout when out is NULL or "-"), via a temporary file out.TAG-XXXXXX renamed
  * into place. Returns 0, or -1 with errno set. */
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
+/* the process's file creation mask (files written through a temporary get the mode open(2) gives) */
+mode_t cli_umask(void);
 
 /* --image FILE@ADDR / ELF[@ADDR] (etmkit/image.h): parse one, check that the file can be read
  * and append it to *v (count *n). Prints one line and returns CLI_USAGE on a bad one, else -1.

@@ -5,9 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+mode_t cli_umask(void)
+{
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
 
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
 {
@@ -18,6 +26,12 @@ int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
     char *tmp = NULL;
     if (asprintf(&tmp, "%s.%s-XXXXXX", out, tag) < 0) return -1;
     int fd = mkstemp(tmp);
+    /* the mode a file made by open(2) would have: mkstemp makes it 0600 */
+    if (fd >= 0 && fchmod(fd, 0666 & ~cli_umask())) {
+        close(fd);
+        unlink(tmp);
+        fd = -1;
+    }
     if (fd < 0) {
         free(tmp);
         return -1;

@@ -14,14 +14,6 @@
 #include "export_perfetto.h"
 #include "etmkit/perfetto.h"
 
-/* the process's file creation mask (a trace is a file like any other: mkstemp makes it 0600) */
-static mode_t cli_umask(void)
-{
-    mode_t m = umask(0);
-    umask(m);
-    return m;
-}
-
 typedef struct pf_out {
     FILE *f;
     int err; /* errno of a failed write */
