@@ -5,7 +5,8 @@
 # --decode (its instruction flow, decoded from the snapshot's code), decodes a simulated
 # perf.data (script, doctor), and ends with the next steps: perf record -e cs_etm//...,
 # etmkit script, etmkit doctor, etmkit dump --decode, each of which etmkit accepts as written,
-# and the line naming the recording's timeline (a Perfetto trace it leaves in the build folder).
+# and the lines naming the recording's timeline (a Perfetto trace) and flame graph (an SVG),
+# both left in the build folder.
 set -u
 src=$(cd "$ETMKIT_SRC" && pwd)
 tmp=$(mktemp -d)
@@ -99,11 +100,17 @@ while read -r cmd; do
     fi
 done <"$tmp/cmds"
 
-# the last line: the demo's recording as a timeline, kept in the build folder, and how to open it
+# the last two lines: the demo's recording as a timeline and a flame graph, kept in the build
+# folder, and how to open them
 tl="$tmp/b/demo-timeline.perfetto-trace"
 [ -s "$tl" ] || bad "make demo wrote no timeline at $tl"
-tail -1 "$tmp/out" | grep -qF "$tl -- open it at https://ui.perfetto.dev" ||
-    bad "the demo does not end with its timeline and how to open it: $(tail -1 "$tmp/out")"
+tail -2 "$tmp/out" | head -1 | grep -qF "$tl -- open it at https://ui.perfetto.dev" ||
+    bad "the demo does not end with its timeline and how to open it: $(tail -2 "$tmp/out" | head -1)"
+fg="$tmp/b/demo-flame.svg"
+[ -s "$fg" ] || bad "make demo wrote no flame graph at $fg"
+grep -q '<svg' "$fg" || bad "$fg is not an SVG picture"
+tail -1 "$tmp/out" | grep -qF "$fg -- open it in a web browser" ||
+    bad "the demo does not end with its flame graph and how to open it: $(tail -1 "$tmp/out")"
 
 [ $fail -eq 0 ] && echo "demo ok"
 exit $fail
