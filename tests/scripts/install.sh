@@ -24,7 +24,7 @@ version=$("$ETMKIT_BIN" --version | sed -n 's/^etmkit //p')
 [ -n "$version" ] || { echo "FAIL: etmkit --version: $("$ETMKIT_BIN" --version 2>&1)"; exit 1; }
 major=${version%%.*}
 commands=$("$ETMKIT_BIN" --help | awk '/^[Cc]ommands:/ { f = 1; next } f && /^$/ { exit } f { print $1 }')
-[ "$(echo $commands)" = "dump script doctor gen merge inject export" ] || bad "etmkit --help lists the commands '$(echo $commands)'"
+[ "$(echo $commands)" = "dump script doctor gen merge inject export report" ] || bad "etmkit --help lists the commands '$(echo $commands)'"
 
 # --version works after each command too
 for c in $commands; do
@@ -155,7 +155,7 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
             if [[ "$got" != "$want " ]]; then echo "FAIL: completing \"$line\": \"$got\", want \"$want \""; fail=1
             else echo "ok: completing \"$line\""; fi
         }
-        check "etmkit " "--help --version doctor dump export gen inject merge script"
+        check "etmkit " "--help --version doctor dump export gen inject merge report script"
         check "etmkit scr" "script"
         check "etmkit inject --out" "--output="
         check "etmkit script --itr" "--itrace="
