@@ -4,6 +4,7 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
+#include "wr.h"
 
 const char *ek_sample_kind_name(int kind)
 {
@@ -340,6 +341,32 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
     }
 }
 
+/* perf's time column: "%5llu.%09llu: " with --ns, else "%12s: " of "%llu.%06llu" */
+static void put_time(ek_sbuf *out, uint64_t t, int ns)
+{
+    uint64_t sec = t / 1000000000ull, frac = t % 1000000000ull;
+    unsigned fd = 9;
+    if (!ns) {
+        frac /= 1000;
+        fd = 6;
+    }
+    unsigned n = wr_dec_len(sec);
+    unsigned pad = n < 5 ? 5 - n : 0; /* 5 columns for the seconds either way (12 - 7) */
+    if (ek_sbuf_reserve(out, pad + n + 1 + fd + 2)) return;
+    char *p = out->p + out->len;
+    memset(p, ' ', pad);
+    p += pad;
+    wr_dec_at(p, sec, n);
+    p += n;
+    *p++ = '.';
+    memset(p, '0', fd); /* (wr_dec_at writes the significant digits only) */
+    wr_dec_at(p, frac, fd);
+    p += fd;
+    *p++ = ':';
+    *p++ = ' ';
+    out->len = (size_t)(p - out->p);
+}
+
 static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                       const ek_script_resolver *r)
 {
@@ -384,17 +411,7 @@ static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *
                                                         : "";
         ek_sbuf_printf(out, "%s%*s", m, 6 - (int)strlen(m), " ");
     }
-    if ((F & EK_SF_F_TIME) && s->has_time) {
-        uint64_t sec = s->time / 1000000000ull, ns = s->time % 1000000000ull;
-        if (f->ns) {
-            ek_sbuf_printf(out, "%5llu.%09llu: ", (unsigned long long)sec, (unsigned long long)ns);
-        } else {
-            char t[48];
-            snprintf(t, sizeof t, "%llu.%06llu", (unsigned long long)sec,
-                     (unsigned long long)(ns / 1000));
-            ek_sbuf_printf(out, "%12s: ", t);
-        }
-    }
+    if ((F & EK_SF_F_TIME) && s->has_time) put_time(out, s->time, f->ns);
 }
 
 static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
