@@ -29,6 +29,8 @@ struct rcache {
         const char *name;
         uint32_t len;
     } sym[1u << RC_SYM_BITS];
+    uint32_t recent[2]; /* the slots of the last two answers (a branch goes from the function
+                           the last one went to, often to itself) */
     struct {
         int32_t tid;
         uint64_t lo, hi; /* the times that give comm */
@@ -95,10 +97,20 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
                                                    : m->pgoff + (addr - m->start);
     size_t slot = 0;
     if (rc) {
-        uint64_t h = ((key >> RC_SYM_GRAIN) ^ (uint64_t)(uintptr_t)d) * 0x9e3779b97f4a7c15ull;
-        slot = (size_t)(h >> (64 - RC_SYM_BITS));
-        /* (a slot may hold a run of addresses without a symbol: name NULL) */
-        if (rc->sym[slot].dso == d && key >= rc->sym[slot].lo && key < rc->sym[slot].hi) {
+        int hit = 0;
+        for (int i = 0; i < 2 && !hit; i++) {
+            slot = rc->recent[i];
+            hit = rc->sym[slot].dso == d && key >= rc->sym[slot].lo && key < rc->sym[slot].hi;
+        }
+        if (!hit) {
+            uint64_t h = ((key >> RC_SYM_GRAIN) ^ (uint64_t)(uintptr_t)d) * 0x9e3779b97f4a7c15ull;
+            slot = (size_t)(h >> (64 - RC_SYM_BITS));
+            rc->recent[1] = rc->recent[0];
+            rc->recent[0] = (uint32_t)slot;
+            /* (a slot may hold a run of addresses without a symbol: name NULL) */
+            hit = rc->sym[slot].dso == d && key >= rc->sym[slot].lo && key < rc->sym[slot].hi;
+        }
+        if (hit) {
             out->sym = rc->sym[slot].name;
             out->sym_len = rc->sym[slot].len;
             out->symoff = key - rc->sym[slot].start;
