@@ -7,6 +7,7 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
+#include "script_int.h"
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
  * branch samples over and over, and their text is then a copy. Two-way set associative (a
@@ -61,6 +62,7 @@ typedef struct text_out {
 typedef struct text_q {
     const text_out *t;
     lcache *lc;
+    script_memo memo; /* what the previous lines made */
 } text_q;
 
 static void *text_begin(void *ctx)
@@ -144,7 +146,7 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
         e0->recent = (uint8_t)way;
     }
     size_t start = out->len;
-    ek_script_format(out, &t->f, smp, c->r, t->evw);
+    script_format_memo(out, &t->f, smp, c->r, t->evw, &q->memo);
     if (le) {
         size_t n = out->len - start;
         if (!c->unstable && c->v_lo < c->v_hi && n > 0 && n <= LC_TEXT && !out->oom) {
