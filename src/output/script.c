@@ -539,8 +539,8 @@ static const char *flags_col(script_memo *m, uint32_t flags, char tmp[64], size_
     return t;
 }
 
-void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width, script_memo *m)
+void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, script_memo *m)
 {
     uint32_t F = f->fields;
     /* the thread's columns: made once per thread, cpu and name */
@@ -573,6 +573,12 @@ void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         ek_sbuf_printf(out, "%s%*s", mc, 6 - (int)strlen(mc), " ");
     }
     if ((F & EK_SF_F_TIME) && s->has_time) put_time(out, s->time, f->ns);
+}
+
+void script_format_tail(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, script_memo *m)
+{
+    uint32_t F = f->fields;
     wr w;
     if (!wr_begin(&w, out, 1024)) return;
     if (F & EK_SF_F_PERIOD) {
@@ -624,6 +630,13 @@ void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample
     if (!wr_begin(&w, out, 2)) return;
     wr_c(&w, '\n');
     wr_end(&w);
+}
+
+void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, script_memo *m)
+{
+    script_format_head(out, f, s, r, m);
+    script_format_tail(out, f, s, r, evname_width, m);
 }
 
 void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,

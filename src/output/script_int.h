@@ -26,7 +26,14 @@ typedef struct script_memo {
     script_memo_flags fl[1u << SCRIPT_MEMO_FLAGS_BITS];
 } script_memo;
 
-/* ek_script_format's line; m may be NULL (nothing remembered). */
+/* The line in two parts: the head (comm, tid/pid, cpu, misc and time: what only the thread and
+ * the time decide) and the tail (the rest, which the thread's name and the time do not change:
+ * r->comm is asked in the head only). */
+void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, script_memo *m);
+void script_format_tail(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, script_memo *m);
+/* ek_script_format's line (head and tail); m may be NULL (nothing remembered). */
 void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                         const ek_script_resolver *r, int evname_width, script_memo *m);
 
