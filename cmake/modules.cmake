@@ -27,7 +27,7 @@ ek_module(itm   USES core PUBLIC itm.h low/itm.h)
 # loaders: perf.data, snapshots, ELF, kallsyms, jitdump
 ek_module(input USES core
   PUBLIC perf.h perf_write.h snapshot.h symbols.h ini.h
-  SHARED jitdump.h)
+  SHARED jitdump.h symtab_range.h)
 # memory images, and the flow decoders' code access through them (ek_flow_mem)
 ek_module(image USES core input PUBLIC image.h)
 # instruction flow: ETMv4/ETE's decoder, and PTM's and ETMv3's (parser and waypoint walker

@@ -15,6 +15,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/symbols.h"
 #include "input/symtab_int.h"
+#include "input/symtab_range.h"
 
 typedef struct node {
     int32_t l, r, p;
@@ -477,6 +478,31 @@ const ek_symbol *ek_symtab_find(ek_symtab *t, uint64_t addr)
     if (lo == 0 || t->runs.v[lo - 1].last < addr) return NULL;
     t->hit = lo - 1;
     return &t->syms.v[t->runs.v[lo - 1].sym];
+}
+
+const ek_symbol *ek_symtab_find_range(ek_symtab *t, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    *lo = *hi = 0;
+    if (!t || rebuild(t)) return NULL;
+    /* the runs cover every address with a symbol; between them there is none */
+    size_t a = 0, b = t->runs.n;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (t->runs.v[mid].start <= addr)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    if (a > 0 && t->runs.v[a - 1].last >= addr) {
+        const srun *r = &t->runs.v[a - 1];
+        *lo = r->start;
+        *hi = r->last == UINT64_MAX ? UINT64_MAX : r->last + 1; /* (not the last address) */
+        t->hit = a - 1;
+        return &t->syms.v[r->sym];
+    }
+    *lo = a > 0 ? t->runs.v[a - 1].last + 1 : 0;
+    *hi = a < t->runs.n ? t->runs.v[a].start : UINT64_MAX;
+    return NULL;
 }
 
 size_t ek_symtab_count(ek_symtab *t)

@@ -4,6 +4,8 @@
 
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
+#include "script_int.h"
+#include "wr.h"
 
 const char *ek_sample_kind_name(int kind)
 {
@@ -226,11 +228,6 @@ static void put_hexw(ek_sbuf *out, uint64_t v, unsigned width)
     out->len = (size_t)(p - out->p);
 }
 
-static void put_hex16(ek_sbuf *out, uint64_t v)
-{
-    put_hexw(out, v, 16);
-}
-
 /* signed decimal, right-aligned (width > 0) or left-aligned (width < 0) */
 static void put_decw(ek_sbuf *out, int64_t sv, int width)
 {
@@ -303,6 +300,9 @@ static void resolve(const ek_script_resolver *r, const ek_sample *s, uint64_t ad
 /* the callindent column, the call chains and the DSO padding of --call-trace */
 #include "script_calltrace.h"
 
+/* The writers of the ordered path (callindent, call chains, --call-trace's DSO padding):
+ * through the checked sbuf writers, not the cursor of the fast path */
+
 /* " (dso)"; padded to pad (perf's pad_output_len_dso) when pad > 0 */
 static void put_dso(ek_sbuf *out, const ek_addr_loc *l, int pad)
 {
@@ -321,7 +321,7 @@ static void put_ip_sym(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_sc
                        int pad)
 {
     ek_addr_loc l;
-    if (F & EK_SF_F_IP) put_hex16(out, s->ip);
+    if (F & EK_SF_F_IP) put_hexw(out, s->ip, 16);
     if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
     resolve(r, s, s->ip, 0, &l);
     if (F & EK_SF_F_SYM) {
@@ -336,7 +336,7 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
                      int pad)
 {
     ek_addr_loc l;
-    put_hex16(out, s->addr);
+    put_hexw(out, s->addr, 16);
     if (s->kind != EK_SAMPLE_BRANCHES) /* only branches samples carry an address */
         return;
     if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
@@ -348,61 +348,30 @@ static void put_addr(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_scri
     if (F & EK_SF_F_DSO) put_dso(out, &l, pad);
 }
 
-static void put_start(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                      const ek_script_resolver *r)
+/* perf's time column: "%5llu.%09llu: " with --ns, else "%12s: " of "%llu.%06llu" */
+static void put_time(ek_sbuf *out, uint64_t t, int ns)
 {
-    uint32_t F = f->fields;
-    if (F & EK_SF_F_COMM) {
-        const char *comm = r && r->comm ? r->comm(r->ctx, s) : NULL;
-        char unknown[16];
-        if (!comm) {
-            /* perf names a thread no COMM record named ":TID" (thread__new) */
-            snprintf(unknown, sizeof unknown, ":%d", (int)s->tid);
-            comm = unknown;
-        }
-        put_strw(out, comm, 16);
-        wputc(out, ' ');
+    uint64_t sec = t / 1000000000ull, frac = t % 1000000000ull;
+    unsigned fd = 9;
+    if (!ns) {
+        frac /= 1000;
+        fd = 6;
     }
-    if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID)) {
-        put_decw(out, s->pid, 5);
-        wputc(out, '/');
-        put_decw(out, s->tid, -5);
-        wputc(out, ' ');
-    } else if (F & (EK_SF_F_PID | EK_SF_F_TID)) {
-        put_decw(out, (F & EK_SF_F_PID) ? s->pid : s->tid, 5);
-        wputc(out, ' ');
-    }
-    if (F & EK_SF_F_CPU) {
-        if (s->cpu >= 0 && s->cpu < 1000) {
-            char c[7] = {'[',
-                         (char)('0' + s->cpu / 100),
-                         (char)('0' + s->cpu / 10 % 10),
-                         (char)('0' + s->cpu % 10),
-                         ']',
-                         ' ',
-                         0};
-            wput(out, c, 6);
-        } else {
-            ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
-        }
-    }
-    if (F & EK_SF_F_MISC) {
-        const char *m = s->cpumode == EK_CPUMODE_KERNEL ? "K"
-                        : s->cpumode == EK_CPUMODE_USER ? "U"
-                                                        : "";
-        ek_sbuf_printf(out, "%s%*s", m, 6 - (int)strlen(m), " ");
-    }
-    if ((F & EK_SF_F_TIME) && s->has_time) {
-        uint64_t sec = s->time / 1000000000ull, ns = s->time % 1000000000ull;
-        if (f->ns) {
-            ek_sbuf_printf(out, "%5llu.%09llu: ", (unsigned long long)sec, (unsigned long long)ns);
-        } else {
-            char t[48];
-            snprintf(t, sizeof t, "%llu.%06llu", (unsigned long long)sec,
-                     (unsigned long long)(ns / 1000));
-            ek_sbuf_printf(out, "%12s: ", t);
-        }
-    }
+    unsigned n = wr_dec_len(sec);
+    unsigned pad = n < 5 ? 5 - n : 0; /* 5 columns for the seconds either way (12 - 7) */
+    if (ek_sbuf_reserve(out, pad + n + 1 + fd + 2)) return;
+    char *p = out->p + out->len;
+    memset(p, ' ', pad);
+    p += pad;
+    wr_dec_at(p, sec, n);
+    p += n;
+    *p++ = '.';
+    memset(p, '0', fd); /* (wr_dec_at writes the significant digits only) */
+    wr_dec_at(p, frac, fd);
+    p += fd;
+    *p++ = ':';
+    *p++ = ' ';
+    out->len = (size_t)(p - out->p);
 }
 
 static void put_brstack(ek_sbuf *out, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
@@ -446,30 +415,297 @@ static void put_insn(ek_sbuf *out, uint32_t F, const ek_sample *s)
     }
 }
 
-static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x);
+/* ---- the line through a cursor ---------------------------------------------------------- */
+/* The same text as the writers above, written through a cursor into room reserved once per
+ * line (names, which may be long, make sure of their room first), and with what the previous
+ * lines of the queue already made (script_int.h): the thread's comm/tid/cpu columns and the
+ * flags columns. */
+
+/* signed decimal, right-aligned (width > 0) or left-aligned (width < 0), room reserved */
+static inline void c_decw(wr *w, int64_t sv, int width)
+{
+    if (!w->p) return;
+    uint64_t v = sv < 0 ? (uint64_t)0 - (uint64_t)sv : (uint64_t)sv;
+    unsigned n = wr_dec_len(v) + (sv < 0);
+    unsigned wd = width < 0 ? (unsigned)-width : (unsigned)width;
+    unsigned pad = wd > n ? wd - n : 0;
+    char *p = w->p;
+    if (width > 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    if (sv < 0) *p++ = '-';
+    wr_dec_at(p, v, n - (sv < 0));
+    p += n - (sv < 0);
+    if (width < 0) {
+        memset(p, ' ', pad);
+        p += pad;
+    }
+    w->p = p;
+}
+
+/* v in hex right-aligned in 16 columns (or the digits alone: width 0), room reserved */
+static inline void c_hexw(wr *w, uint64_t v, unsigned width)
+{
+    if (!w->p) return;
+    unsigned n = (unsigned)(67 - __builtin_clzll(v | 1)) / 4;
+    char *p = w->p;
+    for (unsigned i = n; i < width; i++)
+        *p++ = ' ';
+    char *q = p + n;
+    w->p = q;
+    do {
+        *--q = hexdig[v & 15];
+        v >>= 4;
+    } while (v);
+}
+
+/* str padded to width (> 0 right-aligned, < 0 left-aligned) */
+static inline void c_strw(wr *w, const char *str, size_t n, int width)
+{
+    size_t wd = (size_t)(width < 0 ? -width : width);
+    size_t pad = wd > n ? wd - n : 0;
+    wr_need(w, n + pad + 256);
+    if (!w->p) return;
+    if (width > 0) {
+        memset(w->p, ' ', pad);
+        w->p += pad;
+    }
+    memcpy(w->p, str, n);
+    w->p += n;
+    if (width < 0) {
+        memset(w->p, ' ', pad);
+        w->p += pad;
+    }
+}
+
+static inline void c_name(wr *w, const char *str, size_t n)
+{
+    wr_need(w, n + 256);
+    wr_n(w, str, n);
+}
+
+/* " sym[+0xoff] (dso)" as the fields ask */
+static void c_symdso(wr *w, uint32_t F, const ek_addr_loc *l)
+{
+    if (F & EK_SF_F_SYM) {
+        wr_c(w, ' ');
+        if (!l->sym) {
+            wr_lit(w, "[unknown]");
+        } else {
+            c_name(w, l->sym, l->sym_len ? l->sym_len : strlen(l->sym));
+            if (F & EK_SF_F_SYMOFF) {
+                wr_lit(w, "+0x");
+                c_hexw(w, l->symoff, 0);
+            }
+        }
+    }
+    if (F & EK_SF_F_DSO) {
+        wr_lit(w, " (");
+        if (l->dso)
+            c_name(w, l->dso, l->dso_len ? l->dso_len : strlen(l->dso));
+        else
+            wr_lit(w, "[unknown]");
+        wr_c(w, ')');
+    }
+}
+
+static void c_ip_sym(wr *w, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+{
+    ek_addr_loc l;
+    if (F & EK_SF_F_IP) c_hexw(w, s->ip, 16);
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
+    resolve(r, s, s->ip, 0, &l);
+    c_symdso(w, F, &l);
+}
+
+static void c_addr(wr *w, uint32_t F, const ek_sample *s, const ek_script_resolver *r)
+{
+    ek_addr_loc l;
+    c_hexw(w, s->addr, 16);
+    if (s->kind != EK_SAMPLE_BRANCHES) /* only branches samples carry an address */
+        return;
+    if (!(F & (EK_SF_F_SYM | EK_SF_F_DSO))) return;
+    resolve(r, s, s->addr, 1, &l);
+    c_symdso(w, F, &l);
+}
+
+/* the comm, tid/pid and cpu columns (without the cursor: through the sbuf writers) */
+static void put_thread_cols(ek_sbuf *out, uint32_t F, const ek_sample *s, const char *comm)
+{
+    if (F & EK_SF_F_COMM) {
+        char unknown[16];
+        if (!comm) {
+            /* perf names a thread no COMM record named ":TID" (thread__new) */
+            snprintf(unknown, sizeof unknown, ":%d", (int)s->tid);
+            comm = unknown;
+        }
+        put_strw(out, comm, 16);
+        wputc(out, ' ');
+    }
+    if ((F & EK_SF_F_PID) && (F & EK_SF_F_TID)) {
+        put_decw(out, s->pid, 5);
+        wputc(out, '/');
+        put_decw(out, s->tid, -5);
+        wputc(out, ' ');
+    } else if (F & (EK_SF_F_PID | EK_SF_F_TID)) {
+        put_decw(out, (F & EK_SF_F_PID) ? s->pid : s->tid, 5);
+        wputc(out, ' ');
+    }
+    if (F & EK_SF_F_CPU) {
+        if (s->cpu >= 0 && s->cpu < 1000) {
+            char c[7] = {'[',
+                         (char)('0' + s->cpu / 100),
+                         (char)('0' + s->cpu / 10 % 10),
+                         (char)('0' + s->cpu % 10),
+                         ']',
+                         ' ',
+                         0};
+            wput(out, c, 6);
+        } else {
+            ek_sbuf_printf(out, "[%03d] ", (int)s->cpu);
+        }
+    }
+}
+
+/* The flags column "  %-21s " of perf's flags text, remembered by flags value. */
+static const char *flags_col(script_memo *m, uint32_t flags, char tmp[64], size_t *len)
+{
+    script_memo_flags *e =
+        m ? &m->fl[(flags * 0x9e3779b9u) >> (32 - SCRIPT_MEMO_FLAGS_BITS)] : NULL;
+    char *t = e ? e->text : tmp;
+    if (e && e->len && e->flags == flags) {
+        *len = e->len;
+        return t;
+    }
+    char ft[48];
+    size_t n = flags_text(ft, flags);
+    memcpy(t, "  ", 2);
+    memcpy(t + 2, ft, n);
+    size_t k = 2 + n;
+    while (k < 2 + 21)
+        t[k++] = ' ';
+    t[k++] = ' ';
+    if (e) {
+        e->flags = flags;
+        e->len = (uint8_t)k;
+    }
+    *len = k;
+    return t;
+}
+
+void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, script_memo *m)
+{
+    uint32_t F = f->fields;
+    /* the thread's columns: made once per thread, cpu and name */
+    if (F & (EK_SF_F_COMM | EK_SF_F_PID | EK_SF_F_TID | EK_SF_F_CPU)) {
+        const char *comm = (F & EK_SF_F_COMM) && r && r->comm ? r->comm(r->ctx, s) : NULL;
+        if (m && m->th_len && m->th_tid == s->tid && m->th_pid == s->pid && m->th_cpu == s->cpu &&
+            m->th_comm == comm) {
+            ek_sbuf_put(out, m->th_text, m->th_len);
+        } else {
+            size_t start = out->len;
+            put_thread_cols(out, F, s, comm);
+            size_t n = out->len - start;
+            if (m) {
+                m->th_len = 0;
+                if (n <= sizeof m->th_text && !out->oom) {
+                    memcpy(m->th_text, out->p + start, n);
+                    m->th_len = (uint16_t)n;
+                    m->th_tid = s->tid;
+                    m->th_pid = s->pid;
+                    m->th_cpu = s->cpu;
+                    m->th_comm = comm;
+                }
+            }
+        }
+    }
+    if (F & EK_SF_F_MISC) {
+        const char *mc = s->cpumode == EK_CPUMODE_KERNEL ? "K"
+                         : s->cpumode == EK_CPUMODE_USER ? "U"
+                                                         : "";
+        ek_sbuf_printf(out, "%s%*s", mc, 6 - (int)strlen(mc), " ");
+    }
+    if ((F & EK_SF_F_TIME) && s->has_time) put_time(out, s->time, f->ns);
+}
+
+void script_format_tail(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, script_memo *m)
+{
+    uint32_t F = f->fields;
+    wr w;
+    if (!wr_begin(&w, out, 1024)) return;
+    if (F & EK_SF_F_PERIOD) {
+        c_decw(&w, (int64_t)s->period, 10);
+        wr_c(&w, ' ');
+    }
+    if (F & EK_SF_F_EVENT) {
+        const char *nm =
+            s->kind < 2 && f->names[s->kind] ? f->names[s->kind] : ek_sample_kind_name(s->kind);
+        c_strw(&w, nm, strlen(nm), evname_width);
+        wr_lit(&w, ": ");
+    }
+    if (F & EK_SF_F_FLAGS) {
+        size_t n;
+        char tmp[64];
+        const char *col = flags_col(m, s->flags, tmp, &n);
+        wr_n(&w, col, n);
+    }
+    if (s->kind == EK_SAMPLE_BRANCHES) {
+        /* perf prints its branches event like BTS: from ... => to ... */
+        if (F & EK_SF_F_IP) {
+            wr_c(&w, ' ');
+            c_ip_sym(&w, F, s, r);
+        }
+        if ((F & EK_SF_F_ADDR) || !f->user_set) {
+            wr_lit(&w, " => ");
+            c_addr(&w, F, s, r);
+        }
+        if (F & (EK_SF_F_INSN | EK_SF_F_INSNLEN)) {
+            wr_end(&w);
+            put_insn(out, F, s);
+            if (!wr_begin(&w, out, 2)) return;
+        }
+        wr_c(&w, '\n');
+        wr_end(&w);
+        return;
+    }
+    if (F & EK_SF_F_ADDR) c_addr(&w, F, s, r);
+    if (F & EK_SF_F_IP) {
+        wr_c(&w, ' ');
+        c_ip_sym(&w, F, s, r);
+    }
+    wr_end(&w);
+    if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM)) {
+        if (ek_sbuf_reserve(out, 64 + (size_t)s->nbranches * 64)) return;
+        put_brstack(out, F, s, r);
+    }
+    put_insn(out, F, s);
+    if (!wr_begin(&w, out, 2)) return;
+    wr_c(&w, '\n');
+    wr_end(&w);
+}
+
+void script_format_memo(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, script_memo *m)
+{
+    script_format_head(out, f, s, r, m);
+    script_format_tail(out, f, s, r, evname_width, m);
+}
 
 void ek_script_format(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
                       const ek_script_resolver *r, int evname_width)
 {
-    ek_script_format_x(out, f, s, r, evname_width, NULL);
+    script_format_memo(out, f, s, r, evname_width, NULL);
 }
 
-void ek_script_format_x(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
-{
-    /* room for a line with long names; brstack entries need about 60 bytes each (more with
-     * names: the writers fall back to checked appends then) */
-    if (ek_sbuf_reserve(out, 1024 + (size_t)s->nbranches * 64)) return;
-    format_line(out, f, s, r, evname_width, x);
-    if (out->len < out->cap) out->p[out->len] = 0;
-}
-
-static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
-                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
+/* the line after the time column on the ordered path: script_format_tail's text, with the
+ * callindent column, a call chain in place of the ip, and padded DSO names */
+static void format_tail_x(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                          const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
 {
     uint32_t F = f->fields;
-    put_start(out, f, s, r);
     if (F & EK_SF_F_PERIOD) {
         put_decw(out, (int64_t)s->period, 10);
         wputc(out, ' ');
@@ -481,24 +717,21 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         wput(out, ": ", 2);
     }
     if (F & EK_SF_F_FLAGS) {
-        /* the flags column: "  %-21s " of perf's flags text */
-        char ft[48];
-        flags_text(ft, s->flags);
-        wput(out, "  ", 2);
-        put_strw(out, ft, -21);
-        wputc(out, ' ');
+        size_t n;
+        char tmp[64];
+        const char *col = flags_col(NULL, s->flags, tmp, &n);
+        wput(out, col, n);
     }
+    int chain = x && x->chain;
     if (s->kind == EK_SAMPLE_BRANCHES) {
         /* perf prints its branches event like BTS: from ... => to ... */
         if (F & EK_SF_F_CALLINDENT) ek__script_callindent(out, f, s, r, x);
         if (F & EK_SF_F_IP) {
-            if (x && x->chain) {
-                wputc(out, '\n');
+            wputc(out, chain ? '\n' : ' ');
+            if (chain)
                 ek__script_chain(out, f, s, r, x);
-            } else {
-                wputc(out, ' ');
+            else
                 put_ip_sym(out, F, s, r, f->pad_dso);
-            }
         }
         if ((F & EK_SF_F_ADDR) || !f->user_set) {
             wput(out, " => ", 4);
@@ -510,15 +743,25 @@ static void format_line(ek_sbuf *out, const ek_script_fields *f, const ek_sample
     }
     if (F & EK_SF_F_ADDR) put_addr(out, F, s, r, f->pad_dso);
     if (F & EK_SF_F_IP) {
-        if (x && x->chain) {
-            wputc(out, '\n');
+        wputc(out, chain ? '\n' : ' ');
+        if (chain)
             ek__script_chain(out, f, s, r, x);
-        } else {
-            wputc(out, ' ');
+        else
             put_ip_sym(out, F, s, r, f->pad_dso);
-        }
     }
     if (F & (EK_SF_F_BRSTACK | EK_SF_F_BRSTACKSYM)) put_brstack(out, F, s, r);
     put_insn(out, F, s);
     wputc(out, '\n');
+}
+
+void ek_script_format_x(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,
+                        const ek_script_resolver *r, int evname_width, const ek_script_extra *x)
+{
+    if (!x && !(f->fields & EK_SF_F_CALLINDENT) && f->pad_dso <= 0) {
+        script_format_memo(out, f, s, r, evname_width, NULL);
+        return;
+    }
+    script_format_head(out, f, s, r, NULL);
+    format_tail_x(out, f, s, r, evname_width, x);
+    if (out->len < out->cap) out->p[out->len] = 0;
 }

@@ -8,6 +8,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/script.h"
 #include "script_calltrace.h"
+#include "script_int.h"
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
  * branch samples over and over, and their text is then a copy. Two-way set associative (a
@@ -20,6 +21,7 @@
 #define LC_TEXT 192 /* a multiple of 32: hits are copied whole (see on_sample) */
 typedef struct lc_key {
     uint64_t ip, addr;
+    uint64_t period; /* (lines of the tail only: 0 for whole lines, which show no period) */
     uint32_t flags;
     int32_t pid, tid, cpu;
     uint32_t block; /* ek_sample_ctx.block when made (never 0), or 0 for lines with a time */
@@ -41,7 +43,7 @@ typedef struct lcache {
 static inline int lc_key_eq(const lc_key *a, const lc_key *b)
 {
     /* (no early exit: nearly every lookup hits, and then every field is compared anyway) */
-    return !((a->ip ^ b->ip) | (a->addr ^ b->addr) |
+    return !((a->ip ^ b->ip) | (a->addr ^ b->addr) | (a->period ^ b->period) |
              (uint64_t)((a->flags ^ b->flags) | ((uint32_t)a->pid ^ (uint32_t)b->pid) |
                         ((uint32_t)a->tid ^ (uint32_t)b->tid) |
                         ((uint32_t)a->cpu ^ (uint32_t)b->cpu) | (a->block ^ b->block) |
@@ -52,7 +54,8 @@ static inline int lc_key_eq(const lc_key *a, const lc_key *b)
 typedef struct text_out {
     ek_script_fields f;   /* with the session's event names and its cpu rule */
     int evw;              /* width of the event-name column */
-    int cacheable;        /* lines may be cached (see text_begin) */
+    int cacheable;        /* lines may be cached (see ek_session_script) */
+    int tails;            /* or the tails of lines after the thread's and time columns */
     ek_write_fn write;
     void *ctx;
     int holes;            /* --itrace=sN with a filter: drop the empty lines */
@@ -62,6 +65,7 @@ typedef struct text_out {
 typedef struct text_q {
     const text_out *t;
     lcache *lc;
+    script_memo memo; /* what the previous lines made */
 } text_q;
 
 static void *text_begin(void *ctx)
@@ -71,7 +75,7 @@ static void *text_begin(void *ctx)
     if (!q) return NULL;
     q->t = t;
     /* ETMKIT_NO_LINE_CACHE=1: every line formatted anew (tests compare the two) */
-    if (t->cacheable && !getenv("ETMKIT_NO_LINE_CACHE"))
+    if ((t->cacheable || t->tails) && !getenv("ETMKIT_NO_LINE_CACHE"))
         q->lc = calloc(1, sizeof *q->lc); /* NULL: no cache, same output */
     return q;
 }
@@ -94,13 +98,20 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
     lcache *lc = q->lc;
     lcache_ent *le = NULL;
     lc_key key;
+    if (lc && t->tails) {
+        /* the thread's and time columns made now; the rest depends on neither, nor on the
+         * thread's name (the only unstable answer, which the head asked for) */
+        script_format_head(out, &t->f, smp, c->r, &q->memo);
+        c->unstable = 0;
+    }
     if (lc) {
         key.ip = smp->ip;
         key.addr = smp->addr;
+        key.period = t->tails ? smp->period : 0;
         key.flags = smp->flags;
         key.pid = smp->pid;
-        key.tid = smp->tid;
-        key.cpu = smp->cpu;
+        key.tid = t->tails ? 0 : smp->tid;
+        key.cpu = t->tails ? 0 : smp->cpu;
         key.kind = smp->kind;
         key.has_t = (uint8_t)(c->has_t != 0);
         /* With a time for the sample the resolver's answers depend on that time alone (the
@@ -110,10 +121,10 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
         key.zero = 0;
         /* every field spread over the high bits, which pick the slot (samples that differ
          * only in their thread, as processes running the same code, must not collide) */
-        uint64_t h = smp->ip * 0x9e3779b97f4a7c15ull + smp->addr * 0xc2b2ae3d27d4eb4full +
-                     (uint64_t)(uint32_t)smp->tid * 0x165667b19e3779f9ull +
-                     (((uint64_t)smp->flags << 32) ^ ((uint64_t)(uint32_t)smp->cpu << 8) ^
-                      smp->kind) * 0xd6e8feb86659fd93ull;
+        uint64_t h = key.ip * 0x9e3779b97f4a7c15ull + key.addr * 0xc2b2ae3d27d4eb4full +
+                     (uint64_t)(uint32_t)(key.tid ^ key.pid) * 0x165667b19e3779f9ull +
+                     (((uint64_t)key.flags << 32) ^ ((uint64_t)(uint32_t)key.cpu << 8) ^
+                      key.kind ^ (key.period << 16)) * 0xd6e8feb86659fd93ull;
         size_t set = (size_t)((h ^ (h >> 32)) >> (64 - LC_BITS)) & ~(size_t)1;
         lcache_ent *e0 = &lc->e[set];
         int way = -1;
@@ -145,7 +156,10 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
         e0->recent = (uint8_t)way;
     }
     size_t start = out->len;
-    ek_script_format(out, &t->f, smp, c->r, t->evw);
+    if (lc && t->tails)
+        script_format_tail(out, &t->f, smp, c->r, t->evw, &q->memo);
+    else
+        script_format_memo(out, &t->f, smp, c->r, t->evw, &q->memo);
     if (le) {
         size_t n = out->len - start;
         if (!c->unstable && c->v_lo < c->v_hi && n > 0 && n <= LC_TEXT && !out->oom) {
@@ -217,10 +231,15 @@ int ek_session_script(ek_session *s, const ek_script_fields *f0, ek_write_fn wri
                              EK_SF_F_BRSTACKSYM | EK_SF_F_INSN | EK_SF_F_INSNLEN |
                              EK_SF_F_MISC | EK_SF_F_IPC;
     t.cacheable = !(t.f.fields & varying);
+    /* with a time or comm but none of the others, the text after the time column (which is
+     * most of it) can be reused the same way: it depends on what the key holds and the period */
+    const uint32_t head = EK_SF_F_TIME | EK_SF_F_COMM | EK_SF_F_PERIOD;
+    t.tails = !t.cacheable && !(t.f.fields & (varying & ~head));
     t.write = write;
     t.ctx = ctx;
-    /* callindent and call chains follow the call stacks: an ordered consumer */
-    if ((t.f.fields & EK_SF_F_CALLINDENT) || in.itrace->callchain)
+    /* callindent and call chains follow the call stacks: an ordered consumer (which also
+     * writes --call-trace's padded DSO names: the fast path's cursor does not pad) */
+    if ((t.f.fields & EK_SF_F_CALLINDENT) || in.itrace->callchain || t.f.pad_dso > 0)
         return ek__session_script_ordered(s, &t.f, t.evw, write, ctx);
     t.holes = in.itrace->initial_skip && in.filtered;
     ek_consumer c;

@@ -271,6 +271,31 @@ static int thread_cmp(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* as_map.alone: maps are sorted by start; a map with a life overlaps another one with a life
+ * when one before it ends after its start or the next one starts before its end. */
+static void mark_alone(as_proc *p)
+{
+    uint64_t prev_end = 0;
+    for (size_t k = 0; k < p->maps.n; k++) {
+        as_map *m = &p->maps.v[k];
+        m->alone = 0;
+        if (m->t_from >= m->t_to)
+            continue;
+        m->alone = prev_end <= m->start;
+        if (m->end > prev_end)
+            prev_end = m->end;
+    }
+    uint64_t next_start = UINT64_MAX;
+    for (size_t k = p->maps.n; k-- > 0;) {
+        as_map *m = &p->maps.v[k];
+        if (m->t_from >= m->t_to)
+            continue;
+        if (next_start < m->end)
+            m->alone = 0;
+        next_start = m->start;
+    }
+}
+
 int as_build(aspace *as)
 {
     if (as->built)
@@ -305,6 +330,7 @@ int as_build(aspace *as)
                 mx = p->maps.v[k].end;
             p->maxend[k] = mx;
         }
+        mark_alone(p);
     }
     if (as->procs.n > 1)
         qsort(as->procs.v, as->procs.n, sizeof *as->procs.v, proc_cmp);
@@ -472,6 +498,26 @@ int32_t as_pid_of(const aspace *as, int32_t tid)
 {
     const as_thread *t = as_thread_get(as, tid);
     return t ? t->pid : -1;
+}
+
+const char *as_comm_range(const aspace *as, int32_t tid, uint64_t t, uint64_t *lo, uint64_t *hi)
+{
+    const as_thread *th = as_thread_get(as, tid);
+    *lo = 0;
+    *hi = AS_TIME_MAX;
+    if (!th || !th->comms.n)
+        return NULL;
+    const char *c = th->comms.v[0].comm;
+    for (size_t i = 0; i < th->comms.n; i++) {
+        if (th->comms.v[i].t > t) {
+            *hi = th->comms.v[i].t;
+            break;
+        }
+        if (i > 0)
+            *lo = th->comms.v[i].t;
+        c = th->comms.v[i].comm;
+    }
+    return c;
 }
 
 const char *as_comm_at(const aspace *as, int32_t tid, uint64_t t)

@@ -38,6 +38,8 @@ typedef struct as_map {
     uint8_t exec;         /* executable (or unknown: MMAP without prot) */
     uint8_t kernel;       /* a kernel map (pid -1) */
     uint8_t late;         /* set on the map returned by as_find when it was mapped later */
+    uint8_t alone;        /* no other map of its process (with a life) ever overlaps it: as_find
+                           * gives it for every address in it, at any time, in any window */
     as_dso *dso;
     const char *filename;
 } as_map;
@@ -119,6 +121,8 @@ const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t 
  * idle task, is AS_IDLE_COMM until a COMM record says otherwise). */
 int32_t as_pid_of(const aspace *as, int32_t tid);
 const char *as_comm_at(const aspace *as, int32_t tid, uint64_t t);
+/* as_comm_at, and [*lo, *hi): the times t that give the same answer. */
+const char *as_comm_range(const aspace *as, int32_t tid, uint64_t t, uint64_t *lo, uint64_t *hi);
 const as_thread *as_thread_get(const aspace *as, int32_t tid);
 
 /* Every process (for reports). */

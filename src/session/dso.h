@@ -125,7 +125,8 @@ const char *dso_symbol(as_dso *d, uint64_t addr, uint64_t map_start, uint64_t ma
                        uint64_t *symoff);
 
 /* The symbol for key (in the DSO's key space, see DSO_KEY_*) and a run [*lo, *hi) of keys
- * around it that give the same answer (for caching); NULL when none. Thread-safe. */
+ * around it that give the same answer, NULL included (for caching; empty when not known);
+ * NULL when none. Thread-safe. */
 const char *dso_symbol_range(as_dso *d, uint64_t key, uint64_t *start, uint64_t *lo,
                              uint64_t *hi);
 

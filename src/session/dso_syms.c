@@ -15,6 +15,7 @@
 #include "etmkit/sbuf.h"
 #include "session/dso.h"
 #include "session/dso_int.h"
+#include "input/symtab_range.h"
 
 static const char *kallsyms_path(dso_reg *r, char **tmp)
 {
@@ -166,41 +167,17 @@ const char *dso_symbol_range(as_dso *d, uint64_t key, uint64_t *start, uint64_t 
                              uint64_t *hi)
 {
     const char *name = NULL;
-    *lo = *hi = *start = 0;
+    *start = 0;
+    *lo = 0;
+    *hi = UINT64_MAX; /* no symbols: none anywhere */
     pthread_mutex_lock(&d->lock);
     if (!d->syms_state)
         dso_load_syms(d);
     if (d->syms) {
-        const ek_symbol *y = ek_symtab_find(d->syms, key);
+        const ek_symbol *y = ek_symtab_find_range(d->syms, key, lo, hi);
         if (y) {
             name = y->name;
             *start = y->start;
-            /* where y's neighbours in start order do not overlap it, every key in
-             * [start, end) finds y */
-            size_t n = ek_symtab_count(d->syms), a = 0, b = n;
-            while (a < b) {
-                size_t mid = (a + b) / 2;
-                if (ek_symtab_get(d->syms, mid)->start <= y->start)
-                    a = mid + 1;
-                else
-                    b = mid;
-            }
-            uint64_t end = y->end > y->start ? y->end : y->start + 1;
-            if (a < n && ek_symtab_get(d->syms, a)->start < end)
-                end = ek_symtab_get(d->syms, a)->start;
-            uint64_t begin = key;
-            if (a >= 2) {
-                const ek_symbol *p = ek_symtab_get(d->syms, a - 2);
-                if (a - 1 < n && ek_symtab_get(d->syms, a - 1) == y && p->end <= y->start &&
-                    p->start < y->start)
-                    begin = y->start;
-            } else if (a == 1 && ek_symtab_get(d->syms, 0) == y) {
-                begin = y->start;
-            }
-            if (end > key) {
-                *lo = begin;
-                *hi = end;
-            }
         }
     }
     pthread_mutex_unlock(&d->lock);

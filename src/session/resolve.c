@@ -9,25 +9,47 @@
 #include "session/qdecode.h"
 #include "session/session_int.h"
 
-/* A decoder thread's last answers: consecutive samples are mostly in the same map and often
- * in the same function. */
-#define RC_SYMS 8
-#define RC_MAPS 4
+/* A decoder thread's answers, kept by address range rather than by line: a map that no other
+ * map of its process ever overlaps (as_map.alone) is the answer for every address in it at any
+ * time, so it is remembered by its range; the symbols found are remembered by their ranges in
+ * a table indexed by the address (a few bytes of code share a slot, and every address of a
+ * function finds it in the slot it hashes to, once looked up there). */
+#define RC_MAPS      8
+#define RC_SYM_BITS  12
+#define RC_SYM_GRAIN 4 /* addresses of 16 bytes share a slot */
 struct rcache {
     struct {
-        const as_map *map;
+        const as_map *map; /* alone */
         int32_t pid;
-        uint64_t t_lo, t_hi;
     } m[RC_MAPS];
-    unsigned mnext;
+    unsigned mhit, mnext;
     struct {
-        const as_dso *dso;      /* recent symbols: [lo, hi) in the DSO's key space */
+        const as_dso *dso; /* a symbol: [lo, hi) in the DSO's key space */
         uint64_t lo, hi, start;
         const char *name;
         uint32_t len;
-    } sym[RC_SYMS];
-    unsigned next, hit;
+    } sym[1u << RC_SYM_BITS];
+    uint32_t recent[2]; /* the slots of the last two answers (a branch goes from the function
+                           the last one went to, often to itself) */
+    struct {
+        int32_t tid;
+        uint64_t lo, hi; /* the times that give comm */
+        const char *comm;
+    } comm;
 };
+
+/* the answer of as_find_ex for addr in an alone map m: m, and for which times */
+static void alone_times(rctx *c, const as_map *m)
+{
+    if (!c->pub.has_t) return;
+    uint64_t lo = 0, hi = 0; /* no map valid at t: the answer depends on the window */
+    if (m->t_from <= c->pub.t && c->pub.t < m->t_to) {
+        lo = m->t_from;
+        hi = m->t_to;
+    }
+    if (lo > c->pub.v_lo) c->pub.v_lo = lo;
+    if (hi < c->pub.v_hi) c->pub.v_hi = hi;
+}
 
 static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback, ek_addr_loc *out)
 {
@@ -42,21 +64,13 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
     const as_map *m = NULL;
     if (rc)
-        for (unsigned i = 0; i < RC_MAPS; i++) {
+        for (unsigned n = 0; n < RC_MAPS; n++) {
+            unsigned i = (rc->mhit + n) % RC_MAPS;
             const as_map *x = rc->m[i].map;
-            if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end &&
-                rc->m[i].t_lo == c->t_lo && rc->m[i].t_hi == c->t_hi) {
+            if (x && rc->m[i].pid == pid && addr >= x->start && addr < x->end) {
+                rc->mhit = i;
                 m = x;
-                if (c->pub.has_t) {
-                    /* the window's only map: the answer for any t in the window and in its life */
-                    uint64_t lo = x->t_from > c->t_lo + 1 ? x->t_from : c->t_lo + 1;
-                    uint64_t hi = c->t_hi == UINT64_MAX ? x->t_to
-                                  : x->t_to < c->t_hi + 1 ? x->t_to : c->t_hi + 1;
-                    if (lo > c->pub.v_lo)
-                        c->pub.v_lo = lo;
-                    if (hi < c->pub.v_hi)
-                        c->pub.v_hi = hi;
-                }
+                alone_times(c, m);
                 break;
             }
         }
@@ -65,60 +79,72 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
         uint64_t v_lo, v_hi;
         m = as_find_ex(c->s->as, pid, addr, c->t_lo, c->t_hi, c->pub.has_t, c->pub.t, &how, &v_lo,
                        &v_hi);
-        if (v_lo > c->pub.v_lo)
-            c->pub.v_lo = v_lo;
-        if (v_hi < c->pub.v_hi)
-            c->pub.v_hi = v_hi;
-        /* only a map that is the only choice during the window can be remembered */
-        if (rc && m && how == AS_HIT_WINDOW) {
+        if (v_lo > c->pub.v_lo) c->pub.v_lo = v_lo;
+        if (v_hi < c->pub.v_hi) c->pub.v_hi = v_hi;
+        if (rc && m && m->alone) {
             unsigned k = rc->mnext++ % RC_MAPS;
             rc->m[k].map = m;
             rc->m[k].pid = pid;
-            rc->m[k].t_lo = c->t_lo;
-            rc->m[k].t_hi = c->t_hi;
+            rc->mhit = k;
         }
     }
-    if (!m || !m->dso)
-        return;
+    if (!m || !m->dso) return;
     as_dso *d = m->dso;
     out->dso = d->print_name;
     out->dso_len = d->print_len;
     uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
                    : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
                                                    : m->pgoff + (addr - m->start);
-    if (rc)
-        for (unsigned n = 0; n < RC_SYMS; n++) {
-            /* start at the last hit: samples alternate between a few functions */
-            unsigned i = (rc->hit + n) % RC_SYMS;
-            if (rc->sym[i].dso == d && key >= rc->sym[i].lo && key < rc->sym[i].hi) {
-                rc->hit = i;
-                out->sym = rc->sym[i].name;
-                out->sym_len = rc->sym[i].len;
-                out->symoff = key - rc->sym[i].start;
-                return;
-            }
+    size_t slot = 0;
+    if (rc) {
+        int hit = 0;
+        for (int i = 0; i < 2 && !hit; i++) {
+            slot = rc->recent[i];
+            hit = rc->sym[slot].dso == d && key >= rc->sym[slot].lo && key < rc->sym[slot].hi;
         }
+        if (!hit) {
+            uint64_t h = ((key >> RC_SYM_GRAIN) ^ (uint64_t)(uintptr_t)d) * 0x9e3779b97f4a7c15ull;
+            slot = (size_t)(h >> (64 - RC_SYM_BITS));
+            rc->recent[1] = rc->recent[0];
+            rc->recent[0] = (uint32_t)slot;
+            /* (a slot may hold a run of addresses without a symbol: name NULL) */
+            hit = rc->sym[slot].dso == d && key >= rc->sym[slot].lo && key < rc->sym[slot].hi;
+        }
+        if (hit) {
+            out->sym = rc->sym[slot].name;
+            out->sym_len = rc->sym[slot].len;
+            out->symoff = key - rc->sym[slot].start;
+            return;
+        }
+    }
     uint64_t lo = 0, hi = 0, start = 0;
     const char *name = dso_symbol_range(d, key, &start, &lo, &hi);
     out->sym = name;
     out->symoff = key - start;
-    if (rc && name && hi > lo) {
-        unsigned k = rc->next++ % RC_SYMS;
-        rc->sym[k].dso = d;
-        rc->sym[k].lo = lo;
-        rc->sym[k].hi = hi;
-        rc->sym[k].start = start;
-        rc->sym[k].name = name;
-        rc->sym[k].len = (uint32_t)strlen(name);
-        out->sym_len = rc->sym[k].len;
+    if (rc && key >= lo && key < hi) {
+        rc->sym[slot].dso = d;
+        rc->sym[slot].lo = lo;
+        rc->sym[slot].hi = hi;
+        rc->sym[slot].start = start;
+        rc->sym[slot].name = name;
+        rc->sym[slot].len = name ? (uint32_t)strlen(name) : 0;
+        out->sym_len = rc->sym[slot].len;
     }
 }
 
 static const char *comm_of(void *ctx, const ek_sample *smp)
 {
     rctx *c = ctx;
+    rcache *rc = c->cache;
+    uint64_t t = smp->has_time ? smp->time : c->t_hi;
     c->pub.unstable = 1;
-    return as_comm_at(c->s->as, smp->tid, smp->has_time ? smp->time : c->t_hi);
+    if (!rc) return as_comm_at(c->s->as, smp->tid, t);
+    /* the thread's name changes rarely: the last one while t is in its time */
+    if (rc->comm.tid != smp->tid || t < rc->comm.lo || t >= rc->comm.hi) {
+        rc->comm.comm = as_comm_range(c->s->as, smp->tid, t, &rc->comm.lo, &rc->comm.hi);
+        rc->comm.tid = smp->tid;
+    }
+    return rc->comm.comm;
 }
 
 static size_t code_of(void *ctx, const ek_sample *smp, uint64_t addr, void *buf, size_t len)
@@ -128,21 +154,21 @@ static size_t code_of(void *ctx, const ek_sample *smp, uint64_t addr, void *buf,
     int kind;
     as_dso *dso;
     c->pub.unstable = 1;
-    if (!qcode_at(c->s, c->t_lo, c->t_hi, c->pub.has_t, c->pub.t, NULL, smp->pid, addr, &sp,
-                  &kind, &dso, NULL, NULL))
+    if (!qcode_at(c->s, c->t_lo, c->t_hi, c->pub.has_t, c->pub.t, NULL, smp->pid, addr, &sp, &kind,
+                  &dso, NULL, NULL))
         return 0;
     uint64_t o = addr - sp.start;
-    if (o >= sp.size)
-        return 0;
-    if (len > sp.size - o)
-        len = (size_t)(sp.size - o);
+    if (o >= sp.size) return 0;
+    if (len > sp.size - o) len = (size_t)(sp.size - o);
     memcpy(buf, sp.data + o, len);
     return len;
 }
 
 rcache *rcache_new(void)
 {
-    return calloc(1, sizeof(rcache));
+    rcache *rc = calloc(1, sizeof(rcache));
+    if (rc) rc->comm.hi = 0; /* (empty: nothing remembered) */
+    return rc;
 }
 
 void rctx_init(rctx *c, ek_session *s, uint64_t t_lo, uint64_t t_hi, rcache *cache, int has_t,
