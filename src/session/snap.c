@@ -133,7 +133,10 @@ int snap_open(ek_session *s)
     for (size_t i = 0; i < n; i++) {
         const ek_image_spec *sp = &s->o.images[i];
         sn->specs[i] = *sp;
-        sn->specs[i].path = sp->path ? strdup(sp->path) : NULL;
+        /* the file as an absolute path: it names the binary of the samples and profiles, and
+         * whoever looks for that binary later (export's lcov and bolt) looks from elsewhere */
+        sn->specs[i].path = sp->path ? realpath(sp->path, NULL) : NULL;
+        if (sp->path && !sn->specs[i].path) sn->specs[i].path = strdup(sp->path);
         sn->nspecs = i + 1;
         if (!sn->specs[i].path) return sp->path ? EK_ERR_NOMEM : EK_ERR_ARG;
         /* checked once, here: the same for every buffer */
