@@ -4,6 +4,7 @@
 #   etmkit script --itrace=b > /dev/null          (perf's default fields)
 #   etmkit export --format=folded > /dev/null
 #   etmkit report > /dev/null
+#   etmkit export --format=svg|lcov|perfetto -o FILE (in the temporary folder)
 # each the median of BENCH_RUNS (default 3) by CPU, and the ratios (acceptance: each view at
 # most 2x script's CPU time).
 #
@@ -62,9 +63,16 @@ sc=$med_cpu
 median "etmkit export --format=folded" "$etmkit" export -q --format=folded --symfs "$out/symfs" "$out/perf.data"
 fc=$med_cpu
 median "etmkit report" "$etmkit" report -q --symfs "$out/symfs" "$out/perf.data"
-rc=$med_cpu
-awk -v s="$sc" -v f="$fc" -v r="$rc" 'BEGIN {
+rpc=$med_cpu
+median "etmkit export --format=svg" "$etmkit" export -q --format=svg --symfs "$out/symfs" -o "$tmp/v.svg" "$out/perf.data"
+vc=$med_cpu
+median "etmkit export --format=lcov" "$etmkit" export -q --format=lcov --symfs "$out/symfs" -o "$tmp/v.info" "$out/perf.data"
+lc=$med_cpu
+median "etmkit export --format=perfetto" "$etmkit" export -q --format=perfetto --symfs "$out/symfs" -o "$tmp/v.pt" "$out/perf.data"
+pc=$med_cpu
+rm -f "$tmp/v.svg" "$tmp/v.info" "$tmp/v.pt"
+awk -v s="$sc" -v f="$fc" -v r="$rpc" -v v="$vc" -v l="$lc" -v p="$pc" 'BEGIN {
     s = s > 0 ? s : 0.01
-    printf "CPU against script: folded %.2fx, report %.2fx (acceptance: at most 2x)\n", f / s, r / s
-    if (f > 2 * s || r > 2 * s) { print "views bench: ABOVE 2x"; exit 1 }
+    printf "CPU against script: folded %.2fx, report %.2fx, svg %.2fx, lcov %.2fx, perfetto %.2fx (acceptance: at most 2x)\n", f / s, r / s, v / s, l / s, p / s
+    if (f > 2 * s || r > 2 * s || v > 2 * s || l > 2 * s || p > 2 * s) { print "views bench: ABOVE 2x"; exit 1 }
 }'
