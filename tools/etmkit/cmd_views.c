@@ -367,20 +367,24 @@ static void folded_usage(FILE *f)
                "error; else 0.\n");
 }
 
+/* the views' own options (va), then script's (d: parsed only when the views' were fine).
+ * Returns < 0 to go on, else the exit status. */
+static int views_parse(const char *cmd, int argc, char **argv, view_args *va, cli_decode *d,
+                       void (*usage)(FILE *))
+{
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    if (!av) return CLI_FAIL;
+    int ac, ret = own_args(cmd, argc, argv, va, av, &ac);
+    if (ret < 0) ret = cli_decode_parse(d, cmd, CLI_NO_SAMPLE_TEXT, ac, av, usage);
+    free(av);
+    return ret;
+}
+
 int cmd_export_folded(int argc, char **argv)
 {
     view_args va = {NULL, 0, 0, EK_CALLTREE_ROOT_COMM, 0};
-    char **av = calloc((size_t)argc + 1, sizeof *av);
-    if (!av) return CLI_FAIL;
-    int ac, ret = own_args("export", argc, argv, &va, av, &ac);
     cli_decode d;
-    if (ret < 0)
-        ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, folded_usage);
-    else {
-        free(av);
-        return ret;
-    }
-    free(av);
+    int ret = views_parse("export", argc, argv, &va, &d, folded_usage);
     if (ret >= 0) return ret;
     ek_session *s = NULL;
     ek_sample_filter flt = EK_SAMPLE_FILTER_INIT;
@@ -487,17 +491,8 @@ static void jstr(ek_sbuf *o, const char *s)
 int cmd_report(int argc, char **argv)
 {
     view_args va = {NULL, 0, 0, EK_CALLTREE_ROOT_NONE, 20};
-    char **av = calloc((size_t)argc + 1, sizeof *av);
-    if (!av) return CLI_FAIL;
-    int ac, ret = own_args("report", argc, argv, &va, av, &ac);
     cli_decode d;
-    if (ret < 0)
-        ret = cli_decode_parse(&d, "report", CLI_NO_SAMPLE_TEXT, ac, av, report_usage);
-    else {
-        free(av);
-        return ret;
-    }
-    free(av);
+    int ret = views_parse("report", argc, argv, &va, &d, report_usage);
     if (ret >= 0) return ret;
     ek_session *s = NULL;
     ek_sample_filter flt = EK_SAMPLE_FILTER_INIT;
