@@ -137,6 +137,12 @@ static void lc_close(lc_file *f)
     if (f->fd >= 0) close(f->fd);
 }
 
+/* qsort that takes an empty array as it comes (NULL, 0: qsort's pointer must not be NULL) */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) qsort(v, n, size, cmp);
+}
+
 /* ---- source files ------------------------------------------------------------------- */
 
 static uint64_t str_hash(const char *s)
@@ -261,7 +267,7 @@ static int load_symbols(lc_ctx *c, Elf *e)
                                                        : 2,
                                     thumb};
     }
-    qsort(c->fn, c->nfn, sizeof *c->fn, cmp_func);
+    sort_n(c->fn, c->nfn, sizeof *c->fn, cmp_func);
     /* one function per address (the first name: global, weak, local, then by bytes); a
      * symbol without size ends at the next function or at the end of its code */
     size_t k = 0;
@@ -277,7 +283,7 @@ static int load_symbols(lc_ctx *c, Elf *e)
                 hi = c->code[j].hi;
         c->fn[i].hi = hi;
     }
-    qsort(c->map, c->nmap, sizeof *c->map, cmp_map);
+    sort_n(c->map, c->nmap, sizeof *c->map, cmp_map);
     return 0;
 }
 
@@ -340,7 +346,7 @@ static int add_fde_functions(lc_ctx *c, Elf *e1, Elf *e2)
             break;
         }
     }
-    qsort(f.v, f.n, sizeof *f.v, cmp_fde);
+    sort_n(f.v, f.n, sizeof *f.v, cmp_fde);
     size_t nsym = c->nfn, k = 0;
     for (size_t i = 0; i < f.n; i++) {
         if (i && f.v[i].lo == f.v[i - 1].lo) continue; /* the longest comes first */
@@ -365,7 +371,7 @@ static int add_fde_functions(lc_ctx *c, Elf *e1, Elf *e2)
             c->fn[c->nfn++] = (lc_func){f.v[i].lo, f.v[i].hi, name, 3, 0};
         }
         if (!rc) {
-            qsort(c->fn, c->nfn, sizeof *c->fn, cmp_func);
+            sort_n(c->fn, c->nfn, sizeof *c->fn, cmp_func);
             for (size_t i = 0; i + 1 < c->nfn; i++)
                 if (c->fn[i].rank == 3 && c->fn[i].hi > c->fn[i + 1].lo)
                     c->fn[i].hi = c->fn[i + 1].lo;
@@ -402,7 +408,7 @@ static int unique_names(lc_ctx *c)
     }
     for (size_t i = 0; i < c->nfn; i++)
         v[i] = &c->fn[i];
-    qsort(v, c->nfn, sizeof *v, cmp_fnptr);
+    sort_n(v, c->nfn, sizeof *v, cmp_fnptr);
     size_t need = 0;
     for (size_t i = 0; i + 1 < c->nfn; i++)
         if (!strcmp(v[i]->name, v[i + 1]->name)) dup[i] = dup[i + 1] = 1;
@@ -472,7 +478,7 @@ static int load_lines(lc_ctx *c, Elf *e)
     dwarf_end(dw);
     if (rc) return rc;
     /* where line tables overlap (code two units claim), the first span holds */
-    qsort(c->span, c->nspan, sizeof *c->span, cmp_span);
+    sort_n(c->span, c->nspan, sizeof *c->span, cmp_span);
     size_t k = 0;
     for (size_t i = 0; i < c->nspan; i++) {
         lc_span s = c->span[i];
@@ -525,7 +531,7 @@ static int load_counts(lc_ctx *c, const ek_profile *p, size_t bin)
             ev[ne++] = (lc_ev){r[i].a, r[i].count, 1};
             if (r[i].b != UINT64_MAX) ev[ne++] = (lc_ev){r[i].b + 1, r[i].count, 0};
         }
-        qsort(ev, ne, sizeof *ev, cmp_ev);
+        sort_n(ev, ne, sizeof *ev, cmp_ev);
         /* the sum of the covering counts, saturated at UINT64_MAX for output only */
         unsigned __int128 cur = 0;
         for (size_t i = 0; i < ne;) {
@@ -648,7 +654,7 @@ static int walk(lc_ctx *c, uint16_t machine)
         iv[i] = (lc_iv){c->fn[i].lo, c->fn[i].hi};
     for (size_t i = 0; i < c->nspan; i++)
         iv[c->nfn + i] = (lc_iv){c->span[i].lo, c->span[i].hi};
-    qsort(iv, niv, sizeof *iv, cmp_iv);
+    sort_n(iv, niv, sizeof *iv, cmp_iv);
     ek_isa_cfg cfg;
     ek_isa_cfg_init(&cfg, EK_ARCH_UNKNOWN, EK_PROFILE_A, 0);
     uint64_t done = 0; /* everything below was walked */
@@ -778,7 +784,7 @@ static void put_brda(ek_sbuf *out, uint32_t line, unsigned block, const lc_branc
 static int write_records(lc_ctx *c, const char *binary_name, ek_sbuf *out, ek_lcov_stats *st)
 {
     /* lines: the largest count of their instructions */
-    qsort(c->lr, c->nlr, sizeof *c->lr, cmp_lr);
+    sort_n(c->lr, c->nlr, sizeof *c->lr, cmp_lr);
     size_t k = 0;
     for (size_t i = 0; i < c->nlr; i++) {
         if (k && c->lr[k - 1].file == c->lr[i].file && c->lr[k - 1].line == c->lr[i].line) {
@@ -807,14 +813,14 @@ static int write_records(lc_ctx *c, const char *binary_name, ek_sbuf *out, ek_lc
         fr[i] = (lc_fnrec){s ? s->file : UINT32_MAX, s ? s->line : pseudo[i], c->fn[i].name,
                            cov_at(c, c->fn[i].lo)};
     }
-    qsort(fr, c->nfn, sizeof *fr, cmp_fnrec);
-    qsort(c->br, c->nbr, sizeof *c->br, cmp_br);
+    sort_n(fr, c->nfn, sizeof *fr, cmp_fnrec);
+    sort_n(c->br, c->nbr, sizeof *c->br, cmp_br);
     FILE_STARTS(fs, fr, c->nfn, nf);
     FILE_STARTS(bs, c->br, c->nbr, nf);
     FILE_STARTS(ls, c->lr, c->nlr, nf);
     for (uint32_t i = 0; i < nf; i++)
         ford[i] = (lc_ford){c->files[i], i};
-    qsort(ford, nf, sizeof *ford, cmp_ford);
+    sort_n(ford, nf, sizeof *ford, cmp_ford);
     for (size_t o = 0; o < nf; o++) {
         uint32_t f = ford[o].id;
         size_t fa = fs[f], fb = fs[f + 1], ba = bs[f], bb = bs[f + 1], la = ls[f], lb = ls[f + 1];
