@@ -346,6 +346,28 @@ int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, 
                 return CLI_USAGE;
             }
         }
+    /* registers the decoder cannot do without (a snapshot only warns; options can say them) */
+    for (size_t i = 0; i < b->nsrcs; i++) {
+        const cli_bare_src *s = &b->srcs[i];
+        if (s->from_fmt != EK_BUF_UNKNOWN || strcmp(s->opt, "--protocol")) continue;
+        static const char *const etm4[] = {"TRCCONFIGR", "TRCIDR0", "TRCIDR2", NULL};
+        static const char *const etm3[] = {"ETMCR", "ETMIDR", "ETMCCER", NULL};
+        const char *const *need = !strncmp(s->type, "ETM4", 4) || !strcmp(s->type, "ETE") ? etm4
+                                  : !strncmp(s->type, "ETM3", 4) || !strncmp(s->type, "PTM", 3)
+                                      ? etm3
+                                      : NULL;
+        for (size_t k = 0; need && need[k]; k++) {
+            size_t r = 0;
+            while (r < s->nregs && strcasecmp(s->regs[r].name, need[k]))
+                r++;
+            if (r == s->nregs) {
+                cli_err("%s: source %zu (--protocol %s) needs --reg %s=VALUE (%s, %s and %s say "
+                        "how its packets are encoded), or --config-from",
+                        cmd, i + 1, s->type, need[k], need[0], need[1], need[2]);
+                return CLI_USAGE;
+            }
+        }
+    }
     struct stat st;
     if (stat(b->trace, &st) || S_ISDIR(st.st_mode) || access(b->trace, R_OK)) {
         int e = errno;
