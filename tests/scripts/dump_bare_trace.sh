@@ -27,6 +27,17 @@ fail=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 E="$ETMKIT_BIN"
+err() { # err TAG WANT_STATUS WANT_TEXT ARGS...
+  local tag=$1 st=$2 want=$3
+  shift 3
+  "$E" "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ $rc != "$st" ] || [ "$(wc -l <"$T/err")" != 1 ] || ! grep -qF -- "$want" "$T/err" || [ -s "$T/out" ]; then
+    bad "$tag: exit $rc (want $st), stderr: $(head -3 "$T/err" | tr '\n' '|'), stdout $(wc -c <"$T/out") bytes"
+  else
+    ok "$tag: $(cat "$T/err")"
+  fi
+}
 
 # ini FILE SECTION KEY: the value (first one)
 ini() {
@@ -231,42 +242,61 @@ done
   bad "TC2 all: $(head -2 "$T/got.err")"
 compare "TC2 all six sources (--config-from=DIR)" "$T/want" "$T/got" "$tc2/cstrace.bin" ocsd
 
+# ---- the commands that read snapshots as sessions: script, doctor, export --------------------
+# examples/etm4-hello (its code given with --image to both, so the samples name the same files)
+ex="$ETMKIT_SRC/examples/etm4-hello"
+ximg=(--image "$ex/user.bin@0x401000" --image "$ex/kernel.bin@0xFFFFFF8008082400")
+xbare=(--trace "$ex/trace.bin" --config-from="$ex:ETM_0")
+"$E" script -F tid,cpu,time,flags,ip,dso,addr "${ximg[@]}" "$ex" >"$T/want" 2>/dev/null
+"$E" script -F tid,cpu,time,flags,ip,dso,addr "${ximg[@]}" "${xbare[@]}" >"$T/got" 2>"$T/got.err" ||
+  bad "script --trace: exit $?: $(head -2 "$T/got.err")"
+[ "$(wc -l <"$T/want")" = 14 ] || bad "script on $ex: $(wc -l <"$T/want") samples, not 14"
+compare "script --trace (etm4-hello)" "$T/want" "$T/got" "$ex/trace.bin" text
+"$E" script -F tid,cpu,time,flags,ip,dso,addr "${ximg[@]}" --trace "$ex/trace.bin" --framing=raw \
+  $(reg_opts "$ex" ETM_0) >"$T/got" 2>"$T/got.err" || bad "script --reg: exit $?: $(head -2 "$T/got.err")"
+compare "script --trace with --reg options (etm4-hello)" "$T/want" "$T/got" "$ex/trace.bin" text
+# (the count of notes differs: reading the folder's ini files notes the defaulted registers)
+"$E" doctor "${ximg[@]}" "$ex" | tail -n +2 | grep -v 'notes\?, not' >"$T/want"
+"$E" doctor "${ximg[@]}" "${xbare[@]}" >"$T/got.all" 2>"$T/got.err" || bad "doctor --trace: exit $?"
+tail -n +2 "$T/got.all" | grep -v 'notes\?, not' | sed 's/ trace\.bin  / ETR_0      /' >"$T/got"
+compare "doctor --trace (all but its first line; the buffer named as the file)" "$T/want" "$T/got" "" text
+[ "$(head -1 "$T/got.all" | cut -d, -f1)" = "$ex/trace.bin: trace file (configured by options)" ] ||
+  bad "doctor --trace: first line $(head -1 "$T/got.all")"
+"$E" export "${ximg[@]}" -o "$T/want" "$ex" 2>/dev/null
+"$E" export "${ximg[@]}" -o "$T/got" "${xbare[@]}" 2>"$T/got.err" || bad "export --trace: exit $?"
+compare "export --trace (autofdo)" "$T/want" "$T/got" "" text
+err "script, --framing=tpiu" 2 "script: --framing=tpiu: only etmkit dump reads TPIU captures" script "${xbare[@]}" --framing=tpiu
+err "script, two inputs" 2 "script: give one input: --trace $ex/trace.bin or $ex" script "${xbare[@]}" "$ex"
+err "doctor, no configuration" 2 "doctor: --trace $ex/trace.bin needs its configuration" doctor --trace "$ex/trace.bin"
+err "inject" 1 "inject: $ex/trace.bin is a trace file described by options" inject "${xbare[@]}" -o "$T/x.data"
+
 # ---- errors: one line naming the option ---------------------------------------------------
-err() { # err TAG WANT_STATUS WANT_TEXT ARGS...
-  local tag=$1 st=$2 want=$3
-  shift 3
-  "$E" dump "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc != "$st" ] || [ "$(wc -l <"$T/err")" != 1 ] || ! grep -qF -- "$want" "$T/err" || [ -s "$T/out" ]; then
-    bad "$tag: exit $rc (want $st), stderr: $(head -3 "$T/err" | tr '\n' '|'), stdout $(wc -c <"$T/out") bytes"
-  else
-    ok "$tag: $(cat "$T/err")"
-  fi
-}
-err "no configuration" 2 "needs its configuration: --protocol" --trace "$j/uname_trace.bin"
-err "no --trace" 2 "--protocol describes a bare trace file: give the file with --trace FILE" --protocol=etm4 --reg TRCIDR0=1
-err "no framing" 2 "needs --framing" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x10
-err "bad framing" 2 "--framing=tpu: not raw" --trace "$j/uname_trace.bin" --framing=tpu --protocol=etm4
-err "two framings" 2 "--framing=raw contradicts --framing=frames" --trace "$j/uname_trace.bin" --framing=frames --framing=raw
-err "raw and --tpiu" 2 "--tpiu contradicts --framing=raw" --trace "$j/uname_trace.bin" --framing=raw --tpiu --protocol=etm4
-err "raw, two sources" 2 "--framing=raw carries one source's trace, but 2 sources" --trace "$j/uname_trace.bin" --framing=raw --protocol=etm4 --protocol=itm
-err "frames without an ID" 2 "needs --trace-id" --trace "$j/uname_trace.bin" --framing=frames --protocol=etm4 --reg TRCIDR0=0x28000EA1
-err "no TRCIDR2" 2 "source 1 (--protocol ETM4) needs --reg TRCIDR2=VALUE" --trace "$j/uname_trace.bin" --framing=frames --protocol=etm4 --trace-id=0x10 --reg TRCIDR0=0x28000EA1 --reg TRCCONFIGR=0
-err "no ETMCCER" 2 "source 1 (--protocol PTM1.1) needs --reg ETMCCER=VALUE" --trace "$j/uname_trace.bin" --framing=raw --protocol=ptm --reg ETMCR=0 --reg ETMIDR=0x411CF301
-err "two sources, one ID" 2 "both have trace ID 0x10" --trace "$j/uname_trace.bin" --framing=frames --config-from="$j:ETM_0" --protocol=itm --trace-id=0x10
-err "bad protocol" 2 "--protocol=etm5: not etm4" --trace "$j/uname_trace.bin" --protocol=etm5
-err "bad --reg" 2 "--reg TRCIDR0: not NAME=VALUE" --trace "$j/uname_trace.bin" --protocol=etm4 --reg TRCIDR0
-err "bad --reg value" 2 "--reg TRCIDR0=zz: not NAME=VALUE" --trace "$j/uname_trace.bin" --protocol=etm4 --reg TRCIDR0=zz
-err "bad trace ID" 2 "--trace-id=0x80: not a trace ID" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x80
-err "two trace IDs" 2 "--trace-id=0x11 contradicts --trace-id=0x10" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x10 --trace-id=0x11
-err "bad arch" 2 "--arch=Cortex-Z9: not a known core" --trace "$j/uname_trace.bin" --protocol=etm4 --arch=Cortex-Z9
-err "--reg before --protocol" 2 "--reg before --protocol or --config-from" --trace "$j/uname_trace.bin" --framing=raw --reg TRCIDR0=1
-err "config-from not a snapshot" 2 "--config-from=$T: " --trace "$j/uname_trace.bin" --config-from="$T"
-err "config-from no device" 2 "ETM_9 is not a trace source of the snapshot (ETM_0)" --trace "$j/uname_trace.bin" --config-from="$j:ETM_9"
-err "config-from DIR, --trace-id" 2 "--trace-id: --config-from=DIR gave several trace sources" --trace "$j/uname_trace.bin" --config-from="$tc2" --trace-id=3
-err "two inputs" 2 "give one input: --trace $j/uname_trace.bin or $j" --trace "$j/uname_trace.bin" --config-from="$j" "$j"
-err "missing file" 1 "--trace $T/none.bin: No such file or directory" --trace "$T/none.bin" --config-from="$j"
-err "a folder" 1 "--trace $j: is a folder, not a trace file" --trace "$j" --config-from="$j:ETM_0"
+j="$SH/juno-uname-001"
+e() { local tag=$1 st=$2 want=$3; shift 3; err "$tag" "$st" "$want" dump "$@"; }
+e "no configuration" 2 "needs its configuration: --protocol" --trace "$j/uname_trace.bin"
+e "no --trace" 2 "--protocol describes a bare trace file: give the file with --trace FILE" --protocol=etm4 --reg TRCIDR0=1
+e "no framing" 2 "needs --framing" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x10
+e "bad framing" 2 "--framing=tpu: not raw" --trace "$j/uname_trace.bin" --framing=tpu --protocol=etm4
+e "two framings" 2 "--framing=raw contradicts --framing=frames" --trace "$j/uname_trace.bin" --framing=frames --framing=raw
+e "raw and --tpiu" 2 "--tpiu contradicts --framing=raw" --trace "$j/uname_trace.bin" --framing=raw --tpiu --protocol=etm4
+e "raw, two sources" 2 "--framing=raw carries one source's trace, but 2 sources" --trace "$j/uname_trace.bin" --framing=raw --protocol=etm4 --protocol=itm
+e "frames without an ID" 2 "needs --trace-id" --trace "$j/uname_trace.bin" --framing=frames --protocol=etm4 --reg TRCIDR0=0x28000EA1
+e "no TRCIDR2" 2 "source 1 (--protocol ETM4) needs --reg TRCIDR2=VALUE" --trace "$j/uname_trace.bin" --framing=frames --protocol=etm4 --trace-id=0x10 --reg TRCIDR0=0x28000EA1 --reg TRCCONFIGR=0
+e "no ETMCCER" 2 "source 1 (--protocol PTM1.1) needs --reg ETMCCER=VALUE" --trace "$j/uname_trace.bin" --framing=raw --protocol=ptm --reg ETMCR=0 --reg ETMIDR=0x411CF301
+e "two sources, one ID" 2 "both have trace ID 0x10" --trace "$j/uname_trace.bin" --framing=frames --config-from="$j:ETM_0" --protocol=itm --trace-id=0x10
+e "bad protocol" 2 "--protocol=etm5: not etm4" --trace "$j/uname_trace.bin" --protocol=etm5
+e "bad --reg" 2 "--reg TRCIDR0: not NAME=VALUE" --trace "$j/uname_trace.bin" --protocol=etm4 --reg TRCIDR0
+e "bad --reg value" 2 "--reg TRCIDR0=zz: not NAME=VALUE" --trace "$j/uname_trace.bin" --protocol=etm4 --reg TRCIDR0=zz
+e "bad trace ID" 2 "--trace-id=0x80: not a trace ID" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x80
+e "two trace IDs" 2 "--trace-id=0x11 contradicts --trace-id=0x10" --trace "$j/uname_trace.bin" --protocol=etm4 --trace-id=0x10 --trace-id=0x11
+e "bad arch" 2 "--arch=Cortex-Z9: not a known core" --trace "$j/uname_trace.bin" --protocol=etm4 --arch=Cortex-Z9
+e "--reg before --protocol" 2 "--reg before --protocol or --config-from" --trace "$j/uname_trace.bin" --framing=raw --reg TRCIDR0=1
+e "config-from not a snapshot" 2 "--config-from=$T: " --trace "$j/uname_trace.bin" --config-from="$T"
+e "config-from no device" 2 "ETM_9 is not a trace source of the snapshot (ETM_0)" --trace "$j/uname_trace.bin" --config-from="$j:ETM_9"
+e "config-from DIR, --trace-id" 2 "--trace-id: --config-from=DIR gave several trace sources" --trace "$j/uname_trace.bin" --config-from="$tc2" --trace-id=3
+e "two inputs" 2 "give one input: --trace $j/uname_trace.bin or $j" --trace "$j/uname_trace.bin" --config-from="$j" "$j"
+e "missing file" 1 "--trace $T/none.bin: No such file or directory" --trace "$T/none.bin" --config-from="$j"
+e "a folder" 1 "--trace $j: is a folder, not a trace file" --trace "$j" --config-from="$j:ETM_0"
 : >"$T/empty.bin"
 "$E" dump --format=ocsd --trace "$T/empty.bin" --config-from="$j" >"$T/out" 2>"$T/err"
 if grep -q "processed 0 bytes" "$T/out"; then ok "an empty file: 0 bytes processed (exit $?)"; else bad "empty file: $(head -3 "$T/out" "$T/err")"; fi

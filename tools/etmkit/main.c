@@ -10,7 +10,8 @@
 
 void cli_write(ek_sbuf *out, FILE *f)
 {
-    if (out->len) fwrite(out->p, 1, out->len, f);
+    if (out->len)
+        fwrite(out->p, 1, out->len, f);
     ek_sbuf_reset(out);
 }
 
