@@ -42,6 +42,9 @@ typedef enum ek_buffer_format {
     EK_BUF_CORESIGHT,   /* 16-byte CoreSight formatter frames */
     EK_BUF_SOURCE_DATA, /* raw bytes of a single source */
     EK_BUF_DSTREAM,     /* DSTREAM capture of CoreSight frames (TPIU-style sync) */
+    /* no trace.ini format= says these: a bare trace file's (ek_snapshot_from_trace) */
+    EK_BUF_TPIU,       /* TPIU capture: frames found by FSYNCs (as listed with --tpiu) */
+    EK_BUF_TPIU_HSYNC, /* ... with HSYNCs to drop (--tpiu-hsync) */
 } ek_buffer_format;
 
 typedef struct ek_snap_reg {

@@ -265,7 +265,7 @@ compare "doctor --trace (all but its first line; the buffer named as the file)" 
 "$E" export "${ximg[@]}" -o "$T/want" "$ex" 2>/dev/null
 "$E" export "${ximg[@]}" -o "$T/got" "${xbare[@]}" 2>"$T/got.err" || bad "export --trace: exit $?"
 compare "export --trace (autofdo)" "$T/want" "$T/got" "" text
-err "script, --framing=tpiu" 2 "script: --framing=tpiu: only etmkit dump reads TPIU captures" script "${xbare[@]}" --framing=tpiu
+err "script, --framing=raw and two sources" 2 "script: --framing=raw carries one source's trace, but 2" script "${xbare[@]}" --protocol=itm
 err "script, two inputs" 2 "script: give one input: --trace $ex/trace.bin or $ex" script "${xbare[@]}" "$ex"
 err "doctor, no configuration" 2 "doctor: --trace $ex/trace.bin needs its configuration" doctor --trace "$ex/trace.bin"
 err "inject" 1 "inject: $ex/trace.bin is a trace file described by options" inject "${xbare[@]}" -o "$T/x.data"

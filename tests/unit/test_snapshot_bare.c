@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/decode.h"
 #include "etmkit/snapshot.h"
 #include "testutil.h"
 
@@ -201,12 +202,24 @@ static void test_errors(void **state)
     free(dir);
 }
 
+static void test_frames(void **state)
+{
+    (void)state;
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_SOURCE_DATA), 0);
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_CORESIGHT), EK_DFMT_MEM_ALIGN);
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_UNKNOWN), EK_DFMT_MEM_ALIGN);
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_DSTREAM), EK_DFMT_FSYNC);
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_TPIU), EK_DFMT_FSYNC);
+    assert_int_equal(ek_decode_snapshot_frames(EK_BUF_TPIU_HSYNC), EK_DFMT_FSYNC | EK_DFMT_HSYNC);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_ini),
         cmocka_unit_test(test_trace_id),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_frames),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

@@ -298,10 +298,12 @@ int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, 
             }
             fmt = f;
         }
-        framing = fmt == EK_BUF_SOURCE_DATA ? "raw"
-                  : fmt == EK_BUF_DSTREAM   ? "dstream"
-                  : fmt == EK_BUF_CORESIGHT ? "frames"
-                                            : NULL;
+        framing = fmt == EK_BUF_SOURCE_DATA  ? "raw"
+                  : fmt == EK_BUF_DSTREAM    ? "dstream"
+                  : fmt == EK_BUF_CORESIGHT  ? "frames"
+                  : fmt == EK_BUF_TPIU       ? "tpiu"
+                  : fmt == EK_BUF_TPIU_HSYNC ? "tpiu-hsync"
+                                             : NULL;
         if (!framing) {
             cli_err("%s: --trace %s needs --framing=raw|frames|tpiu|tpiu-hsync|dstream", cmd,
                     b->trace);
@@ -326,9 +328,9 @@ int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, 
         fmt = EK_BUF_DSTREAM;
         *dstream = 1;
     } else {
-        fmt = EK_BUF_CORESIGHT;
-        if (!strcmp(framing, "tpiu")) *tpiu = 1;
-        if (!strcmp(framing, "tpiu-hsync")) *tpiu_hsync = 1;
+        fmt = !strcmp(framing, "tpiu")         ? EK_BUF_TPIU
+              : !strcmp(framing, "tpiu-hsync") ? EK_BUF_TPIU_HSYNC
+                                               : EK_BUF_CORESIGHT;
     }
     /* frames: every source needs its own trace ID */
     if (fmt != EK_BUF_SOURCE_DATA)

@@ -37,8 +37,9 @@ int cli_bare_arg(cli_bare *b, const char *cmd, int argc, char **argv, int *i);
 /* 1 when an option of a bare trace file was given. */
 int cli_bare_given(const cli_bare *b);
 
-/* After the options: check them against each other and build the snapshot. Sets *tpiu /
- * *tpiu_hsync / *dstream as the framing says. Returns 0, or prints one line naming the
+/* After the options: check them against each other (and against a command's own --tpiu,
+ * --tpiu-hsync, --dstream) and build the snapshot. Sets *dstream for --framing=dstream (a
+ * DSTREAM capture is read as its records). Returns 0, or prints one line naming the
  * option and returns CLI_USAGE (options) or CLI_FAIL (a file that cannot be read). */
 int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, int *tpiu_hsync,
                   int *dstream, ek_snapshot **out);

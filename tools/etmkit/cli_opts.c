@@ -547,12 +547,6 @@ static int check_bare(cli_decode *d)
     int tpiu = 0, hsync = 0, dstream = 0;
     int rc = cli_bare_open(&d->bare, d->cmd, &sink, &tpiu, &hsync, &dstream, &d->bare_ss);
     if (rc) return rc;
-    if (tpiu || hsync) {
-        cli_err("%s: --framing=%s: only etmkit dump reads TPIU captures yet (%s reads frames "
-                "in memory order and DSTREAM captures)",
-                d->cmd, hsync ? "tpiu-hsync" : "tpiu", d->cmd);
-        return CLI_USAGE;
-    }
     d->input = d->bare.trace;
     d->input_given = 1;
     d->snapshot = 1;
