@@ -295,6 +295,8 @@ e "config-from not a snapshot" 2 "--config-from=$T: " --trace "$j/uname_trace.bi
 e "config-from no device" 2 "ETM_9 is not a trace source of the snapshot (ETM_0)" --trace "$j/uname_trace.bin" --config-from="$j:ETM_9"
 e "config-from DIR, --trace-id" 2 "--trace-id: --config-from=DIR gave several trace sources" --trace "$j/uname_trace.bin" --config-from="$tc2" --trace-id=3
 e "two inputs" 2 "give one input: --trace $j/uname_trace.bin or $j" --trace "$j/uname_trace.bin" --config-from="$j" "$j"
+e "options, file not with --trace" 2 "dump: --framing describes a bare trace file: give the file with --trace $j/uname_trace.bin" --framing=raw "$j/uname_trace.bin"
+err "script: options, file not with --trace" 2 "script: --protocol describes a bare trace file: give the file with --trace $ex/trace.bin" script --protocol=etm4 "$ex/trace.bin"
 e "missing file" 1 "--trace $T/none.bin: No such file or directory" --trace "$T/none.bin" --config-from="$j"
 e "a folder" 1 "--trace $j: is a folder, not a trace file" --trace "$j" --config-from="$j:ETM_0"
 : >"$T/empty.bin"

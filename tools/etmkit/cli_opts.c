@@ -533,6 +533,11 @@ static int check_input(cli_decode *d)
 /* --trace FILE: the snapshot its options describe, decoded as a snapshot folder */
 static int check_bare(cli_decode *d)
 {
+    if (d->input_given && !d->bare.trace) {
+        cli_err("%s: %s describes a bare trace file: give the file with --trace %s", d->cmd,
+                d->bare.first_opt, d->input);
+        return CLI_USAGE;
+    }
     if (d->input_given) {
         cli_err("%s: give one input: --trace %s or %s", d->cmd,
                 d->bare.trace ? d->bare.trace : "FILE", d->input);

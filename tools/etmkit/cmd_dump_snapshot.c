@@ -206,6 +206,11 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         cli_err("dump: unknown option '%s' (see etmkit dump --help)", a);
         return CLI_USAGE;
     }
+    if (cli_bare_given(&o->bare) && o->dir && !o->bare.trace) {
+        cli_err("dump: %s describes a bare trace file: give the file with --trace %s",
+                o->bare.first_opt, o->dir);
+        return CLI_USAGE;
+    }
     if (cli_bare_given(&o->bare) && o->dir) {
         cli_err("dump: give one input: --trace %s or %s", o->bare.trace ? o->bare.trace : "FILE",
                 o->dir);

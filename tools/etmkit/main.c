@@ -85,9 +85,9 @@ int cmd_dump(int argc, char **argv)
         int v = 0;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !v; k++)
             v = !strcmp(argv[i], valued[k]);
-        if (!strncmp(argv[i], "--trace", 7) || !strncmp(argv[i], "--config-from", 13) ||
-            !strncmp(argv[i], "--protocol", 10))
-            bare = 1; /* a bare trace file: the snapshot lister, with its configuration */
+        for (size_t k = 1; k < 8; k++) /* --trace ... --config-from: a bare trace file */
+            if (!strncmp(argv[i], valued[k], strlen(valued[k])))
+                bare = 1; /* the snapshot lister, with its configuration */
         if (v)
             i++; /* (its value is not the input) */
         else if (argv[i][0] != '-')
