@@ -2,12 +2,14 @@
 # A bare trace file with its configuration from options (issue 33 item 2): `etmkit dump
 # --trace FILE` with what a snapshot's ini files would say, given as options, lists what the
 # snapshot folder it came from lists. For one snapshot of every protocol of ../shared (ETMv4
-# in frames and raw, ETMv4-M, ETE, PTM in frames and raw, ETMv3, STM, ITM raw and in frames,
-# a DSTREAM capture) the trace buffer file is listed twice:
+# in frames and raw, ETMv4-M, ETE, PTM in frames and raw, STM, ITM raw and in frames, a
+# DSTREAM capture; ETMv3 in the multi-source buffer below) the trace buffer file is listed
+# three ways:
 #  - "config": --config-from=SNAPSHOT:DEVICE (the device's type, registers and core type; the
 #    framing from its buffer's format);
 #  - "regs": --framing, --protocol, one --reg per [regs] line of the device file (the trace ID
 #    register left out: --trace-id gives it), --arch from the core's type;
+#  - "ini": --config-from=DEVICE.ini (the device file alone), --framing, --arch;
 # with the core's [dumpN] files as --image FILE@ADDR, and compared byte for byte with the
 # listing of the snapshot folder (--format=ocsd with the case's flags, and the default text
 # format), all but the two banner lines that name the input (checked apart: they name the
@@ -197,6 +199,11 @@ run_case() {
     "$E" dump --format=$f "$@" --trace "$file" --framing="$(framing_of "$fmt")" "${regs[@]}" \
       "${img[@]}" >"$T/got" 2>"$T/got.err" || bad "$name regs $f: exit $?: $(head -2 "$T/got.err")"
     compare "$name $dev $f $* (${#regs[@]} options: ${regs[*]:0:3} ..)" "$T/want" "$T/got" "$file" $f
+    # the device file alone, the core's type as --arch
+    "$E" dump --format=$f "$@" --trace "$file" --framing="$(framing_of "$fmt")" \
+      --config-from="$(devfile "$dir" "$dev")" $(printf '%s\n' "${regs[@]}" | grep -e '^--arch=') \
+      "${img[@]}" >"$T/got" 2>"$T/got.err" || bad "$name ini $f: exit $?: $(head -2 "$T/got.err")"
+    compare "$name $dev $f $* (--config-from=$(basename "$(devfile "$dir" "$dev")"))" "$T/want" "$T/got" "$file" $f
   done
 }
 
@@ -297,6 +304,7 @@ e "config-from DIR, --trace-id" 2 "--trace-id: --config-from=DIR gave several tr
 e "two inputs" 2 "give one input: --trace $j/uname_trace.bin or $j" --trace "$j/uname_trace.bin" --config-from="$j" "$j"
 e "options, file not with --trace" 2 "dump: --framing describes a bare trace file: give the file with --trace $j/uname_trace.bin" --framing=raw "$j/uname_trace.bin"
 err "script: options, file not with --trace" 2 "script: --protocol describes a bare trace file: give the file with --trace $ex/trace.bin" script --protocol=etm4 "$ex/trace.bin"
+e "config-from a core's file" 2 "cpu_0.ini: not a trace source's device file" --trace "$j/uname_trace.bin" --config-from="$j/cpu_0.ini"
 e "missing file" 1 "--trace $T/none.bin: No such file or directory" --trace "$T/none.bin" --config-from="$j"
 e "a folder" 1 "--trace $j: is a folder, not a trace file" --trace "$j" --config-from="$j:ETM_0"
 : >"$T/empty.bin"

@@ -68,6 +68,13 @@ static int add_reg(cli_bare_src *s, const char *name, uint64_t value)
     return 0;
 }
 
+/* Register key 'key' (NAME or NAME(attributes), any case) names register 'name'. */
+static int reg_is(const char *key, const char *name)
+{
+    size_t n = strcspn(key, "( \t");
+    return n == strlen(name) && !strncasecmp(key, name, n);
+}
+
 static void first_error(void *ctx, const ek_diag_event *ev)
 {
     ek_sbuf *s = ctx;
@@ -92,9 +99,52 @@ static int take_source(cli_bare *b, const ek_snapshot *ss, const ek_snap_source 
     return 0;
 }
 
-/* --config-from=DIR[:DEVICE] */
+/* --config-from=DEVICE.ini: a trace source's device file alone (its core: --arch) */
+static int device_file(cli_bare *b, const char *cmd, const char *arg)
+{
+    ek_sbuf err = EK_SBUF_INIT;
+    ek_diag sink = {first_error, &err};
+    ek_ini *ini = NULL;
+    int rc = ek_ini_load(arg, &sink, &ini), status = -1;
+    const ek_ini_section *dev = rc ? NULL : ek_ini_section_find(ini, "device");
+    const char *cls = ek_ini_get(dev, "class"), *type = ek_ini_get(dev, "type");
+    if (rc) {
+        cli_err("%s: --config-from=%s: %s", cmd, arg, err.len ? err.p : ek_strerror(rc));
+        status = rc == EK_ERR_NOMEM ? CLI_FAIL : CLI_USAGE;
+    } else if (!cls || strcasecmp(cls, "trace_source") || !type || !*type) {
+        cli_err("%s: --config-from=%s: not a trace source's device file ([device] with "
+                "class=trace_source and a type=)",
+                cmd, arg);
+        status = CLI_USAGE;
+    } else {
+        cli_bare_src *s = new_src(b, "--config-from");
+        const char *name = ek_ini_get(dev, "name");
+        if (!s || !(s->type = strdup(type)) || (name && *name && !(s->name = strdup(name))))
+            status = CLI_FAIL;
+        const ek_ini_section *regs = ek_ini_section_find(ini, "regs");
+        for (size_t i = 0; regs && status < 0 && i < regs->nkv; i++) {
+            uint64_t v = 0;
+            if (!ek_ini_parse_u64(regs->kv[i].value, &v)) {
+                cli_err("%s: --config-from=%s: line %llu: register %s: '%s' is not a number", cmd,
+                        arg, (unsigned long long)regs->kv[i].line, regs->kv[i].key,
+                        regs->kv[i].value);
+                status = CLI_USAGE;
+            } else if (add_reg(s, regs->kv[i].key, v)) {
+                status = CLI_FAIL;
+            }
+        }
+        if (status == CLI_FAIL) cli_err("%s", ek_strerror(EK_ERR_NOMEM));
+    }
+    ek_ini_free(ini);
+    ek_sbuf_free(&err);
+    return status;
+}
+
+/* --config-from=DIR[:DEVICE] or DEVICE.ini */
 static int config_from(cli_bare *b, const char *cmd, const char *arg)
 {
+    struct stat st;
+    if (!stat(arg, &st) && S_ISREG(st.st_mode)) return device_file(b, cmd, arg);
     char *dir = strdup(arg);
     if (!dir) return CLI_FAIL;
     char *dev = NULL;
@@ -341,7 +391,7 @@ int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, 
             int have = 0;
             for (size_t r = 0; r < s->nregs && !have; r++)
                 for (size_t k = 0; k < 4 && !have; k++)
-                    have = !strcasecmp(s->regs[r].name, idregs[k]);
+                    have = reg_is(s->regs[r].name, idregs[k]);
             if (!have) {
                 cli_err("%s: --framing=%s: source %zu (%s %s) needs --trace-id=ID", cmd, framing,
                         i + 1, s->opt, s->type);
@@ -360,7 +410,7 @@ int cli_bare_open(cli_bare *b, const char *cmd, const ek_diag *diag, int *tpiu, 
                                       : NULL;
         for (size_t k = 0; need && need[k]; k++) {
             size_t r = 0;
-            while (r < s->nregs && strcasecmp(s->regs[r].name, need[k]))
+            while (r < s->nregs && !reg_is(s->regs[r].name, need[k]))
                 r++;
             if (r == s->nregs) {
                 cli_err("%s: source %zu (--protocol %s) needs --reg %s=VALUE (%s, %s and %s say "

@@ -86,6 +86,7 @@ void cli_decode_help(FILE *f, unsigned without)
                "                    as a snapshot with this configuration (docs/DUMP.md):\n"
                "                    --framing=raw|frames|dstream, --protocol=P, --reg NAME=VALUE,\n"
                "                    --trace-id=ID, --arch=CORE, --config-from=SNAPSHOT_DIR[:DEV]\n"
+               "                    or --config-from=DEVICE.ini\n"
                "samples:\n"
                "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
                "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
