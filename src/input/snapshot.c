@@ -27,6 +27,7 @@ typedef struct ctx {
     EK_VEC(ek_snap_buffer) bufs;
     EK_VEC(size_t) buf_secidx; /* section index in trace.ini, for buffer_order */
     int oom;
+    int bare; /* ek_snapshot_from_trace: no ini files to name */
 } ctx;
 
 #define DIAG(c, sev, kind, file, line, off, ...)                                                   \
@@ -876,7 +877,13 @@ static void build_config(ctx *c, ek_snap_source *s)
     }
     int itrace = d->protocol != EK_PROTO_STM && d->protocol != EK_PROTO_ITM &&
                  d->protocol != EK_PROTO_UNKNOWN;
-    if (itrace && s->core < 0)
+    if (itrace && s->core < 0 && c->bare)
+        DIAG(c, EK_SEV_WARN, "snapshot.no-core", ss->trace_ini, -1, -1,
+             "trace source %s is given no core type: its instructions are decoded as %s", d->name,
+             d->protocol == EK_PROTO_ETE     ? "A64 code of the latest architecture"
+             : d->protocol == EK_PROTO_ETMV4 ? "Armv8-A code"
+                                             : "code of an unknown architecture");
+    else if (itrace && s->core < 0)
         DIAG(c, EK_SEV_WARN, "snapshot.no-core", ss->trace_ini, -1, -1,
              "trace source %s is not assigned to a core in [core_trace_sources]; "
              "its instructions cannot be followed",
@@ -1153,6 +1160,7 @@ int ek_snapshot_from_trace(const char *path, ek_buffer_format format, const ek_b
     ctx c = {0};
     c.ss = ss;
     c.diag = diag;
+    c.bare = 1;
     int rc = EK_OK;
     const char *slash = strrchr(path, '/');
     ss->dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");

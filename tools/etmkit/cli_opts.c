@@ -544,14 +544,23 @@ static int check_bare(cli_decode *d)
                 d->bare.trace ? d->bare.trace : "FILE", d->input);
         return CLI_USAGE;
     }
-    d->diags = ek_diag_collector_new(1);
-    if (!d->diags) {
+    /* what the configuration lacks (a source without a core, registers left at 0) is said
+     * here: the session's account starts with the decode */
+    ek_diag_collector *made = ek_diag_collector_new(1);
+    if (!made) {
         cli_err("%s", ek_strerror(EK_ERR_NOMEM));
         return CLI_FAIL;
     }
-    ek_diag sink = ek_diag_collector_sink(d->diags);
+    ek_diag sink = ek_diag_collector_sink(made);
+    if (d->verbose) {
+        ek_diag err = cli_diag_stderr();
+        ek_diag_collector_forward(made, &err);
+    }
     int tpiu = 0, hsync = 0, dstream = 0;
     int rc = cli_bare_open(&d->bare, d->cmd, &sink, &tpiu, &hsync, &dstream, &d->bare_ss);
+    if (!rc && !d->verbose && ek_diag_collector_count(made, EK_SEV_WARN))
+        cli_print_diag_summary(made, 0);
+    ek_diag_collector_free(made);
     if (rc) return rc;
     d->input = d->bare.trace;
     d->input_given = 1;
