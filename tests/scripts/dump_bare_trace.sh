@@ -228,6 +228,25 @@ for t in tpiu tpiu-hsync; do
   [ "$(wc -l <"$T/got")" -lt 100 ] || bad "--framing=$t: the frames are not read as TPIU frames"
 done
 
+# A TPIU capture: Snowball's frames behind an FSYNC, in a copy of the snapshot (dump --tpiu),
+# and as a session (script): the samples of the snapshot folder
+sb="$SH/Snowball"
+tp="$T/snowball-tpiu"
+mkdir -p "$tp"
+for f in "$sb"/*; do ln -s "$f" "$tp/"; done
+rm "$tp/cstrace.bin"
+{ printf '\377\377\377\177'; cat "$sb/cstrace.bin"; } >"$tp/cstrace.bin"
+"$E" dump --format=ocsd --decode --tpiu "$tp" >"$T/want" 2>/dev/null
+"$E" dump --format=ocsd --decode --trace "$tp/cstrace.bin" --config-from="$sb" --framing=tpiu \
+  --image "$sb/kernel_dump.bin@0xC0008000" >"$T/got" 2>"$T/got.err" || bad "tpiu: $(head -2 "$T/got.err")"
+compare "Snowball as a TPIU capture, dump --framing=tpiu" "$T/want" "$T/got" "$tp/cstrace.bin" ocsd
+[ "$(wc -l <"$T/got")" -gt 1000 ] || bad "Snowball as a TPIU capture: $(wc -l <"$T/got") lines"
+"$E" script -F tid,flags,ip,addr "$sb" >"$T/want" 2>/dev/null
+"$E" script -F tid,flags,ip,addr --trace "$tp/cstrace.bin" --config-from="$sb" --framing=tpiu \
+  --image "$sb/kernel_dump.bin@0xC0008000" >"$T/got" 2>"$T/got.err" || bad "script tpiu: exit $?"
+[ "$(wc -l <"$T/want")" -gt 1000 ] || bad "script on Snowball: $(wc -l <"$T/want") samples"
+compare "Snowball as a TPIU capture, script --framing=tpiu" "$T/want" "$T/got" "" text
+
 # ---- a multi-source frames buffer: each trace ID alone, and all of them --------------------
 tc2="$SH/TC2"
 for dev in ETM_0 PTM_1 ITM_0; do
