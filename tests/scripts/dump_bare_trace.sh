@@ -288,6 +288,10 @@ tail -n +2 "$T/got.all" | grep -v 'notes\?, not' | sed 's/ trace\.bin  / ETR_0  
 compare "doctor --trace (all but its first line; the buffer named as the file)" "$T/want" "$T/got" "" text
 [ "$(head -1 "$T/got.all" | cut -d, -f1)" = "$ex/trace.bin: trace file (configured by options)" ] ||
   bad "doctor --trace: first line $(head -1 "$T/got.all")"
+"$E" doctor --format=json "${xbare[@]}" 2>/dev/null | grep -q '"configured_by_options":true' &&
+  ! "$E" doctor --format=json "$ex" 2>/dev/null | grep -q configured_by_options &&
+  ok "doctor --format=json says configured_by_options for --trace alone" ||
+  bad "doctor --format=json: configured_by_options"
 "$E" export "${ximg[@]}" -o "$T/want" "$ex" 2>/dev/null
 "$E" export "${ximg[@]}" -o "$T/got" "${xbare[@]}" 2>"$T/got.err" || bad "export --trace: exit $?"
 compare "export --trace (autofdo)" "$T/want" "$T/got" "" text
