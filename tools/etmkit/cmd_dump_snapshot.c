@@ -27,8 +27,8 @@ typedef struct dump_opts {
 typedef struct dump_ctx {
     dump_opts o;
     ek_diag_collector *diags;
-    ek_diag diag;        /* filtered sink in front of 'all' */
-    ek_diag all;         /* the collector */
+    ek_diag diag; /* filtered sink in front of 'all' */
+    ek_diag all;  /* the collector */
     ek_sbuf first_error; /* the message of the first error reported (the cause, when the
                             snapshot cannot be opened) */
 } dump_ctx;
@@ -124,7 +124,7 @@ static int parse_args(dump_opts *o, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int br = cli_bare_arg(&o->bare, "dump", argc, argv, &i);
-        if (br >= 0 && br != 0) return br;
+        if (br > 0) return br;
         if (br < 0) continue;
         if (a[0] != '-') {
             if (o->dir) {
