@@ -64,7 +64,7 @@ typedef struct snap_nacc {
 
 struct snap_sess {
     ek_snapshot *ss;
-    int borrowed; /* ss is the caller's (ek_session_opts.snapshot) */
+    int borrowed;         /* ss is the caller's (ek_session_opts.snapshot) */
     ek_image_spec *specs; /* copies of the options' */
     size_t nspecs;
     ek_symtab **spec_syms; /* per spec: its ELF symbols (NULL: none) */

@@ -1,6 +1,7 @@
 /* A bare trace file and its configuration from options (--trace FILE, --framing, --protocol,
- * --reg, --trace-id, --arch, --config-from=DIR[:DEVICE] or DEVICE.ini): the snapshot those options describe
- * (ek_snapshot_from_trace, etmkit/snapshot.h), for the commands that read snapshot folders. */
+ * --reg, --trace-id, --arch, --config-from=DIR[:DEVICE] or DEVICE.ini): the snapshot those options
+ * describe (ek_snapshot_from_trace, etmkit/snapshot.h), for the commands that read snapshot
+ * folders. */
 #ifndef ETMKIT_CLI_BARE_H
 #define ETMKIT_CLI_BARE_H
 
