@@ -11,8 +11,8 @@
 #    register left out: --trace-id gives it), --arch from the core's type;
 #  - "ini": --config-from=DEVICE.ini (the device file alone), --framing, --arch;
 # with the core's [dumpN] files as --image FILE@ADDR, and compared byte for byte with the
-# listing of the snapshot folder (--format=ocsd with the case's flags, and the default text
-# format), all but the two banner lines that name the input (checked apart: they name the
+# listing of the snapshot folder (--format=ocsd with the case's flags, text and JSON), the
+# OCSD listing all but the two banner lines that name the input (checked apart: they name the
 # file). A multi-source frames buffer (TC2: ETMv3, PTM, ITM on six trace IDs): each source
 # alone (--config-from=DIR:DEVICE, and --reg/--trace-id) against a copy of the snapshot whose
 # trace.ini keeps that source alone; and all of them (--config-from=DIR) against the snapshot.
@@ -191,7 +191,7 @@ run_case() {
   local f
   local ref
   ref=$(alone "$dir" "$dev")
-  for f in ocsd text; do
+  for f in ocsd text json; do
     "$E" dump --format=$f "$@" "$ref" >"$T/want" 2>"$T/want.err"
     "$E" dump --format=$f "$@" --trace "$file" --config-from="$dir:$dev" "${img[@]}" \
       >"$T/got" 2>"$T/got.err" || bad "$name config $f: exit $?: $(head -2 "$T/got.err")"
