@@ -199,7 +199,8 @@ typedef struct ek_account {
     /* a trace snapshot folder (not a perf recording: the perf fields above are 0, ncpus
      * counts the cores, EK_ACCT_CODE items have code NO_IMAGE, pid = the trace ID or -1 when
      * the range was traced by several, name = the ini file where a [dump] would go,
-     * first_offset = the trace index of the first unreadable place) */
+     * first_offset = the trace index of the first unreadable place); 2: a bare trace file
+     * described by options (ek_session_opts.snapshot), path the file */
     int trace_snapshot;
     const ek_account_source *sources; /* in decode order: buffer after buffer */
     size_t nsources;

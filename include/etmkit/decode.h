@@ -402,11 +402,16 @@ struct ek_snapshot;
 /* The sources of buffer `buffer` of a snapshot, as trc_pkt_lister's decode tree takes them:
  * sorted by device name; every source of a formatted buffer bound to its trace ID (the first
  * of two with one ID: warning "decode.duplicate-id"), only the first source of a raw buffer
- * (note "decode.extra-source" for the others). Sets the frame format (DSTREAM buffers:
- * FSYNC; else memory-aligned frames; raw), and makes the decoders (ek_decode_make_all).
+ * (note "decode.extra-source" for the others). Sets the frame format
+ * (ek_decode_snapshot_frames), and makes the decoders (ek_decode_make_all).
  * Sources of protocols without operations are added, not decoded. Returns the number of
  * sources decoded (>= 0) or EK_ERR_NOMEM. */
 int ek_decode_add_snapshot_buffer(ek_decode *t, const struct ek_snapshot *ss, size_t buffer);
+
+/* The frame format (EK_DFMT_*) a snapshot buffer of this format (an ek_buffer_format,
+ * etmkit/snapshot.h) is read with: MEM_ALIGN for CoreSight frames in memory, FSYNC for
+ * DSTREAM and TPIU captures, FSYNC|HSYNC for TPIU_HSYNC, 0 for source data. */
+unsigned ek_decode_snapshot_frames(int buffer_format);
 
 struct ek_perf_cs_etm;
 struct ek_perf_queue;

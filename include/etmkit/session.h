@@ -79,6 +79,12 @@ typedef struct ek_session_opts {
      * caller during ek_session_open (copied). A perf recording refuses them (EK_ERR_ARG). */
     const struct ek_image_spec *images;
     size_t nimages;
+    /* --- version 7 --- */
+    /* a trace snapshot made by the caller (a bare trace file and its configuration:
+     * ek_snapshot_from_trace, etmkit/snapshot.h), decoded as a snapshot folder would be; path
+     * then only names it in messages. Kept by the caller until ek_session_free. NULL: the
+     * input is path. */
+    const struct ek_snapshot *snapshot;
 } ek_session_opts;
 
 /* Sizes of the versions of ek_session_opts that ek_session_open accepts (fields past a
@@ -88,7 +94,8 @@ typedef struct ek_session_opts {
 #define EK_SESSION_OPTS_SIZE_V3 offsetof(ek_session_opts, filter)
 #define EK_SESSION_OPTS_SIZE_V4 offsetof(ek_session_opts, raw_cpu)
 #define EK_SESSION_OPTS_SIZE_V5 offsetof(ek_session_opts, images)
-#define EK_SESSION_OPTS_SIZE_V6 sizeof(ek_session_opts)
+#define EK_SESSION_OPTS_SIZE_V6 offsetof(ek_session_opts, snapshot)
+#define EK_SESSION_OPTS_SIZE_V7 sizeof(ek_session_opts)
 
 /* ek_session_opts.compat */
 #define EK_COMPAT_NO_END_FLUSH 0x1u /* no "tr end" flush at the end of the trace (perf 6.1) */

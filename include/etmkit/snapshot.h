@@ -42,6 +42,9 @@ typedef enum ek_buffer_format {
     EK_BUF_CORESIGHT,   /* 16-byte CoreSight formatter frames */
     EK_BUF_SOURCE_DATA, /* raw bytes of a single source */
     EK_BUF_DSTREAM,     /* DSTREAM capture of CoreSight frames (TPIU-style sync) */
+    /* no trace.ini format= says these: a bare trace file's (ek_snapshot_from_trace) */
+    EK_BUF_TPIU,       /* TPIU capture: frames found by FSYNCs (as listed with --tpiu) */
+    EK_BUF_TPIU_HSYNC, /* ... with HSYNCs to drop (--tpiu-hsync) */
 } ek_buffer_format;
 
 typedef struct ek_snap_reg {
@@ -138,6 +141,38 @@ const ek_snap_device *ek_snapshot_find_device(const ek_snapshot *ss, const char 
 int ek_snap_device_reg(const ek_snap_device *dev, const char *name, uint64_t *value);
 /* Index of the buffer called 'name' (case-insensitive), or -1. */
 long ek_snapshot_find_buffer(const ek_snapshot *ss, const char *name);
+
+/* ---- a bare trace file: the snapshot its options describe --------------------------------
+ * A trace file without a folder (a probe's capture, ETB/ETR memory) and what a snapshot's ini
+ * files would say about it: one buffer (the file, in 'format'), and per trace source its
+ * device type (as a device file's type=: ETM4, ETE, ETM3.5, PTM1.1, STM, ITM), registers (the
+ * device files' [regs] names: TRCIDR0, TRCCONFIGR, ETMCR, STMTCSR, ...) and the type of the
+ * core it traces (Cortex-A53, ARMv8-A, ...). The result is the snapshot those ini files would
+ * give (same typed configuration, same diagnostics), with no memory dumps (code comes as
+ * --image specs: etmkit/image.h). */
+typedef struct ek_bare_reg {
+    const char *name; /* as a [regs] key: NAME (case ignored) */
+    uint64_t value;
+} ek_bare_reg;
+
+typedef struct ek_bare_source {
+    const char *name;      /* device name; NULL: "<type>_<n>" (n: its position) */
+    const char *type;      /* device type= */
+    const char *core_type; /* the traced core's type=, NULL: no core */
+    const ek_bare_reg *regs;
+    size_t nregs;
+    int trace_id; /* 0..0x7f: the trace ID, written into the ID register (TRCTRACEIDR,
+                     ETMTRACEIDR, or bits 22:16 of STMTCSR / ITMTCR) over a value in regs;
+                     -1: the registers' */
+} ek_bare_source;
+
+/* The snapshot of trace file 'path' (buffer named after the file's base name, the snapshot's
+ * dir the file's folder, trace_ini the file itself) read as 'format' with sources srcs[0..n).
+ * Returns 0, EK_ERR_ARG (no source, a source without a type, trace_id > 0x7f, format
+ * UNKNOWN), EK_ERR_NOT_FOUND (the file cannot be read: diag "snapshot.missing-file" with the
+ * reason) or EK_ERR_NOMEM. */
+int ek_snapshot_from_trace(const char *path, ek_buffer_format format, const ek_bare_source *srcs,
+                           size_t n, const ek_diag *diag, ek_snapshot **out);
 
 /* Architecture and profile of a core type name, as the reference decoder maps them
  * (OpenCSD's core-name table and its "ARMv<maj>[.<min>]-<A|R|M>" / "ARM-AA64[-R|-M]"

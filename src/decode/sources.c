@@ -17,6 +17,17 @@ static int cmp_source_name(const void *a, const void *b, void *ctx)
     return strcmp(ss->devices[(*x)->device].name, ss->devices[(*y)->device].name);
 }
 
+unsigned ek_decode_snapshot_frames(int format)
+{
+    switch (format) {
+    case EK_BUF_SOURCE_DATA: return 0;
+    case EK_BUF_DSTREAM:
+    case EK_BUF_TPIU: return EK_DFMT_FSYNC;
+    case EK_BUF_TPIU_HSYNC: return EK_DFMT_FSYNC | EK_DFMT_HSYNC;
+    default: return EK_DFMT_MEM_ALIGN;
+    }
+}
+
 int ek_decode_add_snapshot_buffer(ek_decode *t, const ek_snapshot *ss, size_t b)
 {
     if (b >= ss->nbuffers) return EK_ERR_ARG;
@@ -30,7 +41,7 @@ int ek_decode_add_snapshot_buffer(ek_decode *t, const ek_snapshot *ss, size_t b)
 
     const int formatted = buf->format != EK_BUF_SOURCE_DATA;
     unsigned frames = 0;
-    if (formatted) frames = buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN;
+    if (formatted) frames = ek_decode_snapshot_frames(buf->format);
     ek_decode_set_frames(t, frames);
 
     int decoded = 0, rc = 0;

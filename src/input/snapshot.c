@@ -15,6 +15,7 @@
 #include "core/vec.h"
 #include "etmkit/etmkit.h"
 #include "etmkit/snapshot.h"
+#include "etmkit/sbuf.h"
 #include "etmkit/ini.h"
 
 typedef EK_VEC(ek_snap_dump) dump_vec;
@@ -26,6 +27,7 @@ typedef struct ctx {
     EK_VEC(ek_snap_buffer) bufs;
     EK_VEC(size_t) buf_secidx; /* section index in trace.ini, for buffer_order */
     int oom;
+    int bare; /* ek_snapshot_from_trace: no ini files to name */
 } ctx;
 
 #define DIAG(c, sev, kind, file, line, off, ...)                                                   \
@@ -875,7 +877,13 @@ static void build_config(ctx *c, ek_snap_source *s)
     }
     int itrace = d->protocol != EK_PROTO_STM && d->protocol != EK_PROTO_ITM &&
                  d->protocol != EK_PROTO_UNKNOWN;
-    if (itrace && s->core < 0)
+    if (itrace && s->core < 0 && c->bare)
+        DIAG(c, EK_SEV_WARN, "snapshot.no-core", ss->trace_ini, -1, -1,
+             "trace source %s is given no core type: its instructions are decoded as %s", d->name,
+             d->protocol == EK_PROTO_ETE     ? "A64 code of the latest architecture"
+             : d->protocol == EK_PROTO_ETMV4 ? "Armv8-A code"
+                                             : "code of an unknown architecture");
+    else if (itrace && s->core < 0)
         DIAG(c, EK_SEV_WARN, "snapshot.no-core", ss->trace_ini, -1, -1,
              "trace source %s is not assigned to a core in [core_trace_sources]; "
              "its instructions cannot be followed",
@@ -1062,4 +1070,171 @@ int ek_snap_device_reg(const ek_snap_device *dev, const char *name, uint64_t *va
         }
     }
     return 0;
+}
+
+/* ---- a bare trace file ------------------------------------------------------------------ */
+
+/* The register that carries the trace ID of protocol p, and where in it. */
+static const char *id_reg_of(ek_protocol p, unsigned *shift)
+{
+    *shift = 0;
+    switch (p) {
+    case EK_PROTO_ETMV4:
+    case EK_PROTO_ETE: return "TRCTRACEIDR";
+    case EK_PROTO_ETMV3:
+    case EK_PROTO_PTM: return "ETMTRACEIDR";
+    case EK_PROTO_STM: *shift = 16; return "STMTCSR";
+    case EK_PROTO_ITM: *shift = 16; return "ITMTCR";
+    default: return NULL;
+    }
+}
+
+/* Device d for source s (registers copied, names upper-cased as a device file's). */
+static int bare_device(ctx *c, const ek_bare_source *s, size_t nth, ek_snap_device *d)
+{
+    memset(d, 0, sizeof *d);
+    d->devclass = xstrdup(c, "trace_source");
+    d->type = xstrdup(c, s->type);
+    d->protocol = protocol_of_type(s->type);
+    if (s->name && *s->name) {
+        d->name = xstrdup(c, s->name);
+    } else {
+        ek_sbuf nm = EK_SBUF_INIT;
+        ek_sbuf_printf(&nm, "%.*s_%zu", (int)strcspn(s->type, "."), s->type, nth);
+        d->name = nm.oom ? NULL : xstrdup(c, nm.p);
+        if (nm.oom) c->oom = 1;
+        ek_sbuf_free(&nm);
+    }
+    unsigned shift = 0;
+    const char *idreg = id_reg_of(d->protocol, &shift);
+    d->regs = calloc(s->nregs + 1, sizeof *d->regs);
+    if (!d->regs) c->oom = 1;
+    for (size_t i = 0; d->regs && i < s->nregs; i++) {
+        ek_snap_reg r = {0};
+        r.line = i + 1;
+        if (!s->regs[i].name || !parse_reg_key(c, s->regs[i].name, &r)) {
+            DIAG(c, EK_SEV_WARN, "snapshot.bad-value", NULL, -1, -1,
+                 "register name '%s' is not NAME or NAME(offset|id:N|size:N)",
+                 s->regs[i].name ? s->regs[i].name : "");
+            continue;
+        }
+        r.value = s->regs[i].value;
+        int dup = 0;
+        for (size_t j = 0; j < d->nregs && !dup; j++)
+            dup = strcmp(d->regs[j].name, r.name) == 0;
+        if (dup) { /* a later value wins (options: the last one given) */
+            for (size_t j = 0; j < d->nregs; j++)
+                if (strcmp(d->regs[j].name, r.name) == 0) d->regs[j].value = r.value;
+            free(r.name);
+            continue;
+        }
+        d->regs[d->nregs++] = r;
+    }
+    if (d->regs && idreg && s->trace_id >= 0) {
+        const uint64_t mask = (uint64_t)0x7f << shift, id = (uint64_t)s->trace_id << shift;
+        size_t j = 0;
+        while (j < d->nregs && strcmp(d->regs[j].name, idreg) != 0)
+            j++;
+        if (j == d->nregs) {
+            ek_snap_reg r = {0};
+            r.offset = r.id = -1;
+            r.name = xstrdup(c, idreg);
+            if (r.name) d->regs[d->nregs++] = r;
+        }
+        d->regs[j].value = (d->regs[j].value & ~mask) | id;
+    }
+    return c->oom || !d->name || !d->type || !d->devclass ? EK_ERR_NOMEM : 0;
+}
+
+int ek_snapshot_from_trace(const char *path, ek_buffer_format format, const ek_bare_source *srcs,
+                           size_t n, const ek_diag *diag, ek_snapshot **out)
+{
+    *out = NULL;
+    if (!path || !srcs || !n || format == EK_BUF_UNKNOWN) return EK_ERR_ARG;
+    for (size_t i = 0; i < n; i++)
+        if (!srcs[i].type || !*srcs[i].type || srcs[i].trace_id > 0x7f ||
+            (srcs[i].nregs && !srcs[i].regs))
+            return EK_ERR_ARG;
+    ek_snapshot *ss = calloc(1, sizeof *ss);
+    if (!ss) return EK_ERR_NOMEM;
+    ctx c = {0};
+    c.ss = ss;
+    c.diag = diag;
+    c.bare = 1;
+    int rc = EK_OK;
+    const char *slash = strrchr(path, '/');
+    ss->dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    ss->trace_ini = xstrdup(&c, path);
+    ss->version = xstrdup(&c, "1.0");
+    ss->sources = calloc(n, sizeof *ss->sources);
+    ss->buffer_order = calloc(1, sizeof *ss->buffer_order);
+    if (!ss->dir || !ss->sources || !ss->buffer_order) c.oom = 1;
+
+    ek_snap_buffer b = {0};
+    b.format = format;
+    b.name = xstrdup(&c, slash ? slash + 1 : path);
+    b.path = xstrdup(&c, path);
+    b.section = xstrdup(&c, "buffer0");
+    if (ek_vec_push(&c.bufs, b)) {
+        c.oom = 1;
+        free(b.name);
+        free(b.path);
+        free(b.section);
+    }
+    for (size_t i = 0; i < n && !c.oom; i++) {
+        ek_snap_device d;
+        rc = bare_device(&c, &srcs[i], i, &d);
+        if (rc || ek_vec_push(&c.devs, d)) {
+            free_device(&d);
+            c.oom = 1;
+            break;
+        }
+        ek_snap_source *s = &ss->sources[ss->nsources++];
+        s->device = c.devs.n - 1;
+        s->buffer = 0;
+        s->core = -1;
+        if (!srcs[i].core_type) continue;
+        ek_snap_device core = {0};
+        ek_sbuf nm = EK_SBUF_INIT;
+        ek_sbuf_printf(&nm, "cpu_%zu", i);
+        core.name = nm.oom ? NULL : xstrdup(&c, nm.p);
+        ek_sbuf_free(&nm);
+        core.devclass = xstrdup(&c, "core");
+        core.type = xstrdup(&c, srcs[i].core_type);
+        if (!ek_core_arch(core.type ? core.type : "", &core.arch, &core.profile))
+            DIAG(&c, EK_SEV_WARN, "snapshot.unknown-core", NULL, -1, -1,
+                 "core type '%s' names no known architecture; its instructions cannot be "
+                 "classified",
+                 srcs[i].core_type);
+        if (c.oom || !core.name || !core.devclass || !core.type || ek_vec_push(&c.devs, core)) {
+            free_device(&core);
+            c.oom = 1;
+            break;
+        }
+        s->core = (long)c.devs.n - 1;
+    }
+    ss->devices = c.devs.v;
+    ss->ndevices = c.devs.n;
+    ss->buffers = c.bufs.v;
+    ss->nbuffers = c.bufs.n;
+    if (c.oom) {
+        ek_snapshot_free(ss);
+        return EK_ERR_NOMEM;
+    }
+    int err = 0;
+    ss->buffers[0].present = probe_file(path, &ss->buffers[0].file_size, &err);
+    if (!ss->buffers[0].present) {
+        DIAG(&c, EK_SEV_ERROR, "snapshot.missing-file", path, -1, -1,
+             "trace file cannot be read (%s)", strerror(err));
+        ek_snapshot_free(ss);
+        return EK_ERR_NOT_FOUND;
+    }
+    for (size_t i = 0; i < ss->nsources; i++)
+        build_config(&c, &ss->sources[i]);
+    if (c.oom) {
+        ek_snapshot_free(ss);
+        return EK_ERR_NOMEM;
+    }
+    *out = ss;
+    return rc;
 }

@@ -283,6 +283,8 @@ void ek_account_json(const ek_account *a, ek_sbuf *out, int level)
         ek_sbuf_puts(out, ",\n ");
         f = 1;
         boolean(out, &f, "trace_snapshot", 1);
+        /* a bare trace file, its configuration given as options */
+        if (a->trace_snapshot == 2) boolean(out, &f, "configured_by_options", 1);
         key(out, &f, "sources");
         ek_sbuf_putc(out, '[');
         for (size_t i = 0; i < a->nsources; i++) {

@@ -60,7 +60,9 @@ static void put_msg(ek_sbuf *out, const char *m)
 static void snap_header(const ek_account *a, ek_sbuf *out)
 {
     const ek_session_stats *st = &a->stats;
-    ek_sbuf_printf(out, "%s: trace snapshot, ", a->path);
+    ek_sbuf_printf(out, "%s: %s, ", a->path,
+                   a->trace_snapshot == 2 ? "trace file (configured by options)"
+                                          : "trace snapshot");
     plural(out, a->nsources, "trace source", "trace sources");
     ek_sbuf_puts(out, " in ");
     plural(out, st->queues, "buffer", "buffers");
@@ -642,7 +644,12 @@ static void summary(const ek_account *a, ek_sbuf *out)
         ek_sbuf_printf(out, "etmkit: ... and %u more kind%s of problem%s\n", more, pl(more),
                        pl(more));
     if (shown) any = 1;
-    if (any)
+    if (any && a->trace_snapshot == 2)
+        ek_sbuf_printf(out,
+                       "etmkit: run 'etmkit doctor' with the same --trace %s options for the "
+                       "details and remedies\n",
+                       a->path);
+    else if (any)
         ek_sbuf_printf(out, "etmkit: run 'etmkit doctor %s' for the details and remedies\n",
                        a->path);
 }

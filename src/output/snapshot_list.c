@@ -206,7 +206,7 @@ static int build_tree(snap_lister *l, size_t b)
     l->formatted = buf->format != EK_BUF_SOURCE_DATA;
     /* the frame format as the options say (tpiu: FSYNCs, tpiu_hsync: and HSYNCs) */
     if (l->formatted) {
-        unsigned f = buf->format == EK_BUF_DSTREAM ? EK_DFMT_FSYNC : EK_DFMT_MEM_ALIGN;
+        unsigned f = ek_decode_snapshot_frames(buf->format);
         if (o->tpiu || o->tpiu_hsync) f = (f & ~(unsigned)EK_DFMT_MEM_ALIGN) | EK_DFMT_FSYNC;
         if (o->tpiu_hsync) f |= EK_DFMT_HSYNC;
         if (o->raw_packed) f |= EK_DFMT_OUT_RAW;

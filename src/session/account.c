@@ -456,7 +456,7 @@ static int snap_account(ek_session *s, acct_b *a)
     ek_account *o = &a->pub;
     const ek_snapshot *ss = snap_snapshot(s);
     o->path = s->path;
-    o->trace_snapshot = 1;
+    o->trace_snapshot = s->o.snapshot ? 2 : 1;
     o->coresight = 1;
     o->timeless = 1;
     o->ran = s->ran;

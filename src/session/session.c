@@ -76,7 +76,7 @@ int ek_session_open(const char *path, const ek_session_opts *o, const ek_diag *d
     s->diag.ctx = s;
 
     /* a trace snapshot folder */
-    if (is_dir(path) && snap_is_dir(path)) {
+    if (s->o.snapshot || (is_dir(path) && snap_is_dir(path))) {
         int rc = snap_open(s);
         if (rc) {
             ek_session_free(s);

@@ -64,6 +64,7 @@ typedef struct snap_nacc {
 
 struct snap_sess {
     ek_snapshot *ss;
+    int borrowed;         /* ss is the caller's (ek_session_opts.snapshot) */
     ek_image_spec *specs; /* copies of the options' */
     size_t nspecs;
     ek_symtab **spec_syms; /* per spec: its ELF symbols (NULL: none) */
@@ -116,7 +117,13 @@ int snap_open(ek_session *s)
     snap_sess *sn = calloc(1, sizeof *sn);
     if (!sn) return EK_ERR_NOMEM;
     s->snap = sn;
-    int rc = ek_snapshot_open(s->path, &s->diag, &sn->ss);
+    int rc = 0;
+    if (s->o.snapshot) { /* the caller's (a bare trace file): borrowed */
+        sn->ss = (ek_snapshot *)s->o.snapshot;
+        sn->borrowed = 1;
+    } else {
+        rc = ek_snapshot_open(s->path, &s->diag, &sn->ss);
+    }
     if (rc) return rc;
     if (!sn->ss->nbuffers) {
         ek_diag_emit(&s->diag, EK_SEV_ERROR, "snapshot.no-buffer", EK_ERR_FORMAT, s->path, -1, -1,
@@ -179,7 +186,7 @@ void snap_free(snap_sess *sn)
     free(sn->spec_syms);
     free(sn->placed);
     ek_sbuf_free(&sn->out);
-    ek_snapshot_free(sn->ss);
+    if (!sn->borrowed) ek_snapshot_free(sn->ss);
     free(sn);
 }
 

@@ -82,6 +82,11 @@ void cli_decode_help(FILE *f, unsigned without)
                "                    perf.data folder with kcore_dir/, or a trace snapshot folder\n"
                "                    (snapshot.ini: every trace source decoded with its memory\n"
                "                    dumps, trace IDs as threads); default ./perf.data, as perf\n"
+               "  --trace=FILE      a bare trace file (a probe's capture, ETB/ETR memory), read\n"
+               "                    as a snapshot with this configuration (docs/DUMP.md):\n"
+               "                    --framing=raw|frames|dstream, --protocol=P, --reg NAME=VALUE,\n"
+               "                    --trace-id=ID, --arch=CORE, --config-from=SNAPSHOT_DIR[:DEV]\n"
+               "                    or --config-from=DEVICE.ini\n"
                "samples:\n"
                "  --itrace=OPTS     samples to make, as perf: i[N][i], b, c, r, l[N], s[N], Z, e;\n"
                "                    without it (or --itrace alone) perf 6.1's: every branch;\n"
@@ -202,6 +207,10 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
             only_files = 1;
             continue;
         }
+        /* a bare trace file: --trace FILE, --framing, --protocol, --reg, ... (cli_bare.h) */
+        int br = cli_bare_arg(&d->bare, cmd, argc, argv, &i);
+        if (br > 0) return br;
+        if (br < 0) continue;
         /* "--name=value", "--name value", "-x value", "-xvalue" */
         const char *v = NULL;
         size_t k = 0, spelt = 0;
@@ -493,9 +502,9 @@ static int exists(const char *dir, const char *name, int want_dir)
     return ok;
 }
 
-int cli_decode_check(cli_decode *d)
+/* The input: a perf.data file or folder, or a trace snapshot folder. */
+static int check_input(cli_decode *d)
 {
-    int rc;
     const char *in = d->input;
     struct stat st;
     if (stat(in, &st)) {
@@ -519,12 +528,58 @@ int cli_decode_check(cli_decode *d)
         cli_err("%s: %s", in, strerror(errno));
         return CLI_FAIL;
     }
+    return -1;
+}
+
+/* --trace FILE: the snapshot its options describe, decoded as a snapshot folder */
+static int check_bare(cli_decode *d)
+{
+    if (d->input_given && !d->bare.trace) {
+        cli_err("%s: %s describes a bare trace file: give the file with --trace %s", d->cmd,
+                d->bare.first_opt, d->input);
+        return CLI_USAGE;
+    }
+    if (d->input_given) {
+        cli_err("%s: give one input: --trace %s or %s", d->cmd,
+                d->bare.trace ? d->bare.trace : "FILE", d->input);
+        return CLI_USAGE;
+    }
+    /* what the configuration lacks (a source without a core, registers left at 0) is said
+     * here: the session's account starts with the decode */
+    ek_diag_collector *made = ek_diag_collector_new(1);
+    if (!made) {
+        cli_err("%s", ek_strerror(EK_ERR_NOMEM));
+        return CLI_FAIL;
+    }
+    ek_diag sink = ek_diag_collector_sink(made);
+    if (d->verbose) {
+        ek_diag err = cli_diag_stderr();
+        ek_diag_collector_forward(made, &err);
+    }
+    int tpiu = 0, hsync = 0, dstream = 0;
+    int rc = cli_bare_open(&d->bare, d->cmd, &sink, &tpiu, &hsync, &dstream, &d->bare_ss);
+    if (!rc && !d->verbose && ek_diag_collector_count(made, EK_SEV_WARN))
+        cli_print_diag_summary(made, 0);
+    ek_diag_collector_free(made);
+    if (rc) return rc;
+    d->input = d->bare.trace;
+    d->input_given = 1;
+    d->snapshot = 1;
+    d->so.snapshot = d->bare_ss;
+    return -1;
+}
+
+int cli_decode_check(cli_decode *d)
+{
+    int rc;
+    if (cli_bare_given(&d->bare) && (rc = check_bare(d)) >= 0) return rc;
+    if (!d->bare_ss && (rc = check_input(d)) >= 0) return rc;
     if (d->nimages && !d->snapshot)
         return usage_error(d,
                            "--image gives code to trace snapshot folders; %s is a perf recording "
                            "(its code comes from the files its maps name: --symfs, the build-id "
                            "cache)",
-                           in);
+                           d->input);
     if (d->so.symfs && (rc = check_dir(d, d->symfs_opt, d->so.symfs)) >= 0) return rc;
     if (d->so.buildid_dir && (rc = check_dir(d, d->buildid_opt, d->so.buildid_dir)) >= 0) return rc;
     if (d->so.vmlinux && (rc = check_file(d, d->vmlinux_opt, d->so.vmlinux, F_ELF)) >= 0) return rc;
@@ -562,7 +617,7 @@ int cli_decode_open(cli_decode *d, ek_session **s)
 {
     /* problems that stop the recording from opening are only known to the sink, which the
      * session keeps using while it decodes */
-    d->diags = ek_diag_collector_new(1);
+    if (!d->diags) d->diags = ek_diag_collector_new(1);
     if (!d->diags) {
         cli_err("%s", ek_strerror(EK_ERR_NOMEM));
         return CLI_FAIL;
@@ -600,6 +655,10 @@ void cli_decode_free(cli_decode *d)
 {
     ek_sample_filter_free(&d->filter);
     d->so.filter = NULL;
+    d->so.snapshot = NULL;
+    ek_snapshot_free(d->bare_ss);
+    d->bare_ss = NULL;
+    cli_bare_free(&d->bare);
     ek_diag_collector_free(d->diags);
     d->diags = NULL;
     ek_sbuf_free(&d->first_error);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "cli_bare.h"
 #include "etmkit/filter.h"
 #include "etmkit/account_out.h"
 #include "etmkit/script.h"
@@ -30,6 +31,8 @@ typedef struct cli_decode {
     struct ek_image_spec *images; /* --image (so.images points at them) */
     size_t nimages;
     int snapshot;            /* the input is a trace snapshot folder (cli_decode_check) */
+    cli_bare bare;           /* --trace FILE and its configuration (cli_bare.h) */
+    ek_snapshot *bare_ss;    /* ... as a snapshot (so.snapshot points at it) */
 } cli_decode;
 
 /* What a command leaves out of the shared options (it neither offers nor accepts them, and

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_bare.h"
 #include "cli_progress.h"
 #include "etmkit/image.h"
 #include "etmkit/listing.h"
@@ -20,6 +21,7 @@ typedef struct dump_opts {
     size_t nimages;
     int verbose, strict, quiet;
     const char *dir;
+    cli_bare bare; /* --trace FILE and its configuration */
 } dump_opts;
 
 typedef struct dump_ctx {
@@ -43,8 +45,11 @@ static void diag_filter(void *ctx, const ek_diag_event *ev)
 static void usage(FILE *f)
 {
     fputs("usage: etmkit dump [options] SNAPSHOT_DIR\n"
+          "       etmkit dump [options] --trace FILE --framing=F (--protocol=P --reg NAME=VALUE..\n"
+          "                   --trace-id=ID --arch=CORE | --config-from=SNAPSHOT_DIR[:DEVICE])..\n"
           "\n"
-          "List the trace packets of a trace snapshot folder (snapshot.ini, trace.ini, buffers).\n"
+          "List the trace packets of a trace snapshot folder (snapshot.ini, trace.ini, buffers),\n"
+          "or of a bare trace file described by options (what a snapshot's ini files would say).\n"
           "\n"
           "output:\n"
           "  --format=text      etmkit's readable listing (default)\n"
@@ -78,6 +83,24 @@ static void usage(FILE *f)
           "                     as ITM_NOTSYNC (OpenCSD). Default: wait with --format=ocsd,\n"
           "                     else assume\n"
           "\n"
+          "a bare trace file (docs/DUMP.md):\n"
+          "  --trace FILE       the trace: a probe's capture, ETB/ETR memory, one source's bytes\n"
+          "  --framing=F        raw (one source, unframed), frames (16-byte CoreSight\n"
+          "                     formatter frames), tpiu (frames with FSYNCs), tpiu-hsync (and\n"
+          "                     HSYNCs), dstream (DSTREAM records); default: the format of the\n"
+          "                     --config-from device's buffer\n"
+          "  --protocol=P       a trace source: etm4, ete, etm3, ptm, stm or itm; the options\n"
+          "                     below describe the last source named (repeat for several)\n"
+          "  --reg NAME=VALUE   one of its registers, named as in a device file's [regs]:\n"
+          "                     TRCCONFIGR, TRCIDR0.., ETMCR, ETMIDR, ETMCCER, STMTCSR, ITMTCR\n"
+          "  --trace-id=ID      its trace ID (over the ID register's)\n"
+          "  --arch=CORE        the core it traces: Cortex-A53, Cortex-M4, ARMv8-A, ARM-AA64..\n"
+          "  --config-from=SNAPSHOT_DIR[:DEVICE]\n"
+          "                     a source as another snapshot's device file describes it\n"
+          "                     (type, registers, its core); without DEVICE every source of\n"
+          "                     that snapshot's first buffer; or =DEVICE.ini: a trace\n"
+          "                     source's device file alone (its core: --arch)\n"
+          "\n"
           "frame formats:\n"
           "  --dstream          buffer is a DSTREAM capture: 504 data + 8 footer bytes\n"
           "                     [-dstream_format]\n"
@@ -100,6 +123,9 @@ static int parse_args(dump_opts *o, int argc, char **argv)
     ek_snapshot_list_opts_init(&o->lo);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int br = cli_bare_arg(&o->bare, "dump", argc, argv, &i);
+        if (br > 0) return br;
+        if (br < 0) continue;
         if (a[0] != '-') {
             if (o->dir) {
                 cli_err("dump: more than one input (%s, %s)", o->dir, a);
@@ -181,7 +207,17 @@ static int parse_args(dump_opts *o, int argc, char **argv)
         cli_err("dump: unknown option '%s' (see etmkit dump --help)", a);
         return CLI_USAGE;
     }
-    if (!o->dir) {
+    if (cli_bare_given(&o->bare) && o->dir && !o->bare.trace) {
+        cli_err("dump: %s describes a bare trace file: give the file with --trace %s",
+                o->bare.first_opt, o->dir);
+        return CLI_USAGE;
+    }
+    if (cli_bare_given(&o->bare) && o->dir) {
+        cli_err("dump: give one input: --trace %s or %s", o->bare.trace ? o->bare.trace : "FILE",
+                o->dir);
+        return CLI_USAGE;
+    }
+    if (!o->dir && !cli_bare_given(&o->bare)) {
         usage(stderr);
         return CLI_USAGE;
     }
@@ -203,6 +239,7 @@ int cmd_dump_snapshot(int argc, char **argv)
     int rc = parse_args(&c->o, argc, argv);
     if (rc) {
         cli_images_free(c->o.images, c->o.nimages);
+        cli_bare_free(&c->o.bare);
         return rc < 0 ? CLI_OK : rc;
     }
 
@@ -221,7 +258,19 @@ int cmd_dump_snapshot(int argc, char **argv)
 
     int status = CLI_FAIL;
     ek_snapshot *ss = NULL;
-    rc = ek_snapshot_open(c->o.dir, &c->diag, &ss);
+    if (cli_bare_given(&c->o.bare)) {
+        rc = cli_bare_open(&c->o.bare, "dump", &c->diag, &c->o.lo.tpiu, &c->o.lo.tpiu_hsync,
+                           &c->o.lo.dstream, &ss);
+        if (rc) {
+            ek_diag_collector_free(c->diags);
+            ek_sbuf_free(&c->first_error);
+            cli_images_free(c->o.images, c->o.nimages);
+            cli_bare_free(&c->o.bare);
+            return rc;
+        }
+        c->o.dir = c->o.bare.trace;
+    } else
+        rc = ek_snapshot_open(c->o.dir, &c->diag, &ss);
     if (rc || !ss) {
         /* one line: what the snapshot lacks (the reader's first error), else the status */
         if (c->first_error.len && !c->o.verbose)
@@ -271,5 +320,6 @@ out:
     ek_diag_collector_free(c->diags);
     ek_sbuf_free(&c->first_error);
     cli_images_free(c->o.images, c->o.nimages);
+    cli_bare_free(&c->o.bare);
     return status;
 }

@@ -63,9 +63,9 @@ int cmd_inject(int argc, char **argv)
     }
     ret = cli_decode_check(&d);
     if (ret < 0 && d.snapshot) {
-        cli_err("inject: %s is a trace snapshot folder: inject rewrites perf.data files ('etmkit "
+        cli_err("inject: %s is a trace %s: inject rewrites perf.data files ('etmkit "
                 "export' makes profiles of snapshots)",
-                d.input);
+                d.input, d.bare_ss ? "file described by options" : "snapshot folder");
         ret = CLI_FAIL;
     }
     ek_session *s = NULL;

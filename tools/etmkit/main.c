@@ -77,11 +77,23 @@ int cmd_dump(int argc, char **argv)
 {
     /* The input is the last non-option argument: a snapshot folder or a perf.data file. */
     const char *input = NULL;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--image"))
+    int bare = 0;
+    static const char *const valued[] = {"--image",  "--trace",    "--framing", "--protocol",
+                                         "--reg",    "--trace-id", "--arch",    "--config-from",
+                                         "--format", "--itm-sync"};
+    for (int i = 1; i < argc; i++) {
+        int v = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !v; k++)
+            v = !strcmp(argv[i], valued[k]);
+        for (size_t k = 1; k < 8; k++) /* --trace ... --config-from: a bare trace file */
+            if (!strncmp(argv[i], valued[k], strlen(valued[k])))
+                bare = 1; /* the snapshot lister, with its configuration */
+        if (v)
             i++; /* (its value is not the input) */
         else if (argv[i][0] != '-')
             input = argv[i];
+    }
+    if (bare) return cmd_dump_snapshot(argc, argv);
     struct stat st;
     if (input && stat(input, &st)) {
         /* neither a snapshot folder nor a perf.data file: say so, whatever the options */
