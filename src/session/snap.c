@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "etmkit/account.h"
 #include "etmkit/decode.h"
@@ -92,6 +93,17 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+/* path, or the working folder joined with it when it is relative (NULL: out of memory) */
+static char *absolute_path(const char *path)
+{
+    char *cwd = path[0] == '/' ? NULL : getcwd(NULL, 0);
+    char *out = NULL;
+    if (!cwd) return strdup(path);
+    if (asprintf(&out, "%s/%s", cwd, path) < 0) out = NULL;
+    free(cwd);
+    return out;
+}
+
 /* The index of device dev among the snapshot's cores, or -1. */
 static int32_t core_index(const ek_snapshot *ss, long dev)
 {
@@ -140,10 +152,10 @@ int snap_open(ek_session *s)
     for (size_t i = 0; i < n; i++) {
         const ek_image_spec *sp = &s->o.images[i];
         sn->specs[i] = *sp;
-        /* the file as an absolute path: it names the binary of the samples and profiles, and
-         * whoever looks for that binary later (export's lcov and bolt) looks from elsewhere */
-        sn->specs[i].path = sp->path ? realpath(sp->path, NULL) : NULL;
-        if (sp->path && !sn->specs[i].path) sn->specs[i].path = strdup(sp->path);
+        /* a relative path made absolute (symbolic links kept, as given): it names the binary
+         * of the samples and profiles, and whoever looks for that binary later (export's lcov
+         * and bolt) looks from elsewhere */
+        sn->specs[i].path = sp->path ? absolute_path(sp->path) : NULL;
         sn->nspecs = i + 1;
         if (!sn->specs[i].path) return sp->path ? EK_ERR_NOMEM : EK_ERR_ARG;
         /* checked once, here: the same for every buffer */

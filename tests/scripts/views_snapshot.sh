@@ -110,6 +110,11 @@ PY
 (cd "$T" && "$E" export -q --format=lcov --image prog.elf -o c2.info "$ex") 2>"$T/err" ||
   bad "lcov with a relative --image exited $?: $(cat "$T/err")"
 cmp -s "$T/c.info" "$T/c2.info" || bad "lcov with a relative --image path differs"
+# ... named as given, symbolic links kept (the binary is the file the user named)
+ln -s "$T" "$T/link"
+"$E" script -F ip,dso --image "$T/link/prog.elf" "$ex" 2>/dev/null | sed -n 2p >"$T/dso.txt"
+printf '           401004 (%s)\n' "$T/link/prog.elf" >"$T/dso.want"
+cmp -s "$T/dso.want" "$T/dso.txt" || bad "an --image path through a symbolic link: $(cat "$T/dso.txt")"
 if command -v genhtml >/dev/null; then
   genhtml -q --branch-coverage -o "$T/html" "$T/c.info" >"$T/gh" 2>&1 || bad "genhtml exited $?"
   grep -qi warning "$T/gh" && bad "genhtml warned: $(cat "$T/gh")"
