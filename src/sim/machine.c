@@ -121,12 +121,6 @@ nomem:
     S->done = 1;
 }
 
-/* truth: the call stack of t now */
-static inline uint32_t stack_node(const sim_thread *t)
-{
-    return t->depth ? t->stack[t->depth - 1].node : 0;
-}
-
 static int push(sim *S, sim_thread *t, uint64_t addr, int exc, int el)
 {
     if (t->depth == t->cap) {
