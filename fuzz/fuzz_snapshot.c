@@ -11,6 +11,12 @@
  *
  * fuzz_pack_path() turns a snapshot folder into such an archive (files cut to 64 KiB), so
  * the real snapshots under ../shared replay here and seed the fuzzer.
+ *
+ * A snapshot that opens is then decoded as `etmkit dump` lists it (every protocol: ETMv4,
+ * ETE, PTM, ETMv3, STM, ITM; the listing format, decode or packets, multi-session and the
+ * ITM sync mode chosen by the input's size) and as a session (`etmkit script --itrace=b` on
+ * the folder). Checks, besides the reader's: the listing and the script output are whole
+ * lines, the session ends.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -19,12 +25,78 @@
 #include <sys/stat.h>
 
 #include "etmkit/image.h"
+#include "etmkit/account_out.h"
+#include "etmkit/listing.h"
+#include "etmkit/script.h"
+#include "etmkit/session.h"
 #include "etmkit/snapshot.h"
 #include "fuzz_common.h"
 
 #define MAX_FILES 32
 #define NAME_MAX_LEN 48
 #define PACK_FILE_MAX 65536
+
+typedef struct out_state {
+    uint64_t bytes;
+    char last;
+} out_state;
+
+static int write_fn(void *ctx, const char *text, size_t len)
+{
+    out_state *o = ctx;
+    o->bytes += len;
+    if (len)
+        o->last = text[len - 1];
+    return 0;
+}
+
+/* the decode stages: one listing and one session per input (choices from the size) */
+static void decode(const ek_snapshot *ss, size_t size, const ek_diag *diag)
+{
+    static const ek_listing_format fmts[] = {EK_LISTING_OCSD, EK_LISTING_TEXT, EK_LISTING_JSON};
+    ek_snapshot_list_opts lo;
+    ek_snapshot_list_opts_init(&lo);
+    lo.format = fmts[size % 3];
+    lo.path = fuzz_tmpdir();
+    switch ((size / 3) % 4) {
+    case 0: lo.decode = 1; break;
+    case 1: lo.decode_only = 1; break;
+    case 2: lo.pkt_mon = 1; break;
+    default: break; /* packets */
+    }
+    lo.multi_session = (int)((size / 12) & 1);
+    lo.stats = (int)((size / 24) & 1);
+    lo.itm_sync = (int)((size / 48) % 3);
+    out_state os = {0, '\n'};
+    lo.write = write_fn;
+    lo.write_ctx = &os;
+    lo.diag = diag;
+    int rc = ek_snapshot_list(ss, &lo);
+    FUZZ_CHECK(rc != EK_ERR_IO, "listing failed to write to a sink that never fails");
+    FUZZ_CHECK(os.bytes == 0 || os.last == '\n', "listing ends inside a line");
+
+    ek_session_opts o;
+    ek_session_opts_init(&o);
+    o.snapshot = ss;
+    o.threads = 1;
+    FUZZ_CHECK(ek_itrace_parse("b", &o.itrace, NULL) == 0, "itrace string rejected");
+    ek_script_fields f;
+    ek_script_fields_default(&f);
+    ek_session *s = NULL;
+    if (ek_session_open(fuzz_tmpdir(), &o, diag, &s) == 0 && s) {
+        out_state so = {0, '\n'};
+        int src = ek_session_script(s, &f, write_fn, &so);
+        FUZZ_CHECK(src <= 0, "positive status from ek_session_script");
+        FUZZ_CHECK(so.bytes == 0 || so.last == '\n', "script output ends inside a line");
+        ek_sbuf sb = {0};
+        ek_session_report(s, &sb, EK_REPORT_VERBOSE);
+        ek_sbuf_free(&sb);
+        ek_session_free(s);
+        if (getenv("FUZZ_VERBOSE")) /* what the stages made of a seed */
+            fprintf(stderr, "listing: status %d, %llu bytes; script: %llu bytes\n", rc,
+                    (unsigned long long)os.bytes, (unsigned long long)so.bytes);
+    }
+}
 
 typedef struct member {
     char name[NAME_MAX_LEN + 1];
@@ -137,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t b = 0; b < ss->nbuffers; b++)
             if (ss->buffers[b].name)
                 (void)ek_snapshot_find_buffer(ss, ss->buffers[b].name);
+        decode(ss, size, &fd.sink);
         ek_snapshot_free(ss);
     }
     fuzz_diag_end(&fd);
