@@ -297,6 +297,12 @@ void ek_perf_free(ek_perf_file *f);
 
 const char *ek_perf_name(const ek_perf_file *f);
 const ek_perf_header_info *ek_perf_header(const ek_perf_file *f);
+/* Bytes of the file that will not be read again soon (decoded trace): the pages of the
+ * file's mapping that [p, p + len) touches, rounded out to whole pages, are handed back to the
+ * kernel, so that a large recording does not stay resident; reading them again reads the file.
+ * Nothing happens when the bytes are a copy in memory (a pipe, ek_perf_open_mem) or lie
+ * outside the file. Safe while other threads read the same pages. */
+void ek_perf_release(const ek_perf_file *f, const void *p, size_t len);
 /* The file's bytes (for slice data; see ek_perf_slice_data). */
 const uint8_t *ek_perf_bytes(const ek_perf_file *f, size_t *size);
 

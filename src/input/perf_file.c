@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "input/perf_internal.h"
@@ -902,6 +904,20 @@ const ek_perf_header_info *ek_perf_header(const ek_perf_file *f)
 {
     return &f->hdr;
 }
+void ek_perf_release(const ek_perf_file *f, const void *p, size_t len)
+{
+    /* only our own mapping of the file: MADV_DONTNEED would zero a copy in memory */
+    if (!f || !p || !len || !f->own_map || !f->map.mapped || f->data != f->map.data) return;
+    uintptr_t lo = (uintptr_t)f->data, hi = lo + f->size, a = (uintptr_t)p;
+    if (a < lo || a >= hi) return;
+    uintptr_t e = len > hi - a ? hi : a + len;
+    long psz = sysconf(_SC_PAGESIZE);
+    uintptr_t pg = psz > 0 ? (uintptr_t)psz : 4096;
+    a = a / pg * pg; /* the mapping starts on a page */
+    e = (e + pg - 1) / pg * pg;
+    madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 const uint8_t *ek_perf_bytes(const ek_perf_file *f, size_t *size)
 {
     if (size) *size = f->size;

@@ -48,7 +48,7 @@ int qdecode_on_sample(void *ctx, const ek_sample *smp)
         if (!ek_sample_filter_match(flt, smp, comm)) {
             if (j->s->o.itrace.initial_skip && c->hole) {
                 c->hole(c->ctx, &j->out->cur);
-                if (j->out->cur.len >= QOUT_CHUNK && !j->direct) return qout_flush(j->out, 0);
+                if (qout_full(j->out) && !j->direct) return qout_flush(j->out, 0);
             }
             return 0;
         }
@@ -57,7 +57,7 @@ int qdecode_on_sample(void *ctx, const ek_sample *smp)
     rctx_init(&rc, j->s, j->t_lo, j->t_hi, j->rcache, d->out_has_t, d->out_t);
     rc.pub.block = j->block;
     c->encode(j->qctx, &j->out->cur, smp, &rc.pub);
-    if (j->out->cur.len >= QOUT_CHUNK && !j->direct)
+    if (qout_full(j->out) && !j->direct)
         return qout_flush(j->out, 0);
     return 0;
 }
@@ -69,7 +69,7 @@ static int elem_out(idst *d, const ek_elem *e)
     qjob *j = d->j;
     ek_session_elem se = {e, d->pid, d->tid, d->cpu, d->smp_has_time, d->smp_time};
     session_elem_record(&j->out->cur, &se);
-    if (j->out->cur.len >= QOUT_CHUNK && !j->direct)
+    if (qout_full(j->out) && !j->direct)
         return qout_flush(j->out, 0);
     return 0;
 }
@@ -322,7 +322,7 @@ static int settle(qjob *j)
 {
     if (!j->direct)
         return 0;
-    if (j->out->cur.len >= QOUT_CHUNK) {
+    if (qout_full(j->out)) {
         int rc = qout_flush(j->out, 0);
         if (rc)
             return rc;

@@ -132,6 +132,9 @@ int qblock_load(qjob *j);
 int qblock_refill(qjob *j);
 /* Let go of the last block's bytes. */
 void qblock_release(qjob *j);
+/* Queue qi is at file offset off (UINT64_MAX: done); the file is released up to the lowest
+ * queue's position (run.c sets up s->rel_pos; NULL: nothing to do). */
+void qblock_mark(ek_session *s, size_t qi, uint64_t off);
 
 /* ---- qout.c: the writer's side of the hand-over is in session_int.h ---- */
 

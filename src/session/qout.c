@@ -99,7 +99,7 @@ int qout_flush(qout *o, int last)
     else
         o->first = c;
     o->last = c;
-    o->bytes += c->len;
+    o->bytes += c->len + c->nsegs * sizeof(qseg);
     if (last)
         o->done = 1;
     if (o->writer_waits)
@@ -145,7 +145,7 @@ void qout_pop(qout *o)
         o->first = c->next;
         if (!o->first)
             o->last = NULL;
-        o->bytes -= c->len;
+        o->bytes -= c->len + c->nsegs * sizeof(qseg);
         /* keep a couple of buffers for reuse */
         unsigned n = 0;
         for (qchunk *s = o->spare; s; s = s->next)
@@ -182,5 +182,7 @@ int qout_epoch(qjob *j, uint64_t key)
         return 0;
     }
     qseg n = {at, key, 1};
-    return ek_vec_push(&o->segs, n) ? EK_ERR_NOMEM : 0;
+    if (ek_vec_push(&o->segs, n)) return EK_ERR_NOMEM;
+    /* many epochs and little output: hand them on (direct: at the next stop, settle) */
+    return !j->direct && o->segs.n >= QOUT_SEGS ? qout_flush(o, 0) : 0;
 }

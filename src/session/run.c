@@ -272,6 +272,16 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     s->nqres = nq;
     for (size_t i = 0; i < nq; i++)
         qout_init(&outs[i], QOUT_LIMIT);
+    /* where each queue starts reading the file (qblock_mark); NULL: no release behind them */
+    s->rel_pos = malloc((nq ? nq : 1) * sizeof *s->rel_pos);
+    if (s->rel_pos) {
+        pthread_mutex_init(&s->rel_mu, NULL);
+        s->rel_upto = 0;
+        for (size_t i = 0; i < nq; i++) {
+            const ek_perf_queue *q = ek_perf_queue_at(s->pq, i);
+            s->rel_pos[i] = q && q->nslices ? q->slices[0].data_offset : UINT64_MAX;
+        }
+    }
     /* progress: the bytes every queue's decoder will take (load_block), reported by the
      * decoders as each slice is done */
     qidle idle = {progress_tell, s};

@@ -248,6 +248,8 @@ void ek_session_free(ek_session *s)
     for (size_t i = 0; i < s->nqres; i++)
         qresult_free(&s->qres[i]);
     free(s->qres);
+    if (s->rel_pos) pthread_mutex_destroy(&s->rel_mu);
+    free(s->rel_pos);
     for (size_t i = 0; i < s->cpus.n; i++)
         ek_vec_free(&s->cpus.v[i].v);
     jit_free_all(s);

@@ -168,6 +168,11 @@ struct ek_session {
     int ran;
     qresult *qres;           /* one per queue */
     size_t nqres;
+    /* decoded trace handed back behind every queue (qblock_mark): the file offset of each
+     * queue's current slice (UINT64_MAX: done), and how far the file has been released */
+    pthread_mutex_t rel_mu;
+    uint64_t *rel_pos;
+    uint64_t rel_upto;
     ek_session_stats st;
     uint64_t lost_records, lost_events;
     EK_VEC(char *) strings;  /* owned copies of names the aspace points at */
@@ -241,6 +246,15 @@ int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64
  * within 128 KiB per queue cost 40% more CPU time on the bench workload.) */
 #define QOUT_CHUNK (256u << 10)
 #define QOUT_LIMIT (1u << 20)
+/* ... or of QOUT_SEGS epochs, whichever comes first: a queue with many time stamps and little
+ * output (decoding with sparse samples) made one chunk of every epoch in its trace, memory
+ * growing with the recording (6.7 MB of epoch heads for 16 MiB of trace). The epoch heads
+ * count in the QOUT_LIMIT bytes. */
+#define QOUT_SEGS 4096u
+static inline int qout_full(const qout *o)
+{
+    return o->cur.len >= QOUT_CHUNK || o->segs.n >= QOUT_SEGS;
+}
 
 void qout_init(qout *o, size_t limit);
 void qout_free(qout *o);
