@@ -67,7 +67,9 @@ struct as_dso {
     pthread_mutex_t lock;
     int syms_state;       /* 0 not loaded, 1 loaded (may be NULL), -1 failed */
     ek_symtab *syms;
-    int syms_key;         /* how to key a lookup: DSO_KEY_* */
+    int syms_key;         /* how to key a lookup: DSO_KEY_* (set as the symbols load) */
+    _Atomic int key_plus1; /* syms_key + 1 once the symbols are loaded, 0 before: read
+                            * without the lock (dso_key_kind) */
     /* report */
     _Atomic uint64_t nacc; /* code reads that failed (decoder threads count them) */
     _Atomic int used;     /* some map of it was looked up while decoding (any thread) */
@@ -75,6 +77,11 @@ struct as_dso {
 typedef struct as_dso as_dso;
 
 typedef struct dso_reg dso_reg;
+
+/* How addresses of d become symbol-table keys (DSO_KEY_*): loads the symbols first when they
+ * are not yet (the key depends on what was loaded), so that every thread keys its first
+ * lookup right; lock-free once known. */
+int dso_key_kind(struct as_dso *d);
 
 /* How addresses become symbol-table keys. */
 enum {

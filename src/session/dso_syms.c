@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,19 @@ void dso_load_syms(as_dso *d)
     default:
         return;
     }
+}
+
+int dso_key_kind(as_dso *d)
+{
+    int k = atomic_load_explicit(&d->key_plus1, memory_order_acquire);
+    if (k) return k - 1;
+    pthread_mutex_lock(&d->lock);
+    if (!d->syms_state)
+        dso_load_syms(d);
+    k = d->syms_key;
+    atomic_store_explicit(&d->key_plus1, k + 1, memory_order_release);
+    pthread_mutex_unlock(&d->lock);
+    return k;
 }
 
 const char *dso_symbol(as_dso *d, uint64_t addr, uint64_t map_start, uint64_t map_pgoff,

@@ -92,9 +92,10 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
     as_dso *d = m->dso;
     out->dso = d->print_name;
     out->dso_len = d->print_len;
-    uint64_t key = d->syms_key == DSO_KEY_ABS      ? addr
-                   : d->syms_key == DSO_KEY_MAPOFF ? addr - m->start
-                                                   : m->pgoff + (addr - m->start);
+    int kind = dso_key_kind(d);
+    uint64_t key = kind == DSO_KEY_ABS      ? addr
+                   : kind == DSO_KEY_MAPOFF ? addr - m->start
+                                            : m->pgoff + (addr - m->start);
     size_t slot = 0;
     if (rc) {
         int hit = 0;
