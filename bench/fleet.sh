@@ -2,8 +2,10 @@
 # etmkit-fleet on Dask: COUNT recordings (default 64) of SIZE trace bytes (default 4M), made by
 # `etmkit gen --scenario workload` with seeds 1..DISTINCT (default 8) and listed COUNT/DISTINCT
 # times each. Three jobs, each RUNS times (default 3), wall time (the user waits for the job):
-#   loop     a plain shell loop: etmkit export --format=branch-list of each recording, then one
-#            etmkit merge of all (the CLI contract, no scheduler)
+#   loop     a plain shell loop: etmkit export --format=branch-list --threads=1 of each
+#            recording (the command a fleet task runs: one core), then one etmkit merge of all
+#            (the CLI contract, no scheduler)
+#   loopall  the same loop with export's default threads (all cores for each recording)
 #   local1   etmkit-fleet --local 1 (a Dask LocalCluster of one worker process)
 #   local2   etmkit-fleet --local 2
 # and prints the medians, local1 / local2 (what the second worker gives) and local1 / loop
@@ -40,24 +42,29 @@ timed() { # NAME CMD...: wall seconds appended to NAME.t
     name=$1; shift
     /usr/bin/time -f %e -a -o "$name.t" "$@" >/dev/null 2>&1
 }
-for r in $(seq "$runs"); do
-    /usr/bin/time -f %e -a -o loop.t sh -c '
-        set -e; etmkit=$1; rm -rf bl; mkdir bl; n=0
+loop() { # NAME JOBS: the loop, wall seconds appended to NAME.t, the profile in NAME.bl
+    /usr/bin/time -f %e -a -o "$1.t" sh -c '
+        set -e; etmkit=$1; name=$2; jobs=$3; rm -rf bl; mkdir bl; n=0
         while read -r rec _opt symfs; do
-            "$etmkit" export --format=branch-list -q --symfs="$symfs" -o "bl/$n.bl" "$rec"
+            "$etmkit" export --format=branch-list -q $jobs --symfs="$symfs" -o "bl/$n.bl" "$rec"
             n=$((n + 1))
         done <list
-        "$etmkit" merge -q -o loop.bl bl/*.bl' sh "$etmkit"
+        "$etmkit" merge -q -o "$name.bl" bl/*.bl' sh "$etmkit" "$1" "$2"
+}
+for r in $(seq "$runs"); do
+    loop loop --threads=1
+    loop loopall ""
     timed local1 "$fleet" --etmkit "$etmkit" -q --local 1 -o out1 --from list
     timed local2 "$fleet" --etmkit "$etmkit" -q --local 2 -o out2 --from list
 done
-cmp -s loop.bl out1/fleet.bl && cmp -s loop.bl out2/fleet.bl ||
+cmp -s loop.bl out1/fleet.bl && cmp -s loop.bl out2/fleet.bl && cmp -s loop.bl loopall.bl ||
     { echo "fleet.sh: the jobs' profiles differ"; exit 1; }
 med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-l=$(med loop.t); a=$(med local1.t); b=$(med local2.t)
+l=$(med loop.t); la=$(med loopall.t); a=$(med local1.t); b=$(med local2.t)
 echo "$count recordings ($distinct distinct), $(awk -v t="$trace" -v d="$distinct" -v c="$count" 'BEGIN { printf "%.1f MiB of trace", t / d * c / 1048576 }'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs runs, medians of wall seconds"
 printf '%-8s %8s\n' job "wall s"
-printf '%-8s %8.2f\n' loop "$l" local1 "$a" local2 "$b"
-awk -v l="$l" -v a="$a" -v b="$b" 'BEGIN {
+printf '%-8s %8.2f\n' loop "$l" loopall "$la" local1 "$a" local2 "$b"
+awk -v l="$l" -v la="$la" -v a="$a" -v b="$b" 'BEGIN {
     printf "local1/local2 = %.2fx (second worker)\n", a / b
-    printf "local1/loop   = %.3f (scheduler overhead %+.1f%%)\n", a / l, (a / l - 1) * 100 }'
+    printf "local1/loop   = %.3f (scheduler overhead %+.1f%%)\n", a / l, (a / l - 1) * 100
+    printf "loopall/local2 = %.2fx (two workers against one export at a time on all cores)\n", la / b }'

@@ -49,7 +49,10 @@ typedef struct ek_session_opts {
     const char *kallsyms;     /* --kallsyms: kernel symbols */
     const char *kcore_dir;    /* folder made by `perf record --kcore` (kcore, kallsyms) */
     ek_itrace itrace;         /* samples to make (ek_itrace_default when !itrace.set) */
-    unsigned threads;         /* decoder threads; 0: one per online CPU */
+    unsigned threads;         /* threads at work at once, the decoders and the caller's thread
+                               * (ordered consumers, the staged writer) together: 1 is one
+                               * core; 0: no limit (a decoder thread per queue with time
+                               * stamps, one per online CPU without) */
     unsigned compat;          /* EK_COMPAT_*: reproduce a perf 6.1 behaviour on purpose */
     /* --- version 2 (size >= EK_SESSION_OPTS_SIZE_V2) --- */
     /* bytes of AUX trace decoded of the recording's total, while ek_session_script or

@@ -8,6 +8,27 @@
 
 #include "etmkit/etmkit.h"
 #include "session/qdecode.h"
+/* ---- run tokens ------------------------------------------------------------------------------ */
+
+void qtok_get(qtok *t)
+{
+    if (!t) return;
+    pthread_mutex_lock(&t->mu);
+    while (!t->free)
+        pthread_cond_wait(&t->cv, &t->mu);
+    t->free--;
+    pthread_mutex_unlock(&t->mu);
+}
+
+void qtok_put(qtok *t)
+{
+    if (!t) return;
+    pthread_mutex_lock(&t->mu);
+    t->free++;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
 /* ---- output ---------------------------------------------------------------------------------- */
 
 void qout_init(qout *o, size_t limit)
@@ -54,8 +75,13 @@ void qout_free(qout *o)
 int qout_flush(qout *o, int last)
 {
     pthread_mutex_lock(&o->mu);
-    /* back-pressure: wait while the writer has plenty to take from us */
-    while (o->limit && o->bytes > o->limit && o->first && !last) {
+    /* back-pressure: wait while the writer has plenty to take from us (without our token) */
+    int gave = 0;
+    while (o->limit && (o->bytes > o->limit || o->nsegs > QOUT_SEGS_LIMIT) && o->first && !last) {
+        if (!gave && o->tok) {
+            qtok_put(o->tok);
+            gave = 1;
+        }
         o->decoder_waits++;
         pthread_cond_wait(&o->cv, &o->mu);
         o->decoder_waits--;
@@ -64,6 +90,8 @@ int qout_flush(qout *o, int last)
     if (c)
         o->spare = c->next;
     pthread_mutex_unlock(&o->mu);
+    if (gave)
+        qtok_get(o->tok);
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c)
@@ -99,7 +127,8 @@ int qout_flush(qout *o, int last)
     else
         o->first = c;
     o->last = c;
-    o->bytes += c->len + c->nsegs * sizeof(qseg);
+    o->bytes += c->len;
+    o->nsegs += c->nsegs;
     if (last)
         o->done = 1;
     if (o->writer_waits)
@@ -112,7 +141,12 @@ qchunk *qout_peek(qout *o, const qidle *idle)
 {
     if (idle) idle->fn(idle->ctx);
     pthread_mutex_lock(&o->mu);
+    int gave = 0;
     while (!o->first && !o->done) {
+        if (!gave && o->tok) { /* the decoders run while we wait */
+            qtok_put(o->tok);
+            gave = 1;
+        }
         o->writer_waits++;
         if (!idle) {
             pthread_cond_wait(&o->cv, &o->mu);
@@ -134,6 +168,8 @@ qchunk *qout_peek(qout *o, const qidle *idle)
     }
     qchunk *c = o->first;
     pthread_mutex_unlock(&o->mu);
+    if (gave)
+        qtok_get(o->tok);
     return c;
 }
 
@@ -145,7 +181,8 @@ void qout_pop(qout *o)
         o->first = c->next;
         if (!o->first)
             o->last = NULL;
-        o->bytes -= c->len + c->nsegs * sizeof(qseg);
+        o->bytes -= c->len;
+        o->nsegs -= c->nsegs;
         /* keep a couple of buffers for reuse */
         unsigned n = 0;
         for (qchunk *s = o->spare; s; s = s->next)

@@ -188,6 +188,7 @@ typedef struct run {
     size_t next;
     pthread_mutex_t mu;
     int rc;
+    qtok *tok; /* -j N: run tokens (NULL: none) */
 } run;
 
 static void *worker(void *arg)
@@ -201,8 +202,10 @@ static void *worker(void *arg)
             break;
         size_t qi = r->order[k].qi;
         static const qfmt none = {NULL, 0};
+        qtok_get(r->tok);
         int rc = qdecode_run(r->s, qi, r->order[k].hidden ? &none : r->fmt, &r->outs[qi],
                              &r->s->qres[qi]);
+        qtok_put(r->tok);
         if (rc) {
             pthread_mutex_lock(&r->mu);
             if (!r->rc)
@@ -305,6 +308,16 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     r.order = order;
     r.nq = nq;
     pthread_mutex_init(&r.mu, NULL);
+    /* -j N: N threads at work at once, the writer (this thread) among them */
+    qtok tok;
+    if (s->o.threads) {
+        pthread_mutex_init(&tok.mu, NULL);
+        pthread_cond_init(&tok.cv, NULL);
+        tok.free = s->o.threads;
+        r.tok = &tok;
+        for (size_t i = 0; i < nq; i++)
+            outs[i].tok = &tok;
+    }
     unsigned nt = s->o.threads;
     if (!nt) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -322,6 +335,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     if (!started && nq)
         worker(&r); /* no threads: decode here, then write */
 
+    qtok_get(r.tok);
     size_t *pos = calloc(nq ? nq : 1, sizeof *pos);
     if (!pos) {
         w->rc = EK_ERR_NOMEM;
@@ -378,6 +392,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     for (size_t i = 0; i < nq; i++)
         while (qout_peek(&outs[i], NULL))
             qout_pop(&outs[i]);
+    qtok_put(r.tok);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);
@@ -386,6 +401,10 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(outs);
     free(order);
     pthread_mutex_destroy(&r.mu);
+    if (r.tok) {
+        pthread_mutex_destroy(&tok.mu);
+        pthread_cond_destroy(&tok.cv);
+    }
     if (s->o.progress) {
         /* the end: every decoder has finished (done < total only after an error) */
         progress_tell(s);

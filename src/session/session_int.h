@@ -221,11 +221,26 @@ typedef struct qchunk {
     size_t nsegs, segcap;
 } qchunk;
 
+/* Run tokens: with -j N (ek_session_opts.threads) at most N of the run's threads work at once,
+ * the decoders and the writer (the thread that called the run: ordered consumers, the text
+ * writer) together; each gives its token back while it waits for another (back-pressure, or
+ * output not there yet). So -j 1 is one core whatever the recording, as a Dask worker thread
+ * or a `make -j` slot expects. NULL: no limit (threads 0: every queue's thread runs). */
+typedef struct qtok {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned free;
+} qtok;
+void qtok_get(qtok *t);
+void qtok_put(qtok *t);
+
 typedef struct qout {
+    qtok *tok;          /* run tokens (NULL: none) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     qchunk *first, *last;
     size_t bytes;       /* in complete, unconsumed chunks */
+    size_t nsegs;       /* their epochs */
     size_t limit;       /* the decoder waits above this (with a complete chunk to take) */
     int done;           /* the last chunk is in */
     int writer_waits, decoder_waits;
@@ -245,12 +260,13 @@ int session_ts_time(const ek_session *s, uint64_t counter, uint64_t t_lo, uint64
  * in cache, made the decoders wait for the writer's heap order far more often: 32 KiB chunks
  * within 128 KiB per queue cost 40% more CPU time on the bench workload.) */
 #define QOUT_CHUNK (256u << 10)
-#define QOUT_LIMIT (1u << 20)
+#define QOUT_LIMIT (4u << 20)
 /* ... or of QOUT_SEGS epochs, whichever comes first: a queue with many time stamps and little
  * output (decoding with sparse samples) made one chunk of every epoch in its trace, memory
- * growing with the recording (6.7 MB of epoch heads for 16 MiB of trace). The epoch heads
- * count in the QOUT_LIMIT bytes. */
+ * growing with the recording (6.7 MB of epoch heads for 16 MiB of trace). The decoder also
+ * waits while more than QOUT_SEGS_LIMIT epochs (24 bytes each) are not yet written. */
 #define QOUT_SEGS 4096u
+#define QOUT_SEGS_LIMIT (4 * QOUT_SEGS)
 static inline int qout_full(const qout *o)
 {
     return o->cur.len >= QOUT_CHUNK || o->segs.n >= QOUT_SEGS;

@@ -77,6 +77,9 @@ grep -qx "etmkit-fleet: 24 recordings (24 merged, 0 skipped), $nbin binaries -> 
     bad "--local 1 summary: $(cat out1.log)"
 run_fleet out2 --local 2 --fan-in 3 --from recs/list || bad "--local 2: $(tail -3 out2.log)"
 check_result out2 "--local 2 --fan-in 3"
+# each export on two threads instead of one: the same bytes
+run_fleet out2j --local 2 --threads 2 --from recs/list || bad "--threads 2: $(tail -3 out2j.log)"
+check_result out2j "--local 2 --threads 2"
 
 # ---- a real scheduler and two workers on 127.0.0.1
 dask-scheduler --host 127.0.0.1 --port 0 --no-dashboard --scheduler-file sched.json >sched.log 2>&1 &
@@ -183,6 +186,7 @@ diff -r out1.before out1 >/dev/null || bad "an interrupted job changed the previ
     bad "no usable recording: exit $rc, $(cat none.log)"
 # usage errors
 "$fleet" --local 1 recs/list >/dev/null 2>&1; [ $? -eq 2 ] || bad "no -o: not a usage error"
+"$fleet" -o x --local 1 --threads 0 recs/list >/dev/null 2>&1; [ $? -eq 2 ] || bad "--threads 0: not a usage error"
 "$fleet" -o x --local 1 'recs/nothing-*.data' >/dev/null 2>&1; [ $? -eq 2 ] || bad "a glob matching nothing: not a usage error"
 "$fleet" --help | grep -q -- '--scheduler' || bad "--help lacks --scheduler"
 [ "$("$fleet" --version)" = "etmkit-fleet $("$bin" --version | sed -n 's/^etmkit //p')" ] ||
