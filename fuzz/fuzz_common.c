@@ -176,3 +176,12 @@ uint64_t fuzz_u64(fuzz_in *in)
     uint64_t lo = fuzz_u32(in);
     return lo | (uint64_t)fuzz_u32(in) << 32;
 }
+
+int fuzz_out_write(void *ctx, const char *text, size_t len)
+{
+    fuzz_out *o = ctx;
+    o->bytes += len;
+    if (len)
+        o->last = text[len - 1];
+    return 0;
+}

@@ -62,4 +62,13 @@ uint8_t fuzz_u8(fuzz_in *in);
 uint32_t fuzz_u32(fuzz_in *in);
 uint64_t fuzz_u64(fuzz_in *in);
 
+/* A text sink that counts what it is given and keeps the last byte (to check that output
+ * ends with a line end): ek_session_script's and ek_snapshot_list's writer. */
+typedef struct fuzz_out {
+    uint64_t bytes;
+    char last;
+} fuzz_out;
+#define FUZZ_OUT_INIT {0, '\n'}
+int fuzz_out_write(void *ctx, const char *text, size_t len);
+
 #endif

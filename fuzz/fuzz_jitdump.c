@@ -78,19 +78,6 @@ static int init_gen(void)
     return 1;
 }
 
-typedef struct out_state {
-    uint64_t bytes;
-    char last;
-} out_state;
-
-static int write_fn(void *ctx, const char *text, size_t len)
-{
-    out_state *o = ctx;
-    o->bytes += len;
-    if (len) o->last = text[len - 1];
-    return 0;
-}
-
 static int write_file(const char *path, const uint8_t *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -124,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ek_script_fields_default(&f);
     ek_session *s = NULL;
     if (ek_session_open(perf, &o, &fd.sink, &s) == 0 && s) {
-        out_state os = {0, '\n'};
-        int rc = ek_session_script(s, &f, write_fn, &os);
+        fuzz_out os = FUZZ_OUT_INIT;
+        int rc = ek_session_script(s, &f, fuzz_out_write, &os);
         FUZZ_CHECK(rc <= 0, "positive status from ek_session_script");
         FUZZ_CHECK(os.bytes == 0 || os.last == '\n', "script output ends inside a line");
         ek_sbuf sb = {0};

@@ -36,20 +36,6 @@
 #define NAME_MAX_LEN 48
 #define PACK_FILE_MAX 65536
 
-typedef struct out_state {
-    uint64_t bytes;
-    char last;
-} out_state;
-
-static int write_fn(void *ctx, const char *text, size_t len)
-{
-    out_state *o = ctx;
-    o->bytes += len;
-    if (len)
-        o->last = text[len - 1];
-    return 0;
-}
-
 /* the decode stages: one listing and one session per input (choices from the size) */
 static void decode(const ek_snapshot *ss, size_t size, const ek_diag *diag)
 {
@@ -67,8 +53,8 @@ static void decode(const ek_snapshot *ss, size_t size, const ek_diag *diag)
     lo.multi_session = (int)((size / 12) & 1);
     lo.stats = (int)((size / 24) & 1);
     lo.itm_sync = (int)((size / 48) % 3);
-    out_state os = {0, '\n'};
-    lo.write = write_fn;
+    fuzz_out os = FUZZ_OUT_INIT;
+    lo.write = fuzz_out_write;
     lo.write_ctx = &os;
     lo.diag = diag;
     int rc = ek_snapshot_list(ss, &lo);
@@ -84,8 +70,8 @@ static void decode(const ek_snapshot *ss, size_t size, const ek_diag *diag)
     ek_script_fields_default(&f);
     ek_session *s = NULL;
     if (ek_session_open(fuzz_tmpdir(), &o, diag, &s) == 0 && s) {
-        out_state so = {0, '\n'};
-        int src = ek_session_script(s, &f, write_fn, &so);
+        fuzz_out so = FUZZ_OUT_INIT;
+        int src = ek_session_script(s, &f, fuzz_out_write, &so);
         FUZZ_CHECK(src <= 0, "positive status from ek_session_script");
         FUZZ_CHECK(so.bytes == 0 || so.last == '\n', "script output ends inside a line");
         ek_sbuf sb = {0};
