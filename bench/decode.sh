@@ -30,6 +30,7 @@ time_bin=$(command -v time || true)
 [ -x /usr/bin/time ] && time_bin=/usr/bin/time
 
 tmp=$(mktemp -d)
+. "$here/null.inc"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 snap="$tmp/bugfix-exact-match-x$copies"
 mkdir -p "$snap"
@@ -55,12 +56,12 @@ run() {
     name=$1
     shift
     if [ -n "$time_bin" ] && [ "$time_bin" = /usr/bin/time ]; then
-        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err"
+        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >"$null" 2>"$tmp/err"
         rc=$?
         read -r w u s rss <"$tmp/time"
     else
         start=$(date +%s.%N)
-        "$@" >/dev/null 2>"$tmp/err"
+        "$@" >"$null" 2>"$tmp/err"
         rc=$?
         end=$(date +%s.%N)
         w=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')

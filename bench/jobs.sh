@@ -17,12 +17,7 @@ F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
 printf 'timestamps = 0\n' >"$tmp/nots.cfg"
-# a null device: on some machines /dev/null is a regular file, where gigabytes of text would
-# land in memory; mknod needs root, otherwise /dev/null as it is
-null=/dev/null
-if [ ! -c /dev/null ]; then
-    mknod "$tmp/null" c 1 3 2>/dev/null && null=$tmp/null
-fi
+. "$here/null.inc"
 for kind in ts nots; do
     out="$tmp/workload-$size-$kind"
     [ -f "$out/perf.data" ] && continue

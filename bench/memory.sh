@@ -16,12 +16,7 @@ F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 [ -x /usr/bin/time ] || { echo "memory bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
-# a null device: on some machines /dev/null is a regular file, where gigabytes of text would
-# land in memory; mknod needs root, otherwise /dev/null as it is
-null=/dev/null
-if [ ! -c /dev/null ]; then
-    mknod "$tmp/null" c 1 3 2>/dev/null && null=$tmp/null
-fi
+. "$here/null.inc"
 echo "machine: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 for sz in $sizes; do
     out="$tmp/workload-$sz"

@@ -31,6 +31,7 @@ done
 etmkit=$(cd "$(dirname "$etmkit")" && pwd)/$(basename "$etmkit")
 
 tmp=$(mktemp -d)
+. "$here/null.inc"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir "$tmp/snap"
 for f in "$snap"/*; do
@@ -52,7 +53,7 @@ best_of() {
     best_c= best_w= best_m=
     n=0
     while [ $n -lt "$runs" ]; do
-        (cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr") || {
+        (cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >"$null" 2>"$tmp/stderr") || {
             echo "$var failed:"
             cat "$tmp/stderr"
             exit 1

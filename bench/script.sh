@@ -35,6 +35,7 @@ fi
 
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$here/null.inc"
 out="$tmp/$scenario"
 if [ ! -f "$out/perf.data" ]; then
     echo "script bench: etmkit gen --scenario $scenario --trace-size $size ..."
@@ -59,7 +60,7 @@ run() {
     read -r w u s rss <"$tmp/time"
     cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
     lines=
-    [ "$dest" = /dev/null ] || lines=", $(wc -l <"$dest") lines"
+    [ "$dest" = "$null" ] || lines=", $(wc -l <"$dest") lines"
     echo "$name: $w s wall, $cpu s CPU ($u user + $s sys), peak RSS $rss KiB$lines (exit $rc)"
     last_wall=$w
     last_cpu=$cpu
@@ -73,10 +74,10 @@ run() {
 #
 # etmkit three times (its CPU time varies by +-15% on a shared VM; four decoder threads on
 # two cores); the median run by CPU counts
-echo "-- timed, output to /dev/null"
+echo "-- timed, output to $null"
 runs=""
 for k in 1 2 3; do
-    run "etmkit script (run $k)" /dev/null "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+    run "etmkit script (run $k)" "$null" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
     runs="$runs$last_cpu $last_wall $last_rss
 "
 done
@@ -84,9 +85,9 @@ set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
 ec=$1 ew=$2 er=$3
 echo "etmkit script, median of 3 by CPU: $ew s wall, $ec s CPU, peak RSS $er KiB"
 # the line cache off (ETMKIT_NO_LINE_CACHE=1): every sample's text made anew
-run "etmkit script (no line cache)" /dev/null env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+run "etmkit script (no line cache)" "$null" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 e1w=$last_wall e1c=$last_cpu
-run "perf script" /dev/null "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
+run "perf script" "$null" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
 pw=$last_wall pc=$last_cpu pr=$last_rss
 
 awk -v ew="$ew" -v ec="$ec" -v e1w="$e1w" -v e1c="$e1c" -v pw="$pw" -v pc="$pc" -v er="$er" -v pr="$pr" 'BEGIN {

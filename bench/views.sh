@@ -23,6 +23,7 @@ nruns=${BENCH_RUNS:-3}
 [ -x /usr/bin/time ] || { echo "views bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$here/null.inc"
 out="$tmp/$scenario"
 if [ ! -f "$out/perf.data" ]; then
     echo "views bench: etmkit gen --scenario $scenario --trace-size $size ..."
@@ -44,7 +45,7 @@ median() {
     k=0
     while [ $k -lt "$nruns" ]; do
         k=$((k + 1))
-        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err"
+        /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >"$null" 2>"$tmp/err"
         rc=$?
         read -r w u s rss <"$tmp/time"
         cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
