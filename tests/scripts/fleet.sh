@@ -7,7 +7,8 @@
 # bytes with --local 1, --local 2, against a real dask-scheduler with two dask-worker processes
 # on 127.0.0.1, and when one of those workers is killed (SIGKILL) while it runs a task. Bad
 # recordings are left out and listed in skipped.tsv with export's one-line reason; --strict
-# writes nothing and exits 1; an interrupted job leaves the previous result as it was.
+# writes nothing and exits 1; an interrupted job leaves the previous result as it was. Snapshot
+# folders are recordings too.
 set -u
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && { echo "SKIP: etmkit-fleet is checked in the normal build (export and merge run under ASan in their own tests)"; exit 77; }
 py=/usr/bin/python3
@@ -193,6 +194,19 @@ if grep -q '^MALLOC_TRIM_THRESHOLD_=' "$tmp"/env.* 2>/dev/null; then
     bad "etmkit ran with Dask's MALLOC_TRIM_THRESHOLD_"
 fi
 grep -q '^PATH=' "$tmp"/env.* 2>/dev/null || bad "etmkit ran without the worker's environment"
+
+# snapshot folders (a debugger's trace snapshot: snapshot.ini, memory dumps) are recordings too,
+# given as paths: the result is the merge of their exports, as for perf.data
+mkdir snaps
+for k in 1 2; do
+    "$bin" gen --scenario snapshot-etr --seed $k -o "snaps/etr-$k" >/dev/null 2>&1 || bad "gen snapshot-etr $k"
+    "$bin" export --format=branch-list -q -o "snaps/$k.bl" "snaps/etr-$k/snapshot" || bad "export snapshot $k"
+done
+"$bin" merge -q -o snaps/ref.bl snaps/1.bl snaps/2.bl || bad "snapshot reference merge"
+grep -q '^binary ' snaps/ref.bl || bad "the snapshots' reference names no binary"
+run_fleet outs --local 1 snaps/etr-1/snapshot snaps/etr-2/snapshot || bad "snapshot folders: $(tail -3 outs.log)"
+cmp -s snaps/ref.bl outs/fleet.bl || bad "snapshot folders: fleet.bl differs from one etmkit merge of their exports"
+[ "$(cat outs/skipped.tsv)" = "recording	reason" ] || bad "snapshot folders: skipped.tsv: $(cat outs/skipped.tsv)"
 
 # nothing usable at all: exit 1, nothing written
 "$fleet" --etmkit "$bin" --local 1 -o out6 "$tmp/notperf.data" >none.log 2>&1; rc=$?
