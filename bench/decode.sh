@@ -6,7 +6,8 @@
 # Input: the bugfix-exact-match snapshot of ../shared/testdata/opencsd with its 1 MiB trace
 # buffer repeated BENCH_COPIES times (default 16: 16 MiB), built at run time in a temporary
 # folder (INI files copied, memory dumps linked). Both decoders list the generic elements
-# (etmkit dump --format=ocsd --decode-only, trc_pkt_lister -decode_only) to /dev/null; the
+# (etmkit dump --format=ocsd --decode-only to /dev/null, best of 3; trc_pkt_lister -decode_only
+# at its fastest, to a file: -logfilename); the
 # script prints wall and CPU times, their ratios and peak RSS, then etmkit's decode speed
 # without any listing (bench/flow_bench) in MB/s of trace and instructions per second.
 set -u
@@ -29,6 +30,8 @@ lister=$(command -v trc_pkt_lister || true)
 time_bin=$(command -v time || true)
 [ -x /usr/bin/time ] && time_bin=/usr/bin/time
 
+lister_version=$(dpkg-query -W -f '${Version}' libopencsd-bin 2>/dev/null | sed 's/-.*//')
+. "$here/result.inc"
 tmp=$(mktemp -d)
 . "$here/null.inc"
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -75,17 +78,28 @@ run() {
         "$last_cpu" "$rss" "$rc"
 }
 
-run "etmkit" "$etmkit" dump --format=ocsd --decode-only "$snap"
-e_wall=$last_wall
-e_cpu=$last_cpu
+# etmkit: the best of 3 by CPU time; the lister once (it takes a minute or two)
+e_wall= e_cpu=
+for _ in 1 2 3; do
+    run "etmkit" "$etmkit" dump --format=ocsd --decode-only "$snap"
+    if [ -z "$e_cpu" ] || awk -v a="$last_cpu" -v b="$e_cpu" 'BEGIN { exit !(a < b) }'; then
+        e_wall=$last_wall e_cpu=$last_cpu
+    fi
+done
 if [ -n "$lister" ]; then
-    (cd "$tmp" && run "trc_pkt_lister" "$lister" -ss_dir "$snap" -decode_only -logstdout \
-        -no_time_print) | tee "$tmp/lister.line"
+    # the lister at its fastest: its listing to a file only (-logfilename; by default it
+    # writes to standard output and to ./trc_pkt_lister.ppl, and standard output is slower)
+    (cd "$tmp" && run "trc_pkt_lister" "$lister" -ss_dir "$snap" -decode_only \
+        -logfilename "$tmp/lister.ppl" -no_time_print) | tee "$tmp/lister.line"
+    rm -f "$tmp/lister.ppl"
     l_wall=$(awk '{ print $2 }' "$tmp/lister.line")
     l_cpu=$(awk '{ print $5 }' "$tmp/lister.line")
     awk -v lw="$l_wall" -v ew="$e_wall" -v lc="$l_cpu" -v ec="$e_cpu" 'BEGIN {
         printf "ratio (lister / etmkit): %.1fx wall, %.1fx CPU\n",
                (ew > 0 ? lw / ew : 0), (ec > 0 ? lc / ec : 0) }'
+    bench_result decode-listing "decode listing (\`dump --format=ocsd --decode-only\`), bugfix-exact-match x$copies ($mb MiB)" \
+        "$e_cpu s CPU" "$l_cpu s CPU (trc_pkt_lister -decode_only $lister_version, to a file)" \
+        "$(awk -v a="$e_cpu" -v b="$l_cpu" 'BEGIN { printf "%.1f", b / (a > 0 ? a : 0.01) }')" ">=80"
 else
     echo "trc_pkt_lister: not installed (apt-get install libopencsd-bin): no comparison"
 fi

@@ -68,3 +68,8 @@ awk -v l="$l" -v la="$la" -v a="$a" -v b="$b" 'BEGIN {
     printf "local1/local2 = %.2fx (second worker)\n", a / b
     printf "local1/loop   = %.3f (scheduler overhead %+.1f%%)\n", a / l, (a / l - 1) * 100
     printf "loopall/local2 = %.2fx (two workers against one export at a time on all cores)\n", la / b }'
+. "$here/result.inc"
+bench_result fleet-workers "\`etmkit-fleet --local 2\` against \`--local 1\`, wall time, $count recordings of $size" \
+    "$b s wall (2 workers)" "$a s wall (1 worker)" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')" ">=1.7"
+bench_result fleet-overhead "\`etmkit-fleet --local 1\` against a shell loop of the same exports and merge, wall time" \
+    "$a s wall (fleet)" "$l s wall (loop)" "$(awk -v a="$a" -v l="$l" 'BEGIN { printf "%.3f", a / l }')" "<=1.1"

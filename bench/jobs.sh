@@ -18,6 +18,7 @@ tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
 printf 'timestamps = 0\n' >"$tmp/nots.cfg"
 . "$here/null.inc"
+. "$here/result.inc"
 for kind in ts nots; do
     out="$tmp/workload-$size-$kind"
     [ -f "$out/perf.data" ] && continue
@@ -48,5 +49,9 @@ for kind in ts nots; do
         awk -v k="$label" -v m="$mode" -v w1="$w1" -v w2="$w2" -v c1="$c1" -v c2="$c2" 'BEGIN {
             printf "%s, %s: -j1 %.2f s wall (%.2f s CPU), -j2 %.2f s wall (%.2f s CPU): %.2fx\n",
                 k, m, w1, c1, w2, c2, w1 / w2 }'
+        what=$([ $mode = decode ] && echo "decoding (\`--itrace=i10000000\`)" || echo "\`--itrace=b -F\` text")
+        bench_result "jobs-$kind-$mode" "\`script -j2\` against \`-j1\`, wall time, workload $size with $label, $what" \
+            "$w2 s wall (-j2)" "$w1 s wall (-j1)" \
+            "$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 0.01) }')" ">=1.7"
     done
 done

@@ -17,6 +17,7 @@ F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/null.inc"
+. "$here/result.inc"
 echo "machine: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 for sz in $sizes; do
     out="$tmp/workload-$sz"
@@ -33,8 +34,12 @@ for mode in decode text; do
         /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$etmkit" script -q -i "$out/perf.data" \
             --symfs "$out/symfs" --kallsyms "$out/kallsyms" "$@" >"$null" 2>"$tmp/err"
         read -r w u s rss <"$tmp/time"
-        [ -n "$first" ] || first=$rss
+        [ -n "$first" ] || { first=$rss; firstsz=$sz; }
         ratio=$(awk -v a="$rss" -v b="$first" 'BEGIN { printf "%.2f", a / b }')
         echo "$mode, $sz of trace: peak RSS $rss KiB (${ratio}x the first size), $w s wall, $u s user"
+        if [ "$mode" = decode ] && [ "$sz" != "$firstsz" ]; then
+            bench_result "memory-$sz" "peak RSS decoding (\`--itrace=i10000000\`) workload $sz against $firstsz" \
+                "$rss KiB" "$first KiB ($firstsz, etmkit)" "$ratio" "<=1.5"
+        fi
     done
 done

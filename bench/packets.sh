@@ -3,12 +3,13 @@
 #
 # Input: the bugfix-exact-match snapshot of ../shared (6 ETMv4 sources in 1 MiB of CoreSight
 # frames) with its buffer repeated 16 times (16 MiB), written with the same INI files into a
-# temporary folder. Both tools list every packet to /dev/null:
-#   etmkit dump --format=ocsd DIR
-#   trc_pkt_lister -ss_dir DIR -no_time_print -logstdout
-# (-logstdout: only to stdout, otherwise the lister also writes its listing to
-#  ./trc_pkt_lister.ppl; Debian's 1.3.3 ignores -no_time_print with a warning.)
-# Prints the best of 3 wall-clock times, the ratio and the peak RSS of each.
+# temporary folder. Both tools list every packet, each at its fastest:
+#   etmkit dump --format=ocsd DIR                                  (to /dev/null)
+#   trc_pkt_lister -ss_dir DIR -no_time_print -logfilename FILE    (to a file only)
+# (by default the lister writes to standard output and to ./trc_pkt_lister.ppl; to a file
+#  alone it is fastest. Debian's 1.3.3 ignores -no_time_print with a warning.)
+# Prints the best of 3 CPU times for etmkit, one run of the lister (LISTER_RUNS), the ratio
+# and the peak RSS of each.
 # usage: bench/packets.sh [path/to/etmkit]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +31,8 @@ done
 [ -x "$etmkit" ] || { echo "packets.sh: $etmkit is not built"; exit 1; }
 etmkit=$(cd "$(dirname "$etmkit")" && pwd)/$(basename "$etmkit")
 
+lister_version=$(dpkg-query -W -f '${Version}' libopencsd-bin 2>/dev/null | sed 's/-.*//')
+. "$here/result.inc"
 tmp=$(mktemp -d)
 . "$here/null.inc"
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -73,8 +76,13 @@ EOT
 echo "packet listing of $size bytes of CoreSight frames (bugfix-exact-match x16), best of $runs"
 best_of ek "$etmkit" dump --format=ocsd "$tmp/snap"
 printf '  %-16s cpu %8s s  wall %8s s  peak RSS %7s KiB\n' etmkit "$ek_cpu" "$ek_wall" "$ek_rss"
-best_of ocsd trc_pkt_lister -ss_dir "$tmp/snap" -no_time_print -logstdout
+runs=${LISTER_RUNS:-1}
+best_of ocsd trc_pkt_lister -ss_dir "$tmp/snap" -no_time_print -logfilename "$tmp/lister.ppl"
+rm -f "$tmp/lister.ppl"
 printf '  %-16s cpu %8s s  wall %8s s  peak RSS %7s KiB\n' trc_pkt_lister "$ocsd_cpu" "$ocsd_wall" "$ocsd_rss"
 awk -v a="$ek_cpu" -v b="$ocsd_cpu" 'BEGIN {
     if (a < 0.01) a = 0.01
     printf "  etmkit is %.1fx faster (CPU time; %.1f MiB/s vs %.2f MiB/s)\n", b / a, 16 / a, 16 / b }'
+bench_result packets "packet listing (\`dump --format=ocsd\`), bugfix-exact-match x16 (16 MiB)" \
+    "$ek_cpu s CPU" "$ocsd_cpu s CPU (trc_pkt_lister $lister_version, to a file)" \
+    "$(awk -v a="$ek_cpu" -v b="$ocsd_cpu" 'BEGIN { if (a < 0.01) a = 0.01; printf "%.1f", b / a }')" ">=25"

@@ -33,6 +33,8 @@ if [ -z "$perf" ] || ! "$perf" version >/dev/null 2>&1; then
 fi
 [ -x /usr/bin/time ] || { echo "script bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
 
+perf_version=$("$perf" version 2>/dev/null | sed 's/^perf version //')
+. "$here/result.inc"
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/null.inc"
@@ -95,6 +97,30 @@ awk -v ew="$ew" -v ec="$ec" -v e1w="$e1w" -v e1c="$e1c" -v pw="$pw" -v pc="$pc" 
         pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01), pw / (e1w > 0 ? e1w : 0.01), pc / (e1c > 0 ? e1c : 0.01)
     printf "peak RSS: etmkit %d KiB, perf %d KiB (%.1fx less)\n", er, pr, pr / (er > 0 ? er : 1)
 }'
+
+bench_result "script-F-$scenario" "\`script --itrace=b -F $F\`, $scenario $size" \
+    "$ec s CPU" "$pc s CPU (perf $perf_version)" \
+    "$(awk -v a="$ec" -v b="$pc" 'BEGIN { printf "%.1f", b / (a > 0 ? a : 0.01) }')" ">=20"
+
+# perf's default fields (comm, tid, cpu, time, period, event, ip, sym+off, dso, addr): what
+# people type
+echo "-- perf's default fields (no -F), timed, output to $null"
+runs=""
+for k in 1 2 3; do
+    run "etmkit script, default fields (run $k)" "$null" "$etmkit" script -q --symfs "$out/symfs" --itrace=b "$out/perf.data"
+    runs="$runs$last_cpu $last_wall $last_rss
+"
+done
+set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
+dc=$1 dw=$2
+echo "etmkit script, default fields, median of 3 by CPU: $dw s wall, $dc s CPU"
+run "perf script, default fields" "$null" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b
+awk -v ew="$dw" -v ec="$dc" -v pw="$last_wall" -v pc="$last_cpu" 'BEGIN {
+    printf "ratio perf/etmkit, default fields: %.1fx wall, %.1fx CPU\n", pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01)
+}'
+bench_result "script-default-$scenario" "\`script --itrace=b\` with perf's default fields, $scenario $size" \
+    "$dc s CPU" "$last_cpu s CPU (perf $perf_version)" \
+    "$(awk -v a="$dc" -v b="$last_cpu" 'BEGIN { printf "%.1f", b / (a > 0 ? a : 0.01) }')" ">=10"
 
 echo "-- output to files in $tmp (for the comparison; disk-bound for both)"
 run "etmkit script" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"

@@ -24,6 +24,7 @@ nruns=${BENCH_RUNS:-3}
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$here/null.inc"
+. "$here/result.inc"
 out="$tmp/$scenario"
 if [ ! -f "$out/perf.data" ]; then
     echo "views bench: etmkit gen --scenario $scenario --trace-size $size ..."
@@ -72,6 +73,11 @@ lc=$med_cpu
 median "etmkit export --format=perfetto" "$etmkit" export -q --format=perfetto --symfs "$out/symfs" -o "$tmp/v.pt" "$out/perf.data"
 pc=$med_cpu
 rm -f "$tmp/v.svg" "$tmp/v.info" "$tmp/v.pt"
+for v in "folded $fc" "report $rpc" "svg $vc" "lcov $lc" "perfetto $pc"; do
+    set -- $v
+    bench_result "view-$1-$scenario" "\`$([ $1 = report ] && echo report || echo "export --format=$1")\` against \`script --itrace=b\`, CPU, $scenario $size" \
+        "$2 s CPU" "$sc s CPU (script)" "$(awk -v a="$2" -v s="$sc" 'BEGIN { printf "%.2f", a / (s > 0 ? s : 0.01) }')" "<=2"
+done
 awk -v s="$sc" -v f="$fc" -v r="$rpc" -v v="$vc" -v l="$lc" -v p="$pc" 'BEGIN {
     s = s > 0 ? s : 0.01
     printf "CPU against script: folded %.2fx, report %.2fx, svg %.2fx, lcov %.2fx, perfetto %.2fx (acceptance: at most 2x)\n", f / s, r / s, v / s, l / s, p / s

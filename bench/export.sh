@@ -1,0 +1,54 @@
+#!/bin/sh
+# The cost of a profile against the text it is made from (issue 30): CPU time (user + sys) of
+#   etmkit export --format=autofdo -o FILE          (the AutoFDO profile)
+#   etmkit script --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr > null device
+# on the same recording, each the median of BENCH_RUNS (default 3) by CPU, and their ratio
+# (acceptance: export at most 1.3x script -F).
+#
+#   bench/export.sh [ETMKIT_BIN]          (default: build/etmkit)
+#
+# Input: `etmkit gen --scenario BENCH_SCENARIO --trace-size BENCH_TRACE_SIZE` (default workload,
+# 64M, as bench/script.sh), generated into a temporary folder (BENCH_TMP: kept there).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+etmkit=${1:-$here/../build/etmkit}
+size=${BENCH_TRACE_SIZE:-64M}
+scenario=${BENCH_SCENARIO:-workload}
+nruns=${BENCH_RUNS:-3}
+F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
+[ -x "$etmkit" ] || { echo "export bench: $etmkit is not built (make)"; exit 1; }
+[ -x /usr/bin/time ] || { echo "export bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 77; }
+tmp=${BENCH_TMP:-$(mktemp -d)}
+[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$here/null.inc"
+. "$here/result.inc"
+out="$tmp/$scenario"
+if [ ! -f "$out/perf.data" ]; then
+    "$etmkit" gen -q --scenario "$scenario" --trace-size "$size" -o "$out" >"$tmp/gen.log" 2>&1 || {
+        echo "export bench: etmkit gen failed:"; tail -3 "$tmp/gen.log"; exit 1; }
+fi
+echo "export bench: $scenario $size; machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# median NAME CMD...: the median of nruns by CPU seconds; sets med
+median() {
+    name=$1
+    shift
+    : >"$tmp/cpus"
+    for _ in $(seq "$nruns"); do
+        /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$@" >"$null" 2>"$tmp/err" || {
+            echo "export bench: $name failed:"; tail -3 "$tmp/err"; exit 1; }
+        awk '{ printf "%.2f %d\n", $1 + $2, $3 }' "$tmp/time" >>"$tmp/cpus"
+    done
+    set -- $(sort -n "$tmp/cpus" | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }')
+    med=$1
+    echo "$name: $1 s CPU (median of $nruns), peak RSS $2 KiB"
+}
+median "script -F" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
+s=$med
+median "export --format=autofdo" "$etmkit" export -q --format=autofdo --symfs "$out/symfs" \
+    -o "$tmp/profile.txt" "$out/perf.data"
+e=$med
+ratio=$(awk -v e="$e" -v s="$s" 'BEGIN { printf "%.2f", e / (s > 0 ? s : 0.01) }')
+echo "export / script -F: ${ratio}x CPU"
+bench_result "export-autofdo-$scenario" "\`export --format=autofdo\` against \`script --itrace=b -F ...\`, CPU, $scenario $size" \
+    "$e s CPU (export)" "$s s CPU (script -F)" "$ratio" "<=1.3"
