@@ -94,18 +94,38 @@ static inline void wr_hex2(wr *w, uint8_t v)
     w->p += 2;
 }
 
-/* Decimal digits of v (1-20). */
+/* Decimal digits of v (1-20), without a loop: the bit length gives the power of ten below
+ * (1233 / 4096 is log10(2) rounded down, exact enough for 64 bits), one compare corrects it.
+ * v | 1 has the digits of v (every power of ten from 10 up is even) and gives 0 one digit. */
 static inline unsigned wr_dec_len(uint64_t v)
 {
-    unsigned n = 1;
-    for (uint64_t x = 10; v >= x; x *= 10) {
-        n++;
-        if (n == 20) break; /* (10^19 is the last power of ten below 2^64) */
-    }
-    return n;
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+    const uint64_t x = v | 1;
+    const unsigned t = ((64u - (unsigned)__builtin_clzll(x)) * 1233u) >> 12;
+    return t + 1 - (x < pow10[t]);
 }
 
-/* v's n digits at p, two at a time from the last one back. */
+/* v's n digits at p, from the last one back: four at a time (one 64-bit division by 10000,
+ * then two independent pairs in 32 bits), then the leading one to four. */
 static inline void wr_dec_at(char *p, uint64_t v, unsigned n)
 {
     static const char pairs[] =
@@ -113,17 +133,24 @@ static inline void wr_dec_at(char *p, uint64_t v, unsigned n)
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
     char *q = p + n;
-    while (v >= 100) {
-        const unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        q -= 2;
-        memcpy(q, pairs + 2 * r, 2);
+    while (v >= 10000) {
+        const uint32_t c = (uint32_t)(v % 10000);
+        v /= 10000;
+        q -= 4;
+        memcpy(q, pairs + 2 * (c / 100), 2);
+        memcpy(q + 2, pairs + 2 * (c % 100), 2);
     }
-    if (v >= 10) {
+    uint32_t x = (uint32_t)v;
+    if (x >= 100) {
         q -= 2;
-        memcpy(q, pairs + 2 * v, 2);
+        memcpy(q, pairs + 2 * (x % 100), 2);
+        x /= 100;
+    }
+    if (x >= 10) {
+        q -= 2;
+        memcpy(q, pairs + 2 * x, 2);
     } else {
-        *--q = (char)('0' + v);
+        *--q = (char)('0' + x);
     }
 }
 

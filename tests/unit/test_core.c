@@ -40,7 +40,7 @@ static void test_sbuf_formats(void **state)
 static void test_line_writer_numbers(void **state)
 {
     (void)state;
-    uint64_t vals[200];
+    uint64_t vals[400];
     size_t nv = 0;
     vals[nv++] = 0;
     for (uint64_t x = 1;; x *= 10) {
@@ -49,8 +49,16 @@ static void test_line_writer_numbers(void **state)
         vals[nv++] = x + 1;
         if (x > UINT64_MAX / 10) break;
     }
-    for (unsigned b = 1; b <= 64; b++)
+    for (unsigned b = 1; b <= 64; b++) {
         vals[nv++] = b == 64 ? UINT64_MAX : (1ull << b) - 1;
+        vals[nv++] = 1ull << (b - 1); /* each bit length's first value: wr_dec_len's estimate */
+    }
+    /* pseudo-random values of every bit length (xorshift) */
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (unsigned k = 0; k < 128; k++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        vals[nv++] = r >> (k % 64);
+    }
     vals[nv++] = 0x8000000000000000ull;
     vals[nv++] = 12345678901234567890ull;
     assert_true(nv <= sizeof vals / sizeof vals[0]);
