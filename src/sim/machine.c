@@ -505,9 +505,12 @@ static void do_jit(sim *S, struct sim_cpu *c, sim_thread *t)
     }
     int k = (int)sim_rng_below(&S->rng, (uint32_t)S->jit_count);
     uint64_t size = S->images[S->jit_first + k].seg_filesz;
-    if (j->next + size > j->cache + j->cache_size || (nlive >= 4 && r < 128)) {
+    if (j->next + size > j->cache + j->cache_size || (nlive >= 4 && r < 128) ||
+        p->nmaps == SIM_MAX_MAPS) {
         /* collect: every function goes; new code starts again at the cache's start, where
-         * other code was (not the function that was there last) */
+         * other code was (not the function that was there last). Also when the process has
+         * no room for another mapping: a long run (--trace-size) of live functions could
+         * otherwise fill the table and stop the simulation. */
         int at_base = -1;
         for (int i = 0; i < p->nmaps; i++)
             if (p->maps[i].jit && p->maps[i].start == j->cache)
