@@ -88,7 +88,7 @@ for _ in 1 2 3; do
 done
 if [ -n "$lister" ]; then
     # the lister at its fastest: its listing to a file only (-logfilename; by default it
-    # writes to standard output and to ./trc_pkt_lister.ppl, and standard output is slower)
+    # writes to standard output and to ./trc_pkt_lister.ppl: about the same cost here)
     (cd "$tmp" && run "trc_pkt_lister" "$lister" -ss_dir "$snap" -decode_only \
         -logfilename "$tmp/lister.ppl" -no_time_print) | tee "$tmp/lister.line"
     rm -f "$tmp/lister.ppl"

@@ -6,8 +6,9 @@
 # temporary folder. Both tools list every packet, each at its fastest:
 #   etmkit dump --format=ocsd DIR                                  (to /dev/null)
 #   trc_pkt_lister -ss_dir DIR -no_time_print -logfilename FILE    (to a file only)
-# (by default the lister writes to standard output and to ./trc_pkt_lister.ppl; to a file
-#  alone it is fastest. Debian's 1.3.3 ignores -no_time_print with a warning.)
+# (by default the lister writes to standard output and to ./trc_pkt_lister.ppl; a file alone is
+#  what issue 30 names its fastest setting, though on our VM every way costs about the same: it
+#  writes each line with a system call of its own. Debian's 1.3.3 ignores -no_time_print.)
 # Prints the best of 3 CPU times for etmkit, one run of the lister (LISTER_RUNS), the ratio
 # and the peak RSS of each.
 # usage: bench/packets.sh [path/to/etmkit]
