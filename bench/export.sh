@@ -12,21 +12,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 etmkit=${1:-$here/../build/etmkit}
-size=${BENCH_TRACE_SIZE:-64M}
-scenario=${BENCH_SCENARIO:-workload}
 nruns=${BENCH_RUNS:-3}
 F=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
-[ -x "$etmkit" ] || { echo "export bench: $etmkit is not built (make)"; exit 1; }
-[ -x /usr/bin/time ] || { echo "export bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 77; }
-tmp=${BENCH_TMP:-$(mktemp -d)}
-[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
-. "$here/null.inc"
-. "$here/result.inc"
-out="$tmp/$scenario"
-if [ ! -f "$out/perf.data" ]; then
-    "$etmkit" gen -q --scenario "$scenario" --trace-size "$size" -o "$out" >"$tmp/gen.log" 2>&1 || {
-        echo "export bench: etmkit gen failed:"; tail -3 "$tmp/gen.log"; exit 1; }
-fi
+name=export
+. "$here/recording.inc"
 echo "export bench: $scenario $size; machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # median NAME CMD...: the median of nruns by CPU seconds; sets med

@@ -16,24 +16,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 etmkit=${1:-$here/../build/etmkit}
-size=${BENCH_TRACE_SIZE:-64M}
-scenario=${BENCH_SCENARIO:-workload}
 nruns=${BENCH_RUNS:-3}
-[ -x "$etmkit" ] || { echo "views bench: $etmkit is not built (make)"; exit 1; }
-[ -x /usr/bin/time ] || { echo "views bench: SKIP: /usr/bin/time is missing (apt-get install time)"; exit 0; }
-tmp=${BENCH_TMP:-$(mktemp -d)}
-[ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
-. "$here/null.inc"
-. "$here/result.inc"
-out="$tmp/$scenario"
-if [ ! -f "$out/perf.data" ]; then
-    echo "views bench: etmkit gen --scenario $scenario --trace-size $size ..."
-    "$etmkit" gen --scenario "$scenario" --trace-size "$size" -o "$out" >"$tmp/gen.log" 2>&1 || {
-        if grep -q libc6-arm64-cross "$tmp/gen.log"; then
-            echo "views bench: SKIP: $(grep -o 'install the packages.*' "$tmp/gen.log" | head -1)"; exit 0
-        fi
-        echo "views bench: etmkit gen failed:"; tail -3 "$tmp/gen.log"; exit 1; }
-fi
+name=views
+. "$here/recording.inc"
 bytes=$(wc -c <"$out/perf.data")
 echo "views bench: $scenario recording of $(awk -v s="$bytes" 'BEGIN { printf "%.1f", s / 1048576 }') MiB"
 echo "machine: $(nproc) CPUs, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)"
