@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "etmkit/filter.h"
 #include "etmkit/synth.h"
 
 #ifdef __cplusplus
@@ -56,6 +57,12 @@ typedef struct ek_perfetto_opts {
     int per_source;     /* a stack per thread and trace source (ek_stacks_opts.per_source) */
     int no_cpu_tracks;  /* leave out the CPU tracks */
     int no_dso;         /* leave out the "dso" annotation of the slices */
+    /* The threads shown (NULL: all): those whose pid, tid and comm (as the resolver names the
+     * thread when its first sample comes) its --pid, --tid and --comm lists keep. The stacks
+     * still follow every sample, so a shown thread's slices are those of the whole trace; the
+     * CPU tracks show the shown threads only. Its CPU and time lists are not used here: give
+     * them to the session (ek_session_opts.filter), which decodes only what they keep. */
+    const ek_sample_filter *filter;
 } ek_perfetto_opts;
 
 void ek_perfetto_opts_init(ek_perfetto_opts *o);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "etmkit/filter.h"
 #include "etmkit/perfetto.h"
 #include "etmkit/sbuf.h"
 #include "etmkit/stacks.h"
@@ -81,6 +82,7 @@ typedef struct wth {
     uint8_t npend;   /* pending names: 0, 1 (pn[0]) or 2 (a call's pn[0], an exception's pn[1]) */
     uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
                       * is new (a return right before it may have left one at that address) */
+    uint8_t hidden;  /* the filter leaves it out: followed as any other, nothing written */
     ek_sbuf pn[2], pd[2]; /* pending names and DSOs */
     char label[64];       /* "comm pid/tid" */
 } wth;
@@ -104,6 +106,7 @@ struct ek_perfetto {
     uint32_t nprocs, pmask;
     wcpu *cpus;
     uint32_t ncpus;
+    ek_sample_filter tf; /* the filter's pid, tid and comm lists (o.filter's, shared) */
     int clock_set, clock_insns;
     uint64_t clock, cum;
     ek_perfetto_stats stats;
@@ -123,6 +126,16 @@ int ek_perfetto_new(const ek_perfetto_opts *o, ek_perfetto **out)
     ek_perfetto *w = calloc(1, sizeof *w);
     if (!w) return EK_ERR_NOMEM;
     w->o = *o;
+    if (o->filter) {
+        /* threads are chosen by who they are; the CPUs and times are the session's */
+        w->tf.pids = o->filter->pids;
+        w->tf.npids = o->filter->npids;
+        w->tf.tids = o->filter->tids;
+        w->tf.ntids = o->filter->ntids;
+        w->tf.comms = o->filter->comms;
+        w->tf.ncomms = o->filter->ncomms;
+        if (!w->tf.npids && !w->tf.ntids && !w->tf.ncomms) w->o.filter = NULL;
+    }
     ek_stacks_opts so;
     ek_stacks_opts_init(&so);
     so.max_depth = o->max_depth ? o->max_depth : 1024;
@@ -346,7 +359,6 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
     while (w->thash[k])
         k = (k + 1) & w->thmask;
     w->thash[k] = ++w->nth;
-    w->stats.threads++;
     /* its tracks */
     ek_sample q = *s;
     q.pid = pid;
@@ -358,6 +370,15 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
         comm = cbuf;
     }
     snprintf(t->label, sizeof t->label, "%.40s %d/%d", comm, pid, tid);
+    if (w->o.filter) {
+        /* (the comm the filter compares is the resolver's, not the ":tid" placeholder) */
+        const char *fc = comm == cbuf ? NULL : comm;
+        if (!ek_sample_filter_match(&w->tf, &q, fc)) {
+            t->hidden = 1;
+            return t;
+        }
+    }
+    w->stats.threads++;
     if (process_track(w, pid, comm)) return NULL;
     char name[128];
     if (cpu >= 0)
@@ -381,9 +402,17 @@ static uint64_t uuid_of(const ek_perfetto *w, const wth *t)
 
 /* ---- slices ---------------------------------------------------------------------------------- */
 
+/* An event on t's track (nothing for a thread the filter leaves out). */
+static int tevent(ek_perfetto *w, wth *t, uint64_t ts, int type, const char *name, size_t nl,
+                  const char *suffix, const char *dso, size_t dl)
+{
+    if (t->hidden) return 0;
+    return event(w, uuid_of(w, t), &t->last, ts, type, name, nl, suffix, dso, dl);
+}
+
 static int end_slice(ek_perfetto *w, wth *t, uint64_t ts)
 {
-    return event(w, uuid_of(w, t), &t->last, ts, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+    return tevent(w, t, ts, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
 }
 
 /* Bring t's slices to view v of its stack (never a late one: an earlier time's). */
@@ -397,7 +426,7 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
         for (uint32_t i = t->n; i-- && !rc;)
             if (!(t->f[i].flags & EK_FRAME_GAP)) rc = end_slice(w, t, at);
         t->n = 0;
-        w->stats.lost++;
+        if (!t->hidden) w->stats.lost++;
     } else {
         while (c < t->n && c < v->n && t->f[c].addr == v->frames[c].addr &&
                t->f[c].flags == v->frames[c].flags)
@@ -412,11 +441,9 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
     if (t->ended && t->landed) {
         /* the trace of the thread stopped and went on: a slice of its own, where it was */
         const char *g = "trace gap";
-        rc = rc ? rc
-                : event(w, uuid_of(w, t), &t->last, t->end_ts, TYPE_SLICE_BEGIN, g, strlen(g), NULL,
-                        NULL, 0);
+        rc = rc ? rc : tevent(w, t, t->end_ts, TYPE_SLICE_BEGIN, g, strlen(g), NULL, NULL, 0);
         rc = rc ? rc : end_slice(w, t, t->chg);
-        w->stats.gaps++;
+        if (!t->hidden) w->stats.gaps++;
         t->ended = 0;
     }
     for (uint32_t i = t->n; i-- > c && !rc;)
@@ -451,9 +478,8 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
             dso = t->pd[k].p;
             dl = t->pd[k].len;
         }
-        rc = event(w, uuid_of(w, t), &t->last, t->chg, TYPE_SLICE_BEGIN, name, nl,
-                   exc ? " (exception)" : NULL, dso, dl);
-        w->stats.slices++;
+        rc = tevent(w, t, t->chg, TYPE_SLICE_BEGIN, name, nl, exc ? " (exception)" : NULL, dso, dl);
+        if (!t->hidden) w->stats.slices++;
     }
     t->n = v->n;
     t->npend = 0;
@@ -520,6 +546,14 @@ static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
     wcpu *p = &w->cpus[c];
     int rc = 0;
     uint64_t uuid = UUID_CPU + c;
+    if (t->hidden) {
+        /* a thread left out: the shown one before it leaves the CPU here, nothing begins */
+        if (p->cur >= 0)
+            rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+        p->cur = -1;
+        p->seen = now;
+        return rc;
+    }
     if (!p->described) {
         char name[64];
         snprintf(name, sizeof name, "CPU %u%s", c, clock_note(w));

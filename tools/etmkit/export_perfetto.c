@@ -46,6 +46,17 @@ int export_perfetto(cli_decode *d, const char *out)
         cli_decode_free(d);
         return CLI_USAGE;
     }
+    /* the stacks must see every sample of the threads a --pid/--tid/--comm filter leaves out
+     * (a switch to one of them moves the shown thread's stack): the session keeps only the
+     * CPUs and times asked for (-C, --time), and the writer chooses the threads */
+    if (d->so.filter) {
+        d->cpus = (ek_sample_filter)EK_SAMPLE_FILTER_INIT;
+        d->cpus.cpus = d->filter.cpus;
+        d->cpus.ncpus = d->filter.ncpus;
+        d->cpus.times = d->filter.times;
+        d->cpus.ntimes = d->filter.ntimes;
+        d->so.filter = d->cpus.ncpus || d->cpus.ntimes ? &d->cpus : NULL;
+    }
     int ret = cli_decode_check(d);
     ek_session *s = NULL;
     if (ret < 0) ret = cli_decode_open(d, &s);
@@ -76,6 +87,7 @@ int export_perfetto(cli_decode *d, const char *out)
     po.write = write_out;
     po.ctx = &o;
     po.per_source = !info.samples_have_cpu;
+    po.filter = ek_sample_filter_active(&d->filter) ? &d->filter : NULL;
     pf_run u = {NULL};
     int rc = ek_perfetto_new(&po, &u.w);
     if (!rc) {
