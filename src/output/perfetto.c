@@ -548,8 +548,7 @@ static int cpu_sample(ek_perfetto *w, const ek_sample *s, wth *t, uint64_t now)
     uint64_t uuid = UUID_CPU + c;
     if (t->hidden) {
         /* a thread left out: the shown one before it leaves the CPU here, nothing begins */
-        if (p->cur >= 0)
-            rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
+        if (p->cur >= 0) rc = event(w, uuid, &p->last, now, TYPE_SLICE_END, NULL, 0, NULL, NULL, 0);
         p->cur = -1;
         p->seen = now;
         return rc;
