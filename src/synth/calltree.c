@@ -20,6 +20,17 @@ typedef struct func {
     uint32_t stamp; /* totals: the node whose path last counted it, + 1 */
 } func;
 
+/* A resolved name seen before: the resolver hands out the same symbol and file strings for
+ * the addresses of one function, so the function is found again by those strings' addresses
+ * (checked against its interned text, so a string freed and reused cannot give another
+ * function) without copying and hashing them. Names kept as they came only. */
+#define NAME_MEMO_BITS 10
+typedef struct name_memo {
+    const char *sym, *dso;
+    uint32_t n, dn;
+    uint32_t fn; /* func index + 1, 0: empty */
+} name_memo;
+
 typedef struct memo {
     int32_t pid, tid, cpu; /* key (cpu -1 unless stacks are per CPU for it) */
     uint32_t n, cap;       /* frames held */
@@ -53,6 +64,7 @@ struct ek_calltree {
     ek_calltree_stats stats;
     int totals_done;
     uint32_t gap_func; /* "[gap]" (+1; 0: not yet) */
+    name_memo names[1u << NAME_MEMO_BITS];
 };
 
 void ek_calltree_opts_init(ek_calltree_opts *o)
@@ -189,6 +201,13 @@ static int64_t intern(ek_calltree *ct, const char *name, size_t n, const char *d
     return (int64_t)ct->nfuncs++;
 }
 
+static name_memo *name_slot(ek_calltree *ct, const char *sym, const char *dso)
+{
+    uint64_t h =
+        ((uint64_t)(uintptr_t)sym ^ ((uint64_t)(uintptr_t)dso << 17)) * 0x9E3779B97F4A7C15ull;
+    return &ct->names[h >> (64 - NAME_MEMO_BITS)];
+}
+
 /* The function holding addr (fallback: the resolver's, 1 for frames and targets). */
 static int64_t resolve_func(ek_calltree *ct, const ek_script_resolver *r, const ek_sample *s,
                             uint64_t addr, int fallback)
@@ -201,11 +220,25 @@ static int64_t resolve_func(ek_calltree *ct, const ek_script_resolver *r, const 
     ek_sbuf *t = &ct->tmp;
     ek_sbuf_reset(t);
     int kind;
+    name_memo *nm = NULL;
     if (l.sym) {
         kind = EK_CTF_SYM;
         size_t n = l.sym_len ? l.sym_len : strlen(l.sym);
-        ek_sbuf_put(t, l.sym, n);
-        if (ct->o.annotate_kernel && addr >= KERNEL_START) ek_sbuf_puts(t, "_[k]");
+        if (ct->o.annotate_kernel && addr >= KERNEL_START) {
+            ek_sbuf_put(t, l.sym, n);
+            ek_sbuf_puts(t, "_[k]");
+        } else if (n <= UINT32_MAX && dn <= UINT32_MAX) {
+            nm = name_slot(ct, l.sym, l.dso);
+            if (nm->fn && nm->sym == l.sym && nm->dso == l.dso && nm->n == n && nm->dn == dn) {
+                const ek_calltree_func *f = &ct->funcs[nm->fn - 1].pub;
+                if (!memcmp(f->name, l.sym, n) && !f->name[n] &&
+                    (!dn || !memcmp(f->dso, l.dso, dn)) && !f->dso[dn])
+                    return nm->fn - 1;
+            }
+            ek_sbuf_put(t, l.sym, n);
+        } else {
+            ek_sbuf_put(t, l.sym, n);
+        }
     } else if (l.dso && dn) {
         kind = EK_CTF_NOSYM;
         size_t b = dn;
@@ -223,12 +256,16 @@ static int64_t resolve_func(ek_calltree *ct, const ek_script_resolver *r, const 
         ek_sbuf_puts(t, "[unknown]");
     }
     if (t->oom || !t->p) return -1;
+    int verbatim = 1;
     for (size_t i = 0; i < t->len; i++)
         if (t->p[i] == ';')
-            t->p[i] = ':';
+            t->p[i] = ':', verbatim = 0;
         else if (t->p[i] == '\n')
-            t->p[i] = ' ';
-    return intern(ct, t->p, t->len, l.dso ? l.dso : "", dn, kind);
+            t->p[i] = ' ', verbatim = 0;
+    int64_t fn = intern(ct, t->p, t->len, l.dso ? l.dso : "", dn, kind);
+    if (nm && fn >= 0 && verbatim && fn < UINT32_MAX)
+        *nm = (name_memo){l.sym, l.dso, (uint32_t)t->len, (uint32_t)dn, (uint32_t)fn + 1};
+    return fn;
 }
 
 /* ---- nodes ---------------------------------------------------------------------------------- */

@@ -3,7 +3,8 @@
  * DSO without a symbol, one without a map, a tail jump, a gap frame, the sort, the root
  * frame's comm with a blank), the calls into functions, self and total (recursion counted
  * once), names resolved once per frame pushed, a filter that weighs one thread while the
- * stacks follow both, the comm-PID/TID root, and "_[k]" after kernel functions. */
+ * stacks follow both, the comm-PID/TID root, "_[k]" after kernel functions, and a resolver
+ * that hands out one buffer for different names (the names are told apart by their text). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +125,64 @@ static void test_folded(void **state)
     ek_calltree_free(ct);
 }
 
+/* A resolver that writes every name into one buffer (as one that formats names would): the
+ * same string address, the same length, another name. */
+static char namebuf[16];
+static void resolve_buf(void *ctx, const ek_sample *s, uint64_t addr, int fallback,
+                        ek_addr_loc *out)
+{
+    (void)ctx;
+    (void)s;
+    (void)fallback;
+    memset(out, 0, sizeof *out);
+    snprintf(namebuf, sizeof namebuf, "fn%02xxyz", (unsigned)(addr >> 12) & 0xff);
+    out->sym = namebuf;
+    out->sym_len = 4; /* "fnNN" of the buffer */
+    out->dso = "/bin/prog";
+}
+
+static void test_name_buffer_reused(void **state)
+{
+    (void)state;
+    static const ek_script_resolver rb = {resolve_buf, comm, NULL, NULL};
+    ek_calltree *ct;
+    assert_int_equal(ek_calltree_new(NULL, &ct), 0);
+    static const struct {
+        uint32_t flags;
+        uint64_t ip, addr;
+        uint8_t isub;
+    } v[] = {{BEGIN, 0, 0x1000, 0},
+             {CALL, 0x1010, 0x2000, EK_ISUB_BR_LINK},
+             {RET, 0x2010, 0x1014, EK_ISUB_V8_RET},
+             {CALL, 0x1018, 0x2000, EK_ISUB_BR_LINK},
+             {CALL, 0x2018, 0x3000, EK_ISUB_BR_LINK},
+             {RET, 0x3010, 0x201c, EK_ISUB_V8_RET},
+             {RET, 0x2020, 0x101c, EK_ISUB_V8_RET},
+             {END, 0x1020, 0, 0}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = EK_SAMPLE_BRANCHES;
+        s.flags = v[i].flags;
+        s.pid = s.tid = 100;
+        s.trace_id = 0x10;
+        s.ip = v[i].ip;
+        s.addr = v[i].addr;
+        s.isub = v[i].isub;
+        s.isize = s.ip ? 4 : 0;
+        s.ninsn = s.ip ? 2 : 0;
+        assert_int_equal(ek_calltree_sample(ct, &s, &rb), 0);
+    }
+    ek_sbuf out = EK_SBUF_INIT;
+    assert_int_equal(ek_calltree_folded(ct, &out), 0);
+    assert_string_equal(out.p, "my_prog;fn01 6\n"
+                               "my_prog;fn01;fn02 6\n"
+                               "my_prog;fn01;fn02;fn03 2\n");
+    assert_int_equal(ek_calltree_nfuncs(ct), 4);
+    ek_sbuf_free(&out);
+    ek_calltree_free(ct);
+}
+
 static void test_recursion_total_once(void **state)
 {
     (void)state;
@@ -214,6 +273,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_recursion_total_once),
         cmocka_unit_test(test_filter_and_tid_root),
         cmocka_unit_test(test_annotate_kernel),
+        cmocka_unit_test(test_name_buffer_reused),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
