@@ -194,7 +194,13 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
     if (v->filter && !ek_sample_filter_match(v->filter, s, comm)) return 0;
     thr *t = thr_get(v, s->pid, s->tid);
     if (!t) return v->rc = EK_ERR_NOMEM;
-    if (comm) snprintf(t->comm, sizeof t->comm, "%s", comm);
+    if (comm) { /* (as snprintf "%s" would, without formatting every sample) */
+        size_t n = strnlen(comm, sizeof t->comm - 1);
+        if (memcmp(t->comm, comm, n) || t->comm[n]) {
+            memcpy(t->comm, comm, n);
+            t->comm[n] = 0;
+        }
+    }
     t->insns += s->ninsn;
     t->samples++;
     size_t i = 0;
