@@ -419,14 +419,23 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
 /* ---- ordered consumers: records from the decoder threads ------------------------------------- */
 
 /* Samples travel from the decoder threads as records: the sample, its slice window and time,
- * then its branch stack. An element's record is the same header (kind REC_ELEM; its thread
- * and time in the sample's fields) followed by the element. */
+ * then its branch stack. An element's record is shorter (erec: its thread and time), then the
+ * element; the first byte of both is the kind (the sample's, or REC_ELEM). */
 typedef struct srec {
     ek_sample smp;
     uint64_t t_lo, t_hi;
     int has_t;
     uint64_t t;
 } srec;
+
+typedef struct erec {
+    uint8_t kind; /* REC_ELEM, where srec has smp.kind */
+    uint8_t zero[3];
+    int32_t has_time;
+    int32_t pid, tid, cpu;
+    uint32_t zero2;
+    uint64_t time;
+} erec;
 
 #define REC_HOLE 0xFFu /* a sample the filter left out (--itrace=sN): counted, then dropped */
 #define REC_ELEM 0xFEu
@@ -450,16 +459,14 @@ static void rec_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sample
 
 void session_elem_record(ek_sbuf *out, const ek_session_elem *e)
 {
-    srec h;
-    memset(&h, 0, sizeof h);
-    h.smp.kind = REC_ELEM;
-    h.smp.pid = e->pid;
-    h.smp.tid = e->tid;
-    h.smp.cpu = e->cpu;
-    h.smp.has_time = e->has_time;
-    h.smp.time = e->time;
-    ek_sbuf_put(out, (const char *)&h, sizeof h);
-    ek_sbuf_put(out, (const char *)e->elem, sizeof *e->elem);
+    erec h = {REC_ELEM, {0}, e->has_time, e->pid, e->tid, e->cpu, 0, e->time};
+    const size_t n = sizeof h + sizeof *e->elem;
+    if (out->cap - out->len > n || !ek_sbuf_reserve(out, n)) {
+        memcpy(out->p + out->len, &h, sizeof h);
+        memcpy(out->p + out->len + sizeof h, e->elem, sizeof *e->elem);
+        out->len += n;
+        out->p[out->len] = 0;
+    }
 }
 
 static void rec_hole(void *ctx, ek_sbuf *out)
@@ -481,21 +488,23 @@ static int put_recs(void *ctx, const char *data, size_t len)
 {
     rec_put *p = ctx;
     size_t off = 0;
-    while (off + sizeof(srec) <= len) {
-        srec h;
-        memcpy(&h, data + off, sizeof h);
-        off += sizeof h;
-        if (h.smp.kind == REC_ELEM) {
+    while (off < len) {
+        if ((uint8_t)data[off] == REC_ELEM) {
+            erec eh;
             ek_elem e;
-            if (off + sizeof e > len) return EK_ERR_FORMAT;
-            memcpy(&e, data + off, sizeof e);
-            off += sizeof e;
-            ek_session_elem se = {&e, h.smp.pid, h.smp.tid, h.smp.cpu, h.smp.has_time,
-                                  h.smp.time};
+            if (off + sizeof eh + sizeof e > len) return EK_ERR_FORMAT;
+            memcpy(&eh, data + off, sizeof eh);
+            memcpy(&e, data + off + sizeof eh, sizeof e);
+            off += sizeof eh + sizeof e;
+            ek_session_elem se = {&e, eh.pid, eh.tid, eh.cpu, eh.has_time, eh.time};
             int rc = p->c->elem ? p->c->elem(p->c->ctx, &se) : 0;
             if (rc) return rc;
             continue;
         }
+        if (off + sizeof(srec) > len) break;
+        srec h;
+        memcpy(&h, data + off, sizeof h);
+        off += sizeof h;
         size_t nb = h.smp.nbranches * sizeof(ek_branch);
         if (off + nb > len)
             return EK_ERR_FORMAT;
