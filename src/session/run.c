@@ -482,6 +482,7 @@ typedef struct rec_put {
     ek_session *s;
     const ek_consumer *c;
     uint64_t skip; /* --itrace=sN: samples still to leave out (elements are not counted) */
+    rcache *cache; /* the writer's last maps, symbols and comm (NULL: none, same answers) */
 } rec_put;
 
 static int put_recs(void *ctx, const char *data, size_t len)
@@ -524,7 +525,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
         }
         h.smp.branches = br;
         rctx c;
-        rctx_init(&c, p->s, h.t_lo, h.t_hi, NULL, h.has_t, h.t);
+        rctx_init(&c, p->s, h.t_lo, h.t_hi, p->cache, h.has_t, h.t);
         int rc = p->c->sample(p->c->ctx, &h.smp, &c.r);
         free(br);
         if (rc)
@@ -560,7 +561,7 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
         return run_all(s, &fmt, &w);
     }
     /* ordered: records made on the decoder threads, handed out here */
-    rec_put p = {s, c, s->o.itrace.initial_skip};
+    rec_put p = {s, c, s->o.itrace.initial_skip, rcache_new()};
     ek_consumer rc;
     ek_consumer_init(&rc);
     rc.ctx = &p;
@@ -569,7 +570,9 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
     rc.hole = rec_hole;
     qfmt fmt = {&rc, (c->wants & EK_CONSUME_ELEMS) && c->elem};
     w.c = &rc;
-    return run_all(s, &fmt, &w);
+    int ret = run_all(s, &fmt, &w);
+    free(p.cache);
+    return ret;
 }
 
 int ek_session_samples(ek_session *s, ek_sample_fn fn, void *ctx)
