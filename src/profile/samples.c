@@ -48,6 +48,15 @@ struct ek_profile_builder {
     size_t nst, capst;
     ek_isa_cfg isa;
     ek_profile_build_stats stats;
+    /* the last address located for the sample being added (a branch sample's ip ends its run
+     * and starts its branch: located once) */
+    struct {
+        uint64_t sample; /* stats.samples when made (0: none) */
+        uint64_t addr;
+        int ok;
+        ek_profile_loc loc; /* as the locator left it, also when it failed */
+        size_t bin;
+    } last;
 };
 
 int ek_profile_builder_new(ek_profile *p, ek_profile_locate_fn locate, void *ctx,
@@ -123,21 +132,39 @@ static int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, ek_p
 {
     *rc = EK_OK;
     if (!addr) return 0;
+    if (b->last.sample == b->stats.samples && b->last.addr == addr) {
+        *loc = b->last.loc;
+        if (!b->last.ok) {
+            b->stats.unlocated++;
+            return 0;
+        }
+        *bin = b->last.bin;
+        return 1;
+    }
     memset(loc, 0, sizeof *loc);
     if (b->locate(b->ctx, s, addr, loc)) {
         b->stats.unlocated++;
+        b->last.sample = b->stats.samples;
+        b->last.addr = addr;
+        b->last.ok = 0;
+        b->last.loc = *loc;
         return 0;
     }
     unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
     if (b->bincache[k].used && b->bincache[k].mapping == loc->mapping) {
         *bin = b->bincache[k].bin;
-        return 1;
+    } else {
+        *rc = ek_profile_add_binary(b->p, &loc->id, bin);
+        if (*rc) return 0;
+        b->bincache[k].used = 1;
+        b->bincache[k].mapping = loc->mapping;
+        b->bincache[k].bin = *bin;
     }
-    *rc = ek_profile_add_binary(b->p, &loc->id, bin);
-    if (*rc) return 0;
-    b->bincache[k].used = 1;
-    b->bincache[k].mapping = loc->mapping;
-    b->bincache[k].bin = *bin;
+    b->last.sample = b->stats.samples;
+    b->last.addr = addr;
+    b->last.ok = 1;
+    b->last.loc = *loc;
+    b->last.bin = *bin;
     return 1;
 }
 
