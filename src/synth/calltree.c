@@ -449,16 +449,9 @@ int ek_calltree_sample(ek_calltree *ct, const ek_sample *s, const ek_script_reso
     /* the root frame: the thread's comm now (an exec changes it: a new program) */
     if (ct->o.root != EK_CALLTREE_ROOT_NONE) {
         const char *c = r && r->comm ? r->comm(r->ctx, &vs) : NULL;
-        char want[sizeof m->comm];
-        if (c) {
-            size_t n = strlen(c);
-            if (n >= sizeof want) n = sizeof want - 1;
-            memcpy(want, c, n);
-            want[n] = 0;
-        } else {
-            want[0] = 0;
-        }
-        if (m->root == EK_CALLTREE_NONE || strcmp(want, m->comm)) {
+        /* the comm as the memo keeps it: its first sizeof m->comm - 1 bytes */
+        size_t n = c ? strnlen(c, sizeof m->comm - 1) : 0;
+        if (m->root == EK_CALLTREE_NONE || m->comm[n] || (n && memcmp(c, m->comm, n))) {
             if (m->root != EK_CALLTREE_NONE) { /* exec: the memo is of another program */
                 m->n = 0;
                 m->last_leaf = EK_CALLTREE_NONE;
@@ -468,7 +461,8 @@ int ek_calltree_sample(ek_calltree *ct, const ek_sample *s, const ek_script_reso
             int64_t nd = child(ct, EK_CALLTREE_NONE, (uint32_t)fn);
             if (nd < 0) return EK_ERR_NOMEM;
             m->root = (uint32_t)nd;
-            memcpy(m->comm, want, sizeof want);
+            if (n) memcpy(m->comm, c, n);
+            m->comm[n] = 0;
             m->n = 0;
         }
     }
