@@ -112,6 +112,10 @@ int qout_flush(qout *o, int last)
     o->cur.len = 0;
     if (o->cur.p)
         o->cur.p[0] = 0;
+    /* a new buffer (no consumed one to reuse) is made chunk-sized at once, not grown to it by
+     * doubling, which copied every chunk about twice over */
+    if (!last && o->cur.cap <= QOUT_CHUNK)
+        ek_sbuf_reserve(&o->cur, QOUT_CHUNK);
     o->segs.v = os;
     o->segs.cap = oscap;
     o->segs.n = 0;
