@@ -163,7 +163,10 @@ typedef struct ek_sample_ctx {
  * Samples a filter (ek_session_opts.filter) leaves out are never handed out; --itrace=sN
  * leaves out the first N samples of the output (counted before the filter, as perf does):
  * a staged consumer then gives unit_len (the length of the unit at data) and hole (the unit
- * that stands for a left-out sample, which put must drop when it sees one). */
+ * that stands for a left-out sample, which put must drop when it sees one).
+ *
+ * A consumer of elements that needs only some of them says which (elem_types, elem_flags):
+ * the others are never handed over, which spares the run the work of ordering them. */
 #define EK_CONSUME_ELEMS 0x1u
 
 typedef struct ek_consumer {
@@ -181,6 +184,10 @@ typedef struct ek_consumer {
     int (*put)(void *ctx, const char *data, size_t len);
     size_t (*unit_len)(void *ctx, const char *data, size_t len);
     void (*hole)(void *ctx, ek_sbuf *out);
+    /* EK_CONSUME_ELEMS: the element types wanted (bits 1u << ek_elem_type; 0: every type),
+     * and of those only the ones with one of the EK_ELEMF_* flags in elem_flags (0: any) */
+    uint32_t elem_types;
+    uint32_t elem_flags;
 } ek_consumer;
 
 void ek_consumer_init(ek_consumer *c);

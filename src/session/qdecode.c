@@ -84,6 +84,8 @@ static int process_elem(idst *d, const ek_elem *e)
     /* (a context or time stamp goes out with the thread or time it sets; any other element
      * before the samples made from it) */
     int elems = j->fmt && j->fmt->elems;
+    if (elems && !session_wants_elem(j->fmt->elem_types, j->fmt->elem_flags, e))
+        elems = 0; /* (not wanted: not sent) */
     if (elems && e->type != EK_ELEM_PE_CONTEXT && e->type != EK_ELEM_TIMESTAMP &&
         (rc = elem_out(d, e)))
         return rc;

@@ -201,7 +201,7 @@ static void *worker(void *arg)
         if (k >= r->nq)
             break;
         size_t qi = r->order[k].qi;
-        static const qfmt none = {NULL, 0};
+        static const qfmt none = {NULL, 0, 0, 0};
         qtok_get(r->tok);
         int rc = qdecode_run(r->s, qi, r->order[k].hidden ? &none : r->fmt, &r->outs[qi],
                              &r->s->qres[qi]);
@@ -555,7 +555,7 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
     s->no_insn = c->no_insn;
     if (c->encode) {
         if (!c->put) return EK_ERR_ARG;
-        qfmt fmt = {c, 0};
+        qfmt fmt = {c, 0, 0, 0};
         w.c = c;
         w.skip = s->o.itrace.initial_skip;
         return run_all(s, &fmt, &w);
@@ -568,7 +568,7 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
     rc.encode = rec_encode;
     rc.put = put_recs;
     rc.hole = rec_hole;
-    qfmt fmt = {&rc, (c->wants & EK_CONSUME_ELEMS) && c->elem};
+    qfmt fmt = {&rc, (c->wants & EK_CONSUME_ELEMS) && c->elem, c->elem_types, c->elem_flags};
     w.c = &rc;
     int ret = run_all(s, &fmt, &w);
     free(p.cache);

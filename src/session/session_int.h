@@ -199,7 +199,14 @@ int session_cpu_thread(const ek_session *s, int32_t cpu, uint64_t key, int32_t *
 typedef struct qfmt {
     const ek_consumer *c; /* staged (encode set); NULL or no encode: no output, only results */
     int elems;            /* ordered consumer that wants elements: element records too */
+    uint32_t elem_types, elem_flags; /* which (ek_consumer's) */
 } qfmt;
+
+/* Does a consumer with these element masks (ek_consumer.elem_types, elem_flags) want e? */
+static inline int session_wants_elem(uint32_t types, uint32_t flags, const ek_elem *e)
+{
+    return (!types || (e->type < 32 && (types >> e->type) & 1u)) && (!flags || (e->flags & flags));
+}
 
 /* The record of one element for an ordered consumer (run.c). */
 void session_elem_record(ek_sbuf *out, const ek_session_elem *e);

@@ -451,7 +451,9 @@ static int elem_out(ek_session *s, size_t src, const ek_elem *e)
 {
     snap_sess *sn = s->snap;
     const ek_consumer *c = sn->c;
-    if (!c || c->encode || !c->elem || !(c->wants & EK_CONSUME_ELEMS)) return 0;
+    if (!c || c->encode || !c->elem || !(c->wants & EK_CONSUME_ELEMS) ||
+        !session_wants_elem(c->elem_types, c->elem_flags, e))
+        return 0;
     const ek_account_source *a = &sn->acct.v[src];
     const ssrc *x = &sn->srcs.v[src];
     ek_session_elem se = {e, a->trace_id, a->trace_id, a->cpu, x->has_time, x->time};

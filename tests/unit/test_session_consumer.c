@@ -2,8 +2,10 @@
  * gets the same samples, in the same order, as one that does not (elements do not disturb the
  * output), each sample after an element of its thread; a staged consumer (encode on the
  * decoder threads, put in order) gets the same samples in the same order, with --itrace=sN
- * leaving out the same first N; a consumer a session cannot run is refused. On `etmkit gen
- * --scenario two-processes` (3 CPUs, one ETF each, time stamps). */
+ * leaving out the same first N; a consumer a session cannot run is refused; a consumer that
+ * names the elements it wants (elem_types, elem_flags) gets exactly those of the whole stream,
+ * in its order, and the same samples. On `etmkit gen --scenario two-processes` (3 CPUs, one
+ * ETF each, time stamps). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +221,100 @@ static void test_elements_and_samples(void **state)
     }
 }
 
+/* Every element handed over, as it came. */
+typedef struct ekey {
+    uint64_t st, en, time;
+    uint32_t type, flags;
+    int32_t pid, tid, cpu, has_time;
+} ekey;
+typedef struct egot {
+    got g;
+    ekey *v;
+    size_t n, cap;
+} egot;
+
+static int on_elem_all(void *ctx, const ek_session_elem *e)
+{
+    egot *g = ctx;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 4096;
+        g->v = realloc(g->v, g->cap * sizeof *g->v);
+        assert_non_null(g->v);
+    }
+    ekey k;
+    memset(&k, 0, sizeof k);
+    k.st = e->elem->st_addr;
+    k.en = e->elem->en_addr;
+    k.time = e->time;
+    k.type = e->elem->type;
+    k.flags = e->elem->flags;
+    k.pid = e->pid;
+    k.tid = e->tid;
+    k.cpu = e->cpu;
+    k.has_time = e->has_time;
+    g->v[g->n++] = k;
+    return 0;
+}
+
+static int on_sample_e(void *ctx, const ek_sample *s, const ek_script_resolver *r)
+{
+    (void)r;
+    egot *g = ctx;
+    push(&g->g, key_of(s));
+    return 0;
+}
+
+static void run_masked(uint32_t types, uint32_t flags, egot *g)
+{
+    memset(g, 0, sizeof *g);
+    ek_session *s = open_it("b");
+    ek_consumer c;
+    ek_consumer_init(&c);
+    c.wants = EK_CONSUME_ELEMS;
+    c.ctx = g;
+    c.sample = on_sample_e;
+    c.elem = on_elem_all;
+    c.elem_types = types;
+    c.elem_flags = flags;
+    assert_int_equal(ek_session_run(s, &c), 0);
+    ek_session_free(s);
+}
+
+static void test_element_masks(void **state)
+{
+    (void)state;
+    egot all;
+    run_masked(0, 0, &all);
+    assert_true(all.g.n > 100);
+    static const struct {
+        uint32_t types, flags;
+    } m[] = {{1u << EK_ELEM_INSTR_RANGE, EK_ELEMF_LAST_COND},
+             {1u << EK_ELEM_INSTR_RANGE, 0},
+             {(1u << EK_ELEM_PE_CONTEXT) | (1u << EK_ELEM_TIMESTAMP), 0},
+             {0, EK_ELEMF_LAST_EXEC}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        egot part;
+        run_masked(m[i].types, m[i].flags, &part);
+        same(&all.g, &part.g, 0);
+        size_t k = 0;
+        for (size_t j = 0; j < all.n; j++) {
+            const ekey *e = &all.v[j];
+            if ((m[i].types && !((m[i].types >> e->type) & 1u)) ||
+                (m[i].flags && !(e->flags & m[i].flags)))
+                continue;
+            assert_true(k < part.n);
+            assert_memory_equal(e, &part.v[k], sizeof *e);
+            k++;
+        }
+        assert_int_equal(k, part.n);
+        assert_true(part.n > 0 && part.n < all.n);
+        free(part.g.v);
+        free(part.v);
+    }
+    free(all.g.v);
+    free(all.v);
+}
+
 static void test_staged(void **state)
 {
     (void)state;
@@ -310,6 +406,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elements_and_samples),
         cmocka_unit_test(test_staged),
+        cmocka_unit_test(test_element_masks),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_session_file),
     };

@@ -333,6 +333,8 @@ static int views_run(cli_decode *d, const char *cmd, int root, int kernel, int r
         if (report) {
             c.wants = EK_CONSUME_ELEMS;
             c.elem = on_elem;
+            c.elem_types = 1u << EK_ELEM_INSTR_RANGE; /* (on_elem counts these only) */
+            c.elem_flags = EK_ELEMF_LAST_COND;
         }
         rc = ek_session_run(*sp, &c);
     }
