@@ -28,6 +28,9 @@ typedef struct pb_pending {
 } pb_pending;
 
 #define PB_BIN_CACHE 64
+/* runs checked (run_possible) remembered: the answer depends on the binary's code only, and
+ * hot loops end the same runs over and over */
+#define PB_RUN_BITS 11
 
 struct ek_profile_builder {
     struct {
@@ -48,6 +51,10 @@ struct ek_profile_builder {
     size_t nst, capst;
     ek_isa_cfg isa;
     ek_profile_build_stats stats;
+    struct {
+        uint64_t mapping, start, end;
+        int answer; /* run_possible + 1; 0: empty */
+    } runs[1u << PB_RUN_BITS];
     /* the last address located for the sample being added (a branch sample's ip ends its run
      * and starts its branch: located once) */
     struct {
@@ -95,6 +102,7 @@ void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, v
     if (!b) return;
     b->code = fn;
     b->code_ctx = ctx;
+    memset(b->runs, 0, sizeof b->runs); /* (answers of the other code) */
 }
 
 void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx)
@@ -199,10 +207,29 @@ static int add_branch(ek_profile_builder *b, const ek_sample *s, uint64_t from, 
 
 /* Could [start, end] (binary addresses of loc's binary) have run straight? Not when an
  * unconditional branch lies before end (A64; unknown code: yes). */
+static int run_check(ek_profile_builder *b, const ek_profile_loc *loc, uint64_t start,
+                     uint64_t end);
 static int run_possible(ek_profile_builder *b, const ek_profile_loc *loc, uint64_t start,
                         uint64_t end)
 {
     if (!b->code) return 1;
+    uint64_t h = (loc->mapping * 0x9e3779b97f4a7c15ull) ^ (start * 0xc2b2ae3d27d4eb4full) ^
+                 ((end - start) * 0x165667b19e3779f9ull);
+    size_t k = (size_t)((h ^ (h >> 29)) & ((1u << PB_RUN_BITS) - 1));
+    if (b->runs[k].answer && b->runs[k].mapping == loc->mapping && b->runs[k].start == start &&
+        b->runs[k].end == end)
+        return b->runs[k].answer - 1;
+    int r = run_check(b, loc, start, end);
+    b->runs[k].mapping = loc->mapping;
+    b->runs[k].start = start;
+    b->runs[k].end = end;
+    b->runs[k].answer = r + 1;
+    return r;
+}
+
+static int run_check(ek_profile_builder *b, const ek_profile_loc *loc, uint64_t start,
+                     uint64_t end)
+{
     uint8_t buf[256];
     for (uint64_t a = start; a < end;) {
         uint64_t want = end - a < sizeof buf ? end - a : sizeof buf;
