@@ -509,6 +509,7 @@ static void pend(wth *t, const ek_sample *s, const ek_script_resolver *r)
     } else if (!s->addr) {
         return;
     }
+    if (t->hidden) return; /* (names for slices that are never written) */
     for (unsigned k = 0; k < n; k++) {
         ek_sbuf_reset(&t->pn[k]);
         ek_sbuf_reset(&t->pd[k]);
