@@ -41,6 +41,7 @@ typedef struct pm_map {
     size_t seq;            /* record order */
     size_t file;
     int contested; /* a map of another file of its process overlaps it */
+    int twin;      /* another map of its process overlaps it in address and time */
 } pm_map;
 
 typedef struct pm_fork {
@@ -52,8 +53,9 @@ struct ek_profile_maps {
     EK_VEC(pm_file) files;
     EK_VEC(pm_fork) forks;
     char *symfs, *buildid_dir, *vmlinux;
-    size_t cache[8];
-    unsigned cnext;
+    size_t cache[8]; /* maps found lately (by time, neither contested nor twins), the last
+                        hit tried first */
+    unsigned cnext, chit;
 };
 
 static char *dupz(const char *s)
@@ -161,6 +163,7 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
                          UINT64_MAX,
                          seq++,
                          fi,
+                         0,
                          0};
             if (ek_vec_push(&m->maps, mp)) {
                 rc = EK_ERR_NOMEM;
@@ -204,6 +207,15 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
                 if (execs.v[k].pid == a->pid && (uint64_t)execs.v[k].ppid > a->t_from &&
                     (uint64_t)execs.v[k].ppid < a->t_to)
                     a->t_to = (uint64_t)execs.v[k].ppid;
+        }
+        for (size_t i = 0; i < m->maps.n; i++) {
+            pm_map *a = &m->maps.v[i];
+            for (size_t j = i + 1; j < m->maps.n && m->maps.v[j].pid == a->pid; j++) {
+                pm_map *b = &m->maps.v[j];
+                if (b->start < a->end && a->start < b->end && b->t_from < a->t_to &&
+                    a->t_from < b->t_to)
+                    a->twin = b->twin = 1;
+            }
         }
     }
     ek_vec_free(&execs);
@@ -349,19 +361,34 @@ static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t a
     int64_t pid = kernel ? KERNEL_PID : s->pid;
     int has_t = s->has_time;
     uint64_t t = s->time;
-    for (unsigned i = 0; i < 8; i++) {
-        size_t k = m->cache[i];
-        if (k == SIZE_MAX) continue;
-        const pm_map *mp = &m->maps.v[k];
-        if (mp->pid == pid && map_holds(mp, addr) && has_t && in_time(mp, 1, t)) return mp;
-    }
+    if (has_t)
+        for (unsigned n = 0; n < 8; n++) {
+            unsigned i = (m->chit + n) % 8;
+            size_t k = m->cache[i];
+            if (k == SIZE_MAX) continue;
+            const pm_map *mp = &m->maps.v[k];
+            if (mp->pid == pid && map_holds(mp, addr) && in_time(mp, 1, t)) {
+                m->chit = i;
+                return mp;
+            }
+        }
     const pm_map *mp = search(m, pid, kernel, addr, has_t, t, NULL);
     if (mp && mp->contested) {
         const char *h = hint ? hint(hint_ctx, s, addr) : NULL;
-        if (h) mp = search(m, pid, kernel, addr, has_t, t, h);
+        /* When the session names mp's own file, the search for the hint's maps finds mp again
+         * (it stops at the same process of the fork chain, the first that has a map holding
+         * addr, and mp, chosen among all that process's maps, is chosen among those of its
+         * file too): not searched twice. */
+        if (h && strcmp(m->files.v[mp->file].path, h))
+            mp = search(m, pid, kernel, addr, has_t, t, h);
         return mp;
     }
-    if (mp && has_t && mp->pid == pid) m->cache[m->cnext++ % 8] = (size_t)(mp - m->maps.v);
+    /* remembered only where it is the one answer for every address it holds at every time
+     * it is in: then the search would find it too, whatever else is remembered */
+    if (mp && has_t && mp->pid == pid && !mp->twin) {
+        m->chit = m->cnext % 8;
+        m->cache[m->cnext++ % 8] = (size_t)(mp - m->maps.v);
+    }
     return mp;
 }
 
