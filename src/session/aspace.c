@@ -30,6 +30,7 @@ void as_free(aspace *as)
     for (size_t i = 0; i < as->procs.n; i++) {
         ek_vec_free(&as->procs.v[i].maps);
         free(as->procs.v[i].maxend);
+        free(as->procs.v[i].bounds);
     }
     for (size_t i = 0; i < as->threads.n; i++)
         ek_vec_free(&as->threads.v[i].comms);
@@ -296,6 +297,35 @@ static void mark_alone(as_proc *p)
     }
 }
 
+static int u64_cmp(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int make_bounds(as_proc *p)
+{
+    p->bounds = malloc((2 * p->maps.n + 1) * sizeof *p->bounds);
+    if (!p->bounds)
+        return -1;
+    size_t n = 0;
+    for (size_t k = 0; k < p->maps.n; k++) {
+        const as_map *m = &p->maps.v[k];
+        if (m->t_from >= m->t_to)
+            continue;
+        p->bounds[n++] = m->start;
+        p->bounds[n++] = m->end;
+    }
+    if (n > 1)
+        qsort(p->bounds, n, sizeof *p->bounds, u64_cmp);
+    size_t u = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!u || p->bounds[k] != p->bounds[u - 1])
+            p->bounds[u++] = p->bounds[k];
+    p->nbounds = u;
+    return 0;
+}
+
 int as_build(aspace *as)
 {
     if (as->built)
@@ -331,6 +361,8 @@ int as_build(aspace *as)
             p->maxend[k] = mx;
         }
         mark_alone(p);
+        if (make_bounds(p))
+            return EK_ERR_NOMEM;
     }
     if (as->procs.n > 1)
         qsort(as->procs.v, as->procs.n, sizeof *as->procs.v, proc_cmp);
@@ -379,6 +411,28 @@ static const as_map *candidate(const as_proc *p, size_t *i, uint64_t addr)
             return m;
     }
     return NULL;
+}
+
+void as_addr_range(const aspace *as, int32_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+    *lo = 0;
+    *hi = UINT64_MAX;
+    const as_proc *p = as_proc_get(as, pid);
+    if (!p || !p->nbounds)
+        return;
+    /* first bound above addr */
+    size_t a = 0, b = p->nbounds;
+    while (a < b) {
+        size_t mid = (a + b) / 2;
+        if (p->bounds[mid] <= addr)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    if (a < p->nbounds)
+        *hi = p->bounds[a];
+    if (a > 0)
+        *lo = p->bounds[a - 1];
 }
 
 const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo, uint64_t t_hi,

@@ -60,6 +60,8 @@ typedef struct as_proc {
     int32_t pid;
     EK_VEC(as_map) maps;   /* every map the process ever had (history), sorted by start */
     uint64_t *maxend;      /* maxend[i] = max(maps[0..i].end) */
+    uint64_t *bounds;      /* the starts and ends of the maps with a life, sorted, each once */
+    size_t nbounds;
 } as_proc;
 
 typedef struct aspace aspace;
@@ -116,6 +118,10 @@ const as_map *as_find(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_l
 const as_map *as_find_ex(const aspace *as, int32_t pid, uint64_t addr, uint64_t t_lo,
                          uint64_t t_hi, int has_t, uint64_t t, int *how, uint64_t *t_from,
                          uint64_t *t_to);
+/* The addresses [*lo, *hi) around addr that no map of pid (with a life) starts or ends inside:
+ * every map covers all of them or none, so as_find gives the same answer for each of them as
+ * for addr, at any time and in any window. */
+void as_addr_range(const aspace *as, int32_t pid, uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 /* Thread tid: its pid (or -1 when unknown) and comm at time t (NULL when unknown; tid 0, the
  * idle task, is AS_IDLE_COMM until a COMM record says otherwise). */

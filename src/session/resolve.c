@@ -13,7 +13,10 @@
  * map of its process ever overlaps (as_map.alone) is the answer for every address in it at any
  * time, so it is remembered by its range; the symbols found are remembered by their ranges in
  * a table indexed by the address (a few bytes of code share a slot, and every address of a
- * function finds it in the slot it hashes to, once looked up there). */
+ * function finds it in the slot it hashes to, once looked up there). A map that others overlap
+ * (a library unloaded and another loaded at its addresses) is remembered too when it was the
+ * answer at the exact time of a sample: for the addresses no map starts or ends among, and the
+ * times as_find_ex said give the same answer. */
 #define RC_MAPS      8
 #define RC_SYM_BITS  12
 #define RC_SYM_GRAIN 4 /* addresses of 16 bytes share a slot */
@@ -23,6 +26,13 @@ struct rcache {
         int32_t pid;
     } m[RC_MAPS];
     unsigned mhit, mnext;
+    struct {
+        const as_map *map; /* not alone: as_find's exact answer (has_t) */
+        int32_t pid;
+        uint64_t a_lo, a_hi; /* for these addresses (as_addr_range) */
+        uint64_t t_lo, t_hi; /* and these times */
+    } x[RC_MAPS];
+    unsigned xhit, xnext;
     struct {
         const as_dso *dso; /* a symbol: [lo, hi) in the DSO's key space */
         uint64_t lo, hi, start;
@@ -74,6 +84,20 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
                 break;
             }
         }
+    if (rc && !m && c->pub.has_t) {
+        uint64_t t = c->pub.t;
+        for (unsigned n = 0; n < RC_MAPS; n++) {
+            unsigned i = (rc->xhit + n) % RC_MAPS;
+            if (rc->x[i].map && rc->x[i].pid == pid && addr >= rc->x[i].a_lo &&
+                addr < rc->x[i].a_hi && t >= rc->x[i].t_lo && t < rc->x[i].t_hi) {
+                rc->xhit = i;
+                m = rc->x[i].map;
+                if (rc->x[i].t_lo > c->pub.v_lo) c->pub.v_lo = rc->x[i].t_lo;
+                if (rc->x[i].t_hi < c->pub.v_hi) c->pub.v_hi = rc->x[i].t_hi;
+                break;
+            }
+        }
+    }
     if (!m) {
         int how;
         uint64_t v_lo, v_hi;
@@ -86,6 +110,15 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
             rc->m[k].map = m;
             rc->m[k].pid = pid;
             rc->mhit = k;
+        } else if (rc && m && how == AS_HIT_EXACT && c->pub.has_t && v_lo <= c->pub.t &&
+                   c->pub.t < v_hi) {
+            unsigned k = rc->xnext++ % RC_MAPS;
+            as_addr_range(c->s->as, pid, addr, &rc->x[k].a_lo, &rc->x[k].a_hi);
+            rc->x[k].map = m;
+            rc->x[k].pid = pid;
+            rc->x[k].t_lo = v_lo;
+            rc->x[k].t_hi = v_hi;
+            rc->xhit = k;
         }
     }
     if (!m || !m->dso) return;

@@ -154,6 +154,80 @@ static void test_idle_is_swapper(void **state)
     as_free(as);
 }
 
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* as_addr_range: around an address, the addresses no map starts or ends among. An exact answer
+ * (a time given) is the same for every address of that range at every time as_find_ex gave for
+ * it, whatever the window: what a resolver may remember. Random maps of one process that
+ * overlap and replace each other over time, a fork, random queries. */
+static void test_addr_range_same_answer(void **state)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    static as_dso *dsos[3];
+    dsos[0] = A, dsos[1] = B, dsos[2] = C;
+    size_t exact = 0;
+    for (int round = 0; round < 20; round++) {
+        aspace *as = as_new();
+        int nmaps = 3 + (int)(rnd(&x) % 12);
+        for (int i = 0; i < nmaps; i++) {
+            uint64_t start = 0x1000 + (rnd(&x) % 32) * 0x100;
+            uint64_t len = 0x100 * (1 + rnd(&x) % 16);
+            mmap_ev(as, 40, rnd(&x) % 1000, i + 1, start, len, 0, dsos[rnd(&x) % 3]);
+        }
+        simple_ev(as, AS_EV_FORK, 500, 100, 41, 41, 40, NULL, 0);
+        mmap_ev(as, 41, 600, 101, 0x1800, 0x400, 0, C);
+        assert_int_equal(as_build(as), 0);
+        for (int q = 0; q < 400; q++) {
+            int32_t pid = 40 + (int32_t)(rnd(&x) % 2);
+            uint64_t addr = 0xf00 + rnd(&x) % 0x3200;
+            uint64_t t = rnd(&x) % 1100, t_lo = t - rnd(&x) % (t + 1), t_hi = t + rnd(&x) % 100;
+            int how;
+            uint64_t v_lo, v_hi;
+            const as_map *m = as_find_ex(as, pid, addr, t_lo, t_hi, 1, t, &how, &v_lo, &v_hi);
+            uint64_t a_lo, a_hi;
+            as_addr_range(as, pid, addr, &a_lo, &a_hi);
+            assert_true(a_lo <= addr && addr < a_hi);
+            /* no map of the process with a life starts or ends inside (a_lo, a_hi) */
+            const as_proc *p = as_proc_get(as, pid);
+            assert_non_null(p);
+            for (size_t k = 0; k < p->maps.n; k++) {
+                const as_map *mk = &p->maps.v[k];
+                if (mk->t_from >= mk->t_to) continue;
+                assert_false(mk->start > a_lo && mk->start < a_hi);
+                assert_false(mk->end > a_lo && mk->end < a_hi);
+            }
+            if (!m || how != AS_HIT_EXACT) continue;
+            exact++;
+            assert_true(v_lo <= t && t < v_hi);
+            for (int k = 0; k < 8; k++) {
+                uint64_t width = a_hi - a_lo > 0x4000 ? 0x4000 : a_hi - a_lo;
+                uint64_t a2 = (a_lo > addr - 0x2000 && a_lo <= addr ? a_lo : addr - width / 2) +
+                              rnd(&x) % width;
+                if (a2 < a_lo || a2 >= a_hi) a2 = addr;
+                uint64_t span = v_hi - v_lo > 2000 ? 2000 : v_hi - v_lo;
+                uint64_t t2 = (v_lo > t - 1000 && v_lo <= t ? v_lo : t - span / 2) + rnd(&x) % span;
+                if (t2 < v_lo || t2 >= v_hi) t2 = t;
+                uint64_t w_lo = t2 - rnd(&x) % (t2 + 1), w_hi = t2 + rnd(&x) % 300;
+                int how2;
+                uint64_t lo2, hi2;
+                const as_map *m2 = as_find_ex(as, pid, a2, w_lo, w_hi, 1, t2, &how2, &lo2, &hi2);
+                assert_ptr_equal(m2, m);
+                assert_int_equal(how2, AS_HIT_EXACT);
+                assert_int_equal(lo2, v_lo);
+                assert_int_equal(hi2, v_hi);
+            }
+        }
+        as_free(as);
+    }
+    assert_true(exact > 1000); /* the property was exercised */
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +235,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_late_and_split),
         cmocka_unit_test(test_fork_exec_threads),
         cmocka_unit_test(test_idle_is_swapper),
+        cmocka_unit_test(test_addr_range_same_answer),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
