@@ -1638,31 +1638,6 @@ static int process_packet(ek_flow *f, const ek_etm4_packet *pkt)
             return EK_OK;
 
         case FS_DECODE:
-            if (pkt->type >= EK_ETM4_ATOM_F1 && pkt->type <= EK_ETM4_ATOM_F6 && !f->q.n &&
-                !f->max_spec && !f->spec && !is_elem_for_res(f)) {
-                /* Atoms with nothing pending and no speculation (MAXSPEC 0): each is
-                 * committed as it comes, so they are followed here without a pending
-                 * element -- what push, commit_elements and resolve_elements would do. */
-                uint32_t bits = pkt->atom_bits;
-                unsigned num = pkt->atom_num > 32 ? 32 : pkt->atom_num;
-                f->batch_mark = f->out_n;
-                err = EK_OK;
-                for (unsigned i = 0; i < num && !err; i++, bits >>= 1) {
-                    if ((err = return_stack_pop(f))) break;
-                    if (!f->need_ctxt && !f->need_addr) {
-                        err = process_atom(f, bits & 1, pkt->index);
-                    } else {
-                        f->st.atoms_skipped++;
-                        if (f->need_ctxt && !f->noted_no_ctxt) {
-                            f->noted_no_ctxt = 1;
-                            f->note_no_ctxt_at = pkt->index + 1;
-                        }
-                    }
-                }
-                if (err == EK_ERR_NOMEM) return err;
-                if (err) continue; /* resynchronising (trace_error): NO_SYNC, as after a commit */
-                return EK_OK;
-            }
             err = decode_packet(f, pkt);
             if (err == EK_ERR_NOMEM) return err;
             if (err || f->state != FS_RESOLVE) return EK_OK;
