@@ -56,6 +56,19 @@ struct ek_profile_maps {
     size_t cache[8]; /* maps found lately (by time, neither contested nor twins), the last
                         hit tried first */
     unsigned cnext, chit;
+    /* The last answers whole: for a remembered map (above), the addresses of it that lie in
+     * one ELF segment (no segment starts or ends among them) and their binary address's
+     * offset from theirs, so that an address there at a time the map is valid is located with
+     * a few compares. */
+    struct pm_fast {
+        int64_t pid;
+        uint64_t lo, hi;       /* addresses [lo, hi); hi = 0: empty */
+        uint64_t t_from, t_to; /* the map's life */
+        uint64_t delta;        /* binary address - address (mod 2^64) */
+        pm_file *pf;
+        ek_profile_loc loc;    /* vaddr unset */
+    } fast[4];
+    unsigned fnext;
 };
 
 static char *dupz(const char *s)
@@ -392,15 +405,47 @@ static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t a
     return mp;
 }
 
+/* The file offsets [*lo, *hi) around fo that no segment of pf starts or ends among: the first
+ * segment holding fo holds them all and is the first for each. */
+static void seg_range(const pm_file *pf, uint64_t fo, uint64_t *lo, uint64_t *hi)
+{
+    *lo = 0;
+    *hi = UINT64_MAX;
+    for (size_t i = 0; i < pf->nsegs; i++) {
+        const ek_elf_segment *g = &pf->segs[i];
+        uint64_t span = g->filesz > g->memsz ? g->filesz : g->memsz;
+        uint64_t b[2] = {g->offset, g->offset + span < g->offset ? UINT64_MAX : g->offset + span};
+        for (int k = 0; k < 2; k++) {
+            if (b[k] <= fo && b[k] > *lo) *lo = b[k];
+            if (b[k] > fo && b[k] < *hi) *hi = b[k];
+        }
+    }
+}
+
 int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
                            ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out)
 {
     if (!m || !s || !out) return EK_ERR_ARG;
+    if (s->has_time) {
+        int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
+        for (unsigned i = 0; i < 4; i++) {
+            struct pm_fast *x = &m->fast[i];
+            if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
+                s->time < x->t_to) {
+                x->pf->uses++;
+                *out = x->loc;
+                out->vaddr = addr + x->delta;
+                return EK_OK;
+            }
+        }
+    }
     const pm_map *mp = find_map(m, s, addr, hint, hint_ctx);
     if (!mp) return EK_ERR_NOT_FOUND;
     pm_file *pf = &m->files.v[mp->file];
     look_up_elf(m, pf);
     uint64_t vaddr;
+    /* the addresses that share addr's offset to its binary address */
+    uint64_t lo = mp->start, hi = mp->end;
     if (pf->kernel && !pf->module) {
         vaddr = addr;
     } else if (pf->module) {
@@ -418,6 +463,11 @@ int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr
             }
         }
         if (!found) return EK_ERR_NOT_FOUND;
+        uint64_t flo, fhi;
+        seg_range(pf, fo, &flo, &fhi);
+        /* back to addresses: fo - (addr - lo) .. within the map */
+        if (fo - flo < addr - lo) lo = addr - (fo - flo);
+        if (fhi - fo < hi - addr) hi = addr + (fhi - fo);
     }
     pf->uses++;
     out->id.path = pf->path;
@@ -427,6 +477,19 @@ int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr
     out->vaddr = vaddr;
     out->mapping = (uint64_t)(mp - m->maps.v) + 1;
     if (pf->kernel && !pf->module) out->mapping = 0; /* the kernel is one mapping */
+    /* remembered whole where find_map would have found mp among its remembered maps */
+    int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
+    if (s->has_time && mp->pid == pid && !mp->twin && !mp->contested) {
+        struct pm_fast *x = &m->fast[m->fnext++ % 4];
+        x->pid = pid;
+        x->lo = lo;
+        x->hi = hi;
+        x->t_from = mp->t_from;
+        x->t_to = mp->t_to;
+        x->delta = vaddr - addr;
+        x->pf = pf;
+        x->loc = *out;
+    }
     return EK_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,11 +141,162 @@ static void test_contested_by_hint(void **state)
     free(buf);
 }
 
+/* An ELF file of two PT_LOAD segments; the first one's memory size reaches over the second's
+ * file offsets, so an offset there is the first segment's. */
+static char *write_two_segments(const char *dir)
+{
+    static uint8_t img[0x3000];
+    memset(img, 0, sizeof img);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    memcpy(eh->e_ident, ELFMAG, SELFMAG);
+    eh->e_ident[EI_CLASS] = ELFCLASS64;
+    eh->e_ident[EI_DATA] = ELFDATA2LSB;
+    eh->e_ident[EI_VERSION] = EV_CURRENT;
+    eh->e_type = ET_DYN;
+    eh->e_machine = EM_AARCH64;
+    eh->e_version = EV_CURRENT;
+    eh->e_phoff = sizeof *eh;
+    eh->e_ehsize = sizeof *eh;
+    eh->e_phentsize = sizeof(Elf64_Phdr);
+    eh->e_phnum = 2;
+    Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof *eh);
+    ph[0].p_type = PT_LOAD;
+    ph[0].p_offset = 0;
+    ph[0].p_vaddr = 0x10000;
+    ph[0].p_filesz = 0x1000;
+    ph[0].p_memsz = 0x3000;
+    ph[0].p_flags = PF_R | PF_X;
+    ph[1].p_type = PT_LOAD;
+    ph[1].p_offset = 0x2000;
+    ph[1].p_vaddr = 0x40000;
+    ph[1].p_filesz = 0x1000;
+    ph[1].p_memsz = 0x1000;
+    ph[1].p_flags = PF_R | PF_X;
+    return tu_write_file(dir, "t.so", img, sizeof img);
+}
+
+#define UA 0x7f0000000000ull /* the first map of t.so */
+#define UB 0x7f0000100000ull /* the second: from file offset 0x2000 */
+
+static ek_profile_maps *user_maps(const char *symfs, uint8_t **buf, ek_perf_file **f)
+{
+    ek_pw *w;
+    assert_int_equal(ek_pw_new_mem(0, &w), 0);
+    ek_perf_attr a;
+    memset(&a, 0, sizeof a);
+    uint64_t id = 1;
+    a.type = 12;
+    a.size = 136;
+    a.sample_period = 1;
+    a.sample_type = ST;
+    a.flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+    a.ids = &id;
+    a.nids = 1;
+    assert_int_equal(ek_pw_attr(w, &a), 0);
+    const uint64_t start[2] = {UA, UB}, len[2] = {0x4000, 0x2000}, pgoff[2] = {0, 0x2000};
+    for (int i = 0; i < 2; i++) {
+        ek_perf_record r;
+        memset(&r, 0, sizeof r);
+        r.type = EK_PERF_RECORD_MMAP2;
+        r.misc = EK_PERF_MISC_USER;
+        r.sid.pid = 5;
+        r.sid.tid = 5;
+        r.sid.time = 10;
+        r.u.mmap.pid = 5;
+        r.u.mmap.tid = 5;
+        r.u.mmap.addr = start[i];
+        r.u.mmap.len = len[i];
+        r.u.mmap.pgoff = pgoff[i];
+        r.u.mmap.prot = 5;
+        r.u.mmap.filename = "/t.so";
+        assert_int_equal(ek_pw_record(w, &r, ST), 0);
+    }
+    size_t n;
+    assert_int_equal(ek_pw_close_mem(w, buf, &n), 0);
+    assert_int_equal(ek_perf_open_mem(*buf, n, "user.data", NULL, f), 0);
+    ek_profile_maps_opts o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.symfs = symfs;
+    ek_profile_maps *m = NULL;
+    assert_int_equal(ek_profile_maps_new(*f, &o, &m), 0);
+    return m;
+}
+
+/* the binary address of addr at time t: 0 with *vaddr and *mapping, or the error */
+static int user_loc(ek_profile_maps *m, uint64_t addr, uint64_t t, uint64_t *vaddr,
+                    uint64_t *mapping)
+{
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.pid = 5;
+    s.tid = 5;
+    s.has_time = 1;
+    s.time = t;
+    ek_profile_loc loc;
+    memset(&loc, 0, sizeof loc);
+    int rc = ek_profile_maps_locate(m, &s, addr, hint, NULL, &loc);
+    *vaddr = rc ? 0 : loc.vaddr;
+    *mapping = rc ? 0 : loc.mapping;
+    if (!rc) assert_string_equal(loc.id.path, "/t.so");
+    return rc;
+}
+
+/* An address's binary address through the ELF segments, the same whatever was located before
+ * (the locator remembers, per map, the addresses that share a segment): each answer of one
+ * locator over a random walk equals that of a new locator asked only that. */
+static void test_segments_remembered(void **state)
+{
+    char *dir = tu_tmpdir();
+    free(write_two_segments(dir));
+    uint8_t *buf;
+    ek_perf_file *f;
+    hint_text = NULL;
+    ek_profile_maps *m = user_maps(dir, &buf, &f);
+    uint64_t v, mp;
+    assert_int_equal(user_loc(m, UA + 0x500, 20, &v, &mp), 0);
+    assert_int_equal(v, 0x10500);
+    assert_int_equal(user_loc(m, UA + 0x2500, 20, &v, &mp), 0);
+    assert_int_equal(v, 0x12500); /* the first segment's (its .bss), not the second's */
+    assert_int_not_equal(user_loc(m, UA + 0x3500, 20, &v, &mp), 0);
+    assert_int_equal(user_loc(m, UB + 0x100, 20, &v, &mp), 0);
+    assert_int_equal(v, 0x12100);
+    assert_int_equal(mp, 2);
+    uint64_t x = 0x243f6a8885a308d3ull;
+    int found = 0;
+    for (int q = 0; q < 3000; q++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t base = (x & 1) ? UB : UA;
+        uint64_t addr = base - 0x100 + (x >> 8) % 0x4200;
+        uint64_t t = (x >> 40) % 3 ? 20 : 5; /* before the maps: in none (then late) */
+        uint64_t v2, mp2;
+        int rc = user_loc(m, addr, t, &v, &mp);
+        uint8_t *b2;
+        ek_perf_file *f2;
+        ek_profile_maps *fresh = user_maps(dir, &b2, &f2);
+        int rc2 = user_loc(fresh, addr, t, &v2, &mp2);
+        ek_profile_maps_free(fresh);
+        ek_perf_free(f2);
+        free(b2);
+        assert_int_equal(rc, rc2);
+        assert_int_equal(v, v2);
+        assert_int_equal(mp, mp2);
+        found += !rc;
+    }
+    assert_true(found > 1000);
+    ek_profile_maps_free(m);
+    ek_perf_free(f);
+    free(buf);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twins_not_remembered),
         cmocka_unit_test(test_contested_by_hint),
+        cmocka_unit_test(test_segments_remembered),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
