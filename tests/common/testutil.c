@@ -232,3 +232,21 @@ const char *tu_elems_diff(const ek_elem *a, const ek_elem *b, size_t n)
     }
     return NULL;
 }
+
+Elf64_Phdr *tu_elf64(uint8_t *img, size_t size, int type, int phnum)
+{
+    memset(img, 0, size);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    memcpy(eh->e_ident, ELFMAG, SELFMAG);
+    eh->e_ident[EI_CLASS] = ELFCLASS64;
+    eh->e_ident[EI_DATA] = ELFDATA2LSB;
+    eh->e_ident[EI_VERSION] = EV_CURRENT;
+    eh->e_type = (Elf64_Half)type;
+    eh->e_machine = EM_AARCH64;
+    eh->e_version = EV_CURRENT;
+    eh->e_phoff = sizeof *eh;
+    eh->e_ehsize = sizeof *eh;
+    eh->e_phentsize = sizeof(Elf64_Phdr);
+    eh->e_phnum = (Elf64_Half)phnum;
+    return (Elf64_Phdr *)(img + sizeof *eh);
+}

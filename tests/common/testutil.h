@@ -3,6 +3,7 @@
 #ifndef ETMKIT_TESTUTIL_H
 #define ETMKIT_TESTUTIL_H
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,9 @@ char *tu_tmpdir(void);
 void tu_rmtree(const char *path);
 /* Write bytes to dir/name; returns the full path (caller frees). */
 char *tu_write_file(const char *dir, const char *name, const void *data, size_t len);
+/* The header of a little-endian AArch64 ELF64 file of this e_type at img (zeroed first, size
+ * bytes), with phnum program headers right after it: returns the first (zeroed). */
+Elf64_Phdr *tu_elf64(uint8_t *img, size_t size, int type, int phnum);
 /* Parse "01 0a ff" style hex into buf; returns the number of bytes. */
 size_t tu_hex(const char *text, uint8_t *buf, size_t cap);
 

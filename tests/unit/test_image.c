@@ -227,21 +227,8 @@ static void test_files(void **state)
 static char *write_tiny_elf(const char *dir)
 {
     uint8_t img[0x300];
-    memset(img, 0, sizeof img);
-    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-    memcpy(eh->e_ident, ELFMAG, SELFMAG);
-    eh->e_ident[EI_CLASS] = ELFCLASS64;
-    eh->e_ident[EI_DATA] = ELFDATA2LSB;
-    eh->e_ident[EI_VERSION] = EV_CURRENT;
-    eh->e_type = ET_EXEC;
-    eh->e_machine = EM_AARCH64;
-    eh->e_version = EV_CURRENT;
-    eh->e_entry = 0x400100;
-    eh->e_phoff = sizeof *eh;
-    eh->e_ehsize = sizeof *eh;
-    eh->e_phentsize = sizeof(Elf64_Phdr);
-    eh->e_phnum = 3;
-    Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof *eh);
+    Elf64_Phdr *ph = tu_elf64(img, sizeof img, ET_EXEC, 3);
+    ((Elf64_Ehdr *)img)->e_entry = 0x400100;
     ph[0].p_type = PT_LOAD;
     ph[0].p_offset = 0x100;
     ph[0].p_vaddr = 0x400100;

@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +22,8 @@ typedef struct mm {
     uint64_t start, len, time;
 } mm;
 
-/* a recording of these kernel MMAP records, in this order; *buf is freed by the caller */
-static ek_profile_maps *maps_of(const mm *v, size_t n, uint8_t **buf, ek_perf_file **f)
+/* a recording in memory with one event whose records carry their time */
+static ek_pw *writer(void)
 {
     ek_pw *w;
     assert_int_equal(ek_pw_new_mem(0, &w), 0);
@@ -39,6 +38,28 @@ static ek_profile_maps *maps_of(const mm *v, size_t n, uint8_t **buf, ek_perf_fi
     a.ids = &id;
     a.nids = 1;
     assert_int_equal(ek_pw_attr(w, &a), 0);
+    return w;
+}
+
+/* the recording w wrote, opened (*buf, *f), and its maps (ELF files under symfs) */
+static ek_profile_maps *maps_made(ek_pw *w, const char *symfs, uint8_t **buf, ek_perf_file **f)
+{
+    size_t n;
+    assert_int_equal(ek_pw_close_mem(w, buf, &n), 0);
+    assert_int_equal(ek_perf_open_mem(*buf, n, "maps.data", NULL, f), 0);
+    ek_profile_maps_opts o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.symfs = symfs;
+    ek_profile_maps *m = NULL;
+    assert_int_equal(ek_profile_maps_new(*f, &o, &m), 0);
+    return m;
+}
+
+/* a recording of these kernel MMAP records, in this order; *buf is freed by the caller */
+static ek_profile_maps *maps_of(const mm *v, size_t n, uint8_t **buf, ek_perf_file **f)
+{
+    ek_pw *w = writer();
     for (size_t i = 0; i < n; i++) {
         ek_perf_record r;
         memset(&r, 0, sizeof r);
@@ -53,12 +74,7 @@ static ek_profile_maps *maps_of(const mm *v, size_t n, uint8_t **buf, ek_perf_fi
         r.u.mmap.filename = v[i].file;
         assert_int_equal(ek_pw_record(w, &r, ST), 0);
     }
-    size_t len;
-    assert_int_equal(ek_pw_close_mem(w, buf, &len), 0);
-    assert_int_equal(ek_perf_open_mem(*buf, len, "maps.data", NULL, f), 0);
-    ek_profile_maps *m = NULL;
-    assert_int_equal(ek_profile_maps_new(*f, NULL, &m), 0);
-    return m;
+    return maps_made(w, NULL, buf, f);
 }
 
 static const char *hint_text;
@@ -71,8 +87,8 @@ static const char *hint(void *ctx, const ek_sample *s, uint64_t addr)
     return hint_text;
 }
 
-/* the mapping of K + off at time t (0: none) */
-static uint64_t where(ek_profile_maps *m, uint64_t off, uint64_t t)
+/* addr of a sample of thread 5 at time t, located */
+static int locate_at(ek_profile_maps *m, uint64_t addr, uint64_t t, ek_profile_loc *loc)
 {
     ek_sample s;
     memset(&s, 0, sizeof s);
@@ -80,9 +96,15 @@ static uint64_t where(ek_profile_maps *m, uint64_t off, uint64_t t)
     s.tid = 5;
     s.has_time = 1;
     s.time = t;
+    memset(loc, 0, sizeof *loc);
+    return ek_profile_maps_locate(m, &s, addr, hint, NULL, loc);
+}
+
+/* the mapping of K + off at time t (0: none) */
+static uint64_t where(ek_profile_maps *m, uint64_t off, uint64_t t)
+{
     ek_profile_loc loc;
-    memset(&loc, 0, sizeof loc);
-    if (ek_profile_maps_locate(m, &s, K + off, hint, NULL, &loc)) return 0;
+    if (locate_at(m, K + off, t, &loc)) return 0;
     return loc.mapping;
 }
 
@@ -146,20 +168,7 @@ static void test_contested_by_hint(void **state)
 static char *write_two_segments(const char *dir)
 {
     static uint8_t img[0x3000];
-    memset(img, 0, sizeof img);
-    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-    memcpy(eh->e_ident, ELFMAG, SELFMAG);
-    eh->e_ident[EI_CLASS] = ELFCLASS64;
-    eh->e_ident[EI_DATA] = ELFDATA2LSB;
-    eh->e_ident[EI_VERSION] = EV_CURRENT;
-    eh->e_type = ET_DYN;
-    eh->e_machine = EM_AARCH64;
-    eh->e_version = EV_CURRENT;
-    eh->e_phoff = sizeof *eh;
-    eh->e_ehsize = sizeof *eh;
-    eh->e_phentsize = sizeof(Elf64_Phdr);
-    eh->e_phnum = 2;
-    Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof *eh);
+    Elf64_Phdr *ph = tu_elf64(img, sizeof img, ET_DYN, 2);
     ph[0].p_type = PT_LOAD;
     ph[0].p_offset = 0;
     ph[0].p_vaddr = 0x10000;
@@ -180,19 +189,7 @@ static char *write_two_segments(const char *dir)
 
 static ek_profile_maps *user_maps(const char *symfs, uint8_t **buf, ek_perf_file **f)
 {
-    ek_pw *w;
-    assert_int_equal(ek_pw_new_mem(0, &w), 0);
-    ek_perf_attr a;
-    memset(&a, 0, sizeof a);
-    uint64_t id = 1;
-    a.type = 12;
-    a.size = 136;
-    a.sample_period = 1;
-    a.sample_type = ST;
-    a.flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
-    a.ids = &id;
-    a.nids = 1;
-    assert_int_equal(ek_pw_attr(w, &a), 0);
+    ek_pw *w = writer();
     const uint64_t start[2] = {UA, UB}, len[2] = {0x4000, 0x2000}, pgoff[2] = {0, 0x2000};
     for (int i = 0; i < 2; i++) {
         ek_perf_record r;
@@ -211,31 +208,15 @@ static ek_profile_maps *user_maps(const char *symfs, uint8_t **buf, ek_perf_file
         r.u.mmap.filename = "/t.so";
         assert_int_equal(ek_pw_record(w, &r, ST), 0);
     }
-    size_t n;
-    assert_int_equal(ek_pw_close_mem(w, buf, &n), 0);
-    assert_int_equal(ek_perf_open_mem(*buf, n, "user.data", NULL, f), 0);
-    ek_profile_maps_opts o;
-    memset(&o, 0, sizeof o);
-    o.size = sizeof o;
-    o.symfs = symfs;
-    ek_profile_maps *m = NULL;
-    assert_int_equal(ek_profile_maps_new(*f, &o, &m), 0);
-    return m;
+    return maps_made(w, symfs, buf, f);
 }
 
 /* the binary address of addr at time t: 0 with *vaddr and *mapping, or the error */
 static int user_loc(ek_profile_maps *m, uint64_t addr, uint64_t t, uint64_t *vaddr,
                     uint64_t *mapping)
 {
-    ek_sample s;
-    memset(&s, 0, sizeof s);
-    s.pid = 5;
-    s.tid = 5;
-    s.has_time = 1;
-    s.time = t;
     ek_profile_loc loc;
-    memset(&loc, 0, sizeof loc);
-    int rc = ek_profile_maps_locate(m, &s, addr, hint, NULL, &loc);
+    int rc = locate_at(m, addr, t, &loc);
     *vaddr = rc ? 0 : loc.vaddr;
     *mapping = rc ? 0 : loc.mapping;
     if (!rc) assert_string_equal(loc.id.path, "/t.so");
