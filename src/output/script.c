@@ -598,14 +598,27 @@ void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample
                         const ek_script_resolver *r, script_memo *m)
 {
     uint32_t F = f->fields;
-    /* the thread's columns: made once per thread, cpu and name */
+    /* the thread's columns: made once per thread, cpu and name; with the misc and time
+     * columns of the thread's last line, which the next lines of a time stamp share */
+    size_t start = out->len;
+    int memo = 0; /* 1: the thread's columns are those of m, the rest to be made */
     if (F & (EK_SF_F_COMM | EK_SF_F_PID | EK_SF_F_TID | EK_SF_F_CPU)) {
         const char *comm = (F & EK_SF_F_COMM) && r && r->comm ? r->comm(r->ctx, s) : NULL;
         if (m && m->th_len && m->th_tid == s->tid && m->th_pid == s->pid && m->th_cpu == s->cpu &&
             m->th_comm == comm) {
+            int has_t = (F & EK_SF_F_TIME) && s->has_time;
+            if (m->hd_has_t == has_t && (!has_t || m->hd_time == s->time)) {
+                /* the whole text copied (a fixed size: no call), the length counts */
+                if (out->cap - out->len > SCRIPT_MEMO_HEAD || !ek_sbuf_reserve(out, SCRIPT_MEMO_HEAD)) {
+                    memcpy(out->p + out->len, m->th_text, SCRIPT_MEMO_HEAD);
+                    out->len += m->hd_len;
+                    out->p[out->len] = 0;
+                }
+                return;
+            }
             ek_sbuf_put(out, m->th_text, m->th_len);
+            memo = 1;
         } else {
-            size_t start = out->len;
             put_thread_cols(out, F, s, comm);
             size_t n = out->len - start;
             if (m) {
@@ -617,6 +630,7 @@ void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample
                     m->th_pid = s->pid;
                     m->th_cpu = s->cpu;
                     m->th_comm = comm;
+                    memo = 1;
                 }
             }
         }
@@ -628,6 +642,20 @@ void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample
         ek_sbuf_printf(out, "%s%*s", mc, 6 - (int)strlen(mc), " ");
     }
     if ((F & EK_SF_F_TIME) && s->has_time) put_time(out, s->time, f->ns);
+    if (memo) {
+        /* the misc and time columns kept after the thread's, unless they do not fit (then
+         * only the thread's columns are kept); the misc column depends on the cpu mode,
+         * which the thread's columns do not say: kept only without it */
+        size_t n = out->len - start;
+        m->hd_len = m->th_len;
+        m->hd_has_t = 2; /* matches no line */
+        if (!(F & EK_SF_F_MISC) && n <= sizeof m->th_text && !out->oom) {
+            memcpy(m->th_text + m->th_len, out->p + start + m->th_len, n - m->th_len);
+            m->hd_len = (uint16_t)n;
+            m->hd_has_t = (uint8_t)((F & EK_SF_F_TIME) && s->has_time);
+            m->hd_time = s->time;
+        }
+    }
 }
 
 void script_format_tail(ek_sbuf *out, const ek_script_fields *f, const ek_sample *s,

@@ -9,6 +9,7 @@
 #include "etmkit/script.h"
 
 #define SCRIPT_MEMO_FLAGS_BITS 4
+#define SCRIPT_MEMO_HEAD 128 /* a multiple of 32: the head is copied whole (script_format_head) */
 typedef struct script_memo_flags {
     uint32_t flags;
     uint8_t len; /* 0: empty */
@@ -17,11 +18,15 @@ typedef struct script_memo_flags {
 
 /* A decoder thread's memory of its last lines (zeroed to start; one field set throughout). */
 typedef struct script_memo {
-    /* the comm, tid/pid and cpu columns of the last thread */
+    /* the head of the last line: the comm, tid/pid and cpu columns of its thread (th_len
+     * bytes of th_text), then its misc and time columns (up to hd_len) */
     int32_t th_tid, th_pid, th_cpu;
     const char *th_comm;
     uint16_t th_len; /* 0: none */
-    char th_text[80];
+    uint16_t hd_len; /* th_len or more; the time columns are those of hd_has_t, hd_time */
+    uint8_t hd_has_t;
+    uint64_t hd_time;
+    char th_text[SCRIPT_MEMO_HEAD];
     /* the flags column by flags value */
     script_memo_flags fl[1u << SCRIPT_MEMO_FLAGS_BITS];
 } script_memo;

@@ -1,0 +1,130 @@
+/* A decoder thread's memory of its last lines (script_memo): what it lets the next line copy
+ * (the thread's columns, then also its misc and time columns) must be the text the line would
+ * get formatted anew. Random runs of samples, against ek_script_format (which remembers
+ * nothing), line by line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etmkit/etmkit.h"
+#include "etmkit/script.h"
+#include "etmkit/synth.h"
+#include "output/script_int.h"
+#include "testutil.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+/* the threads' names: a thread is renamed now and then (a new string, as the resolver gives
+ * after a COMM record); one name is long enough that its head does not fit the memo */
+static char names[4][2][160];
+static int gen[4];
+
+static const char *comm(void *ctx, const ek_sample *s)
+{
+    (void)ctx;
+    if (s->tid == 3) return NULL; /* ":3" */
+    int k = (int)((uint32_t)s->tid % 4u);
+    return names[k][gen[k]];
+}
+
+static void res(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_addr_loc *l)
+{
+    (void)ctx;
+    (void)s;
+    (void)fb;
+    memset(l, 0, sizeof *l);
+    if (addr & 0x100) {
+        l->dso = "/lib/x.so";
+        l->sym = "f";
+        l->symoff = addr & 0xff;
+    }
+}
+
+static const ek_script_resolver rv = {res, comm, NULL, NULL};
+
+static void run(const char *spec, int ns)
+{
+    ek_script_fields f;
+    ek_script_fields_default(&f);
+    ek_sbuf err = EK_SBUF_INIT;
+    if (spec) assert_int_equal(ek_script_fields_parse(spec, &f, &err), 0);
+    ek_sbuf_free(&err);
+    f.ns = ns;
+    for (int k = 0; k < 4; k++)
+        for (int g = 0; g < 2; g++)
+            snprintf(names[k][g], sizeof names[k][g], k == 2 ? "%s-%d-%0120d" : "%s-%d",
+                     k == 1 ? "worker" : "main", g, 0);
+    memset(gen, 0, sizeof gen);
+    script_memo m;
+    memset(&m, 0, sizeof m);
+    ek_sbuf a = EK_SBUF_INIT, b = EK_SBUF_INIT;
+    const uint64_t times[] = {1003140000ull, 1003140001ull, 1003141000ull, 99999999999ull, 0};
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    s.period = 1;
+    for (int i = 0; i < 20000; i++) {
+        /* mostly the same thread and time as the line before, as in a decoder's output */
+        if (rnd(8) == 0) s.tid = (int32_t)rnd(5); /* 0..4: tid 3 has no name */
+        if (rnd(8) == 0) s.pid = rnd(2) ? s.tid : 1;
+        if (rnd(8) == 0) s.cpu = (int32_t)rnd(3) - 1;
+        if (rnd(6) == 0) s.has_time = rnd(5) != 0;
+        if (rnd(4) == 0) s.time = times[rnd(5)];
+        if (rnd(3) == 0) s.cpumode = rnd(2) ? EK_CPUMODE_KERNEL : EK_CPUMODE_USER;
+        if (rnd(50) == 0) gen[rnd(4)] ^= 1;
+        s.kind = rnd(10) ? EK_SAMPLE_BRANCHES : EK_SAMPLE_INSTRUCTIONS;
+        s.flags = rnd(2) ? (EK_SF_BRANCH | EK_SF_CALL) : EK_SF_BRANCH;
+        s.ip = 0x400000 + rnd(0x400);
+        s.addr = 0x400000 + rnd(0x400);
+        ek_sbuf_reset(&a);
+        ek_sbuf_reset(&b);
+        script_format_memo(&a, &f, &s, &rv, 12, &m);
+        ek_script_format(&b, &f, &s, &rv, 12);
+        if (a.len != b.len || memcmp(a.p, b.p, a.len)) {
+            print_error("fields %s, ns %d, line %d:\n  with the memo: %s  anew:          %s",
+                        spec ? spec : "(default)", ns, i, a.p, b.p);
+            fail();
+        }
+    }
+    ek_sbuf_free(&a);
+    ek_sbuf_free(&b);
+}
+
+/* perf's default fields (the thread's, cpu and time columns), with nanoseconds too */
+static void test_default_fields(void **state)
+{
+    (void)state;
+    run(NULL, 0);
+    run(NULL, 1);
+}
+
+/* the misc column (the cpu mode, which the thread's columns do not say) between the thread's
+ * and the time columns; a time without the thread's columns; the thread's without a time */
+static void test_other_fields(void **state)
+{
+    (void)state;
+    run("+misc", 0);
+    run("time,event,ip,sym", 0);
+    run("comm,tid,ip,addr", 0);
+    run("pid,tid,cpu,time,flags,ip,sym,symoff,dso,addr", 1);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_fields),
+        cmocka_unit_test(test_other_fields),
+    };
+    return tu_run_group(argc, argv, tests, NULL, NULL);
+}
