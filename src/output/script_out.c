@@ -98,12 +98,7 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
     lcache *lc = q->lc;
     lcache_ent *le = NULL;
     lc_key key;
-    if (lc && t->tails) {
-        /* the thread's and time columns made now; the rest depends on neither, nor on the
-         * thread's name (the only unstable answer, which the head asked for) */
-        script_format_head(out, &t->f, smp, c->r, &q->memo);
-        c->unstable = 0;
-    }
+    size_t set = 0;
     if (lc) {
         key.ip = smp->ip;
         key.addr = smp->addr;
@@ -125,7 +120,23 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
                      (uint64_t)(uint32_t)(key.tid ^ key.pid) * 0x165667b19e3779f9ull +
                      (((uint64_t)key.flags << 32) ^ ((uint64_t)(uint32_t)key.cpu << 8) ^
                       key.kind ^ (key.period << 16)) * 0xd6e8feb86659fd93ull;
-        size_t set = (size_t)((h ^ (h >> 32)) >> (64 - LC_BITS)) & ~(size_t)1;
+        set = (size_t)((h ^ (h >> 32)) >> (64 - LC_BITS)) & ~(size_t)1;
+        /* the set is fetched from memory while the head is made (the table is larger than
+         * a core's second-level cache: without this, the lookup waits for it) */
+        __builtin_prefetch(&lc->e[set]);
+        __builtin_prefetch((const char *)&lc->e[set] + 64);
+        __builtin_prefetch(lc->text[set]);
+        __builtin_prefetch(lc->text[set] + 64);
+        __builtin_prefetch(lc->text[set + 1]);
+        __builtin_prefetch(lc->text[set + 1] + 64);
+    }
+    if (lc && t->tails) {
+        /* the thread's and time columns made now; the rest depends on neither, nor on the
+         * thread's name (the only unstable answer, which the head asked for) */
+        script_format_head(out, &t->f, smp, c->r, &q->memo);
+        c->unstable = 0;
+    }
+    if (lc) {
         lcache_ent *e0 = &lc->e[set];
         int way = -1;
         for (int w = 0; w < 2; w++) {
