@@ -26,7 +26,8 @@ static uint32_t rnd(uint32_t n)
 }
 
 /* the threads' names: a thread is renamed now and then (a new string, as the resolver gives
- * after a COMM record); one name is long enough that its head does not fit the memo */
+ * after a COMM record); one name makes heads longer than half the memo, one so long that
+ * its head does not fit the memo */
 static char names[4][2][160];
 static int gen[4];
 
@@ -63,7 +64,8 @@ static void run(const char *spec, int ns)
     f.ns = ns;
     for (int k = 0; k < 4; k++)
         for (int g = 0; g < 2; g++)
-            snprintf(names[k][g], sizeof names[k][g], k == 2 ? "%s-%d-%0120d" : "%s-%d",
+            snprintf(names[k][g], sizeof names[k][g],
+                     k == 2 ? "%s-%d-%0120d" : k == 1 ? "%s-%d-%040d" : "%s-%d",
                      k == 1 ? "worker" : "main", g, 0);
     memset(gen, 0, sizeof gen);
     script_memo m;
@@ -89,6 +91,10 @@ static void run(const char *spec, int ns)
         s.addr = 0x400000 + rnd(0x400);
         ek_sbuf_reset(&a);
         ek_sbuf_reset(&b);
+        /* no text of the lines before left where the line goes */
+        assert_int_equal(ek_sbuf_reserve(&a, 1024), 0);
+        memset(a.p, '#', a.cap);
+        a.p[0] = 0;
         script_format_memo(&a, &f, &s, &rv, 12, &m);
         ek_script_format(&b, &f, &s, &rv, 12);
         if (a.len != b.len || memcmp(a.p, b.p, a.len)) {
