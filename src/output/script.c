@@ -444,20 +444,36 @@ static inline void c_decw(wr *w, int64_t sv, int width)
     w->p = p;
 }
 
-/* v in hex right-aligned in 16 columns (or the digits alone: width 0), room reserved */
+/* "00" to "ff": hex digits two at a time */
+static const char hexpairs[] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* v in hex right-aligned in 16 columns (or the digits alone: width 0), room reserved (16
+ * bytes at least: the padding is written as 16 blanks, the digits over them) */
 static inline void c_hexw(wr *w, uint64_t v, unsigned width)
 {
     if (!w->p) return;
     unsigned n = (unsigned)(67 - __builtin_clzll(v | 1)) / 4;
     char *p = w->p;
-    for (unsigned i = n; i < width; i++)
-        *p++ = ' ';
+    if (width > n) {
+        memset(p, ' ', 16);
+        p += width - n;
+    }
     char *q = p + n;
     w->p = q;
-    do {
-        *--q = hexdig[v & 15];
-        v >>= 4;
-    } while (v);
+    for (; n >= 2; n -= 2) {
+        q -= 2;
+        memcpy(q, hexpairs + 2 * (v & 255), 2);
+        v >>= 8;
+    }
+    if (n) *--q = hexdig[v & 15];
 }
 
 /* str padded to width (> 0 right-aligned, < 0 left-aligned) */

@@ -1,11 +1,13 @@
-/* A decoder thread's memory of its last lines (script_memo): what it lets the next line copy
- * (the thread's columns, then also its misc and time columns) must be the text the line would
- * get formatted anew. Random runs of samples, against ek_script_format (which remembers
- * nothing), line by line. */
+/* The script line's hand-made parts. A decoder thread's memory of its last lines
+ * (script_memo): what it lets the next line copy (the thread's columns, then also its misc and
+ * time columns) must be the text the line would get formatted anew; random runs of samples,
+ * against ek_script_format (which remembers nothing), line by line. The hex columns, against
+ * printf's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,11 +128,52 @@ static void test_other_fields(void **state)
     run("pid,tid,cpu,time,flags,ip,sym,symoff,dso,addr", 1);
 }
 
+/* the ip and addr columns (hex right-aligned in 16 columns) and the symbol offset (hex
+ * digits alone) for every number of digits, against printf's */
+static void test_hex_columns(void **state)
+{
+    (void)state;
+    ek_script_fields f;
+    ek_script_fields_default(&f);
+    ek_sbuf err = EK_SBUF_INIT;
+    assert_int_equal(ek_script_fields_parse("ip,sym,symoff,addr", &f, &err), 0);
+    ek_sbuf_free(&err);
+    ek_sbuf a = EK_SBUF_INIT;
+    char want[256];
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    for (int i = 0; i < 2000; i++) {
+        /* 0, all ones, and values of every length with random digits */
+        uint64_t v = i == 0 ? 0 : i == 1 ? UINT64_MAX : 0;
+        if (i > 1) {
+            unsigned bits = 1 + (unsigned)i % 64;
+            v = ((uint64_t)rnd(UINT32_MAX) << 32 | rnd(UINT32_MAX)) >> (64 - bits);
+            v |= (uint64_t)1 << (bits - 1);
+        }
+        s.ip = v | 0x100; /* (res: a symbol, its offset the low byte) */
+        s.addr = v;
+        ek_sbuf_reset(&a);
+        assert_int_equal(ek_sbuf_reserve(&a, 1024), 0);
+        memset(a.p, '#', a.cap);
+        a.p[0] = 0;
+        ek_script_format(&a, &f, &s, &rv, 0);
+        const char *to = (v & 0x100) ? "f+0x%" PRIx64 : "[unknown]";
+        char tsym[64];
+        snprintf(tsym, sizeof tsym, to, v & 0xff);
+        snprintf(want, sizeof want, " %16" PRIx64 " f+0x%" PRIx64 " => %16" PRIx64 " %s\n",
+                 s.ip, s.ip & 0xff, s.addr, tsym);
+        assert_string_equal(a.p, want);
+    }
+    ek_sbuf_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_fields),
         cmocka_unit_test(test_other_fields),
+        cmocka_unit_test(test_hex_columns),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
