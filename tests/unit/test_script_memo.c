@@ -56,6 +56,15 @@ static void res(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_addr_lo
 
 static const ek_script_resolver rv = {res, comm, NULL, NULL};
 
+/* o emptied, and no text of the lines before left where the next line goes */
+static void empty(ek_sbuf *o)
+{
+    ek_sbuf_reset(o);
+    assert_int_equal(ek_sbuf_reserve(o, 1024), 0);
+    memset(o->p, '#', o->cap);
+    o->p[0] = 0;
+}
+
 static void run(const char *spec, int ns)
 {
     ek_script_fields f;
@@ -91,12 +100,8 @@ static void run(const char *spec, int ns)
         s.flags = rnd(2) ? (EK_SF_BRANCH | EK_SF_CALL) : EK_SF_BRANCH;
         s.ip = 0x400000 + rnd(0x400);
         s.addr = 0x400000 + rnd(0x400);
-        ek_sbuf_reset(&a);
+        empty(&a);
         ek_sbuf_reset(&b);
-        /* no text of the lines before left where the line goes */
-        assert_int_equal(ek_sbuf_reserve(&a, 1024), 0);
-        memset(a.p, '#', a.cap);
-        a.p[0] = 0;
         script_format_memo(&a, &f, &s, &rv, 12, &m);
         ek_script_format(&b, &f, &s, &rv, 12);
         if (a.len != b.len || memcmp(a.p, b.p, a.len)) {
@@ -153,10 +158,7 @@ static void test_hex_columns(void **state)
         }
         s.ip = v | 0x100; /* (res: a symbol, its offset the low byte) */
         s.addr = v;
-        ek_sbuf_reset(&a);
-        assert_int_equal(ek_sbuf_reserve(&a, 1024), 0);
-        memset(a.p, '#', a.cap);
-        a.p[0] = 0;
+        empty(&a);
         ek_script_format(&a, &f, &s, &rv, 0);
         const char *to = (v & 0x100) ? "f+0x%" PRIx64 : "[unknown]";
         char tsym[64];
