@@ -9,7 +9,7 @@
 #include "etmkit/script.h"
 
 #define SCRIPT_MEMO_FLAGS_BITS 4
-#define SCRIPT_MEMO_HEAD 128 /* a multiple of 32: the head is copied whole (script_format_head) */
+#define SCRIPT_MEMO_HEAD 128 /* even: a remembered head is copied in fixed halves (script_format_head) */
 typedef struct script_memo_flags {
     uint32_t flags;
     uint8_t len; /* 0: empty */
