@@ -9,7 +9,8 @@
 #include "etmkit/script.h"
 
 #define SCRIPT_MEMO_FLAGS_BITS 4
-#define SCRIPT_MEMO_HEAD 128 /* even: a remembered head is copied in fixed halves (script_format_head) */
+/* even: a remembered head is copied in two fixed halves (script_format_head) */
+#define SCRIPT_MEMO_HEAD 128
 typedef struct script_memo_flags {
     uint32_t flags;
     uint8_t len; /* 0: empty */
