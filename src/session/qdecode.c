@@ -53,10 +53,10 @@ int qdecode_on_sample(void *ctx, const ek_sample *smp)
             return 0;
         }
     }
-    rctx rc;
-    rctx_init(&rc, j->s, j->t_lo, j->t_hi, j->rcache, d->out_has_t, d->out_t);
-    rc.pub.block = j->block;
-    c->encode(j->qctx, &j->out->cur, smp, &rc.pub);
+    rctx *rc = &j->rc;
+    rctx_sample(rc, j->t_lo, j->t_hi, d->out_has_t, d->out_t);
+    rc->pub.block = j->block;
+    c->encode(j->qctx, &j->out->cur, smp, &rc->pub);
     if (qout_full(j->out) && !j->direct)
         return qout_flush(j->out, 0);
     return 0;
@@ -454,6 +454,7 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
         return rc;
     }
     j->rcache = rcache_new(); /* NULL: no cache, same answers */
+    rctx_init(&j->rc, s, 0, 0, j->rcache, 0, 0);
     j->block = 1;
     const ek_consumer *c = fmt ? fmt->c : NULL;
     if (c && c->encode && c->queue_begin)

@@ -80,6 +80,7 @@ struct qjob {
     const uint8_t *rel_data;    /* the current block's bytes (released when it is done) */
     size_t rel_len;
     rcache *rcache;             /* the resolver's last maps and symbols (NULL: none) */
+    rctx rc;                    /* the resolver of the samples (rctx_sample for each) */
     uint32_t block;             /* serial of the current block (ek_sample_ctx.block, never 0) */
     void *qctx;                 /* the consumer's state for this queue (queue_begin) */
     /* direct: the queue's trace is raw (one trace ID, no formatter), so perf's per-ID packet

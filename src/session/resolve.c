@@ -209,18 +209,11 @@ void rctx_init(rctx *c, ek_session *s, uint64_t t_lo, uint64_t t_hi, rcache *cac
                uint64_t t)
 {
     c->s = s;
-    c->t_lo = t_lo;
-    c->t_hi = t_hi;
     c->cache = cache;
     c->r.resolve = resolve;
     c->r.comm = comm_of;
     c->r.code = code_of;
     c->r.ctx = c;
     c->pub.r = &c->r;
-    c->pub.block = 0;
-    c->pub.has_t = has_t;
-    c->pub.t = t;
-    c->pub.unstable = 0;
-    c->pub.v_lo = 0;
-    c->pub.v_hi = UINT64_MAX;
+    rctx_sample(c, t_lo, t_hi, has_t, t);
 }

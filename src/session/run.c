@@ -489,6 +489,8 @@ static int put_recs(void *ctx, const char *data, size_t len)
 {
     rec_put *p = ctx;
     size_t off = 0;
+    rctx c;
+    rctx_init(&c, p->s, 0, 0, p->cache, 0, 0);
     while (off < len) {
         if ((uint8_t)data[off] == REC_ELEM) {
             erec eh;
@@ -524,8 +526,7 @@ static int put_recs(void *ctx, const char *data, size_t len)
             memcpy(br, brs, nb);
         }
         h.smp.branches = br;
-        rctx c;
-        rctx_init(&c, p->s, h.t_lo, h.t_hi, p->cache, h.has_t, h.t);
+        rctx_sample(&c, h.t_lo, h.t_hi, h.has_t, h.t);
         int rc = p->c->sample(p->c->ctx, &h.smp, &c.r);
         free(br);
         if (rc)

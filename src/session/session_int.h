@@ -308,6 +308,18 @@ typedef struct rctx {
 } rctx;
 void rctx_init(rctx *c, ek_session *s, uint64_t t_lo, uint64_t t_hi, rcache *cache, int has_t,
                uint64_t t);
+/* c (made by rctx_init) for another sample: its window and time, and nothing it depended on */
+static inline void rctx_sample(rctx *c, uint64_t t_lo, uint64_t t_hi, int has_t, uint64_t t)
+{
+    c->t_lo = t_lo;
+    c->t_hi = t_hi;
+    c->pub.block = 0;
+    c->pub.has_t = has_t;
+    c->pub.t = t;
+    c->pub.unstable = 0;
+    c->pub.v_lo = 0;
+    c->pub.v_hi = UINT64_MAX;
+}
 rcache *rcache_new(void);
 
 #endif
