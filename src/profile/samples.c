@@ -49,6 +49,7 @@ struct ek_profile_builder {
     void *ctx;
     pb_stream *st;
     size_t nst, capst;
+    size_t stlast; /* the stream of the last sample (samples come in runs of one stream) */
     ek_isa_cfg isa;
     ek_profile_build_stats stats;
     struct {
@@ -112,12 +113,19 @@ void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, v
     b->insn_ctx = ctx;
 }
 
+static int stream_is(const pb_stream *x, const ek_sample *s)
+{
+    return x->queue == s->queue && x->cpu == s->cpu && x->trace_id == s->trace_id;
+}
+
 static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
 {
+    if (b->stlast < b->nst && stream_is(&b->st[b->stlast], s)) return &b->st[b->stlast];
     for (size_t i = 0; i < b->nst; i++)
-        if (b->st[i].queue == s->queue && b->st[i].cpu == s->cpu &&
-            b->st[i].trace_id == s->trace_id)
+        if (stream_is(&b->st[i], s)) {
+            b->stlast = i;
             return &b->st[i];
+        }
     if (b->nst == b->capst) {
         size_t cap = b->capst ? b->capst * 2 : 16;
         pb_stream *v = realloc(b->st, cap * sizeof *v);
@@ -125,6 +133,7 @@ static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
         b->st = v;
         b->capst = cap;
     }
+    b->stlast = b->nst;
     pb_stream *n = &b->st[b->nst++];
     memset(n, 0, sizeof *n);
     n->queue = s->queue;

@@ -121,10 +121,11 @@ static snap_bin *snap_bin_of(export_ctx *c, const char *name)
     return b;
 }
 
-static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+/* (out of line: the recording's path, taken for every address, stays a tail call without the
+ * register saves of this one) */
+__attribute__((noinline)) static int locate_snapshot(export_ctx *c, const ek_sample *s,
+                                                     uint64_t addr, ek_profile_loc *out)
 {
-    export_ctx *c = ctx;
-    if (!c->snapshot) return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
     const char *name = dso_hint(c, s, addr);
     if (!name) return 1;
     snap_bin *b = snap_bin_of(c, name);
@@ -137,6 +138,13 @@ static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *
     out->vaddr = addr - b->bias;
     out->mapping = (uint64_t)(b - c->bins) + 1;
     return 0;
+}
+
+static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    export_ctx *c = ctx;
+    if (!c->snapshot) return ek_profile_maps_locate(c->maps, s, addr, dso_hint, c, out);
+    return locate_snapshot(c, s, addr, out);
 }
 
 /* instruction bytes the session's samples do not carry (no_insn): as the sample's thread saw
