@@ -14,7 +14,8 @@
 #include "etmkit/symbols.h"
 #include "profile/profile_int.h"
 
-#define KERNEL_NAME "[kernel.kallsyms]"
+#define KERNEL_NAME    "[kernel.kallsyms]"
+#define PM_EXACT_BITS  9
 #define KERNEL_PID  (-1)
 
 typedef struct pm_file {
@@ -69,6 +70,17 @@ struct ek_profile_maps {
         ek_profile_loc loc;    /* vaddr unset */
     } fast[4];
     unsigned fnext;
+    /* Answers found with the session's DSO name (the hint), where maps of different files
+     * overlap: by address, for the sample times that find the same maps for it (no map of the
+     * process holding it starts or ends among them), and for the hint that named the answer's
+     * own file. The hint is still asked every time; the search is not. */
+    struct pm_exact {
+        int64_t pid;
+        uint64_t addr;
+        uint64_t t_from, t_to; /* t_to == 0: empty */
+        pm_file *pf;           /* the answer's file */
+        ek_profile_loc loc;
+    } exact[1u << PM_EXACT_BITS];
 };
 
 static char *dupz(const char *s)
@@ -366,9 +378,11 @@ static const pm_map *search(ek_profile_maps *m, int64_t pid, int kernel, uint64_
 }
 
 /* The map of addr for sample s. Only where maps of different files overlap in the process
- * does the session's DSO name (hint) decide: asked then only. */
+ * does the session's DSO name (hint) decide: asked then only. *asked: the hint was asked before
+ * (*h its answer), else set when it is asked here. */
 static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
-                              ek_profile_hint_fn hint, void *hint_ctx)
+                              ek_profile_hint_fn hint, void *hint_ctx, int *asked,
+                              const char **h_io)
 {
     int kernel = (addr >> 63) != 0;
     int64_t pid = kernel ? KERNEL_PID : s->pid;
@@ -387,7 +401,9 @@ static const pm_map *find_map(ek_profile_maps *m, const ek_sample *s, uint64_t a
         }
     const pm_map *mp = search(m, pid, kernel, addr, has_t, t, NULL);
     if (mp && mp->contested) {
-        const char *h = hint ? hint(hint_ctx, s, addr) : NULL;
+        if (!*asked) *h_io = hint ? hint(hint_ctx, s, addr) : NULL;
+        *asked = 1;
+        const char *h = *h_io;
         /* When the session names mp's own file, the search for the hint's maps finds mp again
          * (it stops at the same process of the fork chain, the first that has a map holding
          * addr, and mp, chosen among all that process's maps, is chosen among those of its
@@ -422,24 +438,61 @@ static void seg_range(const pm_file *pf, uint64_t fo, uint64_t *lo, uint64_t *hi
     }
 }
 
-int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
-                           ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out)
+/* The sample times around t that find the same maps of pid for addr, [*lo, *hi): no map of
+ * pid holding addr starts or ends among them, so each is in time (or later) for all or none. */
+static void addr_times(const ek_profile_maps *m, int64_t pid, uint64_t addr, uint64_t t,
+                       uint64_t *lo, uint64_t *hi)
 {
-    if (!m || !s || !out) return EK_ERR_ARG;
-    if (s->has_time) {
-        int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
-        for (unsigned i = 0; i < 4; i++) {
-            struct pm_fast *x = &m->fast[i];
-            if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
-                s->time < x->t_to) {
-                x->pf->uses++;
-                *out = x->loc;
-                out->vaddr = addr + x->delta;
-                return EK_OK;
-            }
+    *lo = 0;
+    *hi = UINT64_MAX;
+    size_t i = 0, n = m->maps.n;
+    while (i < n) {
+        size_t mid = i + (n - i) / 2;
+        if (m->maps.v[mid].pid < pid)
+            i = mid + 1;
+        else
+            n = mid;
+    }
+    for (; i < m->maps.n && m->maps.v[i].pid == pid; i++) {
+        const pm_map *mp = &m->maps.v[i];
+        if (!map_holds(mp, addr)) continue;
+        const uint64_t b[2] = {mp->t_from, mp->t_to};
+        for (int k = 0; k < 2; k++) {
+            if (b[k] <= t && b[k] > *lo) *lo = b[k];
+            if (b[k] > t && b[k] < *hi) *hi = b[k];
         }
     }
-    const pm_map *mp = find_map(m, s, addr, hint, hint_ctx);
+}
+
+static struct pm_exact *exact_slot(ek_profile_maps *m, int64_t pid, uint64_t addr)
+{
+    uint64_t k = (addr ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
+    return &m->exact[k >> (64 - PM_EXACT_BITS)];
+}
+
+/* ek_profile_maps_locate past its last answers (out of line: the answers are most of the
+ * calls, and stay free of this part's register saves) */
+__attribute__((noinline)) static int locate_slow(ek_profile_maps *m, const ek_sample *s,
+                                                 uint64_t addr, ek_profile_hint_fn hint,
+                                                 void *hint_ctx, ek_profile_loc *out)
+{
+    int asked = 0;
+    const char *h = NULL;
+    /* a user address whose answer the hint decided: the same maps, and the hint again names
+     * the answer's file, give the same answer */
+    int user = !(addr >> 63) && s->has_time;
+    struct pm_exact *ex = user ? exact_slot(m, s->pid, addr) : NULL;
+    if (ex && ex->addr == addr && ex->pid == s->pid && s->time >= ex->t_from &&
+        s->time < ex->t_to) {
+        h = hint ? hint(hint_ctx, s, addr) : NULL;
+        asked = 1;
+        if (h && !strcmp(h, ex->pf->path)) {
+            ex->pf->uses++;
+            *out = ex->loc;
+            return EK_OK;
+        }
+    }
+    const pm_map *mp = find_map(m, s, addr, hint, hint_ctx, &asked, &h);
     if (!mp) return EK_ERR_NOT_FOUND;
     pm_file *pf = &m->files.v[mp->file];
     look_up_elf(m, pf);
@@ -490,7 +543,36 @@ int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr
         x->pf = pf;
         x->loc = *out;
     }
+    /* found with the hint, which named this file: remembered for this address (the search
+     * found a map of the sample's own process, so it stops there at every time of the box) */
+    if (ex && asked && h && mp->pid == s->pid && !strcmp(h, pf->path)) {
+        ex->pid = s->pid;
+        ex->addr = addr;
+        addr_times(m, s->pid, addr, s->time, &ex->t_from, &ex->t_to);
+        ex->pf = pf;
+        ex->loc = *out;
+    }
     return EK_OK;
+}
+
+int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
+                           ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out)
+{
+    if (!m || !s || !out) return EK_ERR_ARG;
+    if (s->has_time) {
+        int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
+        for (unsigned i = 0; i < 4; i++) {
+            struct pm_fast *x = &m->fast[i];
+            if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
+                s->time < x->t_to) {
+                x->pf->uses++;
+                *out = x->loc;
+                out->vaddr = addr + x->delta;
+                return EK_OK;
+            }
+        }
+    }
+    return locate_slow(m, s, addr, hint, hint_ctx, out);
 }
 
 size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf,

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,12 +273,144 @@ static void test_segments_remembered(void **state)
     free(dir);
 }
 
+/* Libraries loaded at the same addresses one after the other (dlopen cycles), a library mapped
+ * twice with its records out of time order, and a child process without maps of its own: the
+ * answer the hint decides is remembered by address, for the times that find the same maps and
+ * while the hint names the answer's file. Each answer of one locator over a random walk equals
+ * that of a new locator asked only that, with a hint that changes by address and time. */
+typedef struct um {
+    int64_t pid;
+    const char *file;
+    uint64_t start, len, pgoff, time;
+} um;
+
+static const um cycles[] = {
+    {5, "/a.so", UA, 0x4000, 0, 10},          {5, "/b.so", UA, 0x4000, 0, 100},
+    {5, "/c.so", UA + 0x1000, 0x2000, 0, 150}, {5, "/a.so", UA, 0x4000, 0, 200},
+    {5, "/b.so", UA + 0x2000, 0x2000, 0, 300}, {5, "/c.so", UA, 0x1000, 0, 250},
+    {5, "/a.so", UB, 0x2000, 0x2000, 120},     {5, "/b.so", UB, 0x2000, 0x2000, 180},
+    {5, "/a.so", UB, 0x2000, 0x2000, 60},
+};
+
+static ek_profile_maps *cycle_maps(const char *symfs, uint8_t **buf, ek_perf_file **f)
+{
+    ek_pw *w = writer();
+    for (size_t i = 0; i < sizeof cycles / sizeof *cycles; i++) {
+        ek_perf_record r;
+        memset(&r, 0, sizeof r);
+        r.type = EK_PERF_RECORD_MMAP2;
+        r.misc = EK_PERF_MISC_USER;
+        r.sid.pid = r.sid.tid = (uint32_t)cycles[i].pid;
+        r.sid.time = cycles[i].time;
+        r.u.mmap.pid = r.u.mmap.tid = (uint32_t)cycles[i].pid;
+        r.u.mmap.addr = cycles[i].start;
+        r.u.mmap.len = cycles[i].len;
+        r.u.mmap.pgoff = cycles[i].pgoff;
+        r.u.mmap.prot = 5;
+        r.u.mmap.filename = cycles[i].file;
+        assert_int_equal(ek_pw_record(w, &r, ST), 0);
+    }
+    ek_perf_record r;
+    memset(&r, 0, sizeof r);
+    r.type = EK_PERF_RECORD_FORK;
+    r.sid.pid = r.sid.tid = 6;
+    r.sid.time = 50;
+    r.u.fork.pid = r.u.fork.tid = 6;
+    r.u.fork.ppid = r.u.fork.ptid = 5;
+    assert_int_equal(ek_pw_record(w, &r, ST), 0);
+    return maps_made(w, symfs, buf, f);
+}
+
+/* the session's name: by the address's 256-byte line and the time's stretch of 40 */
+static const char *cycle_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    static const char *names[] = {"/a.so", "/b.so", "/c.so", "/z.so", NULL, "/a.so", "/b.so"};
+    (void)ctx;
+    uint64_t k = ((addr >> 8) * 0x9e3779b97f4a7c15ull) ^ (s->time / 40 * 0xc2b2ae3d27d4eb4full);
+    hints++;
+    return names[(k ^ (k >> 31)) % 7];
+}
+
+static int cycle_loc(ek_profile_maps *m, int64_t pid, uint64_t addr, uint64_t t, uint64_t *vaddr,
+                     uint64_t *mapping, const char **path)
+{
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.pid = s.tid = (int32_t)pid;
+    s.has_time = 1;
+    s.time = t;
+    ek_profile_loc loc;
+    memset(&loc, 0, sizeof loc);
+    int rc = ek_profile_maps_locate(m, &s, addr, cycle_hint, NULL, &loc);
+    *vaddr = rc ? 0 : loc.vaddr;
+    *mapping = rc ? 0 : loc.mapping;
+    *path = rc ? NULL : loc.id.path;
+    return rc;
+}
+
+static void test_contested_remembered(void **state)
+{
+    char *dir = tu_tmpdir();
+    static const char *files[] = {"a.so", "b.so", "c.so"};
+    for (int i = 0; i < 3; i++) {
+        char *p = write_two_segments(dir);
+        char *q = malloc(strlen(dir) + 8);
+        assert_non_null(q);
+        strcpy(q, dir);
+        strcat(q, "/");
+        strcat(q, files[i]);
+        assert_int_equal(rename(p, q), 0);
+        free(p);
+        free(q);
+    }
+    uint8_t *buf;
+    ek_perf_file *f;
+    ek_profile_maps *m = cycle_maps(dir, &buf, &f);
+    uint64_t x = 0x13198a2e03707344ull;
+    unsigned found = 0, mappings = 0, seen = 0;
+    hints = 0;
+    for (int q = 0; q < 4000; q++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        /* a few hot addresses (as loops are), and any address now and then */
+        uint64_t addr = (x & 3) ? UA + 0x40 * ((x >> 2) % 0x100) + ((x >> 10) & 1) * 0x3000
+                                : ((x >> 2) & 1 ? UB : UA) - 0x100 + (x >> 3) % 0x4200;
+        uint64_t t = (x >> 24) % 340;
+        int64_t pid = (x >> 40) % 5 ? 5 : 6;
+        uint64_t v, mp, v2, mp2;
+        const char *path, *path2;
+        int rc = cycle_loc(m, pid, addr, t, &v, &mp, &path);
+        uint8_t *b2;
+        ek_perf_file *f2;
+        ek_profile_maps *fresh = cycle_maps(dir, &b2, &f2);
+        int rc2 = cycle_loc(fresh, pid, addr, t, &v2, &mp2, &path2);
+        assert_int_equal(rc, rc2);
+        assert_int_equal(v, v2);
+        assert_int_equal(mp, mp2);
+        if (!rc) assert_string_equal(path, path2);
+        ek_profile_maps_free(fresh);
+        ek_perf_free(f2);
+        free(b2);
+        found += !rc;
+        mappings |= 1u << (mp & 15);
+    }
+    for (unsigned k = 1; k <= 9; k++) seen += (mappings >> k) & 1;
+    assert_true(found > 1500);
+    assert_true(seen >= 8); /* (the one map of c.so at UA is the only one at its times) */
+    assert_true(hints > 1000);
+    ek_profile_maps_free(m);
+    ek_perf_free(f);
+    free(buf);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twins_not_remembered),
         cmocka_unit_test(test_contested_by_hint),
         cmocka_unit_test(test_segments_remembered),
+        cmocka_unit_test(test_contested_remembered),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
