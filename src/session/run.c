@@ -3,6 +3,7 @@
  * epochs with them) and handed to the consumer. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -444,15 +445,22 @@ static void rec_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sample
 {
     (void)qctx;
     const rctx *rc = (const rctx *)c; /* (the session's contexts are rctx: pub first) */
-    srec h;
-    memset(&h, 0, sizeof h);
-    h.smp = *smp;
-    h.smp.branches = NULL;
-    h.t_lo = rc->t_lo;
-    h.t_hi = rc->t_hi;
-    h.has_t = c->has_t;
-    h.t = c->t;
-    ek_sbuf_put(out, (const char *)&h, sizeof h);
+    /* made in place: the sample is copied once (its padding as it comes: put_recs reads the
+     * fields only) */
+    const size_t n = sizeof(srec);
+    if (out->cap - out->len > n || !ek_sbuf_reserve(out, n)) {
+        char *p = out->p + out->len;
+        const ek_branch *none = NULL;
+        const int has_t = c->has_t;
+        memcpy(p + offsetof(srec, smp), smp, sizeof *smp);
+        memcpy(p + offsetof(srec, smp.branches), &none, sizeof none);
+        memcpy(p + offsetof(srec, t_lo), &rc->t_lo, sizeof rc->t_lo);
+        memcpy(p + offsetof(srec, t_hi), &rc->t_hi, sizeof rc->t_hi);
+        memcpy(p + offsetof(srec, has_t), &has_t, sizeof has_t);
+        memcpy(p + offsetof(srec, t), &c->t, sizeof c->t);
+        out->len += n;
+        out->p[out->len] = 0;
+    }
     if (smp->nbranches)
         ek_sbuf_put(out, (const char *)smp->branches, smp->nbranches * sizeof(ek_branch));
 }
