@@ -33,6 +33,8 @@ struct rcache {
         uint64_t t_lo, t_hi; /* and these times */
     } x[RC_MAPS];
     unsigned xhit, xnext;
+    int last_x; /* the last answer was x[xhit] (tried first: the two kinds never share an
+                   address, since an alone map overlaps no other) */
     struct {
         const as_dso *dso; /* a symbol: [lo, hi) in the DSO's key space */
         uint64_t lo, hi, start;
@@ -73,7 +75,19 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
     int kernel = is_kernel_addr(addr);
     int32_t pid = kernel ? AS_KERNEL_PID : smp->pid;
     const as_map *m = NULL;
-    if (rc)
+    int from_x = 0;
+    if (rc && rc->last_x && c->pub.has_t) {
+        unsigned i = rc->xhit;
+        uint64_t t = c->pub.t;
+        if (rc->x[i].map && rc->x[i].pid == pid && addr >= rc->x[i].a_lo &&
+            addr < rc->x[i].a_hi && t >= rc->x[i].t_lo && t < rc->x[i].t_hi) {
+            m = rc->x[i].map;
+            from_x = 1;
+            if (rc->x[i].t_lo > c->pub.v_lo) c->pub.v_lo = rc->x[i].t_lo;
+            if (rc->x[i].t_hi < c->pub.v_hi) c->pub.v_hi = rc->x[i].t_hi;
+        }
+    }
+    if (rc && !m)
         for (unsigned n = 0; n < RC_MAPS; n++) {
             unsigned i = (rc->mhit + n) % RC_MAPS;
             const as_map *x = rc->m[i].map;
@@ -92,6 +106,7 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
                 addr < rc->x[i].a_hi && t >= rc->x[i].t_lo && t < rc->x[i].t_hi) {
                 rc->xhit = i;
                 m = rc->x[i].map;
+                from_x = 1;
                 if (rc->x[i].t_lo > c->pub.v_lo) c->pub.v_lo = rc->x[i].t_lo;
                 if (rc->x[i].t_hi < c->pub.v_hi) c->pub.v_hi = rc->x[i].t_hi;
                 break;
@@ -119,8 +134,10 @@ static void resolve(void *ctx, const ek_sample *smp, uint64_t addr, int fallback
             rc->x[k].t_lo = v_lo;
             rc->x[k].t_hi = v_hi;
             rc->xhit = k;
+            from_x = 1;
         }
     }
+    if (rc) rc->last_x = from_x;
     if (!m || !m->dso) return;
     as_dso *d = m->dso;
     out->dso = d->print_name;
