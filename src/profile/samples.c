@@ -28,6 +28,12 @@ typedef struct pb_pending {
     int direct, cond;
 } pb_pending;
 
+/* where an address is, as the builder counts it: its binary address, mapping and binary */
+typedef struct pb_at {
+    uint64_t vaddr, mapping;
+    size_t bin;
+} pb_at;
+
 #define PB_BIN_CACHE 64
 /* runs checked (run_possible) remembered: the answer depends on the binary's code only, and
  * hot loops end the same runs over and over */
@@ -63,7 +69,7 @@ struct ek_profile_builder {
         uint64_t sample; /* stats.samples when made (0: none) */
         uint64_t addr;
         int ok;
-        ek_profile_loc loc; /* as the locator left it, also when it failed */
+        ek_profile_loc loc; /* the locator's answer (written there), also when it failed */
         size_t bin;
     } last;
 };
@@ -144,74 +150,71 @@ static pb_stream *stream_of(ek_profile_builder *b, const ek_sample *s)
     return n;
 }
 
-/* addr located into loc and its binary's handle: 1, or 0 when it is in no binary (inlined:
- * a sample locates two or three addresses, and the calls' register saves cost as much) */
-EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, ek_profile_loc *loc,
-                  size_t *bin, int *rc)
+/* addr located into *at: 1, or 0 when it is in no binary (*at zero). The locator's whole
+ * answer is then b->last.loc. (Inlined: a sample locates two or three addresses, and the
+ * calls' register saves cost as much.) */
+EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, pb_at *at, int *rc)
 {
     *rc = EK_OK;
+    at->vaddr = at->mapping = 0;
+    at->bin = 0;
     if (!addr) return 0;
-    if (b->last.sample == b->stats.samples && b->last.addr == addr) {
-        *loc = b->last.loc;
-        if (!b->last.ok) {
-            b->stats.unlocated++;
-            return 0;
+    if (b->last.sample != b->stats.samples || b->last.addr != addr) {
+        ek_profile_loc *loc = &b->last.loc;
+        b->last.sample = 0; /* (until loc is addr's) */
+        memset(loc, 0, sizeof *loc);
+        b->last.ok = !b->locate(b->ctx, s, addr, loc);
+        if (b->last.ok) {
+            size_t bin;
+            unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
+            if (b->bincache[k].used && b->bincache[k].mapping == loc->mapping) {
+                bin = b->bincache[k].bin;
+            } else {
+                *rc = ek_profile_add_binary(b->p, &loc->id, &bin);
+                if (*rc) return 0;
+                b->bincache[k].used = 1;
+                b->bincache[k].mapping = loc->mapping;
+                b->bincache[k].bin = bin;
+            }
+            b->last.bin = bin;
         }
-        *bin = b->last.bin;
-        return 1;
-    }
-    memset(loc, 0, sizeof *loc);
-    if (b->locate(b->ctx, s, addr, loc)) {
-        b->stats.unlocated++;
         b->last.sample = b->stats.samples;
         b->last.addr = addr;
-        b->last.ok = 0;
-        b->last.loc = *loc;
+    }
+    if (!b->last.ok) {
+        b->stats.unlocated++;
         return 0;
     }
-    unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
-    if (b->bincache[k].used && b->bincache[k].mapping == loc->mapping) {
-        *bin = b->bincache[k].bin;
-    } else {
-        *rc = ek_profile_add_binary(b->p, &loc->id, bin);
-        if (*rc) return 0;
-        b->bincache[k].used = 1;
-        b->bincache[k].mapping = loc->mapping;
-        b->bincache[k].bin = *bin;
-    }
-    b->last.sample = b->stats.samples;
-    b->last.addr = addr;
-    b->last.ok = 1;
-    b->last.loc = *loc;
-    b->last.bin = *bin;
+    at->vaddr = b->last.loc.vaddr;
+    at->mapping = b->last.loc.mapping;
+    at->bin = b->last.bin;
     return 1;
 }
 
 /* A taken branch from -> to (either may be unknown: 0). Counts for from's binary (to external
  * when elsewhere) and, when to is in another mapping, for to's binary (from external). */
 static int add_branch(ek_profile_builder *b, const ek_sample *s, uint64_t from, uint64_t to,
-                      ek_profile_loc *tl_out, size_t *tbin_out, int *to_ok)
+                      pb_at *to_at, int *to_ok)
 {
-    ek_profile_loc fl, tl;
-    size_t fbin = 0, tbin = 0;
+    pb_at fl, tl;
     int rc;
-    int fok = locate(b, s, from, &fl, &fbin, &rc);
+    int fok = locate(b, s, from, &fl, &rc);
     if (rc) return rc;
-    int tok = locate(b, s, to, &tl, &tbin, &rc);
+    int tok = locate(b, s, to, &tl, &rc);
     if (rc) return rc;
-    int same = fok && tok && fl.mapping == tl.mapping && fbin == tbin;
+    int same = fok && tok && fl.mapping == tl.mapping && fl.bin == tl.bin;
     if (fok) {
-        rc = ek_profile_add_branch(b->p, fbin, fl.vaddr, same ? tl.vaddr : EK_PROFILE_EXTERNAL, 1);
+        rc = ek_profile_add_branch(b->p, fl.bin, fl.vaddr, same ? tl.vaddr : EK_PROFILE_EXTERNAL,
+                                   1);
         if (rc) return rc;
         b->stats.branches++;
     }
     if (tok && !same) {
-        rc = ek_profile_add_branch(b->p, tbin, EK_PROFILE_EXTERNAL, tl.vaddr, 1);
+        rc = ek_profile_add_branch(b->p, tl.bin, EK_PROFILE_EXTERNAL, tl.vaddr, 1);
         if (rc) return rc;
         b->stats.branches++;
     }
-    if (tl_out) *tl_out = tl;
-    if (tbin_out) *tbin_out = tbin;
+    if (to_at) *to_at = tl;
     if (to_ok) *to_ok = tok;
     return EK_OK;
 }
@@ -266,15 +269,14 @@ static int add_run(ek_profile_builder *b, const ek_sample *s, int have_start, ui
                    uint64_t mapping, size_t bin, uint64_t end)
 {
     if (!have_start || !end) return EK_OK;
-    ek_profile_loc el;
-    size_t ebin;
+    pb_at el;
     int rc;
-    if (!locate(b, s, end, &el, &ebin, &rc)) return rc;
-    if (el.mapping != mapping || ebin != bin || el.vaddr < start) {
+    if (!locate(b, s, end, &el, &rc)) return rc;
+    if (el.mapping != mapping || el.bin != bin || el.vaddr < start) {
         b->stats.cross_mapping++;
         return EK_OK;
     }
-    if (!run_possible(b, &el, start, el.vaddr)) {
+    if (!run_possible(b, &b->last.loc, start, el.vaddr)) { /* (end's whole answer) */
         b->stats.impossible++;
         return 1;
     }
@@ -336,7 +338,7 @@ static int resolve_pending(ek_profile_builder *b, const ek_sample *s, uint64_t a
         pb_pending p = *pd;
         *pd = b->pend[--b->npend];
         if (p.cond && (!p.direct || addr != p.target)) return EK_OK; /* not taken */
-        return add_branch(b, s, p.ip, p.direct ? p.target : addr, NULL, NULL, NULL);
+        return add_branch(b, s, p.ip, p.direct ? p.target : addr, NULL, NULL);
     }
     return EK_OK;
 }
@@ -348,14 +350,13 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
     uint32_t f = s->flags;
     int rc;
     if (f & EK_SF_TRACE_BEGIN) { /* "tr strt 0 => to": a run starts, no branch */
-        ek_profile_loc tl;
-        size_t tbin;
+        pb_at tl;
         if (b->npend && s->addr && (rc = resolve_pending(b, s, s->addr))) return rc;
-        st->valid = locate(b, s, s->addr, &tl, &tbin, &rc);
+        st->valid = locate(b, s, s->addr, &tl, &rc);
         if (rc) return rc;
         st->start = tl.vaddr;
         st->mapping = tl.mapping;
-        st->bin = tbin;
+        st->bin = tl.bin;
         return EK_OK;
     }
     /* the run ends at this sample's instruction, unless it cannot have run: then the sample
@@ -389,21 +390,20 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
                             : s->resume == in.target;
             if (in.type == EK_ITYPE_BR && taken && s->resume != in.target)
                 b->stats.impossible++; /* a direct branch that went elsewhere: not counted */
-            else if (taken && (rc = add_branch(b, s, s->ip, s->resume, NULL, NULL, NULL)))
+            else if (taken && (rc = add_branch(b, s, s->ip, s->resume, NULL, NULL)))
                 return rc;
         } else if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
-            if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL, NULL))) return rc;
+            if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL))) return rc;
         } else if ((rc = add_pending(b, s, &in))) {
             return rc;
         }
     }
-    ek_profile_loc tl;
-    size_t tbin = 0;
+    pb_at tl;
     int tok = 0;
     if (branch) {
-        rc = add_branch(b, s, s->ip, to, &tl, &tbin, &tok);
+        rc = add_branch(b, s, s->ip, to, &tl, &tok);
     } else {
-        tok = locate(b, s, to, &tl, &tbin, &rc);
+        tok = locate(b, s, to, &tl, &rc);
     }
     if (rc) return rc;
     /* a thread resumes where an exception returns to (never at an exception's vector) */
@@ -413,7 +413,7 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
         st->valid = 1;
         st->start = tl.vaddr;
         st->mapping = tl.mapping;
-        st->bin = tbin;
+        st->bin = tl.bin;
     }
     return EK_OK;
 }
@@ -424,12 +424,11 @@ static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
     /* oldest first: entries[n-1] is the oldest */
     for (uint32_t k = s->nbranches; k-- > 0 && !rc;) {
         const ek_branch *e = &s->branches[k];
-        ek_profile_loc tl;
-        size_t tbin = 0;
+        pb_at tl;
         int tok = 0;
-        rc = add_branch(b, s, e->from, e->to, &tl, &tbin, &tok);
+        rc = add_branch(b, s, e->from, e->to, &tl, &tok);
         if (rc || k == 0 || !tok) continue;
-        rc = add_run(b, s, 1, tl.vaddr, tl.mapping, tbin, s->branches[k - 1].from);
+        rc = add_run(b, s, 1, tl.vaddr, tl.mapping, tl.bin, s->branches[k - 1].from);
     }
     return rc;
 }
