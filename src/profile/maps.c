@@ -54,6 +54,7 @@ struct ek_profile_maps {
     EK_VEC(pm_file) files;
     EK_VEC(pm_fork) forks;
     char *symfs, *buildid_dir, *vmlinux;
+    int hints_stable; /* ek_profile_maps_opts.hints_stable */
     size_t cache[8]; /* maps found lately (by time, neither contested nor twins), the last
                         hit tried first */
     unsigned cnext, chit;
@@ -79,6 +80,7 @@ struct ek_profile_maps {
         uint64_t addr;
         uint64_t t_from, t_to; /* t_to == 0: empty */
         pm_file *pf;           /* the answer's file */
+        const char *hint;      /* the hint's name then (hints_stable: its address tells) */
         ek_profile_loc loc;
     } exact[1u << PM_EXACT_BITS];
 };
@@ -143,6 +145,7 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
         m->symfs = dupz(o->symfs);
         m->buildid_dir = dupz(o->buildid_dir);
         m->vmlinux = dupz(o->vmlinux);
+        m->hints_stable = o->hints_stable;
     }
     ek_perf_iter *it = NULL;
     int rc = ek_perf_iter_new(f, EK_PERF_ITER_SIDEBAND, NULL, &it);
@@ -486,7 +489,7 @@ __attribute__((noinline)) static int locate_slow(ek_profile_maps *m, const ek_sa
         s->time < ex->t_to) {
         h = hint ? hint(hint_ctx, s, addr) : NULL;
         asked = 1;
-        if (h && !strcmp(h, ex->pf->path)) {
+        if (h && ((m->hints_stable && h == ex->hint) || !strcmp(h, ex->pf->path))) {
             ex->pf->uses++;
             *out = ex->loc;
             return EK_OK;
@@ -550,6 +553,7 @@ __attribute__((noinline)) static int locate_slow(ek_profile_maps *m, const ek_sa
         ex->addr = addr;
         addr_times(m, s->pid, addr, s->time, &ex->t_from, &ex->t_to);
         ex->pf = pf;
+        ex->hint = h;
         ex->loc = *out;
     }
     return EK_OK;

@@ -42,6 +42,8 @@ static ek_pw *writer(void)
     return w;
 }
 
+static int hints_stable; /* ek_profile_maps_opts.hints_stable of the maps made */
+
 /* the recording w wrote, opened (*buf, *f), and its maps (ELF files under symfs) */
 static ek_profile_maps *maps_made(ek_pw *w, const char *symfs, uint8_t **buf, ek_perf_file **f)
 {
@@ -52,6 +54,7 @@ static ek_profile_maps *maps_made(ek_pw *w, const char *symfs, uint8_t **buf, ek
     memset(&o, 0, sizeof o);
     o.size = sizeof o;
     o.symfs = symfs;
+    o.hints_stable = hints_stable;
     ek_profile_maps *m = NULL;
     assert_int_equal(ek_profile_maps_new(*f, &o, &m), 0);
     return m;
@@ -321,14 +324,19 @@ static ek_profile_maps *cycle_maps(const char *symfs, uint8_t **buf, ek_perf_fil
     return maps_made(w, symfs, buf, f);
 }
 
-/* the session's name: by the address's 256-byte line and the time's stretch of 40 */
+/* the session's name: by the address's 256-byte line and the time's stretch of 40; with
+ * hints_stable each name at an address of its own, else every name in one reused buffer */
 static const char *cycle_hint(void *ctx, const ek_sample *s, uint64_t addr)
 {
     static const char *names[] = {"/a.so", "/b.so", "/c.so", "/z.so", NULL, "/a.so", "/b.so"};
+    static char reused[16];
     (void)ctx;
     uint64_t k = ((addr >> 8) * 0x9e3779b97f4a7c15ull) ^ (s->time / 40 * 0xc2b2ae3d27d4eb4full);
     hints++;
-    return names[(k ^ (k >> 31)) % 7];
+    const char *name = names[(k ^ (k >> 31)) % 7];
+    if (hints_stable || !name) return name;
+    strcpy(reused, name);
+    return reused;
 }
 
 static int cycle_loc(ek_profile_maps *m, int64_t pid, uint64_t addr, uint64_t t, uint64_t *vaddr,
@@ -348,7 +356,7 @@ static int cycle_loc(ek_profile_maps *m, int64_t pid, uint64_t addr, uint64_t t,
     return rc;
 }
 
-static void test_contested_remembered(void **state)
+static void contested_walk(int stable)
 {
     char *dir = tu_tmpdir();
     static const char *files[] = {"a.so", "b.so", "c.so"};
@@ -365,6 +373,7 @@ static void test_contested_remembered(void **state)
     }
     uint8_t *buf;
     ek_perf_file *f;
+    hints_stable = stable;
     ek_profile_maps *m = cycle_maps(dir, &buf, &f);
     uint64_t x = 0x13198a2e03707344ull;
     unsigned found = 0, mappings = 0, seen = 0;
@@ -402,6 +411,18 @@ static void test_contested_remembered(void **state)
     free(buf);
     tu_rmtree(dir);
     free(dir);
+    hints_stable = 0;
+}
+
+static void test_contested_remembered(void **state)
+{
+    contested_walk(0);
+}
+
+/* the same with names known by their addresses (a session's) */
+static void test_contested_stable_hints(void **state)
+{
+    contested_walk(1);
 }
 
 int main(int argc, char **argv)
@@ -411,6 +432,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_contested_by_hint),
         cmocka_unit_test(test_segments_remembered),
         cmocka_unit_test(test_contested_remembered),
+        cmocka_unit_test(test_contested_stable_hints),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

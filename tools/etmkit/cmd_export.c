@@ -71,10 +71,10 @@ typedef struct export_ctx {
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
-    char hint[4096];
 } export_ctx;
 
-/* the session's DSO name of addr (asked only where maps of different files overlap) */
+/* the session's DSO name of addr (asked only where maps of different files overlap): the
+ * session's own text, which stays while the session does (ek_profile_maps_opts.hints_stable) */
 static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
 {
     export_ctx *c = ctx;
@@ -82,12 +82,7 @@ static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
     ek_addr_loc loc;
     memset(&loc, 0, sizeof loc);
     c->r->resolve(c->r->ctx, s, addr, addr != s->ip, &loc);
-    if (!loc.dso) return NULL;
-    size_t n = loc.dso_len ? loc.dso_len : strlen(loc.dso);
-    if (n >= sizeof c->hint) return NULL;
-    memcpy(c->hint, loc.dso, n);
-    c->hint[n] = 0;
-    return c->hint;
+    return loc.dso;
 }
 
 /* The binary of a snapshot the resolver names name: made the first time (an --image ELF
@@ -312,7 +307,7 @@ int cmd_export(int argc, char **argv)
     memset(&c, 0, sizeof c);
     ek_sbuf text = EK_SBUF_INIT;
     int rc;
-    ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux};
+    ek_profile_maps_opts mo = {sizeof mo, d.so.symfs, d.so.buildid_dir, d.so.vmlinux, 1};
     c.d = &d;
     c.snapshot = d.snapshot;
     if ((rc = ek_profile_new(&p)) ||
