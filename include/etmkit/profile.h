@@ -343,6 +343,10 @@ void ek_profile_maps_free(ek_profile_maps *m);
 typedef const char *(*ek_profile_hint_fn)(void *ctx, const ek_sample *s, uint64_t addr);
 int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
                            ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out);
+/* b locates with m and hint instead of its locate function: ek_profile_maps_locate's answers,
+ * with most addresses taken without a call. m must live while b adds samples. */
+void ek_profile_builder_use_maps(ek_profile_builder *b, ek_profile_maps *m,
+                                 ek_profile_hint_fn hint, void *hint_ctx);
 /* An ek_profile_code_fn (ctx: the maps) reading the ELF file of a located user binary. */
 size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, void *buf,
                             size_t len);

@@ -58,19 +58,8 @@ struct ek_profile_maps {
     size_t cache[8]; /* maps found lately (by time, neither contested nor twins), the last
                         hit tried first */
     unsigned cnext, chit;
-    /* The last answers whole: for a remembered map (above), the addresses of it that lie in
-     * one ELF segment (no segment starts or ends among them) and their binary address's
-     * offset from theirs, so that an address there at a time the map is valid is located with
-     * a few compares. */
-    struct pm_fast {
-        int64_t pid;
-        uint64_t lo, hi;       /* addresses [lo, hi); hi = 0: empty */
-        uint64_t t_from, t_to; /* the map's life */
-        uint64_t delta;        /* binary address - address (mod 2^64) */
-        pm_file *pf;
-        ek_profile_loc loc;    /* vaddr unset */
-    } fast[4];
-    unsigned fnext;
+    /* The last answers whole, for a remembered map (above): profile_int.h */
+    prof_fast_set fast;
     /* Answers found with the session's DSO name (the hint), where maps of different files
      * overlap: by address, for the sample times that find the same maps for it (no map of the
      * process holding it starts or ends among them), and for the hint that named the answer's
@@ -473,11 +462,16 @@ static struct pm_exact *exact_slot(ek_profile_maps *m, int64_t pid, uint64_t add
     return &m->exact[k >> (64 - PM_EXACT_BITS)];
 }
 
-/* ek_profile_maps_locate past its last answers (out of line: the answers are most of the
- * calls, and stay free of this part's register saves) */
-__attribute__((noinline)) static int locate_slow(ek_profile_maps *m, const ek_sample *s,
-                                                 uint64_t addr, ek_profile_hint_fn hint,
-                                                 void *hint_ctx, ek_profile_loc *out)
+prof_fast_set *prof_maps_fast(ek_profile_maps *m)
+{
+    return &m->fast;
+}
+
+/* (out of line: the last answers are most of the calls, and stay free of this part's register
+ * saves) */
+__attribute__((noinline)) int prof_maps_locate_slow(ek_profile_maps *m, const ek_sample *s,
+                                                    uint64_t addr, ek_profile_hint_fn hint,
+                                                    void *hint_ctx, ek_profile_loc *out)
 {
     int asked = 0;
     const char *h = NULL;
@@ -536,14 +530,14 @@ __attribute__((noinline)) static int locate_slow(ek_profile_maps *m, const ek_sa
     /* remembered whole where find_map would have found mp among its remembered maps */
     int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
     if (s->has_time && mp->pid == pid && !mp->twin && !mp->contested) {
-        struct pm_fast *x = &m->fast[m->fnext++ % 4];
+        prof_fast *x = &m->fast.e[m->fast.next++ % PROF_FAST_N];
         x->pid = pid;
         x->lo = lo;
         x->hi = hi;
         x->t_from = mp->t_from;
         x->t_to = mp->t_to;
         x->delta = vaddr - addr;
-        x->pf = pf;
+        x->uses = &pf->uses;
         x->loc = *out;
     }
     /* found with the hint, which named this file: remembered for this address (the search
@@ -563,20 +557,7 @@ int ek_profile_maps_locate(ek_profile_maps *m, const ek_sample *s, uint64_t addr
                            ek_profile_hint_fn hint, void *hint_ctx, ek_profile_loc *out)
 {
     if (!m || !s || !out) return EK_ERR_ARG;
-    if (s->has_time) {
-        int64_t pid = (addr >> 63) ? KERNEL_PID : s->pid;
-        for (unsigned i = 0; i < 4; i++) {
-            struct pm_fast *x = &m->fast[i];
-            if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
-                s->time < x->t_to) {
-                x->pf->uses++;
-                *out = x->loc;
-                out->vaddr = addr + x->delta;
-                return EK_OK;
-            }
-        }
-    }
-    return locate_slow(m, s, addr, hint, hint_ctx, out);
+    return prof_maps_locate(m, &m->fast, s, addr, hint, hint_ctx, out);
 }
 
 size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr, void *buf,

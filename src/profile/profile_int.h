@@ -52,6 +52,51 @@ PROF_HIDDEN int prof_binary_cmp(const prof_binary *x, const prof_binary *y);
 PROF_HIDDEN int prof_merge(ek_profile *dst, const ek_profile *src, const char *fname,
                            const ek_diag *diag);
 
+/* A maps locator's last answers (maps.c), kept whole: for a remembered map, the addresses of
+ * it that lie in one ELF segment, and their binary address's offset from theirs, so that an
+ * address there at a time the map is valid is located with a few compares. Inline here, for
+ * the builder to take the locator's common case without a call (ek_profile_builder_use_maps);
+ * the same answers as ek_profile_maps_locate. */
+#define PROF_FAST_N 4
+typedef struct prof_fast {
+    int64_t pid;
+    uint64_t lo, hi;       /* addresses [lo, hi); hi = 0: empty */
+    uint64_t t_from, t_to; /* the map's life */
+    uint64_t delta;        /* binary address - address (mod 2^64) */
+    uint64_t *uses;        /* the file's count of addresses located in it */
+    ek_profile_loc loc;    /* vaddr unset */
+} prof_fast;
+typedef struct prof_fast_set {
+    prof_fast e[PROF_FAST_N];
+    unsigned next; /* the one to replace */
+} prof_fast_set;
+
+PROF_HIDDEN prof_fast_set *prof_maps_fast(ek_profile_maps *m);
+/* ek_profile_maps_locate past the last answers (m, s, out not NULL) */
+PROF_HIDDEN int prof_maps_locate_slow(ek_profile_maps *m, const ek_sample *s, uint64_t addr,
+                                      ek_profile_hint_fn hint, void *hint_ctx,
+                                      ek_profile_loc *out);
+
+static inline int prof_maps_locate(ek_profile_maps *m, prof_fast_set *fs, const ek_sample *s,
+                                   uint64_t addr, ek_profile_hint_fn hint, void *hint_ctx,
+                                   ek_profile_loc *out)
+{
+    if (s->has_time) {
+        int64_t pid = (addr >> 63) ? -1 : s->pid; /* (the kernel's maps: process -1) */
+        for (unsigned i = 0; i < PROF_FAST_N; i++) {
+            const prof_fast *x = &fs->e[i];
+            if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
+                s->time < x->t_to) {
+                (*x->uses)++;
+                *out = x->loc;
+                out->vaddr = addr + x->delta;
+                return EK_OK;
+            }
+        }
+    }
+    return prof_maps_locate_slow(m, s, addr, hint, hint_ctx, out);
+}
+
 /* The readers: parse the text into p (a fresh profile the caller merges on success). */
 PROF_HIDDEN int prof_read_autofdo(ek_profile *p, prof_lines *l, const ek_profile_read_opts *opts);
 PROF_HIDDEN int prof_read_branch_list(ek_profile *p, prof_lines *l);

@@ -54,6 +54,10 @@ struct ek_profile_builder {
     ek_profile *p;
     ek_profile_locate_fn locate;
     void *ctx;
+    ek_profile_maps *maps; /* ek_profile_builder_use_maps: locate with these instead */
+    prof_fast_set *fast;
+    ek_profile_hint_fn hint;
+    void *hint_ctx;
     pb_stream *st;
     size_t nst, capst;
     size_t stlast; /* the stream of the last sample (samples come in runs of one stream) */
@@ -113,6 +117,24 @@ void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, v
     memset(b->runs, 0, sizeof b->runs); /* (answers of the other code) */
 }
 
+void ek_profile_builder_use_maps(ek_profile_builder *b, ek_profile_maps *m,
+                                 ek_profile_hint_fn hint, void *hint_ctx)
+{
+    if (!b) return;
+    b->maps = m;
+    b->fast = m ? prof_maps_fast(m) : NULL;
+    b->hint = hint;
+    b->hint_ctx = hint_ctx;
+}
+
+/* the locator's answer for addr (0, or non-zero: in no binary) */
+EK_HOT int locate_with(ek_profile_builder *b, const ek_sample *s, uint64_t addr,
+                       ek_profile_loc *loc)
+{
+    if (b->maps) return prof_maps_locate(b->maps, b->fast, s, addr, b->hint, b->hint_ctx, loc);
+    return b->locate(b->ctx, s, addr, loc);
+}
+
 void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx)
 {
     if (!b) return;
@@ -163,7 +185,7 @@ EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, pb_a
         ek_profile_loc *loc = &b->last.loc;
         b->last.sample = 0; /* (until loc is addr's) */
         memset(loc, 0, sizeof *loc);
-        b->last.ok = !b->locate(b->ctx, s, addr, loc);
+        b->last.ok = !locate_with(b, s, addr, loc);
         if (b->last.ok) {
             size_t bin;
             unsigned k = (unsigned)((loc->mapping * 0x9e3779b97f4a7c15ull) >> 58) % PB_BIN_CACHE;
@@ -298,7 +320,7 @@ static int sample_branch(ek_profile_builder *b, const ek_sample *s, ek_insn *in)
         } else {
             ek_profile_loc loc;
             memset(&loc, 0, sizeof loc);
-            if (!b->code || b->locate(b->ctx, s, s->ip, &loc) ||
+            if (!b->code || locate_with(b, s, s->ip, &loc) ||
                 b->code(b->code_ctx, &loc, loc.vaddr, code, 4) != 4)
                 return 0;
         }

@@ -13,6 +13,7 @@
 #include "etmkit/perf.h"
 #include "etmkit/perf_write.h"
 #include "etmkit/profile.h"
+#include "etmkit/sbuf.h"
 #include "testutil.h"
 
 #define K  0xffff800010000000ull
@@ -324,6 +325,25 @@ static ek_profile_maps *cycle_maps(const char *symfs, uint8_t **buf, ek_perf_fil
     return maps_made(w, symfs, buf, f);
 }
 
+/* a folder with the three libraries of the cycles (the same two-segment ELF file) */
+static char *cycle_files(void)
+{
+    char *dir = tu_tmpdir();
+    static const char *files[] = {"a.so", "b.so", "c.so"};
+    for (int i = 0; i < 3; i++) {
+        char *p = write_two_segments(dir);
+        char *q = malloc(strlen(dir) + 8);
+        assert_non_null(q);
+        strcpy(q, dir);
+        strcat(q, "/");
+        strcat(q, files[i]);
+        assert_int_equal(rename(p, q), 0);
+        free(p);
+        free(q);
+    }
+    return dir;
+}
+
 /* the session's name: by the address's 256-byte line and the time's stretch of 40; with
  * hints_stable each name at an address of its own, else every name in one reused buffer */
 static const char *cycle_hint(void *ctx, const ek_sample *s, uint64_t addr)
@@ -358,19 +378,7 @@ static int cycle_loc(ek_profile_maps *m, int64_t pid, uint64_t addr, uint64_t t,
 
 static void contested_walk(int stable)
 {
-    char *dir = tu_tmpdir();
-    static const char *files[] = {"a.so", "b.so", "c.so"};
-    for (int i = 0; i < 3; i++) {
-        char *p = write_two_segments(dir);
-        char *q = malloc(strlen(dir) + 8);
-        assert_non_null(q);
-        strcpy(q, dir);
-        strcat(q, "/");
-        strcat(q, files[i]);
-        assert_int_equal(rename(p, q), 0);
-        free(p);
-        free(q);
-    }
+    char *dir = cycle_files();
     uint8_t *buf;
     ek_perf_file *f;
     hints_stable = stable;
@@ -425,6 +433,77 @@ static void test_contested_stable_hints(void **state)
     contested_walk(1);
 }
 
+static int via_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    return ek_profile_maps_locate(ctx, s, addr, cycle_hint, NULL, out);
+}
+
+static int no_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    (void)ctx, (void)s, (void)addr, (void)out;
+    return 1; /* (never asked: the maps are) */
+}
+
+/* A builder that uses the maps directly (ek_profile_builder_use_maps) counts what one with a
+ * locate function asking them counts: branch samples of two processes over the dlopen cycles,
+ * times walking forward, both branch lists written and compared. */
+static void test_builder_use_maps(void **state)
+{
+    char *dir = cycle_files();
+    uint8_t *buf1, *buf2;
+    ek_perf_file *f1, *f2;
+    ek_profile_maps *m1 = cycle_maps(dir, &buf1, &f1), *m2 = cycle_maps(dir, &buf2, &f2);
+    ek_profile *p1, *p2;
+    ek_profile_builder *b1, *b2;
+    assert_int_equal(ek_profile_new(&p1), 0);
+    assert_int_equal(ek_profile_new(&p2), 0);
+    assert_int_equal(ek_profile_builder_new(p1, via_locate, m1, &b1), 0);
+    assert_int_equal(ek_profile_builder_new(p2, no_locate, NULL, &b2), 0);
+    ek_profile_builder_use_maps(b2, m2, cycle_hint, NULL);
+    uint64_t x = 0x452821e638d01377ull, t = 0;
+    for (int q = 0; q < 6000; q++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = EK_SAMPLE_BRANCHES;
+        s.flags = EK_SF_BRANCH;
+        s.pid = s.tid = (x >> 60) % 5 ? 5 : 6;
+        s.has_time = 1;
+        t += (x >> 50) % 3;
+        s.time = t % 340;
+        s.ip = UA + 4 * ((x >> 2) % 0x400) + ((x >> 14) & 1) * 0x3000;
+        s.addr = (x >> 20) % 7 ? UA + 4 * ((x >> 22) % 0x400) : UB + 4 * ((x >> 22) % 0x200);
+        assert_int_equal(ek_profile_builder_add(b1, &s), 0);
+        assert_int_equal(ek_profile_builder_add(b2, &s), 0);
+    }
+    ek_profile_build_stats st1, st2;
+    ek_profile_builder_get_stats(b1, &st1);
+    ek_profile_builder_get_stats(b2, &st2);
+    assert_memory_equal(&st1, &st2, sizeof st1);
+    ek_sbuf o1, o2;
+    memset(&o1, 0, sizeof o1);
+    memset(&o2, 0, sizeof o2);
+    assert_int_equal(ek_profile_write_branch_list(p1, &o1), 0);
+    assert_int_equal(ek_profile_write_branch_list(p2, &o2), 0);
+    assert_true(o1.len > 10000); /* counts of several binaries were made */
+    assert_int_equal(o1.len, o2.len);
+    assert_memory_equal(o1.p, o2.p, o1.len);
+    ek_sbuf_free(&o1);
+    ek_sbuf_free(&o2);
+    ek_profile_builder_free(b1);
+    ek_profile_builder_free(b2);
+    ek_profile_free(p1);
+    ek_profile_free(p2);
+    ek_profile_maps_free(m1);
+    ek_profile_maps_free(m2);
+    ek_perf_free(f1);
+    ek_perf_free(f2);
+    free(buf1);
+    free(buf2);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +512,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_segments_remembered),
         cmocka_unit_test(test_contested_remembered),
         cmocka_unit_test(test_contested_stable_hints),
+        cmocka_unit_test(test_builder_use_maps),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

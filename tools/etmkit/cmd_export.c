@@ -317,7 +317,10 @@ int cmd_export(int argc, char **argv)
         ret = CLI_FAIL;
         goto done;
     }
-    if (!c.snapshot) ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
+    if (!c.snapshot) {
+        ek_profile_builder_set_code(c.b, ek_profile_maps_code, c.maps);
+        ek_profile_builder_use_maps(c.b, c.maps, dso_hint, &c);
+    }
     ek_profile_builder_set_insn(c.b, read_insn, &c);
     /* samples without instruction bytes: the builder reads the few it needs (a branch right
      * before an exception or a trace end) through the resolver (read_insn) */
