@@ -127,11 +127,13 @@ void ek_profile_builder_use_maps(ek_profile_builder *b, ek_profile_maps *m,
     b->hint_ctx = hint_ctx;
 }
 
-/* the locator's answer for addr (0, or non-zero: in no binary) */
+/* the locator's answer for addr (0, or non-zero: in no binary); loc is cleared first for a
+ * locate function (the maps set every field of an answer) */
 EK_HOT int locate_with(ek_profile_builder *b, const ek_sample *s, uint64_t addr,
                        ek_profile_loc *loc)
 {
     if (b->maps) return prof_maps_locate(b->maps, b->fast, s, addr, b->hint, b->hint_ctx, loc);
+    memset(loc, 0, sizeof *loc);
     return b->locate(b->ctx, s, addr, loc);
 }
 
@@ -184,7 +186,6 @@ EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, pb_a
     if (b->last.sample != b->stats.samples || b->last.addr != addr) {
         ek_profile_loc *loc = &b->last.loc;
         b->last.sample = 0; /* (until loc is addr's) */
-        memset(loc, 0, sizeof *loc);
         b->last.ok = !locate_with(b, s, addr, loc);
         if (b->last.ok) {
             size_t bin;
@@ -319,7 +320,6 @@ static int sample_branch(ek_profile_builder *b, const ek_sample *s, ek_insn *in)
             if (b->insn(b->insn_ctx, s, s->ip, code, 4) != 4) return 0;
         } else {
             ek_profile_loc loc;
-            memset(&loc, 0, sizeof loc);
             if (!b->code || locate_with(b, s, s->ip, &loc) ||
                 b->code(b->code_ctx, &loc, loc.vaddr, code, 4) != 4)
                 return 0;
