@@ -14,9 +14,9 @@
 #include "etmkit/symbols.h"
 #include "profile/profile_int.h"
 
-#define KERNEL_NAME    "[kernel.kallsyms]"
-#define PM_EXACT_BITS  9
-#define KERNEL_PID  (-1)
+#define KERNEL_NAME   "[kernel.kallsyms]"
+#define PM_EXACT_BITS 9
+#define KERNEL_PID    (-1)
 
 typedef struct pm_file {
     char *path; /* as recorded ("[kernel.kallsyms]" for the kernel) */
@@ -311,12 +311,9 @@ static int in_time(const pm_map *mp, int has_t, uint64_t t)
     return !has_t || (t >= mp->t_from && t < mp->t_to);
 }
 
-/* The map of pid holding addr: in time, else the first one after t (a map recorded late),
- * else the last one; among several, the one whose file is named hint. */
-static const pm_map *find_in_pid_1(ek_profile_maps *m, int64_t pid, uint64_t addr, int has_t,
-                                   uint64_t t, const char *hint)
+/* the index of pid's first map (binary search on the (pid, seq) order) */
+static size_t first_of_pid(const ek_profile_maps *m, int64_t pid)
 {
-    /* first map of pid: binary search on (pid, seq) order */
     size_t lo = 0, hi = m->maps.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -325,6 +322,15 @@ static const pm_map *find_in_pid_1(ek_profile_maps *m, int64_t pid, uint64_t add
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The map of pid holding addr: in time, else the first one after t (a map recorded late),
+ * else the last one; among several, the one whose file is named hint. */
+static const pm_map *find_in_pid_1(ek_profile_maps *m, int64_t pid, uint64_t addr, int has_t,
+                                   uint64_t t, const char *hint)
+{
+    size_t lo = first_of_pid(m, pid);
     const pm_map *best = NULL, *after = NULL, *last = NULL;
     for (size_t i = lo; i < m->maps.n && m->maps.v[i].pid == pid; i++) {
         const pm_map *mp = &m->maps.v[i];
@@ -437,15 +443,7 @@ static void addr_times(const ek_profile_maps *m, int64_t pid, uint64_t addr, uin
 {
     *lo = 0;
     *hi = UINT64_MAX;
-    size_t i = 0, n = m->maps.n;
-    while (i < n) {
-        size_t mid = i + (n - i) / 2;
-        if (m->maps.v[mid].pid < pid)
-            i = mid + 1;
-        else
-            n = mid;
-    }
-    for (; i < m->maps.n && m->maps.v[i].pid == pid; i++) {
+    for (size_t i = first_of_pid(m, pid); i < m->maps.n && m->maps.v[i].pid == pid; i++) {
         const pm_map *mp = &m->maps.v[i];
         if (!map_holds(mp, addr)) continue;
         const uint64_t b[2] = {mp->t_from, mp->t_to};
