@@ -12,9 +12,10 @@
 # megabyte of distinct code at 64M, see truth.summary's footprint), generated into a
 # temporary folder. Both tools print
 #   --itrace=b -F pid,tid,cpu,flags,ip,sym,symoff,dso,addr
-# first to /dev/null (the timed comparison of their own work), then to files in that folder
-# (timed as well; the outputs are compared). The script prints wall and CPU times, their
-# ratios, peak RSS of each, and how the outputs differ.
+# and then perf's default fields first to /dev/null (the timed comparison of their own work:
+# the two in turns, BENCH_PERF_RUNS times each, default 3), then the -F list to files in that
+# folder (timed as well; the outputs are compared, when the disk has room for them). The script
+# prints wall and CPU times, their ratios, peak RSS of each, and how the outputs differ.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 etmkit=${1:-$here/../build/etmkit}
@@ -37,6 +38,7 @@ perf_version=$("$perf" version 2>/dev/null | sed 's/^perf version //')
 . "$here/result.inc"
 tmp=${BENCH_TMP:-$(mktemp -d)}
 [ -n "${BENCH_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$tmp" || { echo "script bench: cannot make $tmp"; exit 1; }
 . "$here/null.inc"
 out="$tmp/$scenario"
 if [ ! -f "$out/perf.data" ]; then
@@ -69,28 +71,38 @@ run() {
     last_rss=$rss
 }
 
+# turns FIELDS...: etmkit and perf in turns, BENCH_PERF_RUNS times (default 3), with these
+# script arguments; each one's median run by CPU (a shared VM's load moves within a minute:
+# in turns, a change falls on both, and the median leaves out one slow run of each). Sets
+# ec ew er (etmkit's CPU, wall, peak RSS) and pc pw pr (perf's).
+nturns=${BENCH_PERF_RUNS:-3}
+turns() {
+    eruns="" pruns=""
+    for k in $(seq "$nturns"); do
+        run "etmkit script (run $k)" "$null" "$etmkit" script -q --symfs "$out/symfs" --itrace=b "$@" "$out/perf.data"
+        eruns="$eruns$last_cpu $last_wall $last_rss
+"
+        run "perf script (run $k)" "$null" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b "$@"
+        pruns="$pruns$last_cpu $last_wall $last_rss
+"
+    done
+    mid=$(( (nturns + 1) / 2 ))
+    set -- $(printf '%s' "$eruns" | sort -n | sed -n "${mid}p")
+    ec=$1 ew=$2 er=$3
+    set -- $(printf '%s' "$pruns" | sort -n | sed -n "${mid}p")
+    pc=$1 pw=$2 pr=$3
+    echo "medians of $nturns by CPU: etmkit $ew s wall, $ec s CPU, peak RSS $er KiB; perf $pw s wall, $pc s CPU, peak RSS $pr KiB"
+}
+
 # The timed runs write to /dev/null: they measure the tools' own work. Written to a file, the
 # ~5 GiB of text cost the same page-cache and disk time for both tools (on this VM's disk
 # ~15 s of system time, varying by a factor of two between runs), which hides the tools'
 # difference; those runs follow below, timed too, and give the outputs that are compared.
-#
-# etmkit three times (its CPU time varies by +-15% on a shared VM; four decoder threads on
-# two cores); the median run by CPU counts
 echo "-- timed, output to $null"
-runs=""
-for k in 1 2 3; do
-    run "etmkit script (run $k)" "$null" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
-    runs="$runs$last_cpu $last_wall $last_rss
-"
-done
-set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
-ec=$1 ew=$2 er=$3
-echo "etmkit script, median of 3 by CPU: $ew s wall, $ec s CPU, peak RSS $er KiB"
+turns -F $F
 # the line cache off (ETMKIT_NO_LINE_CACHE=1): every sample's text made anew
 run "etmkit script (no line cache)" "$null" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 e1w=$last_wall e1c=$last_cpu
-run "perf script" "$null" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
-pw=$last_wall pc=$last_cpu pr=$last_rss
 
 awk -v ew="$ew" -v ec="$ec" -v e1w="$e1w" -v e1c="$e1c" -v pw="$pw" -v pc="$pc" -v er="$er" -v pr="$pr" 'BEGIN {
     printf "ratio perf/etmkit: %.1fx wall, %.1fx CPU (without the line cache: %.1fx wall, %.1fx CPU)\n",
@@ -105,26 +117,26 @@ bench_result "script-F-$scenario" "\`script --itrace=b -F $F\`, $scenario $size"
 # perf's default fields (comm, tid, cpu, time, period, event, ip, sym+off, dso, addr): what
 # people type
 echo "-- perf's default fields (no -F), timed, output to $null"
-runs=""
-for k in 1 2 3; do
-    run "etmkit script, default fields (run $k)" "$null" "$etmkit" script -q --symfs "$out/symfs" --itrace=b "$out/perf.data"
-    runs="$runs$last_cpu $last_wall $last_rss
-"
-done
-set -- $(printf '%s' "$runs" | sort -n | sed -n 2p)
-dc=$1 dw=$2
-echo "etmkit script, default fields, median of 3 by CPU: $dw s wall, $dc s CPU"
-run "perf script, default fields" "$null" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b
-awk -v ew="$dw" -v ec="$dc" -v pw="$last_wall" -v pc="$last_cpu" 'BEGIN {
+turns
+awk -v ew="$ew" -v ec="$ec" -v pw="$pw" -v pc="$pc" 'BEGIN {
     printf "ratio perf/etmkit, default fields: %.1fx wall, %.1fx CPU\n", pw / (ew > 0 ? ew : 0.01), pc / (ec > 0 ? ec : 0.01)
 }'
 bench_result "script-default-$scenario" "\`script --itrace=b\` with perf's default fields, $scenario $size" \
-    "$dc s CPU" "$last_cpu s CPU (perf $perf_version)" \
-    "$(awk -v a="$dc" -v b="$last_cpu" 'BEGIN { printf "%.1f", b / (a > 0 ? a : 0.01) }')" ">=10"
+    "$ec s CPU" "$pc s CPU (perf $perf_version)" \
+    "$(awk -v a="$ec" -v b="$pc" 'BEGIN { printf "%.1f", b / (a > 0 ? a : 0.01) }')" ">=10"
 
 echo "-- output to files in $tmp (for the comparison; disk-bound for both)"
 run "etmkit script" "$tmp/etmkit.txt" "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 fw=$last_wall fc=$last_cpu
+# two more outputs of about this size follow (perf's is a little larger), then two folded
+# copies for the diff: stop here rather than fill the disk
+need=$(( $(wc -c <"$tmp/etmkit.txt") / 1024 * 5 ))
+avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
+if [ "${avail:-0}" -lt "$need" ]; then
+    echo "script bench: the output comparison is left out: it needs ~$((need / 1024)) MiB in $tmp, $((avail / 1024)) MiB are free"
+    rm -f "$tmp/etmkit.txt"
+    exit 0
+fi
 run "etmkit script (no line cache)" "$tmp/etmkit1.txt" env ETMKIT_NO_LINE_CACHE=1 "$etmkit" script -q --symfs "$out/symfs" --itrace=b -F $F "$out/perf.data"
 run "perf script" "$tmp/perf.txt" "$perf" script -i "$out/perf.data" --symfs "$out/symfs" --itrace=b -F $F
 awk -v ew="$fw" -v ec="$fc" -v pw="$last_wall" -v pc="$last_cpu" 'BEGIN {
