@@ -333,8 +333,9 @@ typedef struct ek_profile_maps_opts {
     size_t size; /* sizeof(ek_profile_maps_opts) */
     const char *symfs, *buildid_dir, *vmlinux;
     /* 1: every name a hint returns stays unchanged, at its address, until the maps are freed
-     * (a session's DSO names do), so the locator may know a name it saw before by its address
-     * alone; 0 (the default): names are compared by their text */
+     * (a session's DSO names do while the session lives: free the maps first), so the locator
+     * may know a name it saw before by its address alone; 0 (the default): names are compared
+     * by their text */
     int hints_stable;
 } ek_profile_maps_opts;
 int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o,
