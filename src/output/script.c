@@ -625,8 +625,7 @@ void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample
             int has_t = (F & EK_SF_F_TIME) && s->has_time;
             if (m->hd_has_t == has_t && (!has_t || m->hd_time == s->time)) {
                 /* the whole text copied (fixed sizes: no call), the length counts */
-                if (out->cap - out->len > SCRIPT_MEMO_HEAD ||
-                    !ek_sbuf_reserve(out, SCRIPT_MEMO_HEAD)) {
+                if (!ek_sbuf_room(out, SCRIPT_MEMO_HEAD)) {
                     char *d = out->p + out->len;
                     memcpy(d, m->th_text, SCRIPT_MEMO_HEAD / 2);
                     if (m->hd_len >= SCRIPT_MEMO_HEAD / 2)

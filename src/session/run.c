@@ -448,7 +448,7 @@ static void rec_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sample
     /* made in place: the sample is copied once (its padding as it comes: put_recs reads the
      * fields only) */
     const size_t n = sizeof(srec);
-    if (out->cap - out->len > n || !ek_sbuf_reserve(out, n)) {
+    if (!ek_sbuf_room(out, n)) {
         char *p = out->p + out->len;
         const ek_branch *none = NULL;
         const int has_t = c->has_t;

@@ -170,12 +170,45 @@ static void test_hex_columns(void **state)
     ek_sbuf_free(&a);
 }
 
+/* A buffer that ran out of memory takes no more text (ek_sbuf: appends are dropped), also not
+ * a remembered head copied in place: a line with the head of the line before, into a buffer
+ * marked out of memory with room left, leaves it as it was. */
+static void test_head_not_past_oom(void **state)
+{
+    (void)state;
+    ek_script_fields f;
+    ek_script_fields_default(&f);
+    script_memo m;
+    memset(&m, 0, sizeof m);
+    memset(gen, 0, sizeof gen);
+    snprintf(names[1][0], sizeof names[1][0], "main-0");
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    s.period = 1;
+    s.pid = s.tid = 1;
+    s.has_time = 1;
+    s.time = 1003140000ull;
+    s.ip = s.addr = 0x400000;
+    ek_sbuf a = EK_SBUF_INIT;
+    empty(&a);
+    script_format_memo(&a, &f, &s, &rv, 12, &m);
+    size_t len = a.len;
+    assert_true(len > 0);
+    assert_true(a.cap - a.len > 2 * SCRIPT_MEMO_HEAD);
+    a.oom = 1;
+    script_format_memo(&a, &f, &s, &rv, 12, &m);
+    assert_int_equal(a.len, len);
+    ek_sbuf_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_fields),
         cmocka_unit_test(test_other_fields),
         cmocka_unit_test(test_hex_columns),
+        cmocka_unit_test(test_head_not_past_oom),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
