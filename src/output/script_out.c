@@ -9,6 +9,7 @@
 #include "etmkit/script.h"
 #include "script_calltrace.h"
 #include "script_int.h"
+#include "wr.h"
 
 /* A decoder thread's recent sample lines (when qfmt.cacheable): hot loops give the same
  * branch samples over and over, and their text is then a copy. Two-way set associative (a
@@ -152,12 +153,7 @@ static void text_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sampl
             le = e0 + way;
             e0->recent = (uint8_t)way;
             lc->hits++;
-            /* the whole slot is copied (a fixed size: no call), the length counts */
-            if (out->cap - out->len > LC_TEXT || !ek_sbuf_reserve(out, LC_TEXT)) {
-                memcpy(out->p + out->len, lc->text[slot], LC_TEXT);
-                out->len += le->len;
-                out->p[out->len] = 0;
-            }
+            wr_slot(out, lc->text[slot], LC_TEXT, le->len);
             return;
         }
         lc->misses++;

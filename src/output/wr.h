@@ -59,6 +59,17 @@ static inline void wr_n(wr *w, const char *str, size_t n)
     w->p += n;
 }
 
+/* A line kept in a slot of a fixed size (the line cache): the whole slot is copied (a constant
+ * size: no call), then only its length counts. Dropped, as every append, once the buffer ran
+ * out of memory (ek_sbuf_room). */
+static inline void wr_slot(ek_sbuf *s, const char *slot, size_t size, size_t len)
+{
+    if (ek_sbuf_room(s, size)) return;
+    memcpy(s->p + s->len, slot, size);
+    s->len += len;
+    s->p[s->len] = '\0';
+}
+
 #define wr_lit(w, lit) wr_n((w), (lit), sizeof(lit) - 1)
 
 static inline void wr_s(wr *w, const char *str)

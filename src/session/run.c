@@ -469,7 +469,7 @@ void session_elem_record(ek_sbuf *out, const ek_session_elem *e)
 {
     erec h = {REC_ELEM, {0}, e->has_time, e->pid, e->tid, e->cpu, 0, e->time};
     const size_t n = sizeof h + sizeof *e->elem;
-    if (out->cap - out->len > n || !ek_sbuf_reserve(out, n)) {
+    if (!ek_sbuf_room(out, n)) {
         memcpy(out->p + out->len, &h, sizeof h);
         memcpy(out->p + out->len + sizeof h, e->elem, sizeof *e->elem);
         out->len += n;

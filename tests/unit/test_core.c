@@ -90,6 +90,31 @@ static void test_line_writer_numbers(void **state)
     ek_sbuf_free(&s);
 }
 
+/* A cached line's slot (wr_slot, the line cache's hits): the whole slot is copied, its length
+ * counts; into a buffer that ran out of memory nothing, also when it has room left (every
+ * append to such a buffer is dropped). */
+static void test_slot_copy(void **state)
+{
+    (void)state;
+    char slot[64];
+    memset(slot, 'x', sizeof slot);
+    memcpy(slot, "line one\n", 9);
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_sbuf_puts(&s, "head ");
+    wr_slot(&s, slot, sizeof slot, 9);
+    assert_string_equal(s.p, "head line one\n");
+    assert_int_equal(s.len, 14);
+    wr_slot(&s, slot, sizeof slot, 9);
+    assert_string_equal(s.p, "head line one\nline one\n");
+    assert_true(ek_sbuf_reserve(&s, 4 * sizeof slot) == 0);
+    assert_true(s.cap - s.len > 2 * sizeof slot);
+    s.oom = 1;
+    wr_slot(&s, slot, sizeof slot, 9);
+    assert_int_equal(s.len, 23);
+    assert_string_equal(s.p, "head line one\nline one\n");
+    ek_sbuf_free(&s);
+}
+
 static void test_bytes_reader(void **state)
 {
     const uint8_t b[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -192,7 +217,8 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sbuf_formats),          cmocka_unit_test(test_line_writer_numbers),
-        cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_vec_growth),
+        cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_slot_copy),
+                  cmocka_unit_test(test_vec_growth),
         cmocka_unit_test(test_diag_collector_groups), cmocka_unit_test(test_diag_format_one_line),
         cmocka_unit_test(test_enum_names),            cmocka_unit_test(test_json_string),
     };

@@ -5,7 +5,8 @@
  * leaving out the same first N; a consumer a session cannot run is refused; a consumer that
  * names the elements it wants (elem_types, elem_flags) gets exactly those of the whole stream,
  * in its order, and the same samples. On `etmkit gen --scenario two-processes` (3 CPUs, one
- * ETF each, time stamps). */
+ * ETF each, time stamps). An element's record for an ordered consumer is not written into a
+ * buffer that ran out of memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/session.h"
 #include "etmkit/sim.h"
+#include "session/session_int.h"
 #include "testutil.h"
 
 /* What a sample is, for comparing runs. */
@@ -401,6 +403,31 @@ static void test_session_file(void **state)
     ek_perf_free(f);
 }
 
+/* An element's record for an ordered consumer (made on its decoder thread, in place in the
+ * queue's buffer): into a buffer that ran out of memory nothing, also with room left (every
+ * append to such a buffer is dropped; the open-coded room check wrote it). */
+static void test_elem_record_not_past_oom(void **state)
+{
+    (void)state;
+    ek_elem el;
+    memset(&el, 0, sizeof el);
+    el.type = EK_ELEM_INSTR_RANGE;
+    el.st_addr = 0x400000;
+    el.en_addr = 0x400010;
+    ek_session_elem e = {&el, 7, 7, 1, 1, 1000};
+    ek_sbuf b = EK_SBUF_INIT;
+    session_elem_record(&b, &e);
+    const size_t one = b.len;
+    assert_true(one >= sizeof el);
+    session_elem_record(&b, &e);
+    assert_int_equal(b.len, 2 * one);
+    assert_true(ek_sbuf_reserve(&b, 4 * one) == 0);
+    b.oom = 1;
+    session_elem_record(&b, &e);
+    assert_int_equal(b.len, 2 * one);
+    ek_sbuf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +436,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_element_masks),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_session_file),
+        cmocka_unit_test(test_elem_record_not_past_oom),
     };
     return tu_run_group(argc, argv, tests, setup, teardown);
 }
