@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "etmkit/etmkit.h"
 #include "session/qdecode.h"
@@ -76,11 +77,12 @@ void qblock_release(qjob *j)
         return;
     if (j->s->o.progress)
         atomic_fetch_add_explicit(&j->s->progress_done, j->rel_len, memory_order_relaxed);
-    /* whole pages, the edges too (a page shared with the next record is read back when
-     * needed); never a copy of the file in memory, which this would zero */
-    uintptr_t a = (uintptr_t)j->rel_data, e = a + j->rel_len, pg = 4096;
-    a = (a + pg - 1) & ~(pg - 1);
-    e &= ~(pg - 1);
+    /* the whole pages inside, of the system's size (with 16 or 64 KiB pages, 4 KiB ones
+     * were rounded out again by ek_perf_release: the edges, which hold other queues' trace,
+     * went too); never a copy of the file in memory, which this would zero */
+    long psz = sysconf(_SC_PAGESIZE);
+    uintptr_t a, e, pg = psz > 0 ? (uintptr_t)psz : 4096;
+    qblock_inner_pages((uintptr_t)j->rel_data, j->rel_len, pg, &a, &e);
     if (e > a) ek_perf_release(j->s->pf, (const void *)a, e - a);
     j->rel_data = NULL;
     j->rel_len = 0;

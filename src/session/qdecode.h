@@ -4,6 +4,8 @@
 #ifndef ETMKIT_SESSION_QDECODE_H
 #define ETMKIT_SESSION_QDECODE_H
 
+#include <stdint.h>
+
 #include "etmkit/decode.h"
 #include "etmkit/flow.h"
 #include "session/session_int.h"
@@ -131,8 +133,17 @@ size_t qcode_synth_read(void *ctx, uint64_t addr, void *buf, size_t len);
 int qblock_load(qjob *j);
 /* Refill the pending elements (0), or 1 when the block is used up, or a negative status. */
 int qblock_refill(qjob *j);
-/* Let go of the last block's bytes. */
+/* Let go of the last block's bytes: the whole pages inside them. */
 void qblock_release(qjob *j);
+/* The whole pages (of pg bytes, a power of two) inside [a, a + len): [*lo, *hi), none when
+ * *hi <= *lo. The edges are left: they hold other records' bytes, and the file's release
+ * (ek_perf_release) rounds outwards to the system's pages. */
+static inline void qblock_inner_pages(uintptr_t a, size_t len, uintptr_t pg, uintptr_t *lo,
+                                      uintptr_t *hi)
+{
+    *lo = (a + pg - 1) & ~(pg - 1);
+    *hi = (a + len) & ~(pg - 1);
+}
 /* Queue qi is at file offset off (UINT64_MAX: done); the file is released up to the lowest
  * queue's position (run.c sets up s->rel_pos; NULL: nothing to do). */
 void qblock_mark(ek_session *s, size_t qi, uint64_t off);
