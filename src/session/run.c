@@ -186,7 +186,9 @@ typedef struct run {
     qout *outs;
     qorder *order;
     size_t nq;
-    size_t next;
+    qpick pick;      /* the next queue (qpick_take) */
+    uint64_t *bytes; /* without time stamps: each queue's trace bytes, in order's order */
+    unsigned lanes;  /* workers started so far */
     pthread_mutex_t mu;
     int rc;
     qtok *tok; /* -j N: run tokens (NULL: none) */
@@ -195,9 +197,12 @@ typedef struct run {
 static void *worker(void *arg)
 {
     run *r = arg;
+    pthread_mutex_lock(&r->mu);
+    const int in_order = r->lanes++ == 0;
+    pthread_mutex_unlock(&r->mu);
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        size_t k = r->next++;
+        size_t k = qpick_take(&r->pick, in_order);
         pthread_mutex_unlock(&r->mu);
         if (k >= r->nq)
             break;
@@ -309,6 +314,24 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     r.order = order;
     r.nq = nq;
     pthread_mutex_init(&r.mu, NULL);
+    /* without time stamps, the longest queues first (qpick_take); out of memory: in order */
+    r.pick.nq = nq;
+    if (s->timeless && nq > 1) {
+        r.pick.taken = calloc(nq, 1);
+        r.bytes = calloc(nq, sizeof *r.bytes);
+        if (!r.pick.taken || !r.bytes) {
+            free(r.pick.taken);
+            free(r.bytes);
+            r.pick.taken = NULL;
+            r.bytes = NULL;
+        }
+        for (size_t k = 0; r.bytes && k < nq; k++) {
+            const ek_perf_queue *q = ek_perf_queue_at(s->pq, order[k].qi);
+            for (size_t i = 0; i < q->nslices; i++)
+                r.bytes[k] += q->slices[i].data_size;
+        }
+        r.pick.bytes = r.bytes;
+    }
     /* -j N: N threads at work at once, the writer (this thread) among them */
     qtok tok;
     if (s->o.threads) {
@@ -401,6 +424,8 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
         qout_free(&outs[i]);
     free(outs);
     free(order);
+    free(r.pick.taken);
+    free(r.bytes);
     pthread_mutex_destroy(&r.mu);
     if (r.tok) {
         pthread_mutex_destroy(&tok.mu);

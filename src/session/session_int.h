@@ -279,6 +279,36 @@ static inline int qout_full(const qout *o)
     return o->cur.len >= QOUT_CHUNK || o->segs.n >= QOUT_SEGS;
 }
 
+/* Which queue a decoder thread takes next (run.c). The first worker (in_order) takes them in
+ * the writer's order, so the queue the writer waits for is always taken and no worker waits
+ * on one the writer does not reach. Without time stamps (the writer takes queue after queue)
+ * the others take the longest one left: the queues are not of one length (the CPUs of a
+ * recording are not equally busy), and in order the longest one could start last and decode
+ * alone at the end. taken NULL: all in order. nq when none is left. */
+typedef struct qpick {
+    size_t nq;
+    size_t next;           /* the first queue (in the writer's order) not yet taken */
+    uint8_t *taken;        /* the queues taken (NULL: in order, next alone) */
+    const uint64_t *bytes; /* with taken: each queue's trace bytes */
+} qpick;
+
+static inline size_t qpick_take(qpick *p, int in_order)
+{
+    while (p->next < p->nq && p->taken && p->taken[p->next])
+        p->next++;
+    if (p->next >= p->nq) return p->nq;
+    size_t k = p->next;
+    if (!p->taken) {
+        p->next++;
+        return k;
+    }
+    if (!in_order)
+        for (size_t i = p->next + 1; i < p->nq; i++)
+            if (!p->taken[i] && p->bytes[i] > p->bytes[k]) k = i;
+    p->taken[k] = 1;
+    return k;
+}
+
 void qout_init(qout *o, size_t limit);
 void qout_free(qout *o);
 /* Something for the writer to do while it waits (NULL: nothing). */

@@ -38,6 +38,22 @@ for sc in $scen; do
     done
     rm -rf "$out"
 done
+# Without time stamps the writer takes queue after queue while the workers take the longest
+# queues first (run.c, take_queue): a workload recording of 4 CPUs, whose queues differ in
+# length (the first is not the longest, the last the shortest), large enough that a queue's
+# text outgrows what a worker may run ahead of the writer (QOUT_LIMIT, 4 MiB), so that workers
+# wait for the writer while it waits for a queue in its order.
+printf 'timestamps = 0\n' >"$T/nots.cfg"
+size=1M
+[ "${ETMKIT_SANITIZE:-0}" = 1 ] && size=512K
+if "$ETMKIT_BIN" gen -q --scenario workload --seed 2 --trace-size $size --config "$T/nots.cfg" \
+    -o "$T/nots" >/dev/null 2>&1; then
+    cmp_runs "workload without time stamps ($size)" "$T/nots/symfs" "$T/nots/perf.data"
+    rm -rf "$T/nots"
+else
+    echo "FAIL: etmkit gen --scenario workload --config timestamps=0 failed"
+    fail=1
+fi
 S="${ETMKIT_SHARED:-}/testdata/perf"
 if [ -d "$S/files" ]; then
     for f in "$S"/files/*.data*; do

@@ -6,7 +6,7 @@
  * names the elements it wants (elem_types, elem_flags) gets exactly those of the whole stream,
  * in its order, and the same samples. On `etmkit gen --scenario two-processes` (3 CPUs, one
  * ETF each, time stamps). An element's record for an ordered consumer is not written into a
- * buffer that ran out of memory. */
+ * buffer that ran out of memory. The queues' hand-out to decoder threads (qpick_take). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -428,6 +428,46 @@ static void test_elem_record_not_past_oom(void **state)
     ek_sbuf_free(&b);
 }
 
+/* The queues handed to decoder threads (qpick_take): every queue once; the first worker's
+ * always the first not taken in the writer's order (so that the queue the writer waits for is
+ * always being decoded), the others' the longest not taken (the first of equals); without a
+ * taken list, in order. Random lengths, workers and turns. */
+static void test_queue_pick(void **state)
+{
+    (void)state;
+    qpick p = {5, 0, NULL, NULL};
+    for (size_t k = 0; k < 5; k++)
+        assert_int_equal(qpick_take(&p, k & 1), k);
+    assert_int_equal(qpick_take(&p, 0), 5);
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 2000; round++) {
+        uint64_t bytes[12];
+        uint8_t taken[12] = {0}, seen[12] = {0};
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        const size_t nq = 1 + r % 12;
+        for (size_t i = 0; i < nq; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            bytes[i] = r % 4; /* equal lengths often */
+        }
+        qpick q = {nq, 0, taken, bytes};
+        for (size_t n = 0; n < nq; n++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            const int in_order = r % 3 == 0;
+            size_t want = nq;
+            for (size_t i = 0; i < nq && want == nq; i++)
+                if (!seen[i]) want = i;
+            if (!in_order)
+                for (size_t i = want + 1; i < nq; i++)
+                    if (!seen[i] && bytes[i] > bytes[want]) want = i;
+            const size_t k = qpick_take(&q, in_order);
+            assert_int_equal(k, want);
+            seen[k] = 1;
+        }
+        assert_int_equal(qpick_take(&q, 1), nq);
+        assert_int_equal(qpick_take(&q, 0), nq);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +477,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_session_file),
         cmocka_unit_test(test_elem_record_not_past_oom),
+        cmocka_unit_test(test_queue_pick),
     };
     return tu_run_group(argc, argv, tests, setup, teardown);
 }
