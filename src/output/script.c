@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "etmkit/etmkit.h"
+#include "core/hot.h"
 #include "etmkit/script.h"
 #include "script_int.h"
 #include "wr.h"
@@ -627,10 +628,9 @@ void script_format_head(ek_sbuf *out, const ek_script_fields *f, const ek_sample
                 /* the whole text copied (fixed sizes: no call), the length counts */
                 if (!ek_sbuf_room(out, SCRIPT_MEMO_HEAD)) {
                     char *d = out->p + out->len;
-                    memcpy(d, m->th_text, SCRIPT_MEMO_HEAD / 2);
+                    ek_copy64(d, m->th_text);
                     if (m->hd_len >= SCRIPT_MEMO_HEAD / 2)
-                        memcpy(d + SCRIPT_MEMO_HEAD / 2, m->th_text + SCRIPT_MEMO_HEAD / 2,
-                               SCRIPT_MEMO_HEAD / 2);
+                        ek_copy64(d + SCRIPT_MEMO_HEAD / 2, m->th_text + SCRIPT_MEMO_HEAD / 2);
                     out->len += m->hd_len;
                     out->p[out->len] = 0;
                 }

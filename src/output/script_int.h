@@ -10,7 +10,7 @@
 
 #define SCRIPT_MEMO_FLAGS_BITS 4
 /* even: a remembered head is copied in two fixed halves (script_format_head) */
-#define SCRIPT_MEMO_HEAD 128
+#define SCRIPT_MEMO_HEAD 128 /* two halves of 64 bytes (ek_copy64) */
 typedef struct script_memo_flags {
     uint32_t flags;
     uint8_t len; /* 0: empty */

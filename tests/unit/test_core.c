@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/bytes.h"
+#include "core/hot.h"
 #include "core/vec.h"
 #include "etmkit/config.h"
 #include "etmkit/diag.h"
@@ -115,6 +116,24 @@ static void test_slot_copy(void **state)
     ek_sbuf_free(&s);
 }
 
+/* ek_copy64 (core/hot.h): the 64 bytes memcpy copies, from and to every alignment, nothing
+ * around them touched. */
+static void test_copy64(void **state)
+{
+    (void)state;
+    unsigned char src[96], dst[160], want[160];
+    for (unsigned i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i * 37 + 11);
+    for (unsigned so = 0; so < 32; so++)
+        for (unsigned d = 0; d < 64; d++) {
+            memset(dst, 0xa5, sizeof dst);
+            memset(want, 0xa5, sizeof want);
+            memcpy(want + 16 + d, src + so, 64);
+            ek_copy64(dst + 16 + d, src + so);
+            assert_memory_equal(dst, want, sizeof dst);
+        }
+}
+
 static void test_bytes_reader(void **state)
 {
     const uint8_t b[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -218,6 +237,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sbuf_formats),          cmocka_unit_test(test_line_writer_numbers),
         cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_slot_copy),
+        cmocka_unit_test(test_copy64),
                   cmocka_unit_test(test_vec_growth),
         cmocka_unit_test(test_diag_collector_groups), cmocka_unit_test(test_diag_format_one_line),
         cmocka_unit_test(test_enum_names),            cmocka_unit_test(test_json_string),
