@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "etmkit/etmkit.h"
 #include "core/hot.h"
+#include "etmkit/etmkit.h"
 #include "etmkit/script.h"
 #include "script_int.h"
 #include "wr.h"
