@@ -186,9 +186,8 @@ typedef struct run {
     qout *outs;
     qorder *order;
     size_t nq;
-    qpick pick;      /* the next queue (qpick_take) */
-    uint64_t *bytes; /* without time stamps: each queue's trace bytes, in order's order */
-    unsigned lanes;  /* workers started so far */
+    qpick pick;     /* the next queue (qpick_take; without time stamps, by order's index) */
+    unsigned lanes; /* workers started so far */
     pthread_mutex_t mu;
     int rc;
     qtok *tok; /* -j N: run tokens (NULL: none) */
@@ -318,19 +317,18 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     r.pick.nq = nq;
     if (s->timeless && nq > 1) {
         r.pick.taken = calloc(nq, 1);
-        r.bytes = calloc(nq, sizeof *r.bytes);
-        if (!r.pick.taken || !r.bytes) {
+        r.pick.bytes = calloc(nq, sizeof *r.pick.bytes);
+        if (!r.pick.taken || !r.pick.bytes) {
             free(r.pick.taken);
-            free(r.bytes);
+            free(r.pick.bytes);
             r.pick.taken = NULL;
-            r.bytes = NULL;
+            r.pick.bytes = NULL;
         }
-        for (size_t k = 0; r.bytes && k < nq; k++) {
+        for (size_t k = 0; r.pick.taken && k < nq; k++) {
             const ek_perf_queue *q = ek_perf_queue_at(s->pq, order[k].qi);
             for (size_t i = 0; i < q->nslices; i++)
-                r.bytes[k] += q->slices[i].data_size;
+                r.pick.bytes[k] += q->slices[i].data_size;
         }
-        r.pick.bytes = r.bytes;
     }
     /* -j N: N threads at work at once, the writer (this thread) among them */
     qtok tok;
@@ -425,7 +423,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     free(outs);
     free(order);
     free(r.pick.taken);
-    free(r.bytes);
+    free(r.pick.bytes);
     pthread_mutex_destroy(&r.mu);
     if (r.tok) {
         pthread_mutex_destroy(&tok.mu);

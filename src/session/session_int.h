@@ -289,7 +289,7 @@ typedef struct qpick {
     size_t nq;
     size_t next;           /* the first queue (in the writer's order) not yet taken */
     uint8_t *taken;        /* the queues taken (NULL: in order, next alone) */
-    const uint64_t *bytes; /* with taken: each queue's trace bytes */
+    uint64_t *bytes;       /* with taken: each queue's trace bytes */
 } qpick;
 
 static inline size_t qpick_take(qpick *p, int in_order)
