@@ -29,8 +29,13 @@
  * sample whose branch made it; equal times are written in the order they happened). See
  * docs/STACKS.md, "Timelines in Perfetto".
  *
- * Memory: the stack analysis' (max_depth frames per thread), a mirror of it, and one packet
- * at a time; nothing grows with the length of the trace.
+ * Names (functions, DSOs, a CPU's "comm pid/tid") are interned: written once, then referred to
+ * by number (Perfetto's InternedData; one packet sequence).
+ *
+ * Memory: the stack analysis' (max_depth frames per thread), a mirror of it, one packet at a
+ * time, and each distinct name once (at most max_interned bytes of them, 64 MiB by default;
+ * names past that are written in full every time); nothing grows with the length of the
+ * trace.
  */
 #ifndef ETMKIT_PERFETTO_H
 #define ETMKIT_PERFETTO_H
@@ -63,6 +68,9 @@ typedef struct ek_perfetto_opts {
      * CPU tracks show the shown threads only. Its CPU and time lists are not used here: give
      * them to the session (ek_session_opts.filter), which decodes only what they keep. */
     const ek_sample_filter *filter;
+    /* Bytes of names kept to be referred to by number (0: the default, 64 MiB); a name that
+     * would pass it is written in full wherever it is used. */
+    size_t max_interned;
 } ek_perfetto_opts;
 
 void ek_perfetto_opts_init(ek_perfetto_opts *o);

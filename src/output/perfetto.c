@@ -15,6 +15,15 @@
  * The trace file is Perfetto's Trace message: a repeated TracePacket (field 1), one after the
  * other, so it is written as it comes. Field numbers: Perfetto's protos (see the test's
  * tests/data/perfetto_trace.proto for the version).
+ *
+ * Names are interned (Perfetto's InternedData): the first event with a name defines it in its
+ * own packet (an iid, 1, 2, ... per table), later ones give the iid alone. The tables: event
+ * names (slice names with their " (exception)" suffix, CPU slices' "comm pid/tid"), DSO strings
+ * (the `dso` annotation's value) and the annotation's name. One sequence, never reset: the
+ * first packet says its incremental state is cleared, every packet that refers to an iid says
+ * it needs that state. The tables keep each string once; past max_interned bytes of them
+ * (ISTR_MAX_TEXT by default), new strings are written in full instead (bounded memory whatever
+ * the number of names).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,15 +45,26 @@ enum {
     F_PKT_SEQ_ID = 10,
     F_PKT_SEQUENCE_FLAGS = 13,
     F_PKT_TRACK_EVENT = 11,
+    F_PKT_INTERNED_DATA = 12,
     F_PKT_TRACK_DESCRIPTOR = 60,
+    /* InternedData */
+    F_ID_EVENT_NAMES = 2,               /* EventName */
+    F_ID_DEBUG_ANNOTATION_NAMES = 3,    /* DebugAnnotationName */
+    F_ID_DEBUG_ANNOTATION_STRINGS = 29, /* InternedString */
+    /* EventName, DebugAnnotationName (name), InternedString (str) */
+    F_IN_IID = 1,
+    F_IN_NAME = 2,
     /* TrackEvent */
     F_TE_DEBUG_ANNOTATIONS = 4,
     F_TE_TYPE = 9,
+    F_TE_NAME_IID = 10,
     F_TE_TRACK_UUID = 11,
     F_TE_NAME = 23,
     /* DebugAnnotation */
+    F_DA_NAME_IID = 1,
     F_DA_STRING_VALUE = 6,
     F_DA_NAME = 10,
+    F_DA_STRING_VALUE_IID = 17,
     /* TrackDescriptor */
     F_TD_UUID = 1,
     F_TD_NAME = 2,
@@ -60,13 +80,28 @@ enum {
     F_THD_THREAD_NAME = 5,
 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
-enum { SEQ_INCREMENTAL_STATE_CLEARED = 1 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 
-#define SEQ_ID       1u
-#define FLUSH_AT     (64u << 10)
-#define UUID_PROCESS 0x100000000ull /* + pid */
-#define UUID_CPU     0x200000000ull /* + cpu */
-#define UUID_THREAD  0x300000000ull /* + thread index */
+#define SEQ_ID        1u
+#define FLUSH_AT      (64u << 10)
+#define UUID_PROCESS  0x100000000ull /* + pid */
+#define UUID_CPU      0x200000000ull /* + cpu */
+#define UUID_THREAD   0x300000000ull /* + thread index */
+#define ISTR_MAX_TEXT (64u << 20)    /* bytes of interned strings, all tables (default) */
+#define IID_DSO_NAME  1u             /* the annotation name "dso" */
+
+/* One table of interned strings: iid = index + 1. */
+typedef struct istr {
+    uint64_t h;
+    size_t off;
+    uint32_t len;
+} istr;
+typedef struct istr_tab {
+    istr *e;
+    uint32_t n, cap;
+    uint32_t *slot, mask; /* open addressing: index + 1, 0 free */
+    ek_sbuf text;         /* the strings, one after the other */
+} istr_tab;
 
 typedef struct wth {
     int32_t pid, tid, cpu; /* cpu: -1 unless the stack is per CPU (idle, per_source) */
@@ -110,6 +145,8 @@ struct ek_perfetto {
     int clock_set, clock_insns;
     uint64_t clock, cum;
     ek_perfetto_stats stats;
+    istr_tab names, dsos; /* interned event names and `dso` values */
+    int dso_named;        /* the annotation name is defined (IID_DSO_NAME) */
 };
 
 void ek_perfetto_opts_init(ek_perfetto_opts *o)
@@ -164,6 +201,12 @@ void ek_perfetto_free(ek_perfetto *w)
     free(w->thash);
     free(w->procs);
     free(w->cpus);
+    istr_tab *tabs[2] = {&w->names, &w->dsos};
+    for (int i = 0; i < 2; i++) {
+        free(tabs[i]->e);
+        free(tabs[i]->slot);
+        ek_sbuf_free(&tabs[i]->text);
+    }
     ek_pb_free(&w->out);
     free(w);
 }
@@ -188,15 +231,101 @@ static int flush(ek_perfetto *w)
     return w->rc;
 }
 
-static void packet_open(ek_perfetto *w, int has_ts, uint64_t ts)
+/* needs: the packet refers to interned strings (defined by it or before it) */
+static void packet_open(ek_perfetto *w, int has_ts, uint64_t ts, int needs)
 {
     ek_pb_open(&w->out, F_TRACE_PACKET);
     if (has_ts) ek_pb_uint(&w->out, F_PKT_TIMESTAMP, ts);
     ek_pb_uint(&w->out, F_PKT_SEQ_ID, SEQ_ID);
     /* the sequence's first packet says its (empty) incremental state is valid from here: a
      * reader that drops packets of sequences without it keeps ours */
-    if (!w->stats.packets) ek_pb_uint(&w->out, F_PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    unsigned flags = (w->stats.packets ? 0u : SEQ_INCREMENTAL_STATE_CLEARED) |
+                     (needs ? SEQ_NEEDS_INCREMENTAL_STATE : 0u);
+    if (flags) ek_pb_uint(&w->out, F_PKT_SEQUENCE_FLAGS, flags);
     w->stats.packets++;
+}
+
+static uint64_t istr_hash(const char *a, size_t al, const char *b, size_t bl)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < al; i++)
+        h = (h ^ (uint8_t)a[i]) * 0x100000001b3ull;
+    for (size_t i = 0; i < bl; i++)
+        h = (h ^ (uint8_t)b[i]) * 0x100000001b3ull;
+    return h ^ (h >> 31);
+}
+
+/* The iid of the string a + b in t: > 0 known, < 0 (minus the iid) new, to be defined by the
+ * caller's packet; 0: not interned (out of memory, or the tables are full): written in full. */
+static int64_t intern(ek_perfetto *w, istr_tab *t, const char *a, size_t al, const char *b,
+                      size_t bl)
+{
+    const uint64_t h = istr_hash(a, al, b, bl);
+    const size_t len = al + bl;
+    if (t->slot)
+        for (uint32_t k = (uint32_t)h & t->mask; t->slot[k]; k = (k + 1) & t->mask) {
+            const istr *e = &t->e[t->slot[k] - 1];
+            if (e->h == h && e->len == len && (!al || !memcmp(t->text.p + e->off, a, al)) &&
+                (!bl || !memcmp(t->text.p + e->off + al, b, bl)))
+                return (int64_t)t->slot[k];
+        }
+    const size_t max = w->o.max_interned ? w->o.max_interned : ISTR_MAX_TEXT;
+    if (len > UINT32_MAX || w->names.text.len + w->dsos.text.len + len > max ||
+        t->n == UINT32_MAX / 2)
+        return 0;
+    if (t->n == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 64;
+        istr *ne = realloc(t->e, nc * sizeof *ne);
+        if (!ne) return 0;
+        t->e = ne;
+        t->cap = nc;
+    }
+    if (!t->slot || (t->n + 1) * 2 > t->mask + 1) {
+        uint32_t size = t->slot ? (t->mask + 1) * 2 : 128;
+        uint32_t *ns = calloc(size, sizeof *ns);
+        if (!ns) return 0;
+        for (uint32_t i = 0; i < t->n; i++) {
+            uint32_t k = (uint32_t)t->e[i].h & (size - 1);
+            while (ns[k])
+                k = (k + 1) & (size - 1);
+            ns[k] = i + 1;
+        }
+        free(t->slot);
+        t->slot = ns;
+        t->mask = size - 1;
+    }
+    const size_t off = t->text.len;
+    if (al) ek_sbuf_put(&t->text, a, al);
+    if (bl) ek_sbuf_put(&t->text, b, bl);
+    if (t->text.oom || t->text.len != off + len) return 0;
+    t->e[t->n] = (istr){h, off, (uint32_t)len};
+    uint32_t k = (uint32_t)h & t->mask;
+    while (t->slot[k])
+        k = (k + 1) & t->mask;
+    t->slot[k] = ++t->n;
+    return -(int64_t)t->n;
+}
+
+/* field: bytes a + b */
+static void pb_bytes2(ek_pb *o, uint32_t field, const char *a, size_t al, const char *b, size_t bl)
+{
+    ek_pb_tag(o, field, EK_PB_LEN);
+    ek_pb_varint(o, al + bl);
+    if (ek_pb_room(o, al + bl)) {
+        if (al) memcpy(o->p + o->len, a, al);
+        if (bl) memcpy(o->p + o->len + al, b, bl);
+        o->len += al + bl;
+    }
+}
+
+/* One entry of InternedData: {iid, name/str} */
+static void interned_entry(ek_pb *o, uint32_t field, uint64_t iid, const char *a, size_t al,
+                           const char *b, size_t bl)
+{
+    ek_pb_open(o, field);
+    ek_pb_uint(o, F_IN_IID, iid);
+    pb_bytes2(o, F_IN_NAME, a, al, b, bl);
+    ek_pb_close(o);
 }
 
 static int packet_close(ek_perfetto *w)
@@ -211,7 +340,7 @@ static int packet_close(ek_perfetto *w)
 static int track(ek_perfetto *w, uint64_t uuid, uint64_t parent, const char *name,
                  const int32_t *pid_tid, int process, const char *comm)
 {
-    packet_open(w, 0, 0);
+    packet_open(w, 0, 0, 0);
     ek_pb_open(&w->out, F_PKT_TRACK_DESCRIPTOR);
     ek_pb_uint(&w->out, F_TD_UUID, uuid);
     if (parent) ek_pb_uint(&w->out, F_TD_PARENT_UUID, parent);
@@ -239,28 +368,42 @@ static int event(ek_perfetto *w, uint64_t uuid, uint64_t *last, uint64_t ts, int
 {
     if (ts < *last) ts = *last;
     *last = ts;
-    packet_open(w, 1, ts);
+    const size_t sl = suffix ? strlen(suffix) : 0;
+    if (w->o.no_dso) dso = NULL;
+    int64_t niid = name ? intern(w, &w->names, name, name_len, suffix, sl) : 0;
+    int64_t diid = dso ? intern(w, &w->dsos, dso, dso_len, NULL, 0) : 0;
+    const int dname_new = diid && !w->dso_named;
+    if (dname_new) w->dso_named = 1;
+    packet_open(w, 1, ts, niid || diid);
+    if (niid < 0 || diid < 0 || dname_new) {
+        /* strings met for the first time: defined here, for this packet and the later ones */
+        ek_pb_open(&w->out, F_PKT_INTERNED_DATA);
+        if (niid < 0)
+            interned_entry(&w->out, F_ID_EVENT_NAMES, (uint64_t)-niid, name, name_len, suffix, sl);
+        if (dname_new)
+            interned_entry(&w->out, F_ID_DEBUG_ANNOTATION_NAMES, IID_DSO_NAME, "dso", 3, NULL, 0);
+        if (diid < 0)
+            interned_entry(&w->out, F_ID_DEBUG_ANNOTATION_STRINGS, (uint64_t)-diid, dso, dso_len,
+                           NULL, 0);
+        ek_pb_close(&w->out);
+    }
     ek_pb_open(&w->out, F_PKT_TRACK_EVENT);
     ek_pb_uint(&w->out, F_TE_TYPE, (uint64_t)type);
     ek_pb_uint(&w->out, F_TE_TRACK_UUID, uuid);
-    if (name) {
-        if (suffix) {
-            size_t sl = strlen(suffix);
-            ek_pb_tag(&w->out, F_TE_NAME, EK_PB_LEN);
-            ek_pb_varint(&w->out, name_len + sl);
-            if (ek_pb_room(&w->out, name_len + sl)) {
-                memcpy(w->out.p + w->out.len, name, name_len);
-                memcpy(w->out.p + w->out.len + name_len, suffix, sl);
-                w->out.len += name_len + sl;
-            }
-        } else {
-            ek_pb_bytes(&w->out, F_TE_NAME, name, name_len);
-        }
-    }
-    if (dso && !w->o.no_dso) {
+    if (niid)
+        ek_pb_uint(&w->out, F_TE_NAME_IID, (uint64_t)(niid < 0 ? -niid : niid));
+    else if (name)
+        pb_bytes2(&w->out, F_TE_NAME, name, name_len, suffix, sl);
+    if (dso) {
         ek_pb_open(&w->out, F_TE_DEBUG_ANNOTATIONS);
-        ek_pb_str(&w->out, F_DA_NAME, "dso");
-        ek_pb_bytes(&w->out, F_DA_STRING_VALUE, dso, dso_len);
+        if (w->dso_named)
+            ek_pb_uint(&w->out, F_DA_NAME_IID, IID_DSO_NAME);
+        else
+            ek_pb_str(&w->out, F_DA_NAME, "dso");
+        if (diid)
+            ek_pb_uint(&w->out, F_DA_STRING_VALUE_IID, (uint64_t)(diid < 0 ? -diid : diid));
+        else
+            ek_pb_bytes(&w->out, F_DA_STRING_VALUE, dso, dso_len);
         ek_pb_close(&w->out);
     }
     ek_pb_close(&w->out);

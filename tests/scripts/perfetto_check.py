@@ -11,6 +11,11 @@ usage: perfetto_check.py DECODED [TRUTH BRANCHES [CALLSTACKS]]
   exit status 0: all checks hold, 1: one does not (the first differences on stdout)
 
 Checks, on every packet, in order:
+ - interning, as Perfetto's reader applies it (resolve_interned): an iid is defined (the
+   packet's InternedData) before or in the packet that refers to it, on its sequence, never
+   again with another value; a packet that refers to one says it needs the sequence's
+   incremental state, which a packet before it (or itself) said was cleared. The names and
+   values given by iid are then read as if written in full;
  - every packet has trusted_packet_sequence_id; every event has a timestamp and a track
    described (TrackDescriptor) before it; a thread track's parent is a process track;
  - on every track the times never go back; every TYPE_SLICE_END ends a slice that began on
@@ -67,6 +72,56 @@ def parse_text(path):
 def one(d, k, default=None):
     v = d.get(k)
     return v[0] if v else default
+
+
+SEQ_INCREMENTAL_STATE_CLEARED = 1
+SEQ_NEEDS_INCREMENTAL_STATE = 2
+# (table, InternedData field, the entry's string field): what refers to each table
+INTERNED = (('event', 'event_names', 'name'), ('dname', 'debug_annotation_names', 'name'),
+            ('dvalue', 'debug_annotation_string_values', 'str'))
+
+
+def resolve_interned(packets, fail):
+    """Put interned names and values in place (name, string_value), checking the interning."""
+    seqs = {}  # sequence -> {'valid': state cleared, table: {iid: string}}
+    ever = {}  # (sequence, table, iid) -> string: an iid never changes its string
+    for i, p in enumerate(packets):
+        seq = one(p, 'trusted_packet_sequence_id')
+        flags = int(one(p, 'sequence_flags', '0'))
+        st = seqs.setdefault(seq, {'valid': False})
+        if flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            st = seqs[seq] = {'valid': True}
+        for idata in p.get('interned_data', []):
+            for table, field, key in INTERNED:
+                for ent in idata.get(field, []):
+                    iid, v = one(ent, 'iid'), one(ent, key)
+                    if iid in (None, '0') or v is None:
+                        fail(f'packet {i}: an entry of {field} without an iid or a string')
+                        continue
+                    if ever.setdefault((seq, table, iid), v) != v:
+                        fail(f'packet {i}: {field} iid {iid} defined again as {v!r}, '
+                             f'was {ever[(seq, table, iid)]!r}')
+                    st.setdefault(table, {})[iid] = v
+        refs = []  # (dict, field to fill, table, iid)
+        for e in p.get('track_event', []):
+            if 'name_iid' in e:
+                refs.append((e, 'name', 'event', one(e, 'name_iid')))
+            for da in e.get('debug_annotations', []):
+                if 'name_iid' in da:
+                    refs.append((da, 'name', 'dname', one(da, 'name_iid')))
+                if 'string_value_iid' in da:
+                    refs.append((da, 'string_value', 'dvalue', one(da, 'string_value_iid')))
+        if refs and not (flags & SEQ_NEEDS_INCREMENTAL_STATE and st['valid']):
+            fail(f'packet {i}: refers to interned data without SEQ_NEEDS_INCREMENTAL_STATE '
+                 f'after SEQ_INCREMENTAL_STATE_CLEARED (flags {flags})')
+        for d, field, table, iid in refs:
+            v = st.get(table, {}).get(iid)
+            if v is None:
+                fail(f'packet {i}: {table} iid {iid} is not defined on sequence {seq}')
+            elif field in d:
+                fail(f'packet {i}: {field} given both in full and by iid')
+            else:
+                d[field] = [v]
 
 
 def func(loc):
@@ -188,6 +243,7 @@ def main():
     last = {}  # uuid -> time
     begins = {}  # uuid -> [(name, open names after)]
     nev = nslices = 0
+    resolve_interned(packets, fail)
     for i, p in enumerate(packets):
         if one(p, 'trusted_packet_sequence_id') is None:
             fail(f'packet {i}: no trusted_packet_sequence_id')

@@ -11,9 +11,13 @@ import sys
 
 
 def parse(path):
-    """thread tracks {uuid: tid}, cpu tracks {uuid}, events [(uuid, ts, type, name)]"""
+    """thread tracks {uuid: tid}, cpu tracks {uuid}, events [(uuid, ts, type, name)]; a name
+    given by iid is the one its sequence's InternedData defined (in this packet or before:
+    protoc prints a packet's interned_data after its track_event, so names resolve at the
+    packet's end; perfetto_check.py checks the interning itself)"""
     threads, cpus, events = {}, set(), []
     stack, cur = [], {}
+    names = {}  # (sequence, iid) -> name
     with open(path) as f:
         for line in f:
             l = line.strip()
@@ -30,6 +34,10 @@ def parse(path):
                             threads[cur['td']] = cur['tid']
                         elif cur.get('tdname', '').startswith('"CPU '):
                             cpus.add(cur['td'])
+                    for iid, name in cur.get('defs', []):
+                        names[(cur.get('seq'), iid)] = name
+                    if 'name_iid' in cur:
+                        cur['name'] = names.get((cur.get('seq'), cur['name_iid']), 'iid?')
                     if 'type' in cur:
                         events.append((cur['track'], cur.get('ts'), cur['type'], cur.get('name')))
                 continue
@@ -37,6 +45,14 @@ def parse(path):
             where = '/'.join(stack)
             if where == 'packet' and k == 'timestamp':
                 cur['ts'] = int(v)
+            elif where == 'packet' and k == 'trusted_packet_sequence_id':
+                cur['seq'] = v
+            elif where == 'packet/interned_data/event_names' and k == 'iid':
+                cur.setdefault('defs', []).append([v, None])
+            elif where == 'packet/interned_data/event_names' and k == 'name':
+                cur['defs'][-1][1] = v
+            elif where == 'packet/track_event' and k == 'name_iid':
+                cur['name_iid'] = v
             elif where == 'packet/track_descriptor' and k == 'uuid':
                 cur['td'] = int(v)
             elif where == 'packet/track_descriptor' and k == 'name':

@@ -154,10 +154,29 @@ static void fields(const uint8_t *p, size_t n, field_fn fn, void *ctx)
     }
 }
 
+/* The interned strings of the trace (one sequence), by table and iid; the reader applies them
+ * as Perfetto's does: a packet's own definitions first, then its references. */
+#define MAX_IID 32
+enum { TAB_EVENT, TAB_DNAME, TAB_DVALUE };
+typedef struct interned {
+    char s[3][MAX_IID][64];
+    int def[3][MAX_IID];
+    int cleared; /* a packet said the incremental state was cleared */
+} interned;
+
 typedef struct pkt {
-    uint64_t ts, seq, type, track, uuid, parent;
+    uint64_t ts, seq, type, track, uuid, parent, flags;
     int has_ts, is_event, is_track;
     char name[64];
+    uint64_t name_iid, dname_iid, dvalue_iid;
+    char dname[64], dvalue[64]; /* the annotation's name and value when written in full */
+    int ndefs;
+    struct {
+        int tab;
+        uint64_t iid;
+        char s[64];
+    } defs[8];
+    int entry_tab; /* (while reading an entry of InternedData) */
 } pkt;
 
 static void copy_name(char *dst, size_t cap, const uint8_t *p, size_t n)
@@ -168,12 +187,44 @@ static void copy_name(char *dst, size_t cap, const uint8_t *p, size_t n)
     dst[n] = 0;
 }
 
+static void annotation_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
+{
+    pkt *k = ctx;
+    if (f == 1) k->dname_iid = v;
+    if (f == 10) copy_name(k->dname, sizeof k->dname, p, n);
+    if (f == 17) k->dvalue_iid = v;
+    if (f == 6) copy_name(k->dvalue, sizeof k->dvalue, p, n);
+}
+
 static void event_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
 {
     pkt *k = ctx;
     if (f == 9) k->type = v;
     if (f == 11) k->track = v;
+    if (f == 10) k->name_iid = v;
     if (f == 23) copy_name(k->name, sizeof k->name, p, n);
+    if (f == 4) fields(p, n, annotation_field, k);
+}
+
+/* EventName, DebugAnnotationName, InternedString: iid 1, the string 2 */
+static void entry_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
+{
+    pkt *k = ctx;
+    if (f == 1) k->defs[k->ndefs].iid = v;
+    if (f == 2) copy_name(k->defs[k->ndefs].s, sizeof k->defs[k->ndefs].s, p, n);
+}
+
+static void interned_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
+{
+    (void)v;
+    pkt *k = ctx;
+    int tab = f == 2 ? TAB_EVENT : f == 3 ? TAB_DNAME : f == 29 ? TAB_DVALUE : -1;
+    if (tab < 0) fail_msg("InternedData field %u", f);
+    assert_true(k->ndefs < 8);
+    memset(&k->defs[k->ndefs], 0, sizeof k->defs[k->ndefs]);
+    k->defs[k->ndefs].tab = tab;
+    fields(p, n, entry_field, k);
+    k->ndefs++;
 }
 
 static void track_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
@@ -192,6 +243,10 @@ static void packet_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, si
         k->has_ts = 1;
     } else if (f == 10) {
         k->seq = v;
+    } else if (f == 13) {
+        k->flags = v;
+    } else if (f == 12) {
+        fields(p, n, interned_field, k);
     } else if (f == 11) {
         k->is_event = 1;
         fields(p, n, event_field, k);
@@ -201,27 +256,79 @@ static void packet_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, si
     }
 }
 
-/* The trace as lines: "T name" for a track, "B name @ts", "E @ts" on thread tracks; "cB name
- * @ts", "cE @ts" on CPU tracks. */
+/* The string of iid in table tab (defined before, or by this packet). */
+static const char *iid_str(const interned *in, int tab, uint64_t iid)
+{
+    assert_true(iid > 0 && iid < MAX_IID);
+    if (!in->def[tab][iid])
+        fail_msg("iid %llu of table %d is not defined", (unsigned long long)iid, tab);
+    return in->s[tab][iid];
+}
+
+typedef struct rd_trace {
+    ek_sbuf *o;
+    interned in;
+    uint64_t packets;
+} rd_trace;
+
+/* The trace as lines: "T name" for a track, "B name [dso] @ts", "E @ts" on thread tracks;
+ * "cB name @ts", "cE @ts" on CPU tracks. Names and DSOs as the interned data gives them. */
 static void trace_field(void *ctx, uint32_t f, uint64_t v, const uint8_t *p, size_t n)
 {
     (void)v;
-    ek_sbuf *o = ctx;
+    rd_trace *r = ctx;
+    ek_sbuf *o = r->o;
+    interned *in = &r->in;
     assert_int_equal(f, 1);
     pkt k;
     memset(&k, 0, sizeof k);
     fields(p, n, packet_field, &k);
     assert_int_equal(k.seq, 1);
+    /* the first packet clears the incremental state, and no other does */
+    assert_int_equal(k.flags & 1, r->packets++ == 0);
+    if (k.flags & 1) in->cleared = 1;
+    for (int i = 0; i < k.ndefs; i++) {
+        const int t = k.defs[i].tab;
+        const uint64_t iid = k.defs[i].iid;
+        assert_true(iid > 0 && iid < MAX_IID);
+        /* defined once: the writer refers to it from then on */
+        if (in->def[t][iid])
+            fail_msg("iid %llu of table %d defined twice", (unsigned long long)iid, t);
+        in->def[t][iid] = 1;
+        strcpy(in->s[t][iid], k.defs[i].s);
+    }
+    int refers = k.name_iid || k.dname_iid || k.dvalue_iid;
+    assert_int_equal(!!(k.flags & 2), refers);
+    if (refers) assert_true(in->cleared);
+    if (k.name_iid) {
+        assert_string_equal(k.name, ""); /* never both */
+        strcpy(k.name, iid_str(in, TAB_EVENT, k.name_iid));
+    }
+    if (k.dname_iid) strcpy(k.dname, iid_str(in, TAB_DNAME, k.dname_iid));
+    if (k.dvalue_iid) strcpy(k.dvalue, iid_str(in, TAB_DVALUE, k.dvalue_iid));
     if (k.is_track) {
         ek_sbuf_printf(o, "T %s\n", k.name);
         return;
     }
     assert_true(k.is_event && k.has_ts);
     int cpu = k.track >= 0x200000000ull && k.track < 0x300000000ull;
-    if (k.type == 1)
+    if (k.type == 1 && k.dname[0])
+        ek_sbuf_printf(o, "%sB %s [%s=%s] @%llu\n", cpu ? "c" : "", k.name, k.dname, k.dvalue,
+                       (unsigned long long)k.ts);
+    else if (k.type == 1)
         ek_sbuf_printf(o, "%sB %s @%llu\n", cpu ? "c" : "", k.name, (unsigned long long)k.ts);
     else
         ek_sbuf_printf(o, "%sE @%llu\n", cpu ? "c" : "", (unsigned long long)k.ts);
+}
+
+/* How many times the bytes of s are in the output. */
+static int occurrences(const ek_sbuf *b, const char *s)
+{
+    int c = 0;
+    size_t n = strlen(s);
+    for (size_t i = 0; i + n <= b->len; i++)
+        c += !memcmp(b->p + i, s, n);
+    return c;
 }
 
 static int collect(void *ctx, const void *data, size_t len)
@@ -268,13 +375,20 @@ static void smp(ek_perfetto *w, uint32_t flags, uint64_t ip, uint64_t addr, uint
 #define RET   (EK_SF_BRANCH | EK_SF_RETURN)
 #define BEGIN (EK_SF_BRANCH | EK_SF_TRACE_BEGIN)
 
+static void run_max(int timed, size_t max_interned, const char *want);
 static void run(int timed, const char *want)
+{
+    run_max(timed, 0, want);
+}
+
+static void run_max(int timed, size_t max_interned, const char *want)
 {
     ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
     ek_perfetto_opts o;
     ek_perfetto_opts_init(&o);
     o.write = collect;
     o.ctx = &out;
+    o.max_interned = max_interned;
     ek_perfetto *w;
     assert_int_equal(ek_perfetto_new(&o, &w), 0);
     uint64_t t = timed ? 1000 : 0;
@@ -296,8 +410,28 @@ static void run(int timed, const char *want)
     assert_int_equal(st.lost, 1);
     assert_int_equal(st.bytes, out.len);
     ek_perfetto_free(w);
-    fields((const uint8_t *)out.p, out.len, trace_field, &text);
+    rd_trace r;
+    memset(&r, 0, sizeof r);
+    r.o = &text;
+    fields((const uint8_t *)out.p, out.len, trace_field, &r);
     assert_string_equal(text.p, want);
+    if (!max_interned) {
+        /* interned: each name is written once (callee and leaf are entered twice each, the
+         * thread's CPU slice begins twice, every begin has the DSO) */
+        assert_int_equal(occurrences(&out, "callee"), 1);
+        assert_int_equal(occurrences(&out, "leaf"), 1);
+        assert_int_equal(occurrences(&out, "prog 100/100"), 1);
+        assert_int_equal(occurrences(&out, "/bin/prog"), 1);
+        assert_int_equal(occurrences(&out, "dso"), 1);
+    } else {
+        /* 20 bytes kept: "prog 100/100" (12, first) and "callee" (6); "/bin/prog" (9) and
+         * "leaf" (4) would pass the 20: written in full at each use ("dso" is not counted) */
+        assert_int_equal(occurrences(&out, "prog 100/100"), 1);
+        assert_int_equal(occurrences(&out, "callee"), 1);
+        assert_int_equal(occurrences(&out, "leaf"), 2);
+        assert_int_equal(occurrences(&out, "/bin/prog"), 4);
+        assert_int_equal(occurrences(&out, "dso"), 4);
+    }
     ek_sbuf_free(&out);
     ek_sbuf_free(&text);
 }
@@ -311,17 +445,17 @@ static void test_writer_times(void **state)
            "T prog 100\n"
            "T CPU 1\n"
            "cB prog 100/100 @1000\n"
-           "B callee @1010\n"
-           "B leaf @1030\n"
+           "B callee [dso=/bin/prog] @1010\n"
+           "B leaf [dso=/bin/prog] @1030\n"
            "E @1040\n"
-           "B leaf @1040\n"
+           "B leaf [dso=/bin/prog] @1040\n"
            "cE @1050\n"
            "E @1050\n"
            "E @1050\n"
            "B trace gap @1050\n"
            "E @1090\n"
            "cB prog 100/100 @1090\n"
-           "B callee @1100\n"
+           "B callee [dso=/bin/prog] @1100\n"
            "E @1110\n"
            "cE @1110\n");
 }
@@ -334,19 +468,43 @@ static void test_writer_instructions(void **state)
            "T prog 100 (time = instructions)\n"
            "T CPU 1 (time = instructions)\n"
            "cB prog 100/100 @0\n"
-           "B callee @2\n"
-           "B leaf @7\n"
+           "B callee [dso=/bin/prog] @2\n"
+           "B leaf [dso=/bin/prog] @7\n"
            "E @9\n"
-           "B leaf @11\n"
+           "B leaf [dso=/bin/prog] @11\n"
            "cE @14\n"
            "E @14\n"
            "E @14\n"
            "B trace gap @14\n"
            "E @14\n"
            "cB prog 100/100 @14\n"
-           "B callee @16\n"
+           "B callee [dso=/bin/prog] @16\n"
            "E @17\n"
            "cE @17\n");
+}
+
+static void test_writer_interned_bound(void **state)
+{
+    (void)state;
+    /* past max_interned bytes of names, new names are written in full: the same trace */
+    run_max(1, 20,
+            "T prog 100\n"
+            "T prog 100\n"
+            "T CPU 1\n"
+            "cB prog 100/100 @1000\n"
+            "B callee [dso=/bin/prog] @1010\n"
+            "B leaf [dso=/bin/prog] @1030\n"
+            "E @1040\n"
+            "B leaf [dso=/bin/prog] @1040\n"
+            "cE @1050\n"
+            "E @1050\n"
+            "E @1050\n"
+            "B trace gap @1050\n"
+            "E @1090\n"
+            "cB prog 100/100 @1090\n"
+            "B callee [dso=/bin/prog] @1100\n"
+            "E @1110\n"
+            "cE @1110\n");
 }
 
 static void test_writer_args(void **state)
@@ -367,7 +525,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_varints),      cmocka_unit_test(test_nested_lengths),
         cmocka_unit_test(test_writer_times), cmocka_unit_test(test_writer_instructions),
-        cmocka_unit_test(test_writer_args),
+        cmocka_unit_test(test_writer_args),  cmocka_unit_test(test_writer_interned_bound),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
