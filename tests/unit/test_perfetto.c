@@ -436,28 +436,31 @@ static void run_max(int timed, size_t max_interned, const char *want)
     ek_sbuf_free(&text);
 }
 
+/* The timed trace of run(): a change is timed at the branch that made it (seen at the thread's
+ * next sample); the lost stack's slices end at the trace end; the gap is a slice; the end
+ * closes all. */
+static const char timed_want[] = "T prog 100\n"
+                                 "T prog 100\n"
+                                 "T CPU 1\n"
+                                 "cB prog 100/100 @1000\n"
+                                 "B callee [dso=/bin/prog] @1010\n"
+                                 "B leaf [dso=/bin/prog] @1030\n"
+                                 "E @1040\n"
+                                 "B leaf [dso=/bin/prog] @1040\n"
+                                 "cE @1050\n"
+                                 "E @1050\n"
+                                 "E @1050\n"
+                                 "B trace gap @1050\n"
+                                 "E @1090\n"
+                                 "cB prog 100/100 @1090\n"
+                                 "B callee [dso=/bin/prog] @1100\n"
+                                 "E @1110\n"
+                                 "cE @1110\n";
+
 static void test_writer_times(void **state)
 {
     (void)state;
-    /* a change is timed at the branch that made it (seen at the thread's next sample); the
-     * lost stack's slices end at the trace end; the gap is a slice; the end closes all */
-    run(1, "T prog 100\n"
-           "T prog 100\n"
-           "T CPU 1\n"
-           "cB prog 100/100 @1000\n"
-           "B callee [dso=/bin/prog] @1010\n"
-           "B leaf [dso=/bin/prog] @1030\n"
-           "E @1040\n"
-           "B leaf [dso=/bin/prog] @1040\n"
-           "cE @1050\n"
-           "E @1050\n"
-           "E @1050\n"
-           "B trace gap @1050\n"
-           "E @1090\n"
-           "cB prog 100/100 @1090\n"
-           "B callee [dso=/bin/prog] @1100\n"
-           "E @1110\n"
-           "cE @1110\n");
+    run(1, timed_want);
 }
 
 static void test_writer_instructions(void **state)
@@ -487,24 +490,7 @@ static void test_writer_interned_bound(void **state)
 {
     (void)state;
     /* past max_interned bytes of names, new names are written in full: the same trace */
-    run_max(1, 20,
-            "T prog 100\n"
-            "T prog 100\n"
-            "T CPU 1\n"
-            "cB prog 100/100 @1000\n"
-            "B callee [dso=/bin/prog] @1010\n"
-            "B leaf [dso=/bin/prog] @1030\n"
-            "E @1040\n"
-            "B leaf [dso=/bin/prog] @1040\n"
-            "cE @1050\n"
-            "E @1050\n"
-            "E @1050\n"
-            "B trace gap @1050\n"
-            "E @1090\n"
-            "cB prog 100/100 @1090\n"
-            "B callee [dso=/bin/prog] @1100\n"
-            "E @1110\n"
-            "cE @1110\n");
+    run_max(1, 20, timed_want);
 }
 
 static void test_writer_args(void **state)
