@@ -43,8 +43,13 @@ ek_diag cli_diag_stderr(void);
 void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 
 /* Write s to out (stdout when out is NULL or "-"), via a temporary file out.TAG-XXXXXX renamed
- * into place. Returns 0, or -1 with errno set. */
+ * into place, or in place when cli_out_in_place(out). Returns 0, or -1 with errno set. */
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
+/* 1: out is there and is not a regular file -- a device (/dev/null), a FIFO, a symbolic link
+ * (/dev/stdout) --: written in place, as open(2) would, never replaced (a temporary renamed
+ * over it would replace the device or the link with a plain file: as root, /dev/null) nor
+ * removed after an error. */
+int cli_out_in_place(const char *out);
 /* the process's file creation mask (files written through a temporary get the mode open(2) gives) */
 mode_t cli_umask(void);
 

@@ -1,6 +1,6 @@
 /* Writing a command's whole output: to stdout when out is NULL or "-", else through a temporary
  * file beside out (named out.TAG-XXXXXX) renamed into place, so a failed run leaves no partial
- * file. */
+ * file -- unless out is there and not a regular file (cli_out_in_place). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +17,29 @@ mode_t cli_umask(void)
     return m;
 }
 
+int cli_out_in_place(const char *out)
+{
+    struct stat st;
+    return lstat(out, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
 {
     if (!out || !strcmp(out, "-")) {
         if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
         return fflush(stdout) ? -1 : 0;
+    }
+    if (cli_out_in_place(out)) {
+        FILE *f = fopen(out, "wb");
+        if (!f) return -1;
+        int ok = !s->len || fwrite(s->p, 1, s->len, f) == s->len;
+        int e = errno;
+        if (fclose(f)) {
+            ok = 0;
+            e = errno;
+        }
+        errno = e;
+        return ok ? 0 : -1;
     }
     char *tmp = NULL;
     if (asprintf(&tmp, "%s.%s-XXXXXX", out, tag) < 0) return -1;

@@ -86,7 +86,7 @@ int cmd_inject(int argc, char **argv)
         if (!rc) rc = rc2;
         if (rc) {
             fprintf(stderr, "etmkit inject: %s: %s\n", out, ek_strerror(rc));
-            remove(out);
+            if (!cli_out_in_place(out)) remove(out);
         } else if (!d.quiet) {
             fprintf(stderr, "etmkit inject: %s: %llu samples, %llu sideband records\n", out,
                     (unsigned long long)st.samples, (unsigned long long)st.sideband);

@@ -23,6 +23,7 @@ static void merge_usage(FILE *f, int full)
             "\noptions:\n"
             "  -o OUT              the merged profile ('-': standard output); written beside\n"
             "                      OUT and renamed into place, so a failed merge leaves nothing\n"
+            "                      (a device, FIFO or link: written in place)\n"
             "  --format=branch-list|autofdo|bolt\n"
             "                      what to write: branch-list (default), autofdo (simpleperf's\n"
             "                      AutoFDO text, for create_llvm_prof), bolt (llvm-bolt fdata\n"

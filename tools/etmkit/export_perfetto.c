@@ -1,6 +1,7 @@
 /* etmkit export --format=perfetto: the call-stack timeline of a recording as a Perfetto trace
  * (the library's writer, etmkit/perfetto.h), streamed to OUT (a file beside it, renamed into
- * place when complete) or standard output. The decoding options, checks and exit statuses are
+ * place when complete; in place when OUT is a device, a FIFO or a link: cli_out_in_place) or
+ * standard output. The decoding options, checks and exit statuses are
  * script's (cli_opts.h). See docs/STACKS.md, "Timelines in Perfetto". */
 #include <errno.h>
 #include <stdio.h>
@@ -67,7 +68,14 @@ int export_perfetto(cli_decode *d, const char *out)
     int to_stdout = !out || !strcmp(out, "-");
     char *tmp = NULL;
     pf_out o = {stdout, 0};
-    if (!to_stdout) {
+    if (!to_stdout && cli_out_in_place(out)) {
+        if (!(o.f = fopen(out, "wb"))) {
+            cli_err("export: -o %s: %s", out, strerror(errno));
+            ek_session_free(s);
+            cli_decode_free(d);
+            return CLI_FAIL;
+        }
+    } else if (!to_stdout) {
         int fd = -1;
         if (asprintf(&tmp, "%s.perfetto-XXXXXX", out) < 0 || (fd = mkstemp(tmp)) < 0 ||
             fchmod(fd, 0666 & ~cli_umask()) || !(o.f = fdopen(fd, "wb"))) {
