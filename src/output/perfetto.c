@@ -374,7 +374,8 @@ static int event(ek_perfetto *w, uint64_t uuid, uint64_t *last, uint64_t ts, int
     int64_t diid = dso ? intern(w, &w->dsos, dso, dso_len, NULL, 0) : 0;
     const int dname_new = diid && !w->dso_named;
     if (dname_new) w->dso_named = 1;
-    packet_open(w, 1, ts, niid || diid);
+    /* (the annotation's name is referred to once defined, also beside a value in full) */
+    packet_open(w, 1, ts, niid || diid || (dso && w->dso_named));
     if (niid < 0 || diid < 0 || dname_new) {
         /* strings met for the first time: defined here, for this packet and the later ones */
         ek_pb_open(&w->out, F_PKT_INTERNED_DATA);

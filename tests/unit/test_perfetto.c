@@ -341,7 +341,7 @@ static void resolve(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_add
 {
     (void)ctx, (void)s, (void)fb;
     out->sym = addr >= 0x3000 ? "leaf" : addr >= 0x2000 ? "callee" : "main";
-    out->dso = "/bin/prog";
+    out->dso = addr >= 0x3000 ? "/lib/libx.so" : "/bin/prog";
 }
 
 static const char *comm(void *ctx, const ek_sample *s)
@@ -422,15 +422,18 @@ static void run_max(int timed, size_t max_interned, const char *want)
         assert_int_equal(occurrences(&out, "leaf"), 1);
         assert_int_equal(occurrences(&out, "prog 100/100"), 1);
         assert_int_equal(occurrences(&out, "/bin/prog"), 1);
+        assert_int_equal(occurrences(&out, "/lib/libx.so"), 1);
         assert_int_equal(occurrences(&out, "dso"), 1);
     } else {
-        /* 20 bytes kept: "prog 100/100" (12, first) and "callee" (6); "/bin/prog" (9) and
-         * "leaf" (4) would pass the 20: written in full at each use ("dso" is not counted) */
+        /* 27 bytes kept: "prog 100/100" (12, first), "callee" (6) and "/bin/prog" (9), with
+         * the annotation's name ("dso" is not counted); "leaf" (4) and "/lib/libx.so" (12)
+         * would pass the 27: written in full at each use, beside the name's iid */
         assert_int_equal(occurrences(&out, "prog 100/100"), 1);
         assert_int_equal(occurrences(&out, "callee"), 1);
+        assert_int_equal(occurrences(&out, "/bin/prog"), 1);
+        assert_int_equal(occurrences(&out, "dso"), 1);
         assert_int_equal(occurrences(&out, "leaf"), 2);
-        assert_int_equal(occurrences(&out, "/bin/prog"), 4);
-        assert_int_equal(occurrences(&out, "dso"), 4);
+        assert_int_equal(occurrences(&out, "/lib/libx.so"), 2);
     }
     ek_sbuf_free(&out);
     ek_sbuf_free(&text);
@@ -444,9 +447,9 @@ static const char timed_want[] = "T prog 100\n"
                                  "T CPU 1\n"
                                  "cB prog 100/100 @1000\n"
                                  "B callee [dso=/bin/prog] @1010\n"
-                                 "B leaf [dso=/bin/prog] @1030\n"
+                                 "B leaf [dso=/lib/libx.so] @1030\n"
                                  "E @1040\n"
-                                 "B leaf [dso=/bin/prog] @1040\n"
+                                 "B leaf [dso=/lib/libx.so] @1040\n"
                                  "cE @1050\n"
                                  "E @1050\n"
                                  "E @1050\n"
@@ -472,9 +475,9 @@ static void test_writer_instructions(void **state)
            "T CPU 1 (time = instructions)\n"
            "cB prog 100/100 @0\n"
            "B callee [dso=/bin/prog] @2\n"
-           "B leaf [dso=/bin/prog] @7\n"
+           "B leaf [dso=/lib/libx.so] @7\n"
            "E @9\n"
-           "B leaf [dso=/bin/prog] @11\n"
+           "B leaf [dso=/lib/libx.so] @11\n"
            "cE @14\n"
            "E @14\n"
            "E @14\n"
@@ -490,7 +493,7 @@ static void test_writer_interned_bound(void **state)
 {
     (void)state;
     /* past max_interned bytes of names, new names are written in full: the same trace */
-    run_max(1, 20, timed_want);
+    run_max(1, 27, timed_want);
 }
 
 static void test_writer_args(void **state)
