@@ -164,10 +164,19 @@ static void ctxt_str(wr *w, const ek_etm4_ctx *c)
     }
 }
 
+/* "E"/"N" for each atom, oldest first: four at a time from a table of nibbles (the last four
+ * bytes stored whole, the cursor moved by the atoms left: the line's room holds the rest) */
 static void atom_seq(wr *w, uint32_t bits, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++)
-        wr_c(w, ((bits >> i) & 1) ? 'E' : 'N');
+    static const char en[16][4] = {
+        "NNNN", "ENNN", "NENN", "EENN", "NNEN", "ENEN", "NEEN", "EEEN",
+        "NNNE", "ENNE", "NENE", "EENE", "NNEE", "ENEE", "NEEE", "EEEE",
+    };
+    if (!w->p) return;
+    for (unsigned i = 0; i < n; i += 4) {
+        memcpy(w->p, en[(bits >> i) & 15], 4);
+        w->p += n - i < 4 ? n - i : 4;
+    }
 }
 
 static void exc_str(wr *w, const ek_etm4_packet *k)

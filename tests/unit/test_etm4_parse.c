@@ -709,6 +709,32 @@ static void test_random_streams(void **state)
     }
 }
 
+/* The atoms of a packet listed oldest first, every count from 1 to 24 and many patterns: each
+ * character against its bit (the listing writes them four at a time from a table) */
+static void test_atom_listing(void **state)
+{
+    (void)state;
+    ek_etm4_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    uint32_t x = 0x9e3779b9u;
+    for (unsigned n = 1; n <= 24; n++)
+        for (int r = 0; r < 64; r++) {
+            x = x * 1664525u + 1013904223u;
+            ek_etm4_packet k;
+            memset(&k, 0, sizeof k);
+            k.type = EK_ETM4_ATOM_F6;
+            k.atom_num = (uint8_t)n;
+            /* (bits above the count set too: they must not show) */
+            k.atom_bits = r == 0 ? 0 : r == 1 ? 0xFFFFFFFFu : x;
+            char want[128] = "I_ATOM_F6 : Atom format 6.; ";
+            size_t at = strlen(want);
+            for (unsigned i = 0; i < n; i++)
+                want[at++] = ((k.atom_bits >> i) & 1) ? 'E' : 'N';
+            want[at] = 0;
+            assert_string_equal(desc(&cfg, &k), want);
+        }
+}
+
 static void test_reset(void **state)
 {
     ek_etm4_config cfg = etm4_cfg();
@@ -787,6 +813,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_random_streams),
         cmocka_unit_test(test_reset),
+        cmocka_unit_test(test_atom_listing),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
