@@ -32,7 +32,9 @@
  *    frame at its bottom (gaps). A gap is never papered over: a stack with a gap frame says
  *    that below its frames nothing is known because of a gap, one without says that below
  *    them are the frames entered before the trace;
- *  - a context switch: the branch where the trace's thread changes on a trace source ran on
+ *  - a context switch: the branch where the trace's thread changes on a CPU (its previous
+ *    sample in any of its trace sources, late ones left out; without CPUs, or per_source: on
+ *    the trace source) ran on
  *    the outgoing thread's stack (its view; that stack stays as it was) and lands on the
  *    incoming thread's: on the innermost known frame returning there (the one its switch-out
  *    pushed), else as after a gap. The idle task (pid and tid 0) has a stack per
@@ -45,7 +47,7 @@
  *
  * Returns the ETM return stack compressed (no address in the trace) come with their target
  * from the flow decoder, as every other return. Memory: max_depth frames per thread at most,
- * and a few bytes per trace source; nothing grows with the trace.
+ * and a few bytes per trace source and CPU; nothing grows with the trace.
  */
 #ifndef ETMKIT_STACKS_H
 #define ETMKIT_STACKS_H
@@ -110,7 +112,7 @@ typedef struct ek_stacks_stats {
     uint64_t resyncs;                 /* returns and trace begins that skipped known frames */
     uint64_t unmatched;               /* returns that landed on no known frame */
     uint64_t gaps;                    /* stacks forgotten (a gap frame at their bottom) */
-    uint64_t switches;                /* branches where the thread of a trace source changed */
+    uint64_t switches;                /* branches where the thread of a CPU changed */
     uint64_t dropped;                 /* outermost frames forgotten at max_depth */
     uint64_t threads;                 /* stacks followed */
 } ek_stacks_stats;

@@ -42,6 +42,11 @@ typedef struct src {
     int has_snap;
 } src;
 
+typedef struct cpu_last {
+    int32_t last; /* thread index, -1: none */
+    int ended;
+} cpu_last;
+
 struct ek_stacks {
     uint32_t max_depth;
     int per_source;
@@ -55,6 +60,11 @@ struct ek_stacks {
     uint32_t smask;
     ek_stack_frame *vbuf; /* the view's copy of the frames (the stack moves after it) */
     uint32_t vcap;
+    /* by CPU (not per_source): the thread of the CPU's last branches sample in any source,
+     * late ones left out, and whether it ended the trace -- where the CPU's trace goes on in
+     * another source (another AUX queue), the thread it switches from */
+    cpu_last *cpus;
+    uint32_t ncpus;
     ek_stacks_stats st;
 };
 
@@ -89,6 +99,7 @@ void ek_stacks_free(ek_stacks *st)
     free(st->src);
     free(st->shash);
     free(st->vbuf);
+    free(st->cpus);
     free(st);
 }
 
@@ -420,18 +431,45 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
     int32_t ri = (int32_t)(r - st->src);
     int rc = 0;
     th *t = &st->th[ti];
+    /* the thread the trace unit showed last: the CPU's (its trace may go on in another
+     * source), else the source's */
+    int32_t prev = r->last;
+    int prev_ended = r->ended;
+    const int by_cpu = !st->per_source && s->cpu >= 0 && s->cpu < 65536;
+    if (by_cpu && (uint32_t)s->cpu >= st->ncpus) {
+        uint32_t nc = (uint32_t)s->cpu + 1;
+        void *n = realloc(st->cpus, nc * sizeof *st->cpus);
+        if (!n) return EK_ERR_NOMEM;
+        st->cpus = n;
+        for (uint32_t c = st->ncpus; c < nc; c++) {
+            st->cpus[c].last = -1;
+            st->cpus[c].ended = 0;
+        }
+        st->ncpus = nc;
+    }
+    if (by_cpu && st->cpus[s->cpu].last >= 0) {
+        prev = st->cpus[s->cpu].last;
+        prev_ended = st->cpus[s->cpu].ended;
+    }
+    int late = 0;
     if ((s->flags & EK_SF_TRACE_BEGIN) || !s->ip) {
         rc = take(st, ti, r);
         if (!rc) rc = land(st, t, s->addr, 1);
         t->end_push = 0;
         t->seen = 1;
         if (!rc) rc = view_of(st, t, s->addr, view);
-    } else if (r->last >= 0 && !r->ended && r->last != ti) {
-        /* the thread of the source changed at this branch: it ran on the previous thread's
+    } else if (t->owner >= 0 && t->owner != ri && r->has_snap && r->last == ti) {
+        /* the thread ran on in another source since this one's last sample, which this one
+         * continues (its range flushed at the end of the trace): it shows the stack of then */
+        rc = view_frames(st, r->snap, r->snap_n, t->pid, t->tid, s->ip, view);
+        if (view) view->late = 1;
+        late = 1;
+    } else if (prev >= 0 && !prev_ended && prev != ti) {
+        /* the thread of the trace unit changed at this branch: it ran on the previous thread's
          * stack, which stays as it was (switched out), and lands on this thread's */
-        const th *o = &st->th[r->last];
+        const th *o = &st->th[prev];
         st->st.switches++;
-        if (r->has_snap)
+        if (r->has_snap && prev == r->last)
             rc = view_frames(st, r->snap, r->snap_n, o->pid, o->tid, s->ip, view);
         else
             rc = view_of(st, o, s->ip, view);
@@ -439,12 +477,7 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
         if (!rc && s->addr) rc = land(st, t, s->addr, 0);
         t->end_push = 0;
         t->seen = 1;
-        st->th[r->last].seen = 1;
-    } else if (t->owner >= 0 && t->owner != ri && r->has_snap && r->last == ti) {
-        /* the thread ran on in another source since this one's last sample, which this one
-         * continues (its range flushed at the end of the trace): it shows the stack of then */
-        rc = view_frames(st, r->snap, r->snap_n, t->pid, t->tid, s->ip, view);
-        if (view) view->late = 1;
+        st->th[prev].seen = 1;
     } else {
         /* (from another queue's decoding of the same trace unit, the thread goes on here) */
         rc = take(st, ti, r);
@@ -455,5 +488,9 @@ int ek_stacks_sample(ek_stacks *st, const ek_sample *s, ek_stack_view *view)
     if (r->last != ti) r->has_snap = 0;
     r->last = ti;
     r->ended = (s->flags & EK_SF_TRACE_END) != 0;
+    if (by_cpu && !late) {
+        st->cpus[s->cpu].last = ti;
+        st->cpus[s->cpu].ended = r->ended;
+    }
     return rc;
 }

@@ -332,6 +332,40 @@ static void test_late_sample_of_a_queue(void **state)
     ek_stacks_free(c.st);
 }
 
+static void test_switch_across_queues(void **state)
+{
+    (void)state;
+    ctx c;
+    new_stacks(&c, 0);
+    /* CPU 0's trace in queue 0: thread 100 enters the switch */
+    smp(&c, BEGIN, 0, 0x1000, 0, 0);
+    smp(&c, CALL, 0x1008, 0x5000, EK_ISUB_BR_LINK, 0);
+    assert_string_equal(smp(&c, CALL, 0x5010, 0x6000, EK_ISUB_BR_LINK, 0), "100 5010: 100c");
+    /* the CPU's trace goes on in queue 1 (the sink went to another session's buffer): its
+     * first sample is the switch's RET, which the trace gives to thread 200 and which ends
+     * the trace. It ran on 100's stack, as if both were in one queue (arbitration-stress seed 3
+     * perf-2.data: 9 instructions of cpu_switch_to were 200's) */
+    c.queue = 1;
+    c.tid = 200;
+    assert_string_equal(smp(&c, RET | END, 0x6020, 0, EK_ISUB_V8_RET, 0), "100 6020: 5014 100c");
+    ek_stacks_stats t = stats(&c);
+    assert_int_equal(t.switches, 1);
+    /* the trace begins again on 200, which the switch landed on and whose trace then ended:
+     * what ran meanwhile is not known (a gap) */
+    assert_string_equal(smp(&c, BEGIN, 0, 0x7000, 0, 0), "200 7000: ?");
+    /* queue 2: 300 takes over from 200 (a switch), and its branch ends the trace */
+    c.queue = 2;
+    c.tid = 300;
+    assert_string_equal(smp(&c, BR | END, 0x7004, 0, 0, 0), "200 7004: ?");
+    assert_int_equal(stats(&c).switches, 2);
+    /* queue 3: after a trace end, no switch, whichever queue */
+    c.queue = 3;
+    c.tid = 400;
+    assert_string_equal(smp(&c, BR, 0x8000, 0x8010, 0, 0), "400 8000:");
+    assert_int_equal(stats(&c).switches, 2);
+    ek_stacks_free(c.st);
+}
+
 static void test_other_samples_and_args(void **state)
 {
     (void)state;
@@ -436,6 +470,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_depth_bound),
         cmocka_unit_test(test_idle_per_cpu),
         cmocka_unit_test(test_late_sample_of_a_queue),
+        cmocka_unit_test(test_switch_across_queues),
         cmocka_unit_test(test_other_samples_and_args),
         cmocka_unit_test(test_random_samples),
     };
