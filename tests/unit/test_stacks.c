@@ -141,15 +141,20 @@ static void test_exceptions(void **state)
     ek_stacks_free(c.st);
 }
 
+/* Thread 100's trace begins; it calls schedule (0x5000), which calls the switch (0x6000). */
+static void enter_switch(ctx *c)
+{
+    smp(c, BEGIN, 0, 0x1000, 0, 0);
+    smp(c, CALL, 0x1008, 0x5000, EK_ISUB_BR_LINK, 0);
+    assert_string_equal(smp(c, CALL, 0x5010, 0x6000, EK_ISUB_BR_LINK, 0), "100 5010: 100c");
+}
+
 static void test_context_switch(void **state)
 {
     (void)state;
     ctx c;
     new_stacks(&c, 0);
-    /* thread 100 calls schedule, which calls the switch */
-    smp(&c, BEGIN, 0, 0x1000, 0, 0);
-    smp(&c, CALL, 0x1008, 0x5000, EK_ISUB_BR_LINK, 0);
-    assert_string_equal(smp(&c, CALL, 0x5010, 0x6000, EK_ISUB_BR_LINK, 0), "100 5010: 100c");
+    enter_switch(&c);
     /* the switch's RET, which the trace gives to thread 200: it ran on 100's stack */
     c.tid = 200;
     assert_string_equal(smp(&c, RET, 0x6020, 0x7000, EK_ISUB_V8_RET, 0), "100 6020: 5014 100c");
@@ -338,9 +343,7 @@ static void test_switch_across_queues(void **state)
     ctx c;
     new_stacks(&c, 0);
     /* CPU 0's trace in queue 0: thread 100 enters the switch */
-    smp(&c, BEGIN, 0, 0x1000, 0, 0);
-    smp(&c, CALL, 0x1008, 0x5000, EK_ISUB_BR_LINK, 0);
-    assert_string_equal(smp(&c, CALL, 0x5010, 0x6000, EK_ISUB_BR_LINK, 0), "100 5010: 100c");
+    enter_switch(&c);
     /* the CPU's trace goes on in queue 1 (the sink went to another session's buffer): its
      * first sample is the switch's RET, which the trace gives to thread 200 and which ends
      * the trace. It ran on 100's stack, as if both were in one queue (arbitration-stress seed 3
