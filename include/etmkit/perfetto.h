@@ -68,7 +68,8 @@ typedef struct ek_perfetto_opts {
      * CPU tracks show the shown threads only. Its CPU and time lists are not used here: give
      * them to the session (ek_session_opts.filter), which decodes only what they keep. */
     const ek_sample_filter *filter;
-    /* Bytes of names kept to be referred to by number (0: the default, 64 MiB); a name that
+    /* Bytes of names kept to be referred to by number (0: the default, 64 MiB), each name
+     * counting its length and 64 for its table entry: the memory the names take; a name that
      * would pass it is written in full wherever it is used. */
     size_t max_interned;
 } ek_perfetto_opts;

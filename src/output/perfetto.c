@@ -22,8 +22,8 @@
  * (the `dso` annotation's value) and the annotation's name. One sequence, never reset: the
  * first packet says its incremental state is cleared, every packet that refers to an iid says
  * it needs that state. The tables keep each string once; past max_interned bytes of them
- * (ISTR_MAX_TEXT by default), new strings are written in full instead (bounded memory whatever
- * the number of names).
+ * (ISTR_MAX_TEXT by default; each counts its length and ISTR_ENTRY for its place in a table),
+ * new strings are written in full instead (bounded memory whatever the number of names).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,6 +88,7 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define UUID_CPU      0x200000000ull /* + cpu */
 #define UUID_THREAD   0x300000000ull /* + thread index */
 #define ISTR_MAX_TEXT (64u << 20)    /* bytes of interned strings, all tables (default) */
+#define ISTR_ENTRY    64u            /* what an entry costs besides its text (with growth) */
 #define IID_DSO_NAME  1u             /* the annotation name "dso" */
 
 /* One table of interned strings: iid = index + 1. */
@@ -146,6 +147,7 @@ struct ek_perfetto {
     uint64_t clock, cum;
     ek_perfetto_stats stats;
     istr_tab names, dsos; /* interned event names and `dso` values */
+    size_t interned;      /* their bytes, as max_interned counts them */
     int dso_named;        /* the annotation name is defined (IID_DSO_NAME) */
 };
 
@@ -270,8 +272,7 @@ static int64_t intern(ek_perfetto *w, istr_tab *t, const char *a, size_t al, con
                 return (int64_t)t->slot[k];
         }
     const size_t max = w->o.max_interned ? w->o.max_interned : ISTR_MAX_TEXT;
-    if (len > UINT32_MAX || w->names.text.len + w->dsos.text.len + len > max ||
-        t->n == UINT32_MAX / 2)
+    if (len > UINT32_MAX || len + ISTR_ENTRY > max - w->interned || t->n == UINT32_MAX / 2)
         return 0;
     if (t->n == t->cap) {
         uint32_t nc = t->cap ? t->cap * 2 : 64;
@@ -299,6 +300,7 @@ static int64_t intern(ek_perfetto *w, istr_tab *t, const char *a, size_t al, con
     if (bl) ek_sbuf_put(&t->text, b, bl);
     if (t->text.oom || t->text.len != off + len) return 0;
     t->e[t->n] = (istr){h, off, (uint32_t)len};
+    w->interned += len + ISTR_ENTRY;
     uint32_t k = (uint32_t)h & t->mask;
     while (t->slot[k])
         k = (k + 1) & t->mask;

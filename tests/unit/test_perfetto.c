@@ -425,9 +425,10 @@ static void run_max(int timed, size_t max_interned, const char *want)
         assert_int_equal(occurrences(&out, "/lib/libx.so"), 1);
         assert_int_equal(occurrences(&out, "dso"), 1);
     } else {
-        /* 27 bytes kept: "prog 100/100" (12, first), "callee" (6) and "/bin/prog" (9), with
-         * the annotation's name ("dso" is not counted); "leaf" (4) and "/lib/libx.so" (12)
-         * would pass the 27: written in full at each use, beside the name's iid */
+        /* 27 + 3 x 64 bytes kept (each name: its length and 64 for its entry): "prog 100/100"
+         * (12, first), "callee" (6) and "/bin/prog" (9), with the annotation's name ("dso" is
+         * not counted); "leaf" (4) and "/lib/libx.so" (12) would pass it: written in full at
+         * each use, beside the name's iid */
         assert_int_equal(occurrences(&out, "prog 100/100"), 1);
         assert_int_equal(occurrences(&out, "callee"), 1);
         assert_int_equal(occurrences(&out, "/bin/prog"), 1);
@@ -493,7 +494,7 @@ static void test_writer_interned_bound(void **state)
 {
     (void)state;
     /* past max_interned bytes of names, new names are written in full: the same trace */
-    run_max(1, 27, timed_want);
+    run_max(1, 27 + 3 * 64, timed_want);
 }
 
 static void test_writer_args(void **state)
