@@ -37,7 +37,11 @@ def parse(path):
                     for iid, name in cur.get('defs', []):
                         names[(cur.get('seq'), iid)] = name
                     if 'name_iid' in cur:
-                        cur['name'] = names.get((cur.get('seq'), cur['name_iid']), 'iid?')
+                        key = (cur.get('seq'), cur['name_iid'])
+                        if key not in names:
+                            raise SystemExit(f'{path}: event name iid {key[1]} is not defined '
+                                             f'on sequence {key[0]} before its use')
+                        cur['name'] = names[key]
                     if 'type' in cur:
                         events.append((cur['track'], cur.get('ts'), cur['type'], cur.get('name')))
                 continue
