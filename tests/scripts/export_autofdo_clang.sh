@@ -13,6 +13,8 @@ for t in create_llvm_prof clang-16 clang ld.lld llvm-objdump; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# create_llvm_prof's logs (glog) go to the test's folder, not /tmp
+export GOOGLE_LOG_DIR="$tmp"
 src=$(cd "$ETMKIT_SRC" && pwd)/src/sim/programs
 fail=0
 cd "$tmp" || exit 1
