@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,8 @@ void fuzz_memfile_close(int fd)
 
 static char tmpdir_path[256];
 
+static void tmpdir_remove(void);
+
 const char *fuzz_tmpdir(void)
 {
     if (!tmpdir_path[0]) {
@@ -106,26 +109,30 @@ const char *fuzz_tmpdir(void)
             perror("mkdtemp");
             abort();
         }
+        atexit(tmpdir_remove);
     }
     return tmpdir_path;
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* at exit: the folder and all in it (the script and jitdump fuzzers make folders there: a
+ * symfs, a gen recording) */
 static void tmpdir_remove(void)
 {
-    if (tmpdir_path[0]) {
-        fuzz_tmpdir_clear();
-        rmdir(tmpdir_path);
-    }
+    if (tmpdir_path[0]) nftw(tmpdir_path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void fuzz_tmpdir_clear(void)
 {
-    static int registered;
     const char *dir = fuzz_tmpdir();
-    if (!registered) {
-        registered = 1;
-        atexit(tmpdir_remove);
-    }
     DIR *d = opendir(dir);
     if (!d)
         return;

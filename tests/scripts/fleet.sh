@@ -22,6 +22,9 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
+# what the fleet, Dask and their workers write for a while (the export folder of the worker
+# killed below, Dask's worker space) stays in this test's folder
+export TMPDIR="$tmp"
 cd "$tmp" || exit 1
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
