@@ -84,6 +84,17 @@ if "$ETMKIT_BIN" gen -q --scenario per-thread --seed 1 -o "$out" >/dev/null 2>&1
     decode "$tmp/f.pftrace" "$tmp/f.txt" || { echo "FAIL basic --tid: export failed"; fail=1; }
   got=$(grep -A2 '^    thread {' "$tmp/f.txt" | sed -n 's/^ *tid: //p' | sort -u | tr '\n' ' ')
   [ "$got" = "$tid " ] || { echo "FAIL basic --tid=$tid: thread tracks of tids '$got'"; fail=1; }
+  # the summary on stderr: its counts, each noun in the singular for one ("1 threads" before)
+  "$ETMKIT_BIN" export --format=perfetto --tid="$tid" --symfs "$tmp/b/symfs" -o "$tmp/f1.pftrace" \
+    "$tmp/b/perf.data" >/dev/null 2>"$tmp/f1.err" || { echo "FAIL basic --tid: export failed"; fail=1; }
+  line=$(grep "^etmkit export: $tmp/f1.pftrace: " "$tmp/f1.err")
+  echo "$line" | awk -v f="$tmp/f1.pftrace" '
+    { sub("^etmkit export: " f ": ", "") }
+    function noun(n, w) { return n " " w (n == 1 ? "" : "s") }
+    { split($0, c, /[ ,]+/)
+      want = noun(c[1], "thread") ", " noun(c[3], "call") ", " noun(c[5], "trace gap") " (perfetto; "
+      exit !(c[1] == 1 && index($0, want) == 1) }' ||
+    { echo "FAIL basic --tid: the summary line is '$line'"; fail=1; }
 fi
 
 # 3. the real recording (Linux perf 2019, Juno)

@@ -142,10 +142,11 @@ int export_perfetto(cli_decode *d, const char *out)
         ek_perfetto_stats st;
         ek_perfetto_get_stats(u.w, &st);
         fprintf(stderr,
-                "etmkit export: %s: %llu threads, %llu calls, %llu trace gaps (perfetto; "
+                "etmkit export: %s: %llu thread%s, %llu call%s, %llu trace gap%s (perfetto; "
                 "times: %s; open it at https://ui.perfetto.dev)\n",
-                out, (unsigned long long)st.threads, (unsigned long long)st.slices,
-                (unsigned long long)st.gaps,
+                out, (unsigned long long)st.threads, st.threads == 1 ? "" : "s",
+                (unsigned long long)st.slices, st.slices == 1 ? "" : "s",
+                (unsigned long long)st.gaps, st.gaps == 1 ? "" : "s",
                 st.clock_instructions ? "instructions executed" : "perf time, ns");
     }
     ek_perfetto_free(u.w);
