@@ -9,9 +9,12 @@
 
 /* ---- OpenCSD descriptions ----------------------------------------------------------------- */
 
-/* "<NAME> : <description>" as OpenCSD prints them, with their lengths. */
+/* "<NAME> : <description>" as OpenCSD prints them, with their lengths (0: none), each in a
+ * slot of HEAD_SLOT bytes: a line copies the whole slot (a constant size: no call; the line's
+ * room, LINE_ROOM, holds it), then moves its cursor by the length. */
+#define HEAD_SLOT 64
 typedef struct head {
-    const char *s;
+    char s[HEAD_SLOT];
     unsigned n;
 } head;
 #define H(name, text)                                                                              \
@@ -207,8 +210,12 @@ static void exc_str(wr *w, const ek_etm4_packet *k)
 static void desc(wr *w, const ek_etm4_packet *k, const ek_etm4_config *cfg)
 {
     const unsigned t = k->type;
-    if (t < EK_ETM4_TYPE_COUNT && ocsd_head[t].s)
-        wr_n(w, ocsd_head[t].s, ocsd_head[t].n);
+    if (t < EK_ETM4_TYPE_COUNT && ocsd_head[t].n) {
+        if (w->p) {
+            memcpy(w->p, ocsd_head[t].s, HEAD_SLOT);
+            w->p += ocsd_head[t].n;
+        }
+    }
     else
         wr_lit(w, "I_UNKNOWN : Unknown Packet Header");
 
