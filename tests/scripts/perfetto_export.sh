@@ -95,6 +95,8 @@ if "$ETMKIT_BIN" gen -q --scenario per-thread --seed 1 -o "$out" >/dev/null 2>&1
       want = noun(c[1], "thread") ", " noun(c[3], "call") ", " noun(c[5], "trace gap") " (perfetto; "
       exit !(c[1] == 1 && index($0, want) == 1) }' ||
     { echo "FAIL basic --tid: the summary line is '$line'"; fail=1; }
+else
+  echo "FAIL: etmkit gen --scenario per-thread failed (the checks without time stamps did not run)"; fail=1
 fi
 
 # 3. the real recording (Linux perf 2019, Juno)
