@@ -349,9 +349,10 @@ int cmd_export(int argc, char **argv)
                     rep.len ? " (below: why)" : " (the recording holds no decodable trace)");
         else
             fprintf(stderr,
-                    "%llu samples, but none of their addresses is in a binary whose code "
+                    "%llu sample%s, but none of %s addresses is in a binary whose code "
                     "was found\n",
-                    (unsigned long long)bs.samples);
+                    (unsigned long long)bs.samples, bs.samples == 1 ? "" : "s",
+                    bs.samples == 1 ? "its" : "their");
         ek_sbuf miss = EK_SBUF_INIT;
         if (c.maps) ek_profile_maps_missing(c.maps, &miss);
         if (miss.len) fprintf(stderr, "files not found or of another build:\n%s", miss.p);
@@ -363,9 +364,10 @@ int cmd_export(int argc, char **argv)
             ek_sbuf miss = EK_SBUF_INIT;
             if (c.maps) ek_profile_maps_missing(c.maps, &miss);
             fprintf(stderr,
-                    "etmkit export: %llu sample addresses are in no binary whose code was "
+                    "etmkit export: %llu sample address%s in no binary whose code was "
                     "found%s\n%s",
-                    (unsigned long long)bs.unlocated, miss.len ? ":" : "", miss.p ? miss.p : "");
+                    (unsigned long long)bs.unlocated, bs.unlocated == 1 ? " is" : "es are",
+                    miss.len ? ":" : "", miss.p ? miss.p : "");
             ek_sbuf_free(&miss);
         }
     }
@@ -397,9 +399,10 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     if (!d.quiet && out && strcmp(out, "-"))
-        fprintf(stderr, "etmkit export: %s: %zu binar%s, %llu branches, %llu ranges (%s)\n", out,
-                ek_profile_binary_count(p), ek_profile_binary_count(p) == 1 ? "y" : "ies",
-                (unsigned long long)bs.branches, (unsigned long long)bs.ranges,
+        fprintf(stderr, "etmkit export: %s: %zu binar%s, %llu branch%s, %llu range%s (%s)\n",
+                out, ek_profile_binary_count(p), ek_profile_binary_count(p) == 1 ? "y" : "ies",
+                (unsigned long long)bs.branches, bs.branches == 1 ? "" : "es",
+                (unsigned long long)bs.ranges, bs.ranges == 1 ? "" : "s",
                 lcov ? "lcov" : ek_profile_format_name(fmt));
     ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
 done:

@@ -88,8 +88,9 @@ int cmd_inject(int argc, char **argv)
             fprintf(stderr, "etmkit inject: %s: %s\n", out, ek_strerror(rc));
             if (!cli_out_in_place(out)) remove(out);
         } else if (!d.quiet) {
-            fprintf(stderr, "etmkit inject: %s: %llu samples, %llu sideband records\n", out,
-                    (unsigned long long)st.samples, (unsigned long long)st.sideband);
+            fprintf(stderr, "etmkit inject: %s: %llu sample%s, %llu sideband record%s\n", out,
+                    (unsigned long long)st.samples, st.samples == 1 ? "" : "s",
+                    (unsigned long long)st.sideband, st.sideband == 1 ? "" : "s");
         }
     }
     if (rc == 0 && !d.quiet) {
