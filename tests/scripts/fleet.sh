@@ -189,8 +189,18 @@ diff -r out1.before out1 >/dev/null || bad "an interrupted job changed the previ
 printf '#!/bin/sh\nenv >"%s/env.$$"\nexec "%s" "$@"\n' "$tmp" "$bin" >wrap.sh
 chmod +x wrap.sh
 first=$(head -1 recs/list | cut -d' ' -f1)
-"$fleet" --etmkit "$tmp/wrap.sh" --local 1 -o outw --symfs "recs/${first%/perf.data}/symfs" \
-    "recs/$first" >outw.log 2>&1 || bad "the wrapped etmkit: $(tail -3 outw.log)"
+# (this local run has a temporary folder of its own, which must stay empty: Dask's workers made
+# dask-worker-space there and left it)
+mkdir tmpw
+TMPDIR=$tmp/tmpw "$fleet" --etmkit "$tmp/wrap.sh" --local 1 -o outw \
+    --symfs "recs/${first%/perf.data}/symfs" "recs/$first" >outw.log 2>&1 ||
+    bad "the wrapped etmkit: $(tail -3 outw.log)"
+[ -z "$(ls -A tmpw)" ] || bad "a local run left in its temporary folder: $(ls -A tmpw)"
+# one recording, one binary: in the singular
+nb1=$(tail -n +2 outw/binaries.tsv | wc -l)
+[ "$nb1" -eq 1 ] && w1=binary || w1=binaries
+grep -qx "etmkit-fleet: 1 recording (1 merged, 0 skipped), $nb1 $w1 -> outw" outw.log ||
+    bad "summary of one recording: $(cat outw.log)"
 nenv=$(ls "$tmp" | grep -c '^env\.')
 [ "$nenv" -ge 2 ] || bad "the wrapper ran $nenv times (an export and a merge expected)"
 if grep -q '^MALLOC_TRIM_THRESHOLD_=' "$tmp"/env.* 2>/dev/null; then
