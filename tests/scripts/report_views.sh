@@ -36,9 +36,23 @@ def rows(title):
     bad.append(f'no section "{title}"')
     return []
 tot = d['instructions']
-m = re.match(r'# .*: (\d+) instructions in (\d+) branches samples', t[0])
-if not m or int(m.group(1)) != tot or int(m.group(2)) != d['branches_samples']:
+# the header: the counts, each with its noun in the number it asks for ("1 thread")
+def nouns_agree(line):
+    pairs = re.findall(r'(\d+) (?:branches )?(instructions?|samples?|calls?|returns?|gaps?|threads?)\b',
+                       line)
+    return bool(pairs) and all((n == '1') == (not w.endswith('s')) for n, w in pairs)
+m = re.match(r'# .*: (\d+) instructions? in (\d+) branches samples?', t[0])
+if not m or int(m.group(1)) != tot or int(m.group(2)) != d['branches_samples'] or \
+        not nouns_agree(t[0].splitlines()[0]):
     bad.append(f'header: {t[0].splitlines()[0]} / json {tot} {d["branches_samples"]}')
+h2 = t[0].splitlines()[1] if len(t[0].splitlines()) > 1 else ''
+ss = d['stacks']
+m = re.match(r'# stacks: (\d+) calls?, (\d+) returns?, (\d+) returns? below the first frame, '
+             r'(\d+) gaps?, (\d+) threads?$', h2)
+if not m or tuple(int(x) for x in m.groups()) != \
+        (ss['calls'], ss['returns'], ss['returns_below'], ss['gaps'], ss['threads']) or \
+        not nouns_agree(h2):
+    bad.append(f'stacks header: {h2} / json {ss}')
 for key, title in (('functions_self', 'functions by instructions (self)'),
                    ('functions_total', 'functions by instructions with callees')):
     r = rows(title)

@@ -54,6 +54,12 @@ typedef struct views {
     size_t unnamed_from; /* cbrs [unnamed_from, ncbrs) wait for a resolver to name them */
 } views;
 
+/* the ending of a count's noun: "1 thread", "2 threads" */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 static thr *thr_get(views *v, int32_t pid, int32_t tid)
 {
     /* the thread of the last sample, most of the time; else a scan (threads are few) */
@@ -420,8 +426,8 @@ int cmd_export_folded(int argc, char **argv)
         ek_calltree_get_stats(v.ct, &cs);
         const char *base = strrchr(d.input, '/');
         char sub[128];
-        snprintf(sub, sizeof sub, "instructions executed, %llu branches samples",
-                 (unsigned long long)cs.weighed);
+        snprintf(sub, sizeof sub, "instructions executed, %llu branches sample%s",
+                 (unsigned long long)cs.weighed, plural(cs.weighed));
         ek_flame_opts fo = EK_FLAME_OPTS_INIT;
         fo.title = base ? base + 1 : d.input;
         fo.subtitle = sub;
@@ -546,13 +552,17 @@ int cmd_report(int argc, char **argv)
             ss.calls, ss.returns, ss.returns_below, ss.resyncs, ss.unmatched, ss.gaps, ss.threads);
     } else {
         ek_sbuf_printf(&o,
-                       "# %s: %" PRIu64 " instructions in %" PRIu64 " branches samples (%" PRIu64
+                       "# %s: %" PRIu64 " instruction%s in %" PRIu64 " branches sample%s (%" PRIu64
                        " of %" PRIu64 " trace bytes decoded)\n",
-                       d.input, total, cs.weighed, st.trace_bytes_decoded, st.trace_bytes);
+                       d.input, total, plural(total), cs.weighed, plural(cs.weighed),
+                       st.trace_bytes_decoded, st.trace_bytes);
         ek_sbuf_printf(&o,
-                       "# stacks: %" PRIu64 " calls, %" PRIu64 " returns, %" PRIu64
-                       " returns below the first frame, %" PRIu64 " gaps, %" PRIu64 " threads\n",
-                       ss.calls, ss.returns, ss.returns_below, ss.gaps, ss.threads);
+                       "# stacks: %" PRIu64 " call%s, %" PRIu64 " return%s, %" PRIu64
+                       " return%s below the first frame, %" PRIu64 " gap%s, %" PRIu64
+                       " thread%s\n",
+                       ss.calls, plural(ss.calls), ss.returns, plural(ss.returns),
+                       ss.returns_below, plural(ss.returns_below), ss.gaps, plural(ss.gaps),
+                       ss.threads, plural(ss.threads));
     }
     /* functions: by self, then by total */
     for (int pass = 0; pass < 2; pass++) {
