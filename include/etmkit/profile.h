@@ -314,9 +314,29 @@ void ek_profile_builder_set_code(ek_profile_builder *b, ek_profile_code_fn fn, v
 typedef size_t (*ek_profile_insn_fn)(void *ctx, const ek_sample *s, uint64_t addr, void *buf,
                                      size_t len);
 void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx);
-/* Returns 0, EK_ERR_NOMEM or EK_ERR_ARG. */
+/* Returns 0, EK_ERR_NOMEM or EK_ERR_ARG (EK_PROFILE_BUILD_LOCAL: also 1, see below). */
 int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s);
 void ek_profile_builder_get_stats(const ek_profile_builder *b, ek_profile_build_stats *out);
+/* to += from, field by field */
+void ek_profile_builder_add_stats(ek_profile_build_stats *to, const ek_profile_build_stats *from);
+
+/* Counting on several threads. A run's samples come in queues (ek_sample.queue), each in
+ * its own order, and the run puts them in one output order. Nearly all of a sample's counts
+ * depend only on the samples of its own stream before it (its trace source, within one
+ * queue), so each queue can have a builder of its own (LOCAL), added to on the thread that
+ * decodes it. What depends on the other queues is a thread's pending branch (a branch cut by
+ * an interrupt or a trace end, decided where the thread resumes, on any CPU): a LOCAL
+ * builder's add returns 1 for a sample that makes or may decide one, and that sample is then
+ * given, in output order, to one SHARED builder, which does only that part. The LOCAL
+ * builders' profiles merged into the SHARED one's (ek_profile_merge), and their stats added
+ * (ek_profile_builder_add_stats), are what one builder (ALL, the default) given every sample
+ * in output order makes. Set before the first sample. */
+typedef enum ek_profile_build_part {
+    EK_PROFILE_BUILD_ALL = 0,
+    EK_PROFILE_BUILD_LOCAL = 1,
+    EK_PROFILE_BUILD_SHARED = 2,
+} ek_profile_build_part;
+void ek_profile_builder_set_part(ek_profile_builder *b, ek_profile_build_part part);
 void ek_profile_builder_free(ek_profile_builder *b);
 
 /* A locator from a recording's own sideband: its MMAP/MMAP2 records (by process and time;
@@ -354,6 +374,10 @@ size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, 
 /* Files the locator looked for and did not find (maps whose addresses had no ELF file), one
  * "path (build-id HEX)" line each, for messages. */
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out);
+/* dst looks for every file src looked for (two locators of one recording with the same
+ * options, each used by a builder of its own): dst's missing files are then those of both.
+ * Returns 0, or EK_ERR_ARG when their files differ. */
+int ek_profile_maps_merge_looks(ek_profile_maps *dst, const ek_profile_maps *src);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

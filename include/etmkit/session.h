@@ -159,6 +159,12 @@ typedef struct ek_sample_ctx {
  *    thread, in output order, in runs of whole units. Per-queue state comes from queue_begin
  *    and goes to queue_end (on the decoder thread). Elements are not handed to a staged
  *    consumer.
+ *  - ordered with a stage (sample and stage, for samples only): stage gets every sample
+ *    first, on the thread decoding its queue (per-queue state from queue_begin, as above,
+ *    and the sample's resolver in c); it returns 0 when it is done with the sample, 1 to have
+ *    it handed to sample as well (in output order), or a negative status, which stops the
+ *    run. With --itrace=sN (ek_itrace.initial_skip) stage is not used: every sample goes to
+ *    sample alone. queue_end is called when the queue's last sample has been staged.
  *
  * Samples a filter (ek_session_opts.filter) leaves out are never handed out; --itrace=sN
  * leaves out the first N samples of the output (counted before the filter, as perf does):
@@ -188,7 +194,14 @@ typedef struct ek_consumer {
      * and of those only the ones with one of the EK_ELEMF_* flags in elem_flags (0: any) */
     uint32_t elem_types;
     uint32_t elem_flags;
+    /* --- version 2 --- */
+    /* ordered with a stage (above): 0, 1 (hand s to sample too) or a negative status */
+    int (*stage)(void *qctx, const ek_sample *s, ek_sample_ctx *c);
 } ek_consumer;
+
+/* Sizes of the versions of ek_consumer that ek_session_run accepts (fields past a caller's
+ * size are taken as zero). */
+#define EK_CONSUMER_SIZE_V1 offsetof(ek_consumer, stage)
 
 void ek_consumer_init(ek_consumer *c);
 

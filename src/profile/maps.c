@@ -591,6 +591,16 @@ size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr
     return 0;
 }
 
+int ek_profile_maps_merge_looks(ek_profile_maps *dst, const ek_profile_maps *src)
+{
+    if (!dst || !src || dst->files.n != src->files.n) return EK_ERR_ARG;
+    for (size_t i = 0; i < src->files.n; i++)
+        if (strcmp(dst->files.v[i].path, src->files.v[i].path)) return EK_ERR_ARG;
+    for (size_t i = 0; i < src->files.n; i++)
+        if (src->files.v[i].looked) look_up_elf(dst, &dst->files.v[i]);
+    return EK_OK;
+}
+
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out)
 {
     if (!m || !out) return;

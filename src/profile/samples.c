@@ -63,6 +63,8 @@ struct ek_profile_builder {
     size_t stlast; /* the stream of the last sample (samples come in runs of one stream) */
     ek_isa_cfg isa;
     ek_profile_build_stats stats;
+    int part;        /* ek_profile_build_part */
+    uint64_t serial; /* samples given in any part (the key of `last`) */
     struct {
         uint64_t mapping, start, end;
         int answer; /* run_possible + 1; 0: empty */
@@ -70,7 +72,7 @@ struct ek_profile_builder {
     /* the last address located for the sample being added (a branch sample's ip ends its run
      * and starts its branch: located once) */
     struct {
-        uint64_t sample; /* stats.samples when made (0: none) */
+        uint64_t sample; /* serial when made (0: none) */
         uint64_t addr;
         int ok;
         ek_profile_loc loc; /* the locator's answer (written there), also when it failed */
@@ -137,6 +139,21 @@ EK_HOT int locate_with(ek_profile_builder *b, const ek_sample *s, uint64_t addr,
     return b->locate(b->ctx, s, addr, loc);
 }
 
+void ek_profile_builder_set_part(ek_profile_builder *b, ek_profile_build_part part)
+{
+    if (b) b->part = part;
+}
+
+void ek_profile_builder_add_stats(ek_profile_build_stats *to, const ek_profile_build_stats *from)
+{
+    to->samples += from->samples;
+    to->branches += from->branches;
+    to->ranges += from->ranges;
+    to->unlocated += from->unlocated;
+    to->cross_mapping += from->cross_mapping;
+    to->impossible += from->impossible;
+}
+
 void ek_profile_builder_set_insn(ek_profile_builder *b, ek_profile_insn_fn fn, void *ctx)
 {
     if (!b) return;
@@ -183,7 +200,7 @@ EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, pb_a
     at->vaddr = at->mapping = 0;
     at->bin = 0;
     if (!addr) return 0;
-    if (b->last.sample != b->stats.samples || b->last.addr != addr) {
+    if (b->last.sample != b->serial || b->last.addr != addr) {
         ek_profile_loc *loc = &b->last.loc;
         b->last.sample = 0; /* (until loc is addr's) */
         b->last.ok = !locate_with(b, s, addr, loc);
@@ -201,7 +218,7 @@ EK_HOT int locate(ek_profile_builder *b, const ek_sample *s, uint64_t addr, pb_a
             }
             b->last.bin = bin;
         }
-        b->last.sample = b->stats.samples;
+        b->last.sample = b->serial;
         b->last.addr = addr;
     }
     if (!b->last.ok) {
@@ -365,21 +382,81 @@ static int resolve_pending(ek_profile_builder *b, const ek_sample *s, uint64_t a
     return EK_OK;
 }
 
+/* How a branches sample ends its run (add_branch_sample): *exc an interrupt or exception
+ * (not SVC), *cut whether the instruction at ip may have been a branch whose outcome the
+ * sample does not show; returns whether the sample is a branch ip -> to. */
+static int sample_kind(const ek_sample *s, int *exc, int *cut)
+{
+    const uint32_t f = s->flags;
+    *exc = (f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET);
+    *cut = 0;
+    if (f & EK_SF_ASYNC) {
+        *cut = 1;
+        return 0;
+    }
+    if (*exc) {
+        *cut = s->resume != 0;
+        return 0;
+    }
+    if (f & EK_SF_TRACE_END) {
+        const int branch = (f & (EK_SF_CALL | EK_SF_RETURN)) != 0;
+        *cut = !branch;
+        return branch;
+    }
+    return 1;
+}
+
+/* A cut sample's instruction `in` (a branch) left pending: neither an exception's branch
+ * decided by where it returns to, nor an unconditional direct branch. */
+static inline int stays_pending(const ek_sample *s, int exc, const ek_insn *in)
+{
+    return !(exc && s->resume) && !(in->type == EK_ITYPE_BR && in->cond == EK_COND_AL);
+}
+
+/* A thread resumes where an exception returns to (never at an exception's vector). */
+static inline int is_eret(uint32_t f)
+{
+    return (f & EK_SF_RETURN) && (f & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET));
+}
+
+/* EK_PROFILE_BUILD_SHARED: the pending branches' part of a branches sample (what
+ * add_branch_sample does with them, in the same order). */
+static int shared_part(ek_profile_builder *b, const ek_sample *s)
+{
+    const uint32_t f = s->flags;
+    if (f & EK_SF_TRACE_BEGIN) return b->npend && s->addr ? resolve_pending(b, s, s->addr) : EK_OK;
+    int exc, cut, rc;
+    sample_kind(s, &exc, &cut);
+    ek_insn in;
+    if (cut && sample_branch(b, s, &in) && stays_pending(s, exc, &in) &&
+        (rc = add_pending(b, s, &in)))
+        return rc;
+    const uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
+    if (b->npend && to && is_eret(f)) return resolve_pending(b, s, to);
+    return EK_OK;
+}
+
+/* Returns 0; 1 (EK_PROFILE_BUILD_LOCAL) when the sample has a part for the shared builder; or
+ * a negative status. */
 static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
 {
     pb_stream *st = stream_of(b, s);
     if (!st) return EK_ERR_NOMEM;
     uint32_t f = s->flags;
-    int rc;
+    const int local = b->part == EK_PROFILE_BUILD_LOCAL;
+    int rc, shared = 0;
     if (f & EK_SF_TRACE_BEGIN) { /* "tr strt 0 => to": a run starts, no branch */
         pb_at tl;
-        if (b->npend && s->addr && (rc = resolve_pending(b, s, s->addr))) return rc;
+        if (local)
+            shared = s->addr != 0;
+        else if (b->npend && s->addr && (rc = resolve_pending(b, s, s->addr)))
+            return rc;
         st->valid = locate(b, s, s->addr, &tl, &rc);
         if (rc) return rc;
         st->start = tl.vaddr;
         st->mapping = tl.mapping;
         st->bin = tl.bin;
-        return EK_OK;
+        return shared;
     }
     /* the run ends at this sample's instruction, unless it cannot have run: then the sample
      * is not this stream's next one, and the stream's run goes on */
@@ -393,16 +470,8 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
      * instruction that ran next: the branch went there, or was not taken when that is the
      * next instruction. Without it, unconditional direct branches were taken to their target
      * and the others are decided where the thread resumes. */
-    int branch, cut = 0;
-    int exc = (f & EK_SF_INTERRUPT) && (f & EK_SF_CALL) && !(f & EK_SF_SYSCALLRET);
-    if (f & EK_SF_ASYNC)
-        branch = 0, cut = 1;
-    else if (exc)
-        branch = 0, cut = s->resume != 0;
-    else if (f & EK_SF_TRACE_END)
-        branch = (f & (EK_SF_CALL | EK_SF_RETURN)) != 0, cut = !branch;
-    else
-        branch = 1;
+    int exc, cut;
+    const int branch = sample_kind(s, &exc, &cut);
     uint64_t to = (f & EK_SF_TRACE_END) ? 0 : s->addr;
     ek_insn in;
     if (cut && sample_branch(b, s, &in)) {
@@ -416,6 +485,8 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
                 return rc;
         } else if (in.type == EK_ITYPE_BR && in.cond == EK_COND_AL) {
             if ((rc = add_branch(b, s, s->ip, in.target, NULL, NULL))) return rc;
+        } else if (local) {
+            shared = 1;
         } else if ((rc = add_pending(b, s, &in))) {
             return rc;
         }
@@ -428,16 +499,19 @@ static int add_branch_sample(ek_profile_builder *b, const ek_sample *s)
         tok = locate(b, s, to, &tl, &rc);
     }
     if (rc) return rc;
-    /* a thread resumes where an exception returns to (never at an exception's vector) */
-    int eret = (f & EK_SF_RETURN) && (f & (EK_SF_INTERRUPT | EK_SF_SYSCALLRET));
-    if (b->npend && to && eret && (rc = resolve_pending(b, s, to))) return rc;
+    if (to && is_eret(f)) {
+        if (local)
+            shared = 1;
+        else if (b->npend && (rc = resolve_pending(b, s, to)))
+            return rc;
+    }
     if (tok && !other) {
         st->valid = 1;
         st->start = tl.vaddr;
         st->mapping = tl.mapping;
         st->bin = tl.bin;
     }
-    return EK_OK;
+    return shared;
 }
 
 static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
@@ -458,6 +532,9 @@ static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
 int ek_profile_builder_add(ek_profile_builder *b, const ek_sample *s)
 {
     if (!b || !s) return EK_ERR_ARG;
+    b->serial++;
+    if (b->part == EK_PROFILE_BUILD_SHARED)
+        return s->kind == EK_SAMPLE_BRANCHES ? shared_part(b, s) : EK_OK;
     b->stats.samples++;
     if (s->kind == EK_SAMPLE_BRANCHES) return add_branch_sample(b, s);
     if (s->nbranches && s->branches) return add_stack_sample(b, s);

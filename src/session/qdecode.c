@@ -56,6 +56,11 @@ int qdecode_on_sample(void *ctx, const ek_sample *smp)
     rctx *rc = &j->rc;
     rctx_sample(rc, j->t_lo, j->t_hi, d->out_has_t, d->out_t);
     rc->pub.block = j->block;
+    if (j->fmt->staged) {
+        /* the stage first: done with it (0), or it goes on in order (1) */
+        int r = j->fmt->staged->stage(j->sctx, smp, &rc->pub);
+        if (r <= 0) return r;
+    }
     c->encode(j->qctx, &j->out->cur, smp, &rc->pub);
     if (qout_full(j->out) && !j->direct)
         return qout_flush(j->out, 0);
@@ -459,9 +464,14 @@ int qdecode_run(ek_session *s, size_t qi, const qfmt *fmt, qout *out, qresult *r
     const ek_consumer *c = fmt ? fmt->c : NULL;
     if (c && c->encode && c->queue_begin)
         j->qctx = c->queue_begin(c->ctx);
+    const ek_consumer *sc = fmt ? fmt->staged : NULL;
+    if (sc && sc->queue_begin)
+        j->sctx = sc->queue_begin(sc->ctx);
     rc = j->timeless ? run_timeless(j) : run_timed(j);
     if (c && c->encode && c->queue_end)
         c->queue_end(c->ctx, j->qctx);
+    if (sc && sc->queue_end)
+        sc->queue_end(sc->ctx, j->sctx);
     free(j->rcache);
     for (int id = 0; id < 128; id++) {
         ek_decode_source_stats st;

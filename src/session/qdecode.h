@@ -85,6 +85,7 @@ struct qjob {
     rctx rc;                    /* the resolver of the samples (rctx_sample for each) */
     uint32_t block;             /* serial of the current block (ek_sample_ctx.block, never 0) */
     void *qctx;                 /* the consumer's state for this queue (queue_begin) */
+    void *sctx;                 /* an ordered consumer's stage's state (its queue_begin) */
     /* direct: the queue's trace is raw (one trace ID, no formatter), so perf's per-ID packet
      * queue would be processed in the order it is filled; each element is processed as soon as
      * it is fed instead of being copied into the queue. The output since the last stop then

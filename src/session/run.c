@@ -206,7 +206,7 @@ static void *worker(void *arg)
         if (k >= r->nq)
             break;
         size_t qi = r->order[k].qi;
-        static const qfmt none = {NULL, 0, 0, 0};
+        static const qfmt none = {NULL, 0, 0, 0, NULL};
         qtok_get(r->tok);
         int rc = qdecode_run(r->s, qi, r->order[k].hidden ? &none : r->fmt, &r->outs[qi],
                              &r->s->qres[qi]);
@@ -574,9 +574,17 @@ void ek_consumer_init(ek_consumer *c)
     c->size = sizeof *c;
 }
 
-int ek_session_run(ek_session *s, const ek_consumer *c0)
+int ek_session_run(ek_session *s, const ek_consumer *c1)
 {
-    if (!s || !c0 || c0->size < sizeof(ek_consumer)) return EK_ERR_ARG;
+    if (!s || !c1 || c1->size < EK_CONSUMER_SIZE_V1) return EK_ERR_ARG;
+    /* (an older caller's consumer: the fields it does not have are zero) */
+    ek_consumer whole;
+    memset(&whole, 0, sizeof whole);
+    memcpy(&whole, c1, c1->size < sizeof whole ? c1->size : sizeof whole);
+    const ek_consumer *c0 = &whole;
+    /* a stage: ordered samples, from a perf recording, every one of them in the output */
+    if (c0->stage && (c0->encode || !c0->sample || s->snap || s->o.itrace.initial_skip))
+        return EK_ERR_ARG;
     if (s->snap) {
         if (c0->encode && !c0->put) return EK_ERR_ARG;
         return snap_run(s, c0);
@@ -587,7 +595,7 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
     s->no_insn = c->no_insn;
     if (c->encode) {
         if (!c->put) return EK_ERR_ARG;
-        qfmt fmt = {c, 0, 0, 0};
+        qfmt fmt = {c, 0, 0, 0, NULL};
         w.c = c;
         w.skip = s->o.itrace.initial_skip;
         return run_all(s, &fmt, &w);
@@ -600,7 +608,8 @@ int ek_session_run(ek_session *s, const ek_consumer *c0)
     rc.encode = rec_encode;
     rc.put = put_recs;
     rc.hole = rec_hole;
-    qfmt fmt = {&rc, (c->wants & EK_CONSUME_ELEMS) && c->elem, c->elem_types, c->elem_flags};
+    qfmt fmt = {&rc, (c->wants & EK_CONSUME_ELEMS) && c->elem, c->elem_types, c->elem_flags,
+                c->stage ? c : NULL};
     w.c = &rc;
     int ret = run_all(s, &fmt, &w);
     free(p.cache);

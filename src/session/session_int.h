@@ -200,6 +200,8 @@ typedef struct qfmt {
     const ek_consumer *c; /* staged (encode set); NULL or no encode: no output, only results */
     int elems;            /* ordered consumer that wants elements: element records too */
     uint32_t elem_types, elem_flags; /* which (ek_consumer's) */
+    const ek_consumer *staged;       /* an ordered consumer with a stage (its stage, queue_begin,
+                                        queue_end), or NULL */
 } qfmt;
 
 /* Does a consumer with these element masks (ek_consumer.elem_types, elem_flags) want e? */

@@ -262,6 +262,148 @@ static void test_stack_samples(void **state)
     ek_profile_free(p);
 }
 
+/* The work split over threads (ek_profile_build_part): a builder per queue (LOCAL), and one
+ * (SHARED) given, in output order, the samples a LOCAL one hands on, make what one builder
+ * (ALL) given every sample in output order makes -- counts and stats -- over random sample
+ * sequences of three queues and two threads that move between them, with interrupts and trace
+ * ends after conditional, indirect and unconditional branches (pending branches, decided
+ * where the thread resumes, maybe in another queue), exception returns and trace starts. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state ^= rnd_state << 13, rnd_state ^= rnd_state >> 7, rnd_state ^= rnd_state << 17;
+    return (uint32_t)(rnd_state >> 16) % n;
+}
+
+static uint64_t rnd_addr(void)
+{
+    switch (rnd(8)) {
+    case 0: return 0x800000 + 4 * rnd(64); /* /lib/b */
+    case 1: return rnd(4) ? 0 : 0x100000;  /* none, or in no binary */
+    default: return 0x400000 + 4 * rnd(64);
+    }
+}
+
+static void profile_text(const ek_profile *p, char *out, size_t size)
+{
+    char a[8192], b[8192];
+    counts_text(p, "/bin/a", a, sizeof a);
+    counts_text(p, "/lib/b", b, sizeof b);
+    snprintf(out, size, "%s--\n%s", a, b);
+}
+
+static void test_split_equals_whole(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof code_a / 4; i++)
+        code_a[i] = NOP;
+    code_a[5] = 0x14000010u;  /* 0x400014: b +0x40 */
+    code_a[9] = 0x54000100u;  /* 0x400024: b.eq +0x20 */
+    code_a[13] = 0xd65f03c0u; /* 0x400034: ret */
+    code_a[17] = 0x94000008u; /* 0x400044: bl +0x20 */
+    code_a[21] = 0x54000081u; /* 0x400054: b.ne +0x10 */
+    static const uint32_t kinds[] = {
+        EK_SF_TRACE_BEGIN,
+        0,
+        EK_SF_CONDITIONAL,
+        EK_SF_CALL,
+        EK_SF_RETURN,
+        EK_SF_RETURN | EK_SF_TRACE_END,
+        EK_SF_TRACE_END,
+        EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT | EK_SF_TRACE_END, /* irq, trace ends */
+        EK_SF_CALL | EK_SF_ASYNC | EK_SF_INTERRUPT,                   /* irq */
+        EK_SF_CALL | EK_SF_INTERRUPT,                                 /* abort */
+        EK_SF_RETURN | EK_SF_INTERRUPT,                               /* eret */
+        EK_SF_CALL | EK_SF_SYSCALLRET,                                /* svc */
+        EK_SF_RETURN | EK_SF_SYSCALLRET,                              /* eret of an svc */
+    };
+    const uint64_t branchy[] = {0x400014, 0x400024, 0x400034, 0x400044, 0x400054};
+    size_t deferred_total = 0;
+    int differs_without_shared = 0;
+    for (int round = 0; round < 200; round++) {
+        enum { NQ = 3, NS = 300 };
+        ek_sample smp[NS];
+        for (int k = 0; k < NS; k++) {
+            ek_sample *s = &smp[k];
+            memset(s, 0, sizeof *s);
+            s->kind = EK_SAMPLE_BRANCHES;
+            s->queue = rnd(NQ);
+            s->cpu = (int32_t)s->queue;
+            s->tid = s->pid = 7 + (int32_t)rnd(2);
+            s->flags = EK_SF_BRANCH | kinds[rnd(sizeof kinds / sizeof kinds[0])];
+            s->ip = rnd(3) ? branchy[rnd(5)] : rnd_addr();
+            s->addr = rnd(4) ? rnd_addr() : branchy[rnd(5)] + 4 * rnd(9);
+            if (s->flags & EK_SF_TRACE_BEGIN) s->ip = 0;
+            if (rnd(3) == 0) s->resume = rnd(2) ? s->ip + 4 : rnd_addr();
+            /* the instruction bytes: carried, or read from the code */
+            if (rnd(2) && s->ip >= 0x400000 && s->ip < 0x400000 + sizeof code_a) {
+                s->insn_len = 4;
+                memcpy(s->insn, &code_a[(s->ip - 0x400000) / 4], 4);
+            }
+        }
+        /* one builder, every sample */
+        ek_profile *pw, *ps;
+        ek_profile_builder *bw, *bs, *bl[NQ];
+        ek_profile *pl[NQ];
+        assert_int_equal(ek_profile_new(&pw), 0);
+        assert_int_equal(ek_profile_builder_new(pw, fake_locate, NULL, &bw), 0);
+        ek_profile_builder_set_code(bw, fake_code, NULL);
+        for (int k = 0; k < NS; k++)
+            assert_int_equal(ek_profile_builder_add(bw, &smp[k]), 0);
+        /* split: a LOCAL builder a queue, the samples they hand on to the SHARED one */
+        assert_int_equal(ek_profile_new(&ps), 0);
+        assert_int_equal(ek_profile_builder_new(ps, fake_locate, NULL, &bs), 0);
+        ek_profile_builder_set_code(bs, fake_code, NULL);
+        ek_profile_builder_set_part(bs, EK_PROFILE_BUILD_SHARED);
+        for (int q = 0; q < NQ; q++) {
+            assert_int_equal(ek_profile_new(&pl[q]), 0);
+            assert_int_equal(ek_profile_builder_new(pl[q], fake_locate, NULL, &bl[q]), 0);
+            ek_profile_builder_set_code(bl[q], fake_code, NULL);
+            ek_profile_builder_set_part(bl[q], EK_PROFILE_BUILD_LOCAL);
+        }
+        int handed[NS];
+        for (int k = 0; k < NS; k++) { /* (each queue in its order: any interleaving will do) */
+            handed[k] = ek_profile_builder_add(bl[smp[k].queue], &smp[k]);
+            assert_true(handed[k] == 0 || handed[k] == 1);
+            deferred_total += (size_t)handed[k];
+        }
+        char whole[20000], split[20000], local_only[20000];
+        ek_profile *pm;
+        assert_int_equal(ek_profile_new(&pm), 0);
+        for (int q = 0; q < NQ; q++)
+            assert_int_equal(ek_profile_merge(pm, pl[q], NULL), 0);
+        profile_text(pm, local_only, sizeof local_only);
+        for (int k = 0; k < NS; k++)
+            if (handed[k]) assert_int_equal(ek_profile_builder_add(bs, &smp[k]), 0);
+        ek_profile_build_stats sw, ss;
+        ek_profile_builder_get_stats(bw, &sw);
+        ek_profile_builder_get_stats(bs, &ss);
+        for (int q = 0; q < NQ; q++) {
+            ek_profile_build_stats sq;
+            ek_profile_builder_get_stats(bl[q], &sq);
+            ek_profile_builder_add_stats(&ss, &sq);
+            assert_int_equal(ek_profile_merge(ps, pl[q], NULL), 0);
+        }
+        profile_text(pw, whole, sizeof whole);
+        profile_text(ps, split, sizeof split);
+        assert_string_equal(split, whole);
+        assert_memory_equal(&ss, &sw, sizeof sw);
+        if (strcmp(local_only, whole)) differs_without_shared++;
+        for (int q = 0; q < NQ; q++) {
+            ek_profile_builder_free(bl[q]);
+            ek_profile_free(pl[q]);
+        }
+        ek_profile_builder_free(bw);
+        ek_profile_builder_free(bs);
+        ek_profile_free(pw);
+        ek_profile_free(ps);
+        ek_profile_free(pm);
+    }
+    /* the shared part mattered: without it the counts differ (pending branches resolved) */
+    assert_true(deferred_total > 1000);
+    assert_true(differs_without_shared > 100);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +413,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_queues),
         cmocka_unit_test(test_impossible_run),
         cmocka_unit_test(test_stack_samples),
+        cmocka_unit_test(test_split_equals_whole),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

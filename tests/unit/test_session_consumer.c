@@ -2,7 +2,9 @@
  * gets the same samples, in the same order, as one that does not (elements do not disturb the
  * output), each sample after an element of its thread; a staged consumer (encode on the
  * decoder threads, put in order) gets the same samples in the same order, with --itrace=sN
- * leaving out the same first N; a consumer a session cannot run is refused; a consumer that
+ * leaving out the same first N; an ordered consumer with a stage has every sample staged once,
+ * on its queue's thread, and gets the ones the stage hands on in output order; a consumer of
+ * the first version's size is run as such; a consumer a session cannot run is refused; a consumer that
  * names the elements it wants (elem_types, elem_flags) gets exactly those of the whole stream,
  * in its order, and the same samples. On `etmkit gen --scenario two-processes` (3 CPUs, one
  * ETF each, time stamps). An element's record for an ordered consumer is not written into a
@@ -358,6 +360,110 @@ static void test_staged(void **state)
     }
 }
 
+/* ordered with a stage: every sample staged once, on a queue's thread; the ones the stage
+ * hands on (here: ip a multiple of 3 instructions of 4 bytes... any rule of the sample's own)
+ * reach `sample` in output order */
+#define STAGE_QUEUES 16
+typedef struct stage_q {
+    got g;
+    int ended;
+} stage_q;
+static stage_q stage_qs[STAGE_QUEUES];
+static int stage_nq;
+
+static int handed_on(const ek_sample *s)
+{
+    return (s->ip / 4) % 3 == 0;
+}
+
+static void *sg_begin(void *ctx)
+{
+    (void)ctx;
+    int k = __atomic_fetch_add(&stage_nq, 1, __ATOMIC_RELAXED);
+    assert_true(k < STAGE_QUEUES);
+    return &stage_qs[k];
+}
+
+static void sg_end(void *ctx, void *qctx)
+{
+    (void)ctx;
+    ((stage_q *)qctx)->ended = 1;
+}
+
+static int sg_stage(void *qctx, const ek_sample *s, ek_sample_ctx *c)
+{
+    assert_non_null(c->r);
+    assert_int_not_equal(c->block, 0);
+    stage_q *q = qctx;
+    assert_false(q->ended);
+    push(&q->g, key_of(s));
+    return handed_on(s);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(key));
+}
+
+static void test_stage(void **state)
+{
+    (void)state;
+    const char *its[] = {"b", "i1000il4"};
+    for (size_t t = 0; t < sizeof its / sizeof its[0]; t++) {
+        got ordered, later;
+        memset(&ordered, 0, sizeof ordered);
+        memset(&later, 0, sizeof later);
+        ek_session *s = open_it(its[t]);
+        assert_int_equal(ek_session_samples(s, on_sample, &ordered), 0);
+        ek_session_free(s);
+
+        memset(stage_qs, 0, sizeof stage_qs);
+        stage_nq = 0;
+        s = open_it(its[t]);
+        ek_consumer c;
+        ek_consumer_init(&c);
+        c.ctx = &later;
+        c.sample = on_sample;
+        c.stage = sg_stage;
+        c.queue_begin = sg_begin;
+        c.queue_end = sg_end;
+        assert_int_equal(ek_session_run(s, &c), 0);
+        ek_session_free(s);
+        /* every sample staged once (the queues' samples together: the same multiset) */
+        got all;
+        memset(&all, 0, sizeof all);
+        assert_true(stage_nq > 1);
+        for (int q = 0; q < stage_nq; q++) {
+            assert_true(stage_qs[q].ended);
+            for (size_t i = 0; i < stage_qs[q].g.n; i++)
+                push(&all, stage_qs[q].g.v[i]);
+            free(stage_qs[q].g.v);
+        }
+        assert_true(ordered.n > 100);
+        assert_int_equal(all.n, ordered.n);
+        key *sorted = malloc(ordered.n * sizeof *sorted);
+        assert_non_null(sorted);
+        memcpy(sorted, ordered.v, ordered.n * sizeof *sorted);
+        qsort(sorted, ordered.n, sizeof *sorted, key_cmp);
+        qsort(all.v, all.n, sizeof *all.v, key_cmp);
+        assert_memory_equal(sorted, all.v, all.n * sizeof *all.v);
+        /* the ones handed on: in output order */
+        size_t k = 0;
+        for (size_t i = 0; i < ordered.n; i++) {
+            if ((ordered.v[i].ip / 4) % 3) continue;
+            assert_true(k < later.n);
+            assert_memory_equal(&ordered.v[i], &later.v[k], sizeof(key));
+            k++;
+        }
+        assert_int_equal(k, later.n);
+        assert_true(later.n > 0 && later.n < ordered.n);
+        free(sorted);
+        free(all.v);
+        free(ordered.v);
+        free(later.v);
+    }
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -368,7 +474,48 @@ static void test_refused(void **state)
     assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
     c.size = 8; /* a consumer of a size the session does not know */
     assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
+    /* a stage: with an ordered sample callback only, and every sample in the output */
+    ek_consumer_init(&c);
+    c.stage = sg_stage;
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG); /* no sample */
+    c.sample = on_sample;
+    c.encode = st_encode;
+    c.put = st_put;
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG); /* staged too */
     ek_session_free(s);
+    s = open_it("bs7");
+    ek_consumer_init(&c);
+    c.sample = on_sample;
+    c.stage = sg_stage;
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG); /* --itrace=sN */
+    ek_session_free(s);
+}
+
+/* A consumer of the first version's size (no stage): the fields past it are not read. */
+static void test_consumer_v1(void **state)
+{
+    (void)state;
+    got ordered, v1;
+    memset(&ordered, 0, sizeof ordered);
+    memset(&v1, 0, sizeof v1);
+    ek_session *s = open_it("b");
+    assert_int_equal(ek_session_samples(s, on_sample, &ordered), 0);
+    ek_session_free(s);
+    s = open_it("b");
+    ek_consumer c;
+    ek_consumer_init(&c);
+    c.size = (uint32_t)EK_CONSUMER_SIZE_V1;
+    c.ctx = &v1;
+    c.sample = on_sample;
+    c.stage = sg_stage; /* (past the size: as if absent) */
+    c.queue_begin = NULL;
+    stage_nq = 0;
+    assert_int_equal(ek_session_run(s, &c), 0);
+    ek_session_free(s);
+    assert_int_equal(stage_nq, 0);
+    same(&ordered, &v1, 0);
+    free(ordered.v);
+    free(v1.v);
 }
 
 /* The recording a session read is the caller's too (etmkit export and inject use it rather
@@ -475,6 +622,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_staged),
         cmocka_unit_test(test_element_masks),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_stage),
+        cmocka_unit_test(test_consumer_v1),
         cmocka_unit_test(test_session_file),
         cmocka_unit_test(test_elem_record_not_past_oom),
         cmocka_unit_test(test_queue_pick),

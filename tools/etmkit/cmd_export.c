@@ -4,6 +4,7 @@
  * library counts (ek_profile_builder) and writes; this file parses options and reports. See
  * docs/PROFILES.md. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,17 @@ typedef struct snap_bin {
     size_t build_id_len;
 } snap_bin;
 
+/* One queue's share of the profile, counted on the thread that decodes it (the stage): its
+ * own builder (EK_PROFILE_BUILD_LOCAL), profile and locator; merged at the end. */
+typedef struct export_q {
+    struct export_q *next;
+    ek_profile *p;
+    ek_profile_maps *maps;
+    ek_profile_builder *b;
+    const ek_script_resolver *r; /* during a stage call */
+    int rc;                      /* its making failed */
+} export_q;
+
 typedef struct export_ctx {
     ek_profile_maps *maps;
     int snapshot; /* a trace snapshot folder: bins, not maps */
@@ -72,18 +84,27 @@ typedef struct export_ctx {
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
+    /* staged (a perf recording): the queues' shares; b counts only the pending branches */
+    const ek_perf_file *pf;
+    const ek_profile_maps_opts *mo;
+    pthread_mutex_t mu;
+    export_q *qs;
 } export_ctx;
 
 /* the session's DSO name of addr (asked only where maps of different files overlap): the
  * session's own text, which stays while the session does (ek_profile_maps_opts.hints_stable) */
-static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
+static const char *hint_of(const ek_script_resolver *r, const ek_sample *s, uint64_t addr)
 {
-    export_ctx *c = ctx;
-    if (!c->r || !c->r->resolve) return NULL;
+    if (!r || !r->resolve) return NULL;
     ek_addr_loc loc;
     memset(&loc, 0, sizeof loc);
-    c->r->resolve(c->r->ctx, s, addr, addr != s->ip, &loc);
+    r->resolve(r->ctx, s, addr, addr != s->ip, &loc);
     return loc.dso;
+}
+
+static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    return hint_of(((export_ctx *)ctx)->r, s, addr);
 }
 
 /* The binary of a snapshot the resolver names name: made the first time (an --image ELF
@@ -145,10 +166,97 @@ static int locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *
 
 /* instruction bytes the session's samples do not carry (no_insn): as the sample's thread saw
  * them */
+static size_t code_of(const ek_script_resolver *r, const ek_sample *s, uint64_t addr, void *buf,
+                      size_t len)
+{
+    return r && r->code ? r->code(r->ctx, s, addr, buf, len) : 0;
+}
+
 static size_t read_insn(void *ctx, const ek_sample *s, uint64_t addr, void *buf, size_t len)
 {
+    return code_of(((export_ctx *)ctx)->r, s, addr, buf, len);
+}
+
+/* ---- the stage: a queue's share, on its decoder thread ---- */
+
+static const char *q_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    return hint_of(((export_q *)ctx)->r, s, addr);
+}
+
+static size_t q_insn(void *ctx, const ek_sample *s, uint64_t addr, void *buf, size_t len)
+{
+    return code_of(((export_q *)ctx)->r, s, addr, buf, len);
+}
+
+static int q_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
+{
+    export_q *q = ctx;
+    return ek_profile_maps_locate(q->maps, s, addr, q_hint, q, out);
+}
+
+static void *q_begin(void *ctx)
+{
     export_ctx *c = ctx;
-    return c->r && c->r->code ? c->r->code(c->r->ctx, s, addr, buf, len) : 0;
+    export_q *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    pthread_mutex_lock(&c->mu);
+    q->next = c->qs; /* (freed with the others at the end, whatever happens) */
+    c->qs = q;
+    /* (the recording's sideband read again, one queue at a time) */
+    int rc = ek_profile_new(&q->p);
+    if (!rc) rc = ek_profile_maps_new(c->pf, c->mo, &q->maps);
+    pthread_mutex_unlock(&c->mu);
+    if (!rc) rc = ek_profile_builder_new(q->p, q_locate, q, &q->b);
+    if (rc) {
+        q->rc = rc;
+        return q;
+    }
+    ek_profile_builder_set_part(q->b, EK_PROFILE_BUILD_LOCAL);
+    ek_profile_builder_set_code(q->b, ek_profile_maps_code, q->maps);
+    ek_profile_builder_use_maps(q->b, q->maps, q_hint, q);
+    ek_profile_builder_set_insn(q->b, q_insn, q);
+    return q;
+}
+
+/* 0: counted; 1: its pending-branch part goes to the shared builder (on_sample, in order) */
+static int q_stage(void *qctx, const ek_sample *s, ek_sample_ctx *sc)
+{
+    export_q *q = qctx;
+    if (!q) return EK_ERR_NOMEM;
+    if (q->rc) return q->rc;
+    q->r = sc->r;
+    int rc = ek_profile_builder_add(q->b, s);
+    q->r = NULL;
+    return rc;
+}
+
+/* The queues' shares into the shared profile p, their stats into *bs, and the files their
+ * locators looked for into the shared one's (for the list of the missing ones). */
+static int merge_queues(export_ctx *c, ek_profile *p, ek_profile_build_stats *bs)
+{
+    for (export_q *q = c->qs; q; q = q->next) {
+        int rc = q->rc;
+        if (!rc) rc = ek_profile_merge(p, q->p, NULL);
+        if (!rc) rc = ek_profile_maps_merge_looks(c->maps, q->maps);
+        if (rc) return rc;
+        ek_profile_build_stats qb;
+        ek_profile_builder_get_stats(q->b, &qb);
+        ek_profile_builder_add_stats(bs, &qb);
+    }
+    return EK_OK;
+}
+
+static void free_queues(export_ctx *c)
+{
+    for (export_q *q = c->qs, *n; q; q = n) {
+        n = q->next;
+        ek_profile_builder_free(q->b);
+        ek_profile_maps_free(q->maps);
+        ek_profile_free(q->p);
+        free(q);
+    }
+    c->qs = NULL;
 }
 
 static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
@@ -330,14 +438,28 @@ int cmd_export(int argc, char **argv)
     con.ctx = &c;
     con.sample = on_sample;
     con.no_insn = 1;
+    /* a perf recording: each queue counted on its decoder thread, only the pending branches
+     * in output order (ek_profile_build_part); --itrace=sN counts from the output's order:
+     * everything in order then (and ETMKIT_EXPORT_ORDERED=1, for the tests' comparison) */
+    const char *ordered = getenv("ETMKIT_EXPORT_ORDERED");
+    int staged = !c.snapshot && !d.so.itrace.initial_skip && !(ordered && *ordered == '1');
+    if (staged) {
+        c.pf = pf;
+        c.mo = &mo;
+        pthread_mutex_init(&c.mu, NULL);
+        ek_profile_builder_set_part(c.b, EK_PROFILE_BUILD_SHARED);
+        con.stage = q_stage;
+        con.queue_begin = q_begin;
+    }
     rc = ek_session_run(s, &con);
+    ek_profile_build_stats bs;
+    ek_profile_builder_get_stats(c.b, &bs);
+    if (!rc && staged) rc = merge_queues(&c, p, &bs);
     if (rc) {
         cli_err("export: %s: %s", d.input, ek_strerror(rc));
         ret = CLI_FAIL;
         goto done;
     }
-    ek_profile_build_stats bs;
-    ek_profile_builder_get_stats(c.b, &bs);
     int empty = profile_empty(p);
     /* what was not used, and why: the session's account, as script gives it */
     ek_sbuf rep = EK_SBUF_INIT;
@@ -407,6 +529,8 @@ int cmd_export(int argc, char **argv)
     ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
 done:
     ek_sbuf_free(&text);
+    free_queues(&c);
+    if (c.pf) pthread_mutex_destroy(&c.mu);
     ek_profile_builder_free(c.b);
     ek_profile_maps_free(c.maps);
     for (size_t i = 0; i < c.nbins; i++)
