@@ -163,8 +163,9 @@ typedef struct ek_sample_ctx {
  *    first, on the thread decoding its queue (per-queue state from queue_begin, as above,
  *    and the sample's resolver in c); it returns 0 when it is done with the sample, 1 to have
  *    it handed to sample as well (in output order), or a negative status, which stops the
- *    run. With --itrace=sN (ek_itrace.initial_skip) stage is not used: every sample goes to
- *    sample alone. queue_end is called when the queue's last sample has been staged.
+ *    run. queue_end is called when the queue's last sample has been staged. A perf
+ *    recording's run only, without --itrace=sN (ek_itrace.initial_skip): otherwise, and with
+ *    encode, ek_session_run refuses the consumer (EK_ERR_ARG).
  *
  * Samples a filter (ek_session_opts.filter) leaves out are never handed out; --itrace=sN
  * leaves out the first N samples of the output (counted before the filter, as perf does):
