@@ -374,10 +374,11 @@ size_t ek_profile_maps_code(void *m, const ek_profile_loc *loc, uint64_t vaddr, 
 /* Files the locator looked for and did not find (maps whose addresses had no ELF file), one
  * "path (build-id HEX)" line each, for messages. */
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out);
-/* dst looks for every file src looked for (two locators of one recording with the same
- * options, each used by a builder of its own): dst's missing files are then those of both.
- * Returns 0, or EK_ERR_ARG when their files differ. */
-int ek_profile_maps_merge_looks(ek_profile_maps *dst, const ek_profile_maps *src);
+/* A locator for another thread: the same answers as m's, from m's maps and files (each
+ * file's ELF facts and code found once for all of them, under a lock), with lookup caches of
+ * its own. Free it (ek_profile_maps_free) before m; m's missing files are those any of them
+ * looked for. Returns 0, EK_ERR_NOMEM or EK_ERR_ARG. */
+int ek_profile_maps_fork(ek_profile_maps *m, ek_profile_maps **out);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

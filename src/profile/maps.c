@@ -6,6 +6,7 @@
  * which the binary address needs. So this reads the MMAP/MMAP2, FORK and COMM records again:
  * cheap next to decoding, and the session's DSO name (the hint) decides between maps that
  * overlap in time, so both agree on which file an address was in. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +24,15 @@ typedef struct pm_file {
     uint8_t id[20];
     size_t idlen;
     int kernel, module;
-    int looked;   /* ELF looked for */
+    int looked;   /* ELF looked for (set last, under the root's lock: read with acquire) */
     int mismatch; /* a file was found with another build-id */
     uint64_t load_base;
     ek_elf_segment *segs; /* PT_LOAD, file order (copied) */
     size_t nsegs;
-    uint64_t uses;  /* addresses located in it */
     char *elf;      /* the ELF file found */
     uint8_t *bytes; /* its contents, read on the first code request */
     size_t nbytes;
-    int read_tried;
+    int read_tried; /* (as looked) */
 } pm_file;
 
 typedef struct pm_map {
@@ -50,6 +50,10 @@ typedef struct pm_fork {
 } pm_fork;
 
 struct ek_profile_maps {
+    /* A fork (ek_profile_maps_fork) reads its root's maps, files and options, and has caches
+     * of its own; the files' ELF facts and code are found once, under the root's lock. */
+    ek_profile_maps *root; /* NULL: this is a root */
+    pthread_mutex_t mu;    /* a root's */
     EK_VEC(pm_map) maps; /* sorted by (pid, seq) */
     EK_VEC(pm_file) files;
     EK_VEC(pm_fork) forks;
@@ -130,6 +134,10 @@ int ek_profile_maps_new(const ek_perf_file *f, const ek_profile_maps_opts *o, ek
     *out = NULL;
     ek_profile_maps *m = calloc(1, sizeof *m);
     if (!m) return EK_ERR_NOMEM;
+    if (pthread_mutex_init(&m->mu, NULL)) {
+        free(m);
+        return EK_ERR_NOMEM;
+    }
     if (o && o->size >= sizeof *o) {
         m->symfs = dupz(o->symfs);
         m->buildid_dir = dupz(o->buildid_dir);
@@ -246,9 +254,35 @@ fail:
     return rc;
 }
 
+int ek_profile_maps_fork(ek_profile_maps *m, ek_profile_maps **out)
+{
+    if (!m || !out) return EK_ERR_ARG;
+    *out = NULL;
+    ek_profile_maps *root = m->root ? m->root : m;
+    ek_profile_maps *f = calloc(1, sizeof *f);
+    if (!f) return EK_ERR_NOMEM;
+    f->root = root;
+    f->maps = root->maps;
+    f->files = root->files;
+    f->forks = root->forks;
+    f->symfs = root->symfs;
+    f->buildid_dir = root->buildid_dir;
+    f->vmlinux = root->vmlinux;
+    f->hints_stable = root->hints_stable;
+    for (unsigned i = 0; i < 8; i++)
+        f->cache[i] = SIZE_MAX;
+    *out = f;
+    return EK_OK;
+}
+
 void ek_profile_maps_free(ek_profile_maps *m)
 {
     if (!m) return;
+    if (m->root) { /* a fork: its caches only */
+        free(m);
+        return;
+    }
+    pthread_mutex_destroy(&m->mu);
     for (size_t i = 0; i < m->files.n; i++) {
         free(m->files.v[i].path);
         free(m->files.v[i].segs);
@@ -265,10 +299,8 @@ void ek_profile_maps_free(ek_profile_maps *m)
 }
 
 /* The ELF facts of a file: where perf finds it, with the recorded build-id. */
-static void look_up_elf(ek_profile_maps *m, pm_file *pf)
+static void find_elf(const ek_profile_maps *m, pm_file *pf)
 {
-    if (pf->looked) return;
-    pf->looked = 1;
     if (pf->module) return; /* relocatable: addresses are offsets in the module's map */
     char hex[41] = "";
     if (pf->idlen) ek_build_id_hex(pf->id, pf->idlen > 20 ? 20 : pf->idlen, hex, sizeof hex);
@@ -298,6 +330,19 @@ static void look_up_elf(ek_profile_maps *m, pm_file *pf)
         ek_elf_info_free(in);
     }
     free(path);
+}
+
+/* find_elf once for the root and its forks (the lock: a fork may run on another thread) */
+static void look_up_elf(ek_profile_maps *m, pm_file *pf)
+{
+    if (__atomic_load_n(&pf->looked, __ATOMIC_ACQUIRE)) return;
+    ek_profile_maps *root = m->root ? m->root : m;
+    pthread_mutex_lock(&root->mu);
+    if (!pf->looked) {
+        find_elf(root, pf);
+        __atomic_store_n(&pf->looked, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&root->mu);
 }
 
 /* does map i hold addr at time t (has_t) */
@@ -482,7 +527,6 @@ __attribute__((noinline)) int prof_maps_locate_slow(ek_profile_maps *m, const ek
         h = hint ? hint(hint_ctx, s, addr) : NULL;
         asked = 1;
         if (h && ((m->hints_stable && h == ex->hint) || !strcmp(h, ex->pf->path))) {
-            ex->pf->uses++;
             *out = ex->loc;
             return EK_OK;
         }
@@ -517,7 +561,6 @@ __attribute__((noinline)) int prof_maps_locate_slow(ek_profile_maps *m, const ek
         if (fo - flo < addr - lo) lo = addr - (fo - flo);
         if (fhi - fo < hi - addr) hi = addr + (fhi - fo);
     }
-    pf->uses++;
     out->id.path = pf->path;
     out->id.build_id = pf->id;
     out->id.build_id_len = pf->idlen;
@@ -535,7 +578,6 @@ __attribute__((noinline)) int prof_maps_locate_slow(ek_profile_maps *m, const ek
         x->t_from = mp->t_from;
         x->t_to = mp->t_to;
         x->delta = vaddr - addr;
-        x->uses = &pf->uses;
         x->loc = *out;
     }
     /* found with the hint, which named this file: remembered for this address (the search
@@ -564,17 +606,23 @@ size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr
     ek_profile_maps *m = ctx;
     if (!m || !loc || !loc->mapping || loc->mapping > m->maps.n) return 0;
     pm_file *pf = &m->files.v[m->maps.v[loc->mapping - 1].file];
-    if (!pf->segs || !pf->elf) return 0;
-    if (!pf->read_tried) {
-        pf->read_tried = 1;
-        FILE *f = fopen(pf->elf, "rb");
-        if (f && !fseek(f, 0, SEEK_END)) {
-            long n = ftell(f);
-            if (n > 0 && !fseek(f, 0, SEEK_SET) && (pf->bytes = malloc((size_t)n)) &&
-                fread(pf->bytes, 1, (size_t)n, f) == (size_t)n)
-                pf->nbytes = (size_t)n;
+    /* (loc is an answer: its file was looked for, maybe by another fork) */
+    if (!__atomic_load_n(&pf->looked, __ATOMIC_ACQUIRE) || !pf->segs || !pf->elf) return 0;
+    if (!__atomic_load_n(&pf->read_tried, __ATOMIC_ACQUIRE)) {
+        ek_profile_maps *root = m->root ? m->root : m;
+        pthread_mutex_lock(&root->mu);
+        if (!pf->read_tried) {
+            FILE *f = fopen(pf->elf, "rb");
+            if (f && !fseek(f, 0, SEEK_END)) {
+                long n = ftell(f);
+                if (n > 0 && !fseek(f, 0, SEEK_SET) && (pf->bytes = malloc((size_t)n)) &&
+                    fread(pf->bytes, 1, (size_t)n, f) == (size_t)n)
+                    pf->nbytes = (size_t)n;
+            }
+            if (f) fclose(f);
+            __atomic_store_n(&pf->read_tried, 1, __ATOMIC_RELEASE);
         }
-        if (f) fclose(f);
+        pthread_mutex_unlock(&root->mu);
     }
     if (!pf->nbytes) return 0;
     for (size_t i = 0; i < pf->nsegs; i++) {
@@ -589,16 +637,6 @@ size_t ek_profile_maps_code(void *ctx, const ek_profile_loc *loc, uint64_t vaddr
         return n;
     }
     return 0;
-}
-
-int ek_profile_maps_merge_looks(ek_profile_maps *dst, const ek_profile_maps *src)
-{
-    if (!dst || !src || dst->files.n != src->files.n) return EK_ERR_ARG;
-    for (size_t i = 0; i < src->files.n; i++)
-        if (strcmp(dst->files.v[i].path, src->files.v[i].path)) return EK_ERR_ARG;
-    for (size_t i = 0; i < src->files.n; i++)
-        if (src->files.v[i].looked) look_up_elf(dst, &dst->files.v[i]);
-    return EK_OK;
 }
 
 void ek_profile_maps_missing(const ek_profile_maps *m, ek_sbuf *out)

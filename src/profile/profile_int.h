@@ -63,7 +63,6 @@ typedef struct prof_fast {
     uint64_t lo, hi;       /* addresses [lo, hi); hi = 0: empty */
     uint64_t t_from, t_to; /* the map's life */
     uint64_t delta;        /* binary address - address (mod 2^64) */
-    uint64_t *uses;        /* the file's count of addresses located in it */
     ek_profile_loc loc;    /* vaddr unset */
 } prof_fast;
 typedef struct prof_fast_set {
@@ -87,7 +86,6 @@ static inline int prof_maps_locate(ek_profile_maps *m, prof_fast_set *fs, const 
             const prof_fast *x = &fs->e[i];
             if (addr >= x->lo && addr < x->hi && x->pid == pid && s->time >= x->t_from &&
                 s->time < x->t_to) {
-                (*x->uses)++;
                 *out = x->loc;
                 out->vaddr = addr + x->delta;
                 return EK_OK;

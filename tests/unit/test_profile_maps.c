@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,6 +434,139 @@ static void test_contested_stable_hints(void **state)
     contested_walk(1);
 }
 
+/* Forks (ek_profile_maps_fork) on two threads at once give the fresh locator's answers and
+ * code, in any order; the files they looked for are their root's (c.so is missing here: the
+ * root's list of missing files names it, though only the forks looked). */
+#define FORK_Q 3000
+typedef struct fork_q {
+    int64_t pid;
+    uint64_t addr, t;
+} fork_q;
+typedef struct fork_a {
+    int rc;
+    uint64_t vaddr, mapping;
+    char path[16];
+    uint8_t code[4];
+    size_t ncode;
+} fork_a;
+static fork_q fork_qs[FORK_Q];
+
+/* cycle_hint without its count (the threads call it at once); names at stable addresses */
+static const char *fork_hint(void *ctx, const ek_sample *s, uint64_t addr)
+{
+    static const char *names[] = {"/a.so", "/b.so", "/c.so", "/z.so", NULL, "/a.so", "/b.so"};
+    (void)ctx;
+    uint64_t k = ((addr >> 8) * 0x9e3779b97f4a7c15ull) ^ (s->time / 40 * 0xc2b2ae3d27d4eb4full);
+    return names[(k ^ (k >> 31)) % 7];
+}
+
+static void fork_answer(ek_profile_maps *m, const fork_q *q, fork_a *a)
+{
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.pid = s.tid = (int32_t)q->pid;
+    s.has_time = 1;
+    s.time = q->t;
+    ek_profile_loc loc;
+    memset(&loc, 0, sizeof loc);
+    memset(a, 0, sizeof *a);
+    a->rc = ek_profile_maps_locate(m, &s, q->addr, fork_hint, NULL, &loc);
+    if (a->rc) return;
+    a->vaddr = loc.vaddr;
+    a->mapping = loc.mapping;
+    snprintf(a->path, sizeof a->path, "%s", loc.id.path);
+    a->ncode = ek_profile_maps_code(m, &loc, loc.vaddr, a->code, sizeof a->code);
+}
+
+typedef struct fork_run {
+    ek_profile_maps *m;
+    int backwards;
+    fork_a *answers;
+} fork_run;
+
+static void *fork_thread(void *arg)
+{
+    fork_run *r = arg;
+    for (int k = 0; k < FORK_Q; k++) {
+        int i = r->backwards ? FORK_Q - 1 - k : k;
+        fork_answer(r->m, &fork_qs[i], &r->answers[i]);
+    }
+    return NULL;
+}
+
+static void test_forks(void **state)
+{
+    (void)state;
+    char *dir = cycle_files();
+    char *gone = malloc(strlen(dir) + 8);
+    assert_non_null(gone);
+    sprintf(gone, "%s/c.so", dir);
+    assert_int_equal(remove(gone), 0);
+    free(gone);
+    hints_stable = 1;
+    uint8_t *buf;
+    ek_perf_file *f;
+    ek_profile_maps *m = cycle_maps(dir, &buf, &f);
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < FORK_Q; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        fork_qs[i].addr = (x & 3) ? UA + 0x40 * ((x >> 2) % 0x100) + ((x >> 10) & 1) * 0x3000
+                                  : ((x >> 2) & 1 ? UB : UA) - 0x100 + (x >> 3) % 0x4200;
+        fork_qs[i].t = (x >> 24) % 340;
+        fork_qs[i].pid = (x >> 40) % 5 ? 5 : 6;
+    }
+    /* the reference: a fresh locator for each question */
+    fork_a *want = calloc(FORK_Q, sizeof *want), *got[2];
+    assert_non_null(want);
+    unsigned found = 0, coded = 0, refused = 0;
+    for (int i = 0; i < FORK_Q; i++) {
+        uint8_t *b2;
+        ek_perf_file *f2;
+        ek_profile_maps *fresh = cycle_maps(dir, &b2, &f2);
+        fork_answer(fresh, &fork_qs[i], &want[i]);
+        ek_profile_maps_free(fresh);
+        ek_perf_free(f2);
+        free(b2);
+        found += !want[i].rc;
+        coded += want[i].ncode == 4;
+        refused += want[i].rc != 0;
+    }
+    assert_true(found > 1000 && coded > 200 && refused > 100);
+    ek_sbuf miss = EK_SBUF_INIT;
+    ek_profile_maps_missing(m, &miss);
+    assert_int_equal(miss.len, 0); /* (nothing looked for yet) */
+    pthread_t th[2];
+    fork_run runs[2];
+    for (int k = 0; k < 2; k++) {
+        got[k] = calloc(FORK_Q, sizeof *got[k]);
+        assert_non_null(got[k]);
+        runs[k].backwards = k;
+        runs[k].answers = got[k];
+        assert_int_equal(ek_profile_maps_fork(m, &runs[k].m), 0);
+    }
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, fork_thread, &runs[k]), 0);
+    for (int k = 0; k < 2; k++)
+        pthread_join(th[k], NULL);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < FORK_Q; i++)
+            assert_memory_equal(&got[k][i], &want[i], sizeof want[i]);
+        ek_profile_maps_free(runs[k].m);
+        free(got[k]);
+    }
+    ek_profile_maps_missing(m, &miss);
+    assert_non_null(miss.p);
+    assert_non_null(strstr(miss.p, "/c.so (build-id none): no ELF file found"));
+    ek_sbuf_free(&miss);
+    free(want);
+    ek_profile_maps_free(m);
+    ek_perf_free(f);
+    free(buf);
+    tu_rmtree(dir);
+    free(dir);
+    hints_stable = 0;
+}
+
 static int via_locate(void *ctx, const ek_sample *s, uint64_t addr, ek_profile_loc *out)
 {
     return ek_profile_maps_locate(ctx, s, addr, cycle_hint, NULL, out);
@@ -513,6 +647,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_contested_remembered),
         cmocka_unit_test(test_contested_stable_hints),
         cmocka_unit_test(test_builder_use_maps),
+        cmocka_unit_test(test_forks),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

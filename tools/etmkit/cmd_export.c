@@ -65,9 +65,9 @@ typedef struct snap_bin {
 } snap_bin;
 
 /* One queue's share of the profile, counted on the thread that decodes it (the stage): its
- * own builder (EK_PROFILE_BUILD_LOCAL), profile and locator; merged at the end. */
+ * own builder (EK_PROFILE_BUILD_LOCAL) and profile, and a fork of the locator; added to the
+ * queues' profile when the queue ends. */
 typedef struct export_q {
-    struct export_q *next;
     ek_profile *p;
     ek_profile_maps *maps;
     ek_profile_builder *b;
@@ -84,11 +84,13 @@ typedef struct export_ctx {
     ek_profile_builder *b;
     const ek_script_resolver *r; /* during a callback */
     int rc;
-    /* staged (a perf recording): the queues' shares; b counts only the pending branches */
-    const ek_perf_file *pf;
-    const ek_profile_maps_opts *mo;
+    /* staged (a perf recording): b counts only the pending branches; the queues that ended
+     * are added here, under mu */
+    int staged;
     pthread_mutex_t mu;
-    export_q *qs;
+    ek_profile *queues;
+    ek_profile_build_stats qstats;
+    int qrc;
 } export_ctx;
 
 /* the session's DSO name of addr (asked only where maps of different files overlap): the
@@ -200,13 +202,8 @@ static void *q_begin(void *ctx)
     export_ctx *c = ctx;
     export_q *q = calloc(1, sizeof *q);
     if (!q) return NULL;
-    pthread_mutex_lock(&c->mu);
-    q->next = c->qs; /* (freed with the others at the end, whatever happens) */
-    c->qs = q;
-    /* (the recording's sideband read again, one queue at a time) */
     int rc = ek_profile_new(&q->p);
-    if (!rc) rc = ek_profile_maps_new(c->pf, c->mo, &q->maps);
-    pthread_mutex_unlock(&c->mu);
+    if (!rc) rc = ek_profile_maps_fork(c->maps, &q->maps);
     if (!rc) rc = ek_profile_builder_new(q->p, q_locate, q, &q->b);
     if (rc) {
         q->rc = rc;
@@ -231,32 +228,27 @@ static int q_stage(void *qctx, const ek_sample *s, ek_sample_ctx *sc)
     return rc;
 }
 
-/* The queues' shares into the shared profile p, their stats into *bs, and the files their
- * locators looked for into the shared one's (for the list of the missing ones). */
-static int merge_queues(export_ctx *c, ek_profile *p, ek_profile_build_stats *bs)
+/* A queue's share added to the queues' profile and stats (its memory then goes: a recording
+ * of many queues holds as many shares at once as threads decode them). */
+static void q_end(void *ctx, void *qctx)
 {
-    for (export_q *q = c->qs; q; q = q->next) {
-        int rc = q->rc;
-        if (!rc) rc = ek_profile_merge(p, q->p, NULL);
-        if (!rc) rc = ek_profile_maps_merge_looks(c->maps, q->maps);
-        if (rc) return rc;
+    export_ctx *c = ctx;
+    export_q *q = qctx;
+    pthread_mutex_lock(&c->mu);
+    int rc = q ? q->rc : EK_ERR_NOMEM;
+    if (!rc) rc = ek_profile_merge(c->queues, q->p, NULL);
+    if (!rc) {
         ek_profile_build_stats qb;
         ek_profile_builder_get_stats(q->b, &qb);
-        ek_profile_builder_add_stats(bs, &qb);
+        ek_profile_builder_add_stats(&c->qstats, &qb);
     }
-    return EK_OK;
-}
-
-static void free_queues(export_ctx *c)
-{
-    for (export_q *q = c->qs, *n; q; q = n) {
-        n = q->next;
-        ek_profile_builder_free(q->b);
-        ek_profile_maps_free(q->maps);
-        ek_profile_free(q->p);
-        free(q);
-    }
-    c->qs = NULL;
+    if (rc && !c->qrc) c->qrc = rc;
+    pthread_mutex_unlock(&c->mu);
+    if (!q) return;
+    ek_profile_builder_free(q->b);
+    ek_profile_maps_free(q->maps);
+    ek_profile_free(q->p);
+    free(q);
 }
 
 static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
@@ -442,19 +434,27 @@ int cmd_export(int argc, char **argv)
      * in output order (ek_profile_build_part); --itrace=sN counts from the output's order:
      * everything in order then (and ETMKIT_EXPORT_ORDERED=1, for the tests' comparison) */
     const char *ordered = getenv("ETMKIT_EXPORT_ORDERED");
-    int staged = !c.snapshot && !d.so.itrace.initial_skip && !(ordered && *ordered == '1');
-    if (staged) {
-        c.pf = pf;
-        c.mo = &mo;
+    if (!c.snapshot && !d.so.itrace.initial_skip && !(ordered && *ordered == '1')) {
+        if ((rc = ek_profile_new(&c.queues))) {
+            cli_err("export: %s", ek_strerror(rc));
+            ret = CLI_FAIL;
+            goto done;
+        }
+        c.staged = 1;
         pthread_mutex_init(&c.mu, NULL);
         ek_profile_builder_set_part(c.b, EK_PROFILE_BUILD_SHARED);
         con.stage = q_stage;
         con.queue_begin = q_begin;
+        con.queue_end = q_end;
     }
     rc = ek_session_run(s, &con);
     ek_profile_build_stats bs;
     ek_profile_builder_get_stats(c.b, &bs);
-    if (!rc && staged) rc = merge_queues(&c, p, &bs);
+    if (!rc && c.staged) {
+        rc = c.qrc;
+        if (!rc) rc = ek_profile_merge(p, c.queues, NULL);
+        ek_profile_builder_add_stats(&bs, &c.qstats);
+    }
     if (rc) {
         cli_err("export: %s: %s", d.input, ek_strerror(rc));
         ret = CLI_FAIL;
@@ -529,8 +529,8 @@ int cmd_export(int argc, char **argv)
     ret = d.strict && ek_session_problems(s) ? CLI_FAIL : CLI_OK;
 done:
     ek_sbuf_free(&text);
-    free_queues(&c);
-    if (c.pf) pthread_mutex_destroy(&c.mu);
+    if (c.staged) pthread_mutex_destroy(&c.mu);
+    ek_profile_free(c.queues);
     ek_profile_builder_free(c.b);
     ek_profile_maps_free(c.maps);
     for (size_t i = 0; i < c.nbins; i++)
