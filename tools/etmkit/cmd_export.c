@@ -228,8 +228,8 @@ static int q_stage(void *qctx, const ek_sample *s, ek_sample_ctx *sc)
     return rc;
 }
 
-/* A queue's share added to the queues' profile and stats (its memory then goes: a recording
- * of many queues holds as many shares at once as threads decode them). */
+/* A queue's share added to the queues' profile and stats, and its memory let go: the shares
+ * held at once are those of the queues being decoded (every queue, with time stamps). */
 static void q_end(void *ctx, void *qctx)
 {
     export_ctx *c = ctx;
