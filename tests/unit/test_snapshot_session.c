@@ -1,7 +1,8 @@
 /* A session over a trace snapshot folder (ek_session_open on examples/etm4-hello): samples with
  * the trace ID as thread, the core's index as CPU, raw time stamps as time; the resolver names
  * the dumps and the source; elements come before the samples made from them; a staged
- * consumer, --itrace=sN and a filter behave as on perf.data; the account lists the source.
+ * consumer, --itrace=sN and a filter behave as on perf.data, a consumer with a stage is
+ * refused (perf recordings only); the account lists the source.
  * And the --image spec parser. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,6 +197,38 @@ static void test_staged_skip_filter(void **state)
     ek_sample_filter_free(&f);
 }
 
+/* A snapshot has no perf recording's queues to stage on: a consumer with a stage is refused,
+ * and the session still runs for one without. */
+static int never_stage(void *qctx, const ek_sample *smp, ek_sample_ctx *c)
+{
+    (void)qctx;
+    (void)smp;
+    (void)c;
+    fail_msg("a snapshot session staged a sample");
+    return 0;
+}
+
+static void test_stage_refused(void **state)
+{
+    (void)state;
+    ek_session_opts o;
+    ek_session_opts_init(&o);
+    ek_session *s = open_example(&o);
+    got g;
+    memset(&g, 0, sizeof g);
+    ek_consumer c;
+    ek_consumer_init(&c);
+    c.ctx = &g;
+    c.sample = on_sample;
+    c.stage = never_stage;
+    assert_int_equal(ek_session_run(s, &c), EK_ERR_ARG);
+    assert_int_equal(g.samples, 0);
+    c.stage = NULL;
+    assert_int_equal(ek_session_run(s, &c), 0);
+    assert_int_equal(g.samples, 14);
+    ek_session_free(s);
+}
+
 static void test_account(void **state)
 {
     (void)state;
@@ -292,6 +325,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_and_elements),
         cmocka_unit_test(test_staged_skip_filter),
+        cmocka_unit_test(test_stage_refused),
         cmocka_unit_test(test_account),
         cmocka_unit_test(test_image_over_dump),
         cmocka_unit_test(test_spec_parse),
