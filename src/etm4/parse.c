@@ -1070,31 +1070,37 @@ static void h_q(ek_etm4_parser *p, uint8_t b)
     send(p);
 }
 
+/* The atoms of every atom header (0xC0-0xFF, all of them atom packets in every configuration),
+ * by the spec's encodings: the bits (oldest atom in bit 0, 1 = E; the comments list the atoms
+ * oldest first) in bits 0-23, the count in bits 24-31. A table rather than a switch on the
+ * format, which the mix of formats in real trace mispredicts (4.5% of a packet listing's
+ * time). */
+#define AW(bits, n) ((uint32_t)(bits) | (uint32_t)(n) << 24)
+#define AW_F6(h) /* 0xC0-0xD4, 0xE0-0xF4: (h & 0x1F) + 3 E atoms, then E (bit 5 clear) or N */ \
+    AW((((uint32_t)1 << (((h) & 0x1F) + 3)) - 1) |                                            \
+           (((h) & 0x20) ? 0u : (uint32_t)1 << (((h) & 0x1F) + 3)),                            \
+       ((h) & 0x1F) + 4)
+#define ATOM_WORD(h)                                                                              \
+    ((h) >= 0xF8   ? AW((h) & 7, 3)                                  /* F3 */                     \
+     : (h) >= 0xF6 ? AW((h) & 1, 1)                                  /* F1 */                     \
+     : (h) == 0xF5 ? AW(0x1E, 5)                                     /* F5: NEEEE */              \
+     : (h) >= 0xE0 ? AW_F6(h)                                                                     \
+     : (h) >= 0xDC ? AW(((h) & 3) == 0 ? 0xE : ((h) & 3) == 1 ? 0x0 : ((h) & 3) == 2 ? 0xA : 0x5, \
+                        4)                                           /* F4 */                     \
+     : (h) >= 0xD8 ? AW((h) & 3, 2)                                  /* F2 */                     \
+     : (h) == 0xD7 ? AW(0x15, 5)                                     /* F5: ENENE */              \
+     : (h) == 0xD6 ? AW(0x0A, 5)                                     /* F5: NENEN */              \
+     : (h) == 0xD5 ? AW(0x00, 5)                                     /* F5: NNNNN */              \
+                   : AW_F6(h))
+#define AW1(h) ATOM_WORD(h),
+#define AW4(h) AW1(h) AW1((h) + 1) AW1((h) + 2) AW1((h) + 3)
+#define AW16(h) AW4(h) AW4((h) + 4) AW4((h) + 8) AW4((h) + 12)
+static const uint32_t atom_word[64] = {AW16(0xC0) AW16(0xD0) AW16(0xE0) AW16(0xF0)};
+
 EK_HOT void h_atom(ek_etm4_parser *p, uint8_t b)
 {
-    static const uint8_t f4[4] = {0xE, 0x0, 0xA, 0x5}; /* EEEN NNNN ENEN NENE (oldest first) */
-    switch (p->pkt.type) {
-    case EK_ETM4_ATOM_F1: set_atoms(p, b & 0x1, 1); break;
-    case EK_ETM4_ATOM_F2: set_atoms(p, b & 0x3, 2); break;
-    case EK_ETM4_ATOM_F3: set_atoms(p, b & 0x7, 3); break;
-    case EK_ETM4_ATOM_F4: set_atoms(p, f4[b & 0x3], 4); break;
-    case EK_ETM4_ATOM_F5:
-        switch (((b & 0x20) >> 3) | (b & 0x3)) {
-        case 5: set_atoms(p, 0x1E, 5); break; /* EEEEN */
-        case 1: set_atoms(p, 0x00, 5); break; /* NNNNN */
-        case 2: set_atoms(p, 0x0A, 5); break; /* NENEN */
-        case 3: set_atoms(p, 0x15, 5); break; /* ENENE */
-        default: break;
-        }
-        break;
-    case EK_ETM4_ATOM_F6: {
-        const unsigned n = (b & 0x1F) + 3u; /* E atoms, then E or N */
-        uint32_t bits = ((uint32_t)1 << n) - 1;
-        if (!(b & 0x20)) bits |= (uint32_t)1 << n;
-        set_atoms(p, bits, n + 1);
-        break;
-    }
-    }
+    const uint32_t w = atom_word[b & 0x3F]; /* (b is 0xC0-0xFF) */
+    set_atoms(p, w & 0xFFFFFF, w >> 24);
     send(p);
 }
 

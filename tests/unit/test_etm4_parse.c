@@ -396,6 +396,32 @@ static void test_atoms(void **state)
                  ek_etm4_type_name(t[i].type)[8], t[i].seq);
         assert_string_equal(desc(&cfg, &c->v[FIRST].p), want);
     }
+    /* every other atom header, from the spec's encodings: F1 1111011E, F2 110110EE, F3
+     * 11111EEE (bit 0 the oldest atom), F6 11x0yyyy / 11x10zzz up to 0xD4 and 0xF4: count =
+     * low five bits + 3 E atoms, then one E (bit 5 clear) or N (bit 5 set); F4 and F5 are all
+     * in the table above */
+    for (unsigned h = 0xC0; h <= 0xFF; h++) {
+        unsigned type, n;
+        uint32_t bits;
+        if (h >= 0xF8) {
+            type = EK_ETM4_ATOM_F3, n = 3, bits = h & 7;
+        } else if (h >= 0xF6) {
+            type = EK_ETM4_ATOM_F1, n = 1, bits = h & 1;
+        } else if (h >= 0xD8 && h <= 0xDB) {
+            type = EK_ETM4_ATOM_F2, n = 2, bits = h & 3;
+        } else if ((h & 0x1F) <= 0x14) {
+            type = EK_ETM4_ATOM_F6, n = (h & 0x1F) + 4;
+            bits = (((uint32_t)1 << (n - 1)) - 1) | ((h & 0x20) ? 0 : (uint32_t)1 << (n - 1));
+        } else {
+            continue; /* F4, F5 */
+        }
+        char hex[256];
+        snprintf(hex, sizeof hex, "%s%02x", SYNC_HEX, h);
+        caps *c = parse_hex(&cfg, hex);
+        expect(c, FIRST, type, 15, 1);
+        assert_int_equal(c->v[FIRST].p.atom_num, n);
+        assert_int_equal(c->v[FIRST].p.atom_bits, bits);
+    }
 }
 
 static void test_context(void **state)
