@@ -106,36 +106,9 @@ static const char *const exc_m[32] = {
     "IRQ5",     "IRQ6",     "IRQ7",     "DebugHalt", "LazyFP Push", "Lockup",       "Reserved",
     "Reserved", "Reserved", "Reserved", "Reserved"};
 
-/* OpenCSD's value printer: total/valid bit widths, '?' for unknown digits, the bit range when
- * not all bits are known and the bits this packet updated. */
-static void val_str(wr *w, unsigned total_bits, unsigned valid_bits, uint64_t v,
-                    unsigned update_bits)
-{
-    unsigned nhex = total_bits / 4 + (total_bits % 4 ? 1 : 0);
-    unsigned nvalid = valid_bits / 4 + (valid_bits % 4 ? 1 : 0);
-    wr_lit(w, "0x");
-    for (unsigned i = nvalid; i < nhex; i++)
-        wr_c(w, '?');
-    wr_hex(w, valid_bits > 32 ? v : (uint32_t)v, nvalid, 1);
-    if (valid_bits < total_bits) {
-        wr_lit(w, " (");
-        if (valid_bits)
-            wr_dec(w, valid_bits - 1);
-        else
-            wr_lit(w, "-1");
-        wr_lit(w, ":0)");
-    }
-    if (update_bits) {
-        const uint64_t mask = update_bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << update_bits) - 1;
-        wr_lit(w, " ~[0x");
-        wr_hex(w, v & mask, 0, 1);
-        wr_c(w, ']');
-    }
-}
-
 static void addr_str(wr *w, const ek_etm4_addr *a, unsigned update_bits)
 {
-    val_str(w, a->is_64 ? 64 : 32, a->valid_bits, a->val, update_bits);
+    ocsd_val_str(w, a->is_64 ? 64 : 32, a->valid_bits, a->val, update_bits);
 }
 
 static void ctxt_str(wr *w, const ek_etm4_ctx *c)
