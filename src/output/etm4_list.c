@@ -1,6 +1,7 @@
 /* Listings of ETMv4 / ETE packets: OpenCSD trc_pkt_lister lines, etmkit text, JSON lines.
  * The OpenCSD strings (names, descriptions, field layout) are facts taken from OpenCSD 1.8.0's
  * output, so that listings compare equal with the reference tool. */
+#include "core/hot.h"
 #include "etmkit/listing.h"
 #include "output/ocsd_val.h"
 #include "output/wr.h"
@@ -182,8 +183,7 @@ static void exc_str(wr *w, const ek_etm4_packet *k)
 
 /* The packet's description, in line in the two line functions: called, it took 7% more of a
  * packet listing's time (bench/ab packets), most packets being a head and a few letters */
-static inline __attribute__((always_inline)) void desc(wr *w, const ek_etm4_packet *k,
-                                                       const ek_etm4_config *cfg)
+EK_HOT void desc(wr *w, const ek_etm4_packet *k, const ek_etm4_config *cfg)
 {
     const unsigned t = k->type;
     if (t < EK_ETM4_TYPE_COUNT && ocsd_head[t].n) {
