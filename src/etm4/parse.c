@@ -1076,24 +1076,23 @@ static void h_q(ek_etm4_parser *p, uint8_t b)
  * format, which the mix of formats in real trace mispredicts (4.5% of a packet listing's
  * time). */
 #define AW(bits, n) ((uint32_t)(bits) | (uint32_t)(n) << 24)
-#define AW_F6(h) /* 0xC0-0xD4, 0xE0-0xF4: (h & 0x1F) + 3 E atoms, then E (bit 5 clear) or N */ \
-    AW((((uint32_t)1 << (((h) & 0x1F) + 3)) - 1) |                                            \
-           (((h) & 0x20) ? 0u : (uint32_t)1 << (((h) & 0x1F) + 3)),                            \
-       ((h) & 0x1F) + 4)
-#define ATOM_WORD(h)                                                                              \
-    ((h) >= 0xF8   ? AW((h) & 7, 3)                                  /* F3 */                     \
-     : (h) >= 0xF6 ? AW((h) & 1, 1)                                  /* F1 */                     \
-     : (h) == 0xF5 ? AW(0x1E, 5)                                     /* F5: NEEEE */              \
-     : (h) >= 0xE0 ? AW_F6(h)                                                                     \
-     : (h) >= 0xDC ? AW(((h) & 3) == 0 ? 0xE : ((h) & 3) == 1 ? 0x0 : ((h) & 3) == 2 ? 0xA : 0x5, \
-                        4)                                           /* F4 */                     \
-     : (h) >= 0xD8 ? AW((h) & 3, 2)                                  /* F2 */                     \
-     : (h) == 0xD7 ? AW(0x15, 5)                                     /* F5: ENENE */              \
-     : (h) == 0xD6 ? AW(0x0A, 5)                                     /* F5: NENEN */              \
-     : (h) == 0xD5 ? AW(0x00, 5)                                     /* F5: NNNNN */              \
+#define AW_F6(h)    /* 0xC0-0xD4, 0xE0-0xF4: (h & 0x1F) + 3 E atoms, then E (bit 5 clear) or N */  \
+    AW((((uint32_t)1 << (((h)&0x1F) + 3)) - 1) |                                                   \
+           (((h)&0x20) ? 0u : (uint32_t)1 << (((h)&0x1F) + 3)),                                    \
+       ((h)&0x1F) + 4)
+#define ATOM_WORD(h)                                                                               \
+    ((h) >= 0xF8   ? AW((h)&7, 3) /* F3 */                                                         \
+     : (h) >= 0xF6 ? AW((h)&1, 1) /* F1 */                                                         \
+     : (h) == 0xF5 ? AW(0x1E, 5)  /* F5: NEEEE */                                                  \
+     : (h) >= 0xE0 ? AW_F6(h)                                                                      \
+     : (h) >= 0xDC ? AW((0x5A0Eu >> 4 * ((h)&3)) & 0xF, 4) /* F4: NEEE NNNN NENE ENEN */           \
+     : (h) >= 0xD8 ? AW((h)&3, 2)                          /* F2 */                                \
+     : (h) == 0xD7 ? AW(0x15, 5)                           /* F5: ENENE */                         \
+     : (h) == 0xD6 ? AW(0x0A, 5)                           /* F5: NENEN */                         \
+     : (h) == 0xD5 ? AW(0x00, 5)                           /* F5: NNNNN */                         \
                    : AW_F6(h))
-#define AW1(h) ATOM_WORD(h),
-#define AW4(h) AW1(h) AW1((h) + 1) AW1((h) + 2) AW1((h) + 3)
+#define AW1(h)  ATOM_WORD(h),
+#define AW4(h)  AW1(h) AW1((h) + 1) AW1((h) + 2) AW1((h) + 3)
 #define AW16(h) AW4(h) AW4((h) + 4) AW4((h) + 8) AW4((h) + 12)
 static const uint32_t atom_word[64] = {AW16(0xC0) AW16(0xD0) AW16(0xE0) AW16(0xF0)};
 
