@@ -91,6 +91,13 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define ISTR_ENTRY    64u            /* what an entry costs besides its text (with growth) */
 #define IID_DSO_NAME  1u             /* the annotation name "dso" */
 
+/* An open-addressing set of nonzero 32-bit values (an entry's index + 1, or a pid's key), at
+ * most half full; growing places every value anew by the hash its owner gives for it. */
+typedef struct slots {
+    uint32_t *v, mask;
+} slots;
+typedef uint32_t (*slots_hash_fn)(const void *ctx, uint32_t v);
+
 /* One table of interned strings: iid = index + 1. */
 typedef struct istr {
     uint64_t h;
@@ -100,7 +107,7 @@ typedef struct istr {
 typedef struct istr_tab {
     istr *e;
     uint32_t n, cap;
-    uint32_t *slot, mask; /* open addressing: index + 1, 0 free */
+    slots slot;           /* by hash: index + 1 */
     ek_sbuf text;         /* the strings, one after the other */
 } istr_tab;
 
@@ -137,9 +144,9 @@ struct ek_perfetto {
     int rc; /* the write function's first failure */
     wth *th;
     uint32_t nth, cth;
-    uint32_t *thash, thmask;
-    int32_t *procs; /* pids whose process track is written (open addressing, +1; 0 free) */
-    uint32_t nprocs, pmask;
+    slots thash; /* by (pid, tid, cpu): index + 1 */
+    slots procs; /* pids whose process track is written (pid_key) */
+    uint32_t nprocs;
     wcpu *cpus;
     uint32_t ncpus;
     ek_sample_filter tf; /* the filter's pid, tid and comm lists (o.filter's, shared) */
@@ -200,13 +207,13 @@ void ek_perfetto_free(ek_perfetto *w)
         }
     }
     free(w->th);
-    free(w->thash);
-    free(w->procs);
+    free(w->thash.v);
+    free(w->procs.v);
     free(w->cpus);
     istr_tab *tabs[2] = {&w->names, &w->dsos};
     for (int i = 0; i < 2; i++) {
         free(tabs[i]->e);
-        free(tabs[i]->slot);
+        free(tabs[i]->slot.v);
         ek_sbuf_free(&tabs[i]->text);
     }
     ek_pb_free(&w->out);
@@ -247,6 +254,42 @@ static void packet_open(ek_perfetto *w, int has_ts, uint64_t ts, int needs)
     w->stats.packets++;
 }
 
+/* Room for one more value in s, which holds n: grown (from min slots, doubling) while it would
+ * be more than half full. 0, or EK_ERR_NOMEM (s unchanged). */
+static int slots_room(slots *s, uint32_t n, uint32_t min, slots_hash_fn hash, const void *ctx)
+{
+    if (s->v && (n + 1) * 2 <= s->mask + 1) return 0;
+    const uint32_t size = s->v ? (s->mask + 1) * 2 : min;
+    uint32_t *nv = calloc(size, sizeof *nv);
+    if (!nv) return EK_ERR_NOMEM;
+    for (uint32_t i = 0; s->v && i <= s->mask; i++)
+        if (s->v[i]) {
+            uint32_t k = hash(ctx, s->v[i]) & (size - 1);
+            while (nv[k])
+                k = (k + 1) & (size - 1);
+            nv[k] = s->v[i];
+        }
+    free(s->v);
+    s->v = nv;
+    s->mask = size - 1;
+    return 0;
+}
+
+/* Put v (not in s; room made) in the first free slot from its hash h. */
+static void slots_put(slots *s, uint32_t h, uint32_t v)
+{
+    uint32_t k = h & s->mask;
+    while (s->v[k])
+        k = (k + 1) & s->mask;
+    s->v[k] = v;
+}
+
+static uint32_t istr_slot_hash(const void *ctx, uint32_t v)
+{
+    const istr_tab *t = ctx;
+    return (uint32_t)t->e[v - 1].h;
+}
+
 static uint64_t istr_hash(const char *a, size_t al, const char *b, size_t bl)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -264,12 +307,13 @@ static int64_t intern(ek_perfetto *w, istr_tab *t, const char *a, size_t al, con
 {
     const uint64_t h = istr_hash(a, al, b, bl);
     const size_t len = al + bl;
-    if (t->slot)
-        for (uint32_t k = (uint32_t)h & t->mask; t->slot[k]; k = (k + 1) & t->mask) {
-            const istr *e = &t->e[t->slot[k] - 1];
+    const slots *sl = &t->slot;
+    if (sl->v)
+        for (uint32_t k = (uint32_t)h & sl->mask; sl->v[k]; k = (k + 1) & sl->mask) {
+            const istr *e = &t->e[sl->v[k] - 1];
             if (e->h == h && e->len == len && (!al || !memcmp(t->text.p + e->off, a, al)) &&
                 (!bl || !memcmp(t->text.p + e->off + al, b, bl)))
-                return (int64_t)t->slot[k];
+                return (int64_t)sl->v[k];
         }
     const size_t max = w->o.max_interned ? w->o.max_interned : ISTR_MAX_TEXT;
     if (len > UINT32_MAX || len + ISTR_ENTRY > max - w->interned || t->n == UINT32_MAX / 2)
@@ -281,30 +325,14 @@ static int64_t intern(ek_perfetto *w, istr_tab *t, const char *a, size_t al, con
         t->e = ne;
         t->cap = nc;
     }
-    if (!t->slot || (t->n + 1) * 2 > t->mask + 1) {
-        uint32_t size = t->slot ? (t->mask + 1) * 2 : 128;
-        uint32_t *ns = calloc(size, sizeof *ns);
-        if (!ns) return 0;
-        for (uint32_t i = 0; i < t->n; i++) {
-            uint32_t k = (uint32_t)t->e[i].h & (size - 1);
-            while (ns[k])
-                k = (k + 1) & (size - 1);
-            ns[k] = i + 1;
-        }
-        free(t->slot);
-        t->slot = ns;
-        t->mask = size - 1;
-    }
+    if (slots_room(&t->slot, t->n, 128, istr_slot_hash, t)) return 0;
     const size_t off = t->text.len;
     if (al) ek_sbuf_put(&t->text, a, al);
     if (bl) ek_sbuf_put(&t->text, b, bl);
     if (t->text.oom || t->text.len != off + len) return 0;
     t->e[t->n] = (istr){h, off, (uint32_t)len};
     w->interned += len + ISTR_ENTRY;
-    uint32_t k = (uint32_t)h & t->mask;
-    while (t->slot[k])
-        k = (k + 1) & t->mask;
-    t->slot[k] = ++t->n;
+    slots_put(&t->slot, (uint32_t)h, ++t->n);
     return -(int64_t)t->n;
 }
 
@@ -426,32 +454,38 @@ static uint32_t th_hash(int32_t pid, int32_t tid, int32_t cpu)
     return mix((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, (uint32_t)cpu);
 }
 
+static uint32_t th_slot_hash(const void *ctx, uint32_t v)
+{
+    const wth *t = &((const ek_perfetto *)ctx)->th[v - 1];
+    return th_hash(t->pid, t->tid, t->cpu);
+}
+
 static const char *clock_note(const ek_perfetto *w)
 {
     return w->clock_insns ? " (time = instructions)" : "";
 }
 
+/* A pid as a value of the processes' set: every pid from -1 (no known process) up is nonzero */
+static uint32_t pid_key(int32_t pid)
+{
+    return (uint32_t)pid + 2u;
+}
+
+static uint32_t pid_slot_hash(const void *ctx, uint32_t v)
+{
+    (void)ctx;
+    return mix(v, 0);
+}
+
 static int process_track(ek_perfetto *w, int32_t pid, const char *comm)
 {
-    if (!w->procs || (w->nprocs + 1) * 2 > w->pmask + 1) {
-        uint32_t size = w->procs ? (w->pmask + 1) * 2 : 16;
-        int32_t *t = calloc(size, sizeof *t);
-        if (!t) return EK_ERR_NOMEM;
-        for (uint32_t i = 0; w->procs && i <= w->pmask; i++)
-            if (w->procs[i]) {
-                uint32_t h = mix((uint32_t)(w->procs[i] - 1), 0) & (size - 1);
-                while (t[h])
-                    h = (h + 1) & (size - 1);
-                t[h] = w->procs[i];
-            }
-        free(w->procs);
-        w->procs = t;
-        w->pmask = size - 1;
-    }
-    uint32_t h = mix((uint32_t)pid, 0) & w->pmask;
-    for (; w->procs[h]; h = (h + 1) & w->pmask)
-        if (w->procs[h] - 1 == pid) return 0;
-    w->procs[h] = pid + 1;
+    const uint32_t v = pid_key(pid);
+    slots *ps = &w->procs;
+    if (ps->v)
+        for (uint32_t k = mix(v, 0) & ps->mask; ps->v[k]; k = (k + 1) & ps->mask)
+            if (ps->v[k] == v) return 0;
+    if (slots_room(ps, w->nprocs, 16, pid_slot_hash, NULL)) return EK_ERR_NOMEM;
+    slots_put(ps, mix(v, 0), v);
     w->nprocs++;
     char name[96];
     if (pid < 0)
@@ -469,9 +503,10 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
 {
     if (!(w->o.per_source || (pid == 0 && tid == 0))) cpu = -1;
     uint32_t h = th_hash(pid, tid, cpu);
-    if (w->thash)
-        for (uint32_t k = h & w->thmask; w->thash[k]; k = (k + 1) & w->thmask) {
-            wth *t = &w->th[w->thash[k] - 1];
+    const slots *ts = &w->thash;
+    if (ts->v)
+        for (uint32_t k = h & ts->mask; ts->v[k]; k = (k + 1) & ts->mask) {
+            wth *t = &w->th[ts->v[k] - 1];
             if (t->pid == pid && t->tid == tid && t->cpu == cpu) return t;
         }
     if (w->nth == w->cth) {
@@ -481,30 +516,14 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
         w->th = n;
         w->cth = nc;
     }
-    if (!w->thash || (w->nth + 1) * 2 > w->thmask + 1) {
-        uint32_t size = w->thash ? (w->thmask + 1) * 2 : 16;
-        uint32_t *t = calloc(size, sizeof *t);
-        if (!t) return NULL;
-        for (uint32_t i = 0; i < w->nth; i++) {
-            uint32_t k = th_hash(w->th[i].pid, w->th[i].tid, w->th[i].cpu) & (size - 1);
-            while (t[k])
-                k = (k + 1) & (size - 1);
-            t[k] = i + 1;
-        }
-        free(w->thash);
-        w->thash = t;
-        w->thmask = size - 1;
-    }
+    if (slots_room(&w->thash, w->nth, 16, th_slot_hash, w)) return NULL;
     uint32_t idx = w->nth;
     wth *t = &w->th[idx];
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->tid = tid;
     t->cpu = cpu;
-    uint32_t k = h & w->thmask;
-    while (w->thash[k])
-        k = (k + 1) & w->thmask;
-    w->thash[k] = ++w->nth;
+    slots_put(&w->thash, h, ++w->nth);
     /* its tracks */
     ek_sample q = *s;
     q.pid = pid;

@@ -497,6 +497,56 @@ static void test_writer_interned_bound(void **state)
     run_max(1, 27 + 3 * 64, timed_want);
 }
 
+/* Threads of no known process (pid -1), here one per trace source: each has its thread track,
+ * and the one "unknown process" track is written once (the table of written processes kept
+ * pid + 1, so pid -1 was a free slot and its track was written again for every thread) */
+static void test_writer_unknown_process(void **state)
+{
+    (void)state;
+    ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
+    ek_perfetto_opts o;
+    ek_perfetto_opts_init(&o);
+    o.write = collect;
+    o.ctx = &out;
+    o.per_source = 1;
+    ek_perfetto *w;
+    assert_int_equal(ek_perfetto_new(&o, &w), 0);
+    for (int32_t cpu = 0; cpu < 3; cpu++) {
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = EK_SAMPLE_BRANCHES;
+        s.flags = BEGIN;
+        s.pid = s.tid = -1;
+        s.cpu = cpu;
+        s.addr = 0x1000;
+        s.time = 1000 + (uint64_t)cpu;
+        s.has_time = 1;
+        ek_script_resolver r = {resolve, NULL, NULL, NULL};
+        assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
+    }
+    assert_int_equal(ek_perfetto_finish(w), 0);
+    ek_perfetto_free(w);
+    rd_trace r;
+    memset(&r, 0, sizeof r);
+    r.o = &text;
+    fields((const uint8_t *)out.p, out.len, trace_field, &r);
+    assert_string_equal(text.p, "T unknown process\n"
+                                "T :-1 -1 [cpu 0]\n"
+                                "T CPU 0\n"
+                                "cB :-1 -1/-1 @1000\n"
+                                "T :-1 -1 [cpu 1]\n"
+                                "T CPU 1\n"
+                                "cB :-1 -1/-1 @1001\n"
+                                "T :-1 -1 [cpu 2]\n"
+                                "T CPU 2\n"
+                                "cB :-1 -1/-1 @1002\n"
+                                "cE @1000\n"
+                                "cE @1001\n"
+                                "cE @1002\n");
+    ek_sbuf_free(&out);
+    ek_sbuf_free(&text);
+}
+
 static void test_writer_args(void **state)
 {
     (void)state;
@@ -516,6 +566,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_varints),      cmocka_unit_test(test_nested_lengths),
         cmocka_unit_test(test_writer_times), cmocka_unit_test(test_writer_instructions),
         cmocka_unit_test(test_writer_args),  cmocka_unit_test(test_writer_interned_bound),
+        cmocka_unit_test(test_writer_unknown_process),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
