@@ -6,6 +6,7 @@
 #include "etmkit/account_out.h"
 #include "etmkit/config.h"
 #include "etmkit/sbuf.h"
+#include "account_int.h"
 
 #define X(v) ((unsigned long long)(v))
 
@@ -36,7 +37,7 @@ static void num_or_null(ek_sbuf *out, int *first, const char *k, int64_t v)
 static void hex(ek_sbuf *out, int *first, const char *k, uint64_t v)
 {
     key(out, first, k);
-    ek_sbuf_printf(out, "\"%#llx\"", X(v));
+    ek_sbuf_printf(out, "\"0x%llx\"", X(v)); /* (0 too: "0x0", as DOCTOR.md says) */
 }
 
 static void str(ek_sbuf *out, int *first, const char *k, const char *v)
@@ -54,12 +55,11 @@ static void boolean(ek_sbuf *out, int *first, const char *k, int v)
     ek_sbuf_puts(out, v ? "true" : "false");
 }
 
-/* a build-id as hex (trailing zero bytes dropped, as the text does); null when none */
+/* a build-id as hex (its bytes as the text shows them: account_id_len); null when none */
 static void build_id(ek_sbuf *out, int *first, const char *k, const uint8_t *id, size_t len)
 {
     key(out, first, k);
-    while (len && !id[len - 1])
-        len--;
+    len = account_id_len(id, len);
     if (!len) {
         ek_sbuf_puts(out, "null");
         return;

@@ -10,6 +10,7 @@
 #include "etmkit/etmkit.h"
 #include "etmkit/config.h"
 #include "etmkit/symbols.h"
+#include "account_int.h"
 
 #define X(v) ((unsigned long long)(v))
 
@@ -20,8 +21,7 @@ static const char *const kernel_remedy =
 
 static void hexid(ek_sbuf *out, const uint8_t *id, size_t len)
 {
-    while (len && !id[len - 1])
-        len--;
+    len = account_id_len(id, len);
     for (size_t i = 0; i < len; i++)
         ek_sbuf_printf(out, "%02x", id[i]);
 }
@@ -37,14 +37,9 @@ static const char *pl(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
-/* A diagnostic's own text on one line: control characters as \xNN, one final '.' dropped (the
- * account adds its own punctuation after it). */
-static void put_msg(ek_sbuf *out, const char *m)
+/* n bytes of text on one line: control characters as \xNN */
+static void put_escaped(ek_sbuf *out, const char *m, size_t n)
 {
-    size_t n = m ? strlen(m) : 0;
-    while (n && (m[n - 1] == '\n' || m[n - 1] == '\r'))
-        n--;
-    if (n && m[n - 1] == '.') n--;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)m[i];
         if (c < 0x20 || c == 0x7f)
@@ -52,6 +47,17 @@ static void put_msg(ek_sbuf *out, const char *m)
         else
             ek_sbuf_putc(out, (char)c);
     }
+}
+
+/* A diagnostic's own text on one line: its line ends and one final '.' dropped (the account
+ * adds its own punctuation after it). */
+static void put_msg(ek_sbuf *out, const char *m)
+{
+    size_t n = m ? strlen(m) : 0;
+    while (n && (m[n - 1] == '\n' || m[n - 1] == '\r'))
+        n--;
+    if (n && m[n - 1] == '.') n--;
+    put_escaped(out, m, n);
 }
 
 /* ---- the header ------------------------------------------------------------------------------------ */
@@ -298,7 +304,7 @@ static void places(const ek_account_item *it, ek_sbuf *out)
 static void jit_code(const ek_account *a, const ek_account_item *it, ek_sbuf *out)
 {
     const ek_account_jit *j = it->jit;
-    ek_sbuf_printf(out, "JIT code? anonymous executable memory (%s) of pid %d at %#llx..%#llx: ",
+    ek_sbuf_printf(out, "JIT code? anonymous executable memory (%s) of pid %d at 0x%llx..0x%llx: ",
                    it->dso ? it->dso->name : "?", (int)it->pid, X(it->lo), X(it->hi));
     if (!j->mapped) {
         ek_sbuf_printf(out,
@@ -346,16 +352,17 @@ static void code(const ek_account *a, const ek_account_item *it, ek_sbuf *out)
     }
     switch (it->code) {
     case EK_ACCT_CODE_NO_MAP:
-        ek_sbuf_printf(out, "code of pid %d at %#llx..%#llx is in no map the recording knows",
+        ek_sbuf_printf(out, "code of pid %d at 0x%llx..0x%llx is in no map the recording knows",
                        (int)it->pid, X(it->lo), X(it->hi));
         break;
     case EK_ACCT_CODE_NO_KMAP:
-        ek_sbuf_printf(out, "kernel code at %#llx..%#llx is in no kernel map the recording "
-                            "knows",
+        ek_sbuf_printf(out,
+                       "kernel code at 0x%llx..0x%llx is in no kernel map the recording "
+                       "knows",
                        X(it->lo), X(it->hi));
         break;
     case EK_ACCT_CODE_KERNEL:
-        ek_sbuf_printf(out, "kernel code at %#llx..%#llx could not be read: ", X(it->lo),
+        ek_sbuf_printf(out, "kernel code at 0x%llx..0x%llx could not be read: ", X(it->lo),
                        X(it->hi));
         if (d) dso_where(d, out);
         break;
@@ -365,15 +372,15 @@ static void code(const ek_account *a, const ek_account_item *it, ek_sbuf *out)
         else
             ek_sbuf_printf(out, "%s", d ? d->name : "?");
         if (it->pid >= 0) ek_sbuf_printf(out, " (pid %d)", (int)it->pid);
-        ek_sbuf_printf(out, " at %#llx..%#llx: ", X(it->lo), X(it->hi));
+        ek_sbuf_printf(out, " at 0x%llx..0x%llx: ", X(it->lo), X(it->hi));
         if (d) dso_where(d, out);
         break;
     case EK_ACCT_CODE_OUTSIDE:
-        ek_sbuf_printf(out, "%s holds no code at %#llx..%#llx", d ? d->name : "?", X(it->lo),
+        ek_sbuf_printf(out, "%s holds no code at 0x%llx..0x%llx", d ? d->name : "?", X(it->lo),
                        X(it->hi));
         break;
     case EK_ACCT_CODE_NO_IMAGE:
-        ek_sbuf_printf(out, "code at %#llx..%#llx is in no memory dump", X(it->lo), X(it->hi));
+        ek_sbuf_printf(out, "code at 0x%llx..0x%llx is in no memory dump", X(it->lo), X(it->hi));
         if (it->pid >= 0)
             ek_sbuf_printf(out, " (trace ID 0x%02x)", (unsigned)it->pid);
         else
@@ -411,7 +418,7 @@ static void diag(const ek_account *a, const ek_account_diag *g, ek_sbuf *out, in
     const char *sep = g->count != 1 ? ", first " : "";
     if (g->file && strcmp(g->file, a->path)) {
         ek_sbuf_printf(&sub, "%sin ", sep);
-        put_msg(&sub, g->file);
+        put_escaped(&sub, g->file, strlen(g->file)); /* (a name, all of it: "etb." too) */
         sep = ", ";
     }
     if (g->record >= 0) {

@@ -276,12 +276,109 @@ static void test_render_built(void **state)
     ek_sbuf_free(&t);
 }
 
+/* Values at their edges, in both renderers: code at address 0 (a snapshot's reset code in no
+ * dump: "0x0", as every address; "%#llx" made it "0"), a build-id whose last byte is zero
+ * (one in 256: all 20 bytes, as the remedy's .build-id path spells them; the zero was dropped
+ * as if it were padding) and one padded to 20 bytes (a record without its size), and a
+ * diagnostic's file whose name ends in '.' (a name, kept whole; it lost the '.' that a
+ * message's end loses). */
+static void test_render_edges(void **state)
+{
+    (void)state;
+    static const uint8_t recorded[20] = {0x4e, 0x1f, 0x2a, 0x33, 0x44, 0x55, 0x66,
+                                         0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd,
+                                         0xee, 0xff, 0x01, 0x02, 0x10, 0x00};
+    ek_account_dso d;
+    memset(&d, 0, sizeof d);
+    d.name = "/usr/lib/libx.so";
+    d.tried = "/symfs/usr/lib/libx.so";
+    d.kind = EK_ACCT_DSO_USER;
+    d.status = EK_ACCT_FILE_BUILD_ID_MISMATCH;
+    memcpy(d.build_id, recorded, 20);
+    d.build_id_len = 20;
+    memcpy(d.found_id, recorded, 20);
+    d.found_id[19] = 0x01;
+    d.found_id_len = 20;
+    ek_account_diag g;
+    memset(&g, 0, sizeof g);
+    g.kind = "snapshot.unreadable";
+    g.sev = EK_SEV_ERROR;
+    g.count = 1;
+    g.msg = "cannot read trace buffer.";
+    g.file = "/data/etb.";
+    g.record = g.trace_id = g.example_offset = -1;
+    ek_account_item items[3];
+    memset(items, 0, sizeof items);
+    items[0].kind = EK_ACCT_CODE;
+    items[0].problem = 1;
+    items[0].remedy = EK_REMEDY_GIVE_CODE;
+    items[0].code = EK_ACCT_CODE_NO_IMAGE;
+    items[0].pid = 0x10;
+    items[0].lo = 0;
+    items[0].hi = 0x40;
+    items[0].count = 3;
+    items[0].name = "cpu_0.ini";
+    items[1].kind = EK_ACCT_CODE;
+    items[1].problem = 1;
+    items[1].remedy = EK_REMEDY_SYMFS;
+    items[1].code = EK_ACCT_CODE_DSO;
+    items[1].pid = 100;
+    items[1].lo = 0x1000;
+    items[1].hi = 0x2000;
+    items[1].count = 1;
+    items[1].first_offset = 0x100;
+    items[1].dso = &d;
+    items[2].kind = EK_ACCT_DIAG;
+    items[2].problem = 1;
+    items[2].count = 1;
+    items[2].first_offset = -1;
+    items[2].diag = &g;
+    ek_account a;
+    memset(&a, 0, sizeof a);
+    a.path = "x.data";
+    a.ran = 1;
+    a.items = items;
+    a.nitems = 3;
+
+    ek_sbuf t = EK_SBUF_INIT;
+    ek_account_text(&a, &t, EK_REPORT_FULL);
+    assert_non_null(strstr(t.p, "] code at 0x0..0x40 is in no memory dump (trace ID 0x10)\n"));
+    assert_non_null(strstr(t.p, "] /usr/lib/libx.so (pid 100) at 0x1000..0x2000: "
+                                "/symfs/usr/lib/libx.so has build-id "
+                                "4e1f2a33445566778899aabbccddeeff01021001, the recording says "
+                                "4e1f2a33445566778899aabbccddeeff01021000: another build"));
+    assert_non_null(strstr(t.p, ".build-id/4e/1f2a33445566778899aabbccddeeff01021000/elf"));
+    assert_non_null(strstr(t.p, "] cannot read trace buffer (in /data/etb.)\n"));
+    ek_sbuf_free(&t);
+
+    ek_account_json(&a, &t, EK_REPORT_FULL);
+    assert_non_null(strstr(t.p, "\"lo\":\"0x0\",\"hi\":\"0x40\""));
+    assert_non_null(strstr(t.p, "\"build_id\":\"4e1f2a33445566778899aabbccddeeff01021000\","
+                                "\"found_build_id\":\"4e1f2a33445566778899aabbccddeeff01021001\""));
+    assert_non_null(strstr(t.p, "\"message\":\"cannot read trace buffer.\""));
+    assert_non_null(strstr(t.p, "\"file\":\"/data/etb.\""));
+    assert_non_null(strstr(t.p, "\"text\":\"cannot read trace buffer (in /data/etb.)\\n\""));
+    ek_sbuf_free(&t);
+
+    /* recorded without its size: an md5 id, 16 bytes padded to 20 with a zero word; shown
+     * without the padding (the remedy's path keeps the 20 bytes perf looks up) */
+    memset(d.build_id + 16, 0, 4);
+    ek_account_text(&a, &t, EK_REPORT_FULL);
+    assert_non_null(strstr(t.p, ", the recording says 4e1f2a33445566778899aabbccddeeff: another"));
+    assert_non_null(strstr(t.p, ".build-id/4e/1f2a33445566778899aabbccddeeff00000000/elf"));
+    ek_sbuf_free(&t);
+    ek_account_json(&a, &t, EK_REPORT_FULL);
+    assert_non_null(strstr(t.p, "\"build_id\":\"4e1f2a33445566778899aabbccddeeff\","));
+    ek_sbuf_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buildid_mismatch),
         cmocka_unit_test(test_jit_without_symfs),
         cmocka_unit_test(test_render_built),
+        cmocka_unit_test(test_render_edges),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
