@@ -41,9 +41,10 @@ void ek_sbuf_vprintf(ek_sbuf *s, const char *fmt, va_list ap);
 void ek_sbuf_hex(ek_sbuf *s, uint64_t v, unsigned width, int upper);
 void ek_sbuf_dec(ek_sbuf *s, uint64_t v);
 void ek_sbuf_sdec(ek_sbuf *s, int64_t v);
-/* A JSON string: s quoted, with '"', '\\' and control characters escaped and bytes outside
- * printable ASCII as \u00XX (NULL: ""). Every string the library and the CLI write into
- * JSON from data (names, paths, messages) goes through it. */
+/* A JSON string: s quoted, with '"', '\\' and control characters escaped, UTF-8 characters
+ * as they are, and each byte that begins no well-formed UTF-8 character (a name in another
+ * encoding) as \ufffd (NULL: ""). Every string the library and the CLI write into JSON from
+ * data (names, paths, messages) goes through it. */
 void ek_json_string(ek_sbuf *out, const char *s);
 
 #pragma GCC visibility pop

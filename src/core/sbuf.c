@@ -142,6 +142,27 @@ void ek_sbuf_sdec(ek_sbuf *s, int64_t v)
     }
 }
 
+/* The length of the well-formed UTF-8 sequence at p (its lead byte >= 0x80), or 0: no
+ * overlong forms, no surrogates, nothing past U+10FFFF (Unicode's table 3-7). */
+static size_t utf8_len(const unsigned char *p)
+{
+    const unsigned c = p[0];
+    unsigned lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (p[1] < lo || p[1] > hi) return 0; /* (a NUL ends the check here too) */
+    for (size_t i = 2; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
 /* The one JSON string writer (etmkit/sbuf.h). */
 void ek_json_string(ek_sbuf *out, const char *s)
 {
@@ -154,10 +175,22 @@ void ek_json_string(ek_sbuf *out, const char *s)
         case '\t': ek_sbuf_puts(out, "\\t"); break;
         case '\r': ek_sbuf_puts(out, "\\r"); break;
         default:
-            if (*p < 0x20 || *p >= 0x7f)
+            if (*p < 0x20 || *p == 0x7f) {
                 ek_sbuf_printf(out, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 ek_sbuf_putc(out, (char)*p);
+            } else {
+                /* JSON text is UTF-8: a character passes as it is; a byte that is not part of
+                 * one (a file name in another encoding) becomes U+FFFD, as a decoder would
+                 * show it (\u00XX would name another character: Latin-1's) */
+                const size_t n = utf8_len(p);
+                if (n) {
+                    ek_sbuf_put(out, (const char *)p, n);
+                    p += n - 1;
+                } else {
+                    ek_sbuf_puts(out, "\\ufffd");
+                }
+            }
         }
     }
     ek_sbuf_putc(out, '"');

@@ -221,14 +221,31 @@ static void test_enum_names(void **state)
     assert_string_equal(ek_arch_name((ek_arch)-1), "unknown");
 }
 
-/* The JSON string writer: quotes, backslashes, control characters, non-ASCII bytes, NULL. */
+/* The JSON string writer: quotes, backslashes, control characters, NULL; UTF-8 characters as
+ * they are (JSON text is UTF-8: "\u00c3\u00a9" would read as "Ã©", not "é"), and a byte that
+ * begins no well-formed character as U+FFFD: a lone continuation byte, an overlong form, a
+ * surrogate, a lead byte past U+10FFFF, a character cut short by the string's end. */
 static void test_json_string(void **state)
 {
     (void)state;
     ek_sbuf b = EK_SBUF_INIT;
     ek_json_string(&b, "a\"b\\c\n\t\r\x01\x7f\xc3\xa9/");
     ek_json_string(&b, NULL);
-    assert_string_equal(b.p, "\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u007f\\u00c3\\u00a9/\"\"\"");
+    assert_string_equal(b.p, "\"a\\\"b\\\\c\\n\\t\\r\\u0001\\u007f\xc3\xa9/\"\"\"");
+    ek_sbuf_reset(&b);
+    /* é (2 bytes), € (3), U+FFFF, U+10000 and U+10FFFF (4): as they are */
+    ek_json_string(&b, "\xc3\xa9\xe2\x82\xac\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf");
+    assert_string_equal(b.p,
+                        "\"\xc3\xa9\xe2\x82\xac\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"");
+    ek_sbuf_reset(&b);
+    /* a continuation byte alone; overlong '/' (c0 af) and U+0000-U+07FF in 3 bytes (e0 9f bf);
+     * a surrogate (ed a0 80); f5 and f4 90 (past U+10FFFF); Latin-1's é (e9) then 'x'; a
+     * character cut short by the end (e2 82): each byte that starts nothing is one U+FFFD */
+    ek_json_string(&b,
+                   "\x80|\xc0\xaf|\xe0\x9f\xbf|\xed\xa0\x80|\xf5|\xf4\x90\x80\x80|\xe9x|\xe2\x82");
+    assert_string_equal(b.p, "\"\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+                             "\\ufffd\\ufffd\\ufffd|\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|"
+                             "\\ufffdx|\\ufffd\\ufffd\"");
     ek_sbuf_free(&b);
 }
 
