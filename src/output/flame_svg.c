@@ -263,10 +263,16 @@ static void put_label(ek_sbuf *o, const char *s, size_t n, int max)
     if (keep < cps) ek_sbuf_put(o, "..", 2);
 }
 
-/* v >= 0 with two decimals: (v * 100 + 0.5) truncated, as an integer of hundredths. */
+/* v >= 0 in hundredths, rounded as it is written: (v * 100 + 0.5) truncated */
+static uint64_t hundredths(double v)
+{
+    return v > 0 ? (uint64_t)(v * 100.0 + 0.5) : 0;
+}
+
+/* v >= 0 with two decimals (hundredths) */
 static void put_fixed2(ek_sbuf *o, double v)
 {
-    uint64_t c = v > 0 ? (uint64_t)(v * 100.0 + 0.5) : 0;
+    uint64_t c = hundredths(v);
     ek_sbuf_dec(o, c / 100);
     ek_sbuf_putc(o, '.');
     ek_sbuf_putc(o, (char)('0' + c / 10 % 10));
@@ -360,7 +366,10 @@ static int put_frame(flame *f, uint32_t at, uint64_t start, uint64_t skip)
     ek_sbuf_printf(o, "\" height=\"%d\" fill=\"", FRAME_H);
     put_colour(o, name, nlen);
     ek_sbuf_puts(o, "\"/>");
-    int fit = w > 6.0 ? (int)((w - 6.0) / CHAR_W) : 0;
+    /* the characters that fit, from the width as written: the script's rule on the rect's
+     * width attribute (at Reset), which the unrounded width could cross */
+    const double ww = (double)hundredths(w) / 100.0;
+    int fit = ww > 6.0 ? (int)((ww - 6.0) / CHAR_W) : 0;
     if (fit >= LABEL_MIN) {
         ek_sbuf_puts(o, "<text x=\"");
         put_fixed2(o, x + 3.0);

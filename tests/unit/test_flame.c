@@ -272,6 +272,64 @@ static void test_min_width(void **state)
     ek_sbuf_free(&r.out);
 }
 
+/* Every label of r is what the script makes of its frame at Reset: as many characters as fit
+ * in the rect's width attribute (w > 6: floor((w - 6) / 7.08)), the name whole when it fits,
+ * else two fewer and "..", none below 3 (names of ASCII letters here). Returns the labels. */
+static int check_labels(const run *r)
+{
+    int labels = 0;
+    for (const char *p = r->out.p; (p = strstr(p, "<g><title>")) != NULL; p++) {
+        const char *t = p + 10;
+        const char *name_end = strstr(t, " (");
+        const char *wa = strstr(t, "width=\"");
+        const char *g_end = strstr(t, "</g>");
+        assert_non_null(name_end);
+        assert_non_null(wa);
+        assert_non_null(g_end);
+        double w = strtod(wa + 7, NULL);
+        int fit = w > 6 ? (int)floor((w - 6) / 7.08) : 0;
+        int nl = (int)(name_end - t);
+        char want[256] = "";
+        if (fit >= 3)
+            snprintf(want, sizeof want, "%.*s%s", nl <= fit ? nl : fit - 2, t,
+                     nl <= fit ? "" : "..");
+        const char *x = strstr(t, "<text ");
+        char got[256] = "";
+        if (x && x < g_end) {
+            const char *b = strchr(x, '>') + 1;
+            snprintf(got, sizeof got, "%.*s", (int)(strstr(b, "</text>") - b), b);
+            labels++;
+        }
+        assert_string_equal(got, want);
+    }
+    return labels;
+}
+
+/* Labels fit the widths as written: 34.3164 px (written 34.32) fitted 3 characters ("a..")
+ * where the written 34.32 fits 4 ("ab..", what Reset showed); and over frames of many widths. */
+static void test_labels_fit(void **state)
+{
+    (void)state;
+    static const char in[] = "root;abcdef 34317\nroot;z 1145683\n";
+    run r = RENDER(in);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(check_labels(&r), 4);
+    assert_int_equal(count_in(&r, ">ab..</text>"), 1);
+    ek_sbuf_free(&r.out);
+    ek_sbuf many = EK_SBUF_INIT;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 40; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        ek_sbuf_printf(&many, "m;f%d%.*s %llu\n", i, (int)(x % 24), "abcdefghijklmnopqrstuvwxyz",
+                       (unsigned long long)(1 + (x >> 40) % 5000));
+    }
+    r = render(many.p, many.len, NULL);
+    assert_int_equal(r.rc, 0);
+    assert_true(check_labels(&r) >= 15); /* (21 of the 42 frames) */
+    ek_sbuf_free(&r.out);
+    ek_sbuf_free(&many);
+}
+
 static void test_arguments(void **state)
 {
     ek_sbuf out = EK_SBUF_INIT;
@@ -304,6 +362,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_huge_counts), cmocka_unit_test(test_merge_and_order),
         cmocka_unit_test(test_depth_limit), cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_min_width),   cmocka_unit_test(test_arguments),
+        cmocka_unit_test(test_labels_fit),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
