@@ -127,7 +127,7 @@ typedef struct wth {
                       * is new (a return right before it may have left one at that address) */
     uint8_t hidden;  /* the filter leaves it out: followed as any other, nothing written */
     ek_sbuf pn[2], pd[2]; /* pending names and DSOs */
-    char label[64];       /* "comm pid/tid" */
+    char label[72];       /* "comm pid/tid": 40 bytes of comm, two numbers of 11 */
 } wth;
 
 typedef struct wcpu {
@@ -465,10 +465,26 @@ static const char *clock_note(const ek_perfetto *w)
     return w->clock_insns ? " (time = instructions)" : "";
 }
 
-/* A pid as a value of the processes' set: every pid from -1 (no known process) up is nonzero */
+/* A pid as a value of the processes' set: nonzero for every pid from -1 up (process_track
+ * takes every negative pid as -1) */
 static uint32_t pid_key(int32_t pid)
 {
     return (uint32_t)pid + 2u;
+}
+
+/* How many bytes of name, at most max, the track names show: not past max, and not into a
+ * UTF-8 character that would not end before it (a name cut there is no longer UTF-8, which
+ * Perfetto's strings are) */
+static int name_cut(const char *name, int max)
+{
+    int n = 0;
+    while (n < max && name[n])
+        n++;
+    if (n < max || !name[n]) return n;
+    /* name[n] continues a character: cut before its first byte (at most 3 back) */
+    for (int k = 0; k < 3 && n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80; k++)
+        n--;
+    return ((unsigned char)name[n] & 0xc0) == 0x80 ? max : n;
 }
 
 static uint32_t pid_slot_hash(const void *ctx, uint32_t v)
@@ -479,6 +495,7 @@ static uint32_t pid_slot_hash(const void *ctx, uint32_t v)
 
 static int process_track(ek_perfetto *w, int32_t pid, const char *comm)
 {
+    if (pid < 0) pid = -1; /* (one "unknown process" for them all) */
     const uint32_t v = pid_key(pid);
     slots *ps = &w->procs;
     if (ps->v)
@@ -487,11 +504,12 @@ static int process_track(ek_perfetto *w, int32_t pid, const char *comm)
     if (slots_room(ps, w->nprocs, 16, pid_slot_hash, NULL)) return EK_ERR_NOMEM;
     slots_put(ps, mix(v, 0), v);
     w->nprocs++;
-    char name[96];
+    char name[112];
     if (pid < 0)
         snprintf(name, sizeof name, "unknown process%s", clock_note(w));
     else
-        snprintf(name, sizeof name, "%s %d%s", pid == 0 ? "swapper" : comm, pid, clock_note(w));
+        snprintf(name, sizeof name, "%.*s %d%s", name_cut(pid == 0 ? "swapper" : comm, 64),
+                 pid == 0 ? "swapper" : comm, pid, clock_note(w));
     int32_t pt[2] = {pid, pid};
     return track(w, UUID_PROCESS + (uint32_t)pid, 0, name, pid < 0 ? NULL : pt, 1,
                  pid == 0 ? "swapper" : comm);
@@ -534,7 +552,7 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
         snprintf(cbuf, sizeof cbuf, ":%d", tid);
         comm = cbuf;
     }
-    snprintf(t->label, sizeof t->label, "%.40s %d/%d", comm, pid, tid);
+    snprintf(t->label, sizeof t->label, "%.*s %d/%d", name_cut(comm, 40), comm, pid, tid);
     if (w->o.filter) {
         /* (the comm the filter compares is the resolver's, not the ":tid" placeholder) */
         const char *fc = comm == cbuf ? NULL : comm;
@@ -547,9 +565,10 @@ static wth *thread_of(ek_perfetto *w, int32_t pid, int32_t tid, int32_t cpu, con
     if (process_track(w, pid, comm)) return NULL;
     char name[128];
     if (cpu >= 0)
-        snprintf(name, sizeof name, "%.40s %d [cpu %d]%s", comm, tid, cpu, clock_note(w));
+        snprintf(name, sizeof name, "%.*s %d [cpu %d]%s", name_cut(comm, 40), comm, tid, cpu,
+                 clock_note(w));
     else
-        snprintf(name, sizeof name, "%.40s %d%s", comm, tid, clock_note(w));
+        snprintf(name, sizeof name, "%.*s %d%s", name_cut(comm, 40), comm, tid, clock_note(w));
     int32_t pt[2] = {pid, tid};
     /* one thread track per thread (Perfetto's rule): a thread followed per CPU gets plain
      * tracks in its process */

@@ -159,7 +159,7 @@ static void fields(const uint8_t *p, size_t n, field_fn fn, void *ctx)
 #define MAX_IID 32
 enum { TAB_EVENT, TAB_DNAME, TAB_DVALUE };
 typedef struct interned {
-    char s[3][MAX_IID][64];
+    char s[3][MAX_IID][128];
     int def[3][MAX_IID];
     int cleared; /* a packet said the incremental state was cleared */
 } interned;
@@ -167,14 +167,14 @@ typedef struct interned {
 typedef struct pkt {
     uint64_t ts, seq, type, track, uuid, parent, flags;
     int has_ts, is_event, is_track;
-    char name[64];
+    char name[128];
     uint64_t name_iid, dname_iid, dvalue_iid;
     char dname[64], dvalue[64]; /* the annotation's name and value when written in full */
     int ndefs;
     struct {
         int tab;
         uint64_t iid;
-        char s[64];
+        char s[128];
     } defs[8];
     int entry_tab; /* (while reading an entry of InternedData) */
 } pkt;
@@ -497,9 +497,10 @@ static void test_writer_interned_bound(void **state)
     run_max(1, 27 + 3 * 64, timed_want);
 }
 
-/* Threads of no known process (pid -1), here one per trace source: each has its thread track,
- * and the one "unknown process" track is written once (the table of written processes kept
- * pid + 1, so pid -1 was a free slot and its track was written again for every thread) */
+/* Threads of no known process (pid -1, or any negative pid), here one per trace source: each
+ * has its thread track, and the one "unknown process" track is written once (the table of
+ * written processes kept pid + 1, so pid -1 was a free slot and its track was written again
+ * for every thread; then pid + 2, and pid -2 was) */
 static void test_writer_unknown_process(void **state)
 {
     (void)state;
@@ -516,7 +517,7 @@ static void test_writer_unknown_process(void **state)
         memset(&s, 0, sizeof s);
         s.kind = EK_SAMPLE_BRANCHES;
         s.flags = BEGIN;
-        s.pid = s.tid = -1;
+        s.pid = s.tid = cpu == 2 ? -2 : -1; /* (any negative pid: no known process) */
         s.cpu = cpu;
         s.addr = 0x1000;
         s.time = 1000 + (uint64_t)cpu;
@@ -537,14 +538,76 @@ static void test_writer_unknown_process(void **state)
                                 "T :-1 -1 [cpu 1]\n"
                                 "T CPU 1\n"
                                 "cB :-1 -1/-1 @1001\n"
-                                "T :-1 -1 [cpu 2]\n"
+                                "T :-2 -2 [cpu 2]\n"
                                 "T CPU 2\n"
-                                "cB :-1 -1/-1 @1002\n"
+                                "cB :-2 -2/-2 @1002\n"
                                 "cE @1000\n"
                                 "cE @1001\n"
                                 "cE @1002\n");
     ek_sbuf_free(&out);
     ek_sbuf_free(&text);
+}
+
+static const char *long_comm(void *ctx, const ek_sample *s)
+{
+    (void)s;
+    return ctx;
+}
+
+/* The names of tracks and CPU slices take 40 bytes of a thread's name, never part of a UTF-8
+ * character (39 'a' and an 'é' of two bytes: the 'é' goes whole, where the cut left its first
+ * byte, and the strings were no longer UTF-8); the slice's "comm pid/tid" holds the longest
+ * numbers whole. */
+static void test_writer_names(void **state)
+{
+    (void)state;
+    char a39e[48], b40[48];
+    memset(a39e, 'a', 39);
+    strcpy(a39e + 39, "\xc3\xa9z");
+    memset(b40, 'b', 40);
+    b40[40] = 0;
+    const struct {
+        const char *comm;
+        int32_t id;
+        const char *want;
+    } cases[] = {
+        {a39e, 100,
+         "T %.39s\xc3\xa9z 100\nT %.39s 100\nT CPU 1\ncB %.39s 100/100 @1000\ncE @1000\n"},
+        {b40, INT32_MIN,
+         "T unknown process\nT %.40s -2147483648\nT CPU 1\ncB %.40s -2147483648/-2147483648 "
+         "@1000\ncE @1000\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
+        ek_perfetto_opts o;
+        ek_perfetto_opts_init(&o);
+        o.write = collect;
+        o.ctx = &out;
+        ek_perfetto *w;
+        assert_int_equal(ek_perfetto_new(&o, &w), 0);
+        ek_sample s;
+        memset(&s, 0, sizeof s);
+        s.kind = EK_SAMPLE_BRANCHES;
+        s.flags = BEGIN;
+        s.pid = s.tid = cases[i].id;
+        s.cpu = 1;
+        s.addr = 0x1000;
+        s.time = 1000;
+        s.has_time = 1;
+        ek_script_resolver r = {resolve, long_comm, (void *)cases[i].comm, NULL};
+        assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
+        assert_int_equal(ek_perfetto_finish(w), 0);
+        ek_perfetto_free(w);
+        rd_trace rt;
+        memset(&rt, 0, sizeof rt);
+        rt.o = &text;
+        fields((const uint8_t *)out.p, out.len, trace_field, &rt);
+        char want[512];
+        snprintf(want, sizeof want, cases[i].want, cases[i].comm, cases[i].comm, cases[i].comm);
+        assert_string_equal(text.p, want);
+        ek_sbuf_free(&out);
+        ek_sbuf_free(&text);
+    }
 }
 
 static void test_writer_args(void **state)
@@ -567,6 +630,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_writer_times), cmocka_unit_test(test_writer_instructions),
         cmocka_unit_test(test_writer_args),  cmocka_unit_test(test_writer_interned_bound),
         cmocka_unit_test(test_writer_unknown_process),
+        cmocka_unit_test(test_writer_names),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
