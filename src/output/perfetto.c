@@ -126,6 +126,9 @@ typedef struct wth {
     uint8_t exc;     /* its last branch entered an exception: the innermost exception frame
                       * is new (a return right before it may have left one at that address) */
     uint8_t hidden;  /* the filter leaves it out: followed as any other, nothing written */
+    uint32_t drops;  /* outermost frames the stack analysis forgot (max_depth) since its view */
+    uint32_t below;  /* slices still open below the mirror's bottom: of such frames (they end
+                      * where the stack is lost, or at the end: slices nest) */
     ek_sbuf pn[2], pd[2]; /* pending names and DSOs */
     char label[72];       /* "comm pid/tid": 40 bytes of comm, two numbers of 11 */
 } wth;
@@ -604,11 +607,22 @@ static int follow(ek_perfetto *w, wth *t, const ek_stack_view *v)
 {
     int rc = 0;
     uint32_t c = 0;
+    if (t->drops) {
+        /* the view starts that many frames further in: their slices stay open below it */
+        const uint32_t k = t->drops < t->n ? t->drops : t->n;
+        for (uint32_t i = 0; i < k; i++)
+            if (!(t->f[i].flags & EK_FRAME_GAP)) t->below++;
+        memmove(t->f, t->f + k, (t->n - k) * sizeof *t->f);
+        t->n -= k;
+        t->drops = 0;
+    }
     if (t->lost) {
         /* forgotten: everything the trace showed of it ends (at its trace end, if a gap) */
         uint64_t at = t->ended && t->landed ? t->end_ts : t->chg;
         for (uint32_t i = t->n; i-- && !rc;)
             if (!(t->f[i].flags & EK_FRAME_GAP)) rc = end_slice(w, t, at);
+        for (; t->below && !rc; t->below--)
+            rc = end_slice(w, t, at);
         t->n = 0;
         if (!t->hidden) w->stats.lost++;
     } else {
@@ -801,7 +815,9 @@ int ek_perfetto_sample(ek_perfetto *w, const ek_sample *s, const ek_script_resol
     rc = follow(w, vt, &v);
     if (rc) return rc;
     if (!landing) {
-        /* the branch moves t's stack: seen at its next view */
+        /* the branch moves t's stack: seen at its next view (a push at max_depth forgets the
+         * outermost frame: that view starts one frame further in) */
+        t->drops += (uint32_t)(b.dropped - a.dropped);
         t->chg = now;
         if (lost) t->lost = 1;
         pend(t, s, r);
@@ -822,6 +838,8 @@ int ek_perfetto_finish(ek_perfetto *w)
         uint64_t at = t->seen;
         for (uint32_t k = t->n; k-- && !rc;)
             if (!(t->f[k].flags & EK_FRAME_GAP)) rc = end_slice(w, t, at);
+        for (; t->below && !rc; t->below--)
+            rc = end_slice(w, t, at);
         t->n = 0;
     }
     for (uint32_t c = 0; c < w->ncpus && !rc; c++)

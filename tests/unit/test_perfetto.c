@@ -610,6 +610,93 @@ static void test_writer_names(void **state)
     }
 }
 
+static void resolve_hex(void *ctx, const ek_sample *s, uint64_t addr, int fb, ek_addr_loc *out)
+{
+    (void)s, (void)fb;
+    char *names = ctx; /* 16 bytes a name */
+    snprintf(names + (addr >> 16) % 16 * 16, 16, "f%llx", (unsigned long long)(addr >> 16));
+    out->sym = names + (addr >> 16) % 16 * 16;
+    out->dso = "/bin/prog";
+}
+
+/* Calls deeper than max_depth (4 here): the stack analysis forgets the outermost frame at each
+ * push past it, and the view starts one frame further in. The slices of the forgotten frames
+ * stay open below (slices nest) and end with the rest: ten calls, ten named slices, ten ends
+ * (the mirror was compared from the bottom: every view past the depth matched nothing, and
+ * all its slices ended and began again, the outer ones as "[unknown]"). */
+static void test_writer_deep(void **state)
+{
+    (void)state;
+    ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
+    ek_perfetto_opts o;
+    ek_perfetto_opts_init(&o);
+    o.write = collect;
+    o.ctx = &out;
+    o.max_depth = 4;
+    o.no_cpu_tracks = 1;
+    o.no_dso = 1;
+    ek_perfetto *w;
+    assert_int_equal(ek_perfetto_new(&o, &w), 0);
+    char names[16 * 16];
+    ek_script_resolver r = {resolve_hex, comm, names, NULL};
+    ek_sample s;
+    memset(&s, 0, sizeof s);
+    s.kind = EK_SAMPLE_BRANCHES;
+    s.pid = s.tid = 100;
+    s.cpu = 1;
+    s.has_time = 1;
+    s.flags = BEGIN;
+    s.addr = 0x10000;
+    s.time = 1000;
+    assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
+    for (uint64_t i = 1; i <= 10; i++) { /* f1 calls f2 ... f10 calls f11 */
+        s.flags = CALL;
+        s.isub = EK_ISUB_BR_LINK;
+        s.isize = 4;
+        s.ip = (i << 16) + 8;
+        s.addr = (i + 1) << 16;
+        s.time = 1000 + 10 * i;
+        s.ninsn = 3;
+        assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
+    }
+    s.flags = EK_SF_BRANCH; /* a jump in f11: the last call's view */
+    s.isub = 0;
+    s.ip = (11u << 16) + 4;
+    s.addr = (11u << 16) + 0x40;
+    s.time = 1200;
+    assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
+    assert_int_equal(ek_perfetto_finish(w), 0);
+    ek_perfetto_free(w);
+    rd_trace rt;
+    memset(&rt, 0, sizeof rt);
+    rt.o = &text;
+    fields((const uint8_t *)out.p, out.len, trace_field, &rt);
+    assert_string_equal(text.p, "T prog 100\n"
+                                "T prog 100\n"
+                                "B f2 @1010\n"
+                                "B f3 @1020\n"
+                                "B f4 @1030\n"
+                                "B f5 @1040\n"
+                                "B f6 @1050\n"
+                                "B f7 @1060\n"
+                                "B f8 @1070\n"
+                                "B f9 @1080\n"
+                                "B fa @1090\n"
+                                "B fb @1100\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n"
+                                "E @1200\n");
+    ek_sbuf_free(&out);
+    ek_sbuf_free(&text);
+}
+
 static void test_writer_args(void **state)
 {
     (void)state;
@@ -631,6 +718,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_writer_args),  cmocka_unit_test(test_writer_interned_bound),
         cmocka_unit_test(test_writer_unknown_process),
         cmocka_unit_test(test_writer_names),
+        cmocka_unit_test(test_writer_deep),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
