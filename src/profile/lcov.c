@@ -756,6 +756,21 @@ static int cmp_ford(const void *a, const void *b)
     return strcmp(((const lc_ford *)a)->name, ((const lc_ford *)b)->name);
 }
 
+/* Text in a record's field, as lcov reads it back: a line ends the record (so "\n" and "\r" are
+ * written %0A and %0D), and in a name (FN, FNDA: name != 0) a ',' ends the name for lcov 1.16
+ * (^FN:(\d+),([^,]+)): Go's generic functions have commas, so ',' is %2C there, and '%' is
+ * %25, which keeps distinct names distinct. */
+static void put_field(ek_sbuf *out, const char *s, int name)
+{
+    for (; *s; s++) {
+        const char c = *s;
+        if (c == '\n' || c == '\r' || (name && (c == ',' || c == '%')))
+            ek_sbuf_printf(out, "%%%02X", (unsigned)(unsigned char)c);
+        else
+            ek_sbuf_putc(out, c);
+    }
+}
+
 static void put_brda(ek_sbuf *out, uint32_t line, unsigned block, const lc_branch *b,
                      ek_lcov_stats *st)
 {
@@ -825,12 +840,19 @@ static int write_records(lc_ctx *c, const char *binary_name, ek_sbuf *out, ek_lc
         uint32_t f = ford[o].id;
         size_t fa = fs[f], fb = fs[f + 1], ba = bs[f], bb = bs[f + 1], la = ls[f], lb = ls[f + 1];
         if (fa == fb && la == lb) continue;
-        ek_sbuf_printf(out, "TN:\nSF:%s\n", c->files[f]);
+        ek_sbuf_puts(out, "TN:\nSF:");
+        put_field(out, c->files[f], 0);
+        ek_sbuf_putc(out, '\n');
         uint64_t fnh = 0, brh0 = st->branches_hit, brf0 = st->branches, lh = 0;
-        for (size_t i = fa; i < fb; i++)
-            ek_sbuf_printf(out, "FN:%u,%s\n", fr[i].line, fr[i].name);
         for (size_t i = fa; i < fb; i++) {
-            ek_sbuf_printf(out, "FNDA:%llu,%s\n", (unsigned long long)fr[i].count, fr[i].name);
+            ek_sbuf_printf(out, "FN:%u,", fr[i].line);
+            put_field(out, fr[i].name, 1);
+            ek_sbuf_putc(out, '\n');
+        }
+        for (size_t i = fa; i < fb; i++) {
+            ek_sbuf_printf(out, "FNDA:%llu,", (unsigned long long)fr[i].count);
+            put_field(out, fr[i].name, 1);
+            ek_sbuf_putc(out, '\n');
             fnh += fr[i].count > 0;
         }
         ek_sbuf_printf(out, "FNF:%zu\nFNH:%llu\n", fb - fa, (unsigned long long)fnh);
@@ -854,14 +876,22 @@ static int write_records(lc_ctx *c, const char *binary_name, ek_sbuf *out, ek_lc
     }
     if (npseudo) {
         /* the binary's record: functions without a source line, in address order */
-        ek_sbuf_printf(out, "TN:\nSF:%s\n", binary_name);
+        ek_sbuf_puts(out, "TN:\nSF:");
+        put_field(out, binary_name, 0);
+        ek_sbuf_putc(out, '\n');
         uint64_t fnh = 0, brh0 = st->branches_hit, brf0 = st->branches, lh = 0;
         for (size_t i = 0; i < c->nfn; i++)
-            if (pseudo[i]) ek_sbuf_printf(out, "FN:%u,%s\n", pseudo[i], c->fn[i].name);
+            if (pseudo[i]) {
+                ek_sbuf_printf(out, "FN:%u,", pseudo[i]);
+                put_field(out, c->fn[i].name, 1);
+                ek_sbuf_putc(out, '\n');
+            }
         for (size_t i = 0; i < c->nfn; i++)
             if (pseudo[i]) {
                 uint64_t n = cov_at(c, c->fn[i].lo);
-                ek_sbuf_printf(out, "FNDA:%llu,%s\n", (unsigned long long)n, c->fn[i].name);
+                ek_sbuf_printf(out, "FNDA:%llu,", (unsigned long long)n);
+                put_field(out, c->fn[i].name, 1);
+                ek_sbuf_putc(out, '\n');
                 fnh += n > 0;
             }
         ek_sbuf_printf(out, "FNF:%u\nFNH:%llu\n", npseudo, (unsigned long long)fnh);

@@ -223,6 +223,41 @@ static void test_a64_stripped(void **state)
     unlink(path);
 }
 
+/* Names as lcov reads them back: 1.16 ends a function's name at a ',' (Go's generic
+ * functions have them: both below read back as "F[int", one function) and a record at a line
+ * end (a path holding one wrote records of its own), so ',' '%' and line ends are %XX in
+ * names, line ends in paths. */
+static void test_names(void **state)
+{
+    (void)state;
+    static const uint32_t code[] = {A64_NOP, A64_RET, A64_NOP, A64_RET, A64_RET};
+    static const sym_spec syms[] = {
+        {"F[int,string]", 0x1000, 8, STT_FUNC, STB_GLOBAL},
+        {"F[int,bool]", 0x1008, 8, STT_FUNC, STB_GLOBAL},
+        {"p%q", 0x1010, 4, STT_FUNC, STB_GLOBAL},
+    };
+    char path[] = "/tmp/etmkit-lcov-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_elf(path, 64, EM_AARCH64, ET_DYN, 0x1000, code, sizeof code, syms,
+              sizeof syms / sizeof syms[0]);
+    ek_profile *p;
+    assert_int_equal(ek_profile_new(&p), 0);
+    size_t bin = add_binary(p, "/usr/bin/a\nSF:b");
+    assert_int_equal(ek_profile_add_range(p, bin, 0x1000, 0x1004, 5), 0);
+    const char *want = "TN:\nSF:/usr/bin/a%0ASF:b\n"
+                       "FN:1,F[int%2Cstring]\nFN:2,F[int%2Cbool]\nFN:3,p%25q\n"
+                       "FNDA:5,F[int%2Cstring]\nFNDA:0,F[int%2Cbool]\nFNDA:0,p%25q\n"
+                       "FNF:3\nFNH:1\nBRF:0\nBRH:0\n"
+                       "DA:1,5\nDA:2,0\nDA:3,0\n"
+                       "LF:3\nLH:1\nend_of_record\n";
+    ek_lcov_stats st = {1, 3, 1, 3, 1, 0, 0, 0};
+    expect_lcov(p, bin, path, want, &st);
+    ek_profile_free(p);
+    unlink(path);
+}
+
 static void test_arm32(void **state)
 {
     (void)state;
@@ -280,6 +315,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a64),
         cmocka_unit_test(test_a64_stripped),
         cmocka_unit_test(test_arm32),
+        cmocka_unit_test(test_names),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
