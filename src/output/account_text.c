@@ -592,10 +592,16 @@ static void summary(const ek_account *a, ek_sbuf *out)
             other += m->count;
         }
     }
+    /* the AUX records without data that are a problem: snapshot mode's overwritten ones are
+     * notes (the doctor's "All trace was decoded" and no remedy) and send nobody there */
     const ek_account_aux *first = NULL;
-    for (size_t i = 0; i < a->naux_no_data; i++)
-        if (!first || a->aux_no_data[i].offset < first->offset) first = &a->aux_no_data[i];
-    uint64_t nodata = a->naux_no_data;
+    uint64_t nodata = 0;
+    for (size_t i = 0; i < a->naux_no_data; i++) {
+        const ek_account_aux *r = &a->aux_no_data[i];
+        if (r->overwritten) continue;
+        nodata++;
+        if (!first || r->offset < first->offset) first = r;
+    }
     int any = 0;
     if (nodata) {
         ek_sbuf_printf(out, "etmkit: %llu AUX record%s without trace data in the file (first: "
