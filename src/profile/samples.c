@@ -525,6 +525,9 @@ static int add_stack_sample(ek_profile_builder *b, const ek_sample *s)
         rc = add_branch(b, s, e->from, e->to, &tl, &tok);
         if (rc || k == 0 || !tok) continue;
         rc = add_run(b, s, 1, tl.vaddr, tl.mapping, tl.bin, s->branches[k - 1].from);
+        /* a run that cannot have run (counted: impossible) adds no range; the newer entries
+         * still count (it stopped the loop, and its 1 came back as the status) */
+        if (rc == 1) rc = EK_OK;
     }
     return rc;
 }

@@ -260,6 +260,29 @@ static void test_stack_samples(void **state)
     assert_string_equal(got, "r 400020 400030 2\nb 400010 400020 2\nb 400030 400040 2\n");
     ek_profile_builder_free(b);
     ek_profile_free(p);
+
+    /* a run between two entries that cannot have run (an unconditional B inside: no range,
+     * counted impossible) leaves the newer entries counted, and the sample's status 0 (the
+     * loop stopped there, and returned the run's 1) */
+    for (size_t i = 0; i < sizeof code_a / 4; i++)
+        code_a[i] = NOP;
+    code_a[0x24 / 4] = 0x14000010u; /* 0x400024: b +0x40 */
+    assert_int_equal(ek_profile_new(&p), 0);
+    assert_int_equal(ek_profile_builder_new(p, fake_locate, NULL, &b), 0);
+    ek_profile_builder_set_code(b, fake_code, NULL);
+    ek_branch three[3] = {{0x400058, 0x400060}, {0x400030, 0x400050}, {0x400010, 0x400020}};
+    s.ip = 0x400064;
+    s.nbranches = 3;
+    s.branches = three;
+    assert_int_equal(ek_profile_builder_add(b, &s), 0);
+    counts_text(p, "/bin/a", got, sizeof got);
+    assert_string_equal(got, "r 400050 400058 1\n"
+                             "b 400010 400020 1\nb 400030 400050 1\nb 400058 400060 1\n");
+    ek_profile_build_stats bs;
+    ek_profile_builder_get_stats(b, &bs);
+    assert_int_equal(bs.impossible, 1);
+    ek_profile_builder_free(b);
+    ek_profile_free(p);
 }
 
 /* The work split over threads (ek_profile_build_part): a builder per queue (LOCAL), and one
