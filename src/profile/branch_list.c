@@ -106,6 +106,7 @@ static int parse_path(const char *s, size_t n, char *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        if (k == EK_PROFILE_PATH_MAX) return -2; /* (the path, not its escaped text) */
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f) return -1;
         if (c == '\\') {
@@ -156,11 +157,10 @@ static int read_binary_line(ek_profile *p, prof_lines *l, size_t *h)
     uint64_t base;
     if (!prof_eat(s, n, &i, " ") || prof_parse_hex(s, n, &i, &base) || !prof_eat(s, n, &i, " "))
         return prof_lines_error(l, "expected ' LOAD-BASE PATH' (hex) after the build-id");
-    if (n - i > EK_PROFILE_PATH_MAX)
-        return prof_lines_error(l, "path longer than %d bytes", EK_PROFILE_PATH_MAX);
     char path[EK_PROFILE_PATH_MAX + 1];
-    if (parse_path(s + i, n - i, path))
-        return prof_lines_error(l, "bad path escape or control character in the path");
+    int pr = parse_path(s + i, n - i, path);
+    if (pr == -2) return prof_lines_error(l, "path longer than %d bytes", EK_PROFILE_PATH_MAX);
+    if (pr) return prof_lines_error(l, "bad path escape or control character in the path");
     ek_profile_binary bid = {path, id, idlen, base};
     size_t before = ek_profile_binary_count(p);
     int rc = ek_profile_add_binary(p, &bid, h);

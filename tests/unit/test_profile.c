@@ -565,6 +565,37 @@ static void test_branch_list_exact_and_round_trip(void **state)
     free(u);
     ek_profile_free(p);
     ek_profile_free(q);
+
+    /* the longest path a profile holds (4096 bytes) reads back though its escaped text is
+     * longer (the reader held the escaped text to the limit: a path of 2048 backslashes and
+     * 2048 'a', 6144 bytes written, was "longer than 4096 bytes"); one more byte is too long */
+    char longp[EK_PROFILE_PATH_MAX + 2];
+    for (size_t i = 0; i < EK_PROFILE_PATH_MAX; i++)
+        longp[i] = i % 2 ? 'a' : '\\';
+    longp[EK_PROFILE_PATH_MAX] = 0;
+    p = new_profile();
+    add_bin(p, longp, NULL, 0);
+    t = blist(p);
+    q = new_profile();
+    assert_int_equal(read_text(q, t, EK_PROFILE_FMT_BRANCH_LIST, &r), 0);
+    assert_int_equal(ek_profile_binary_get(q, 0, &b), 0);
+    assert_string_equal(b.path, longp);
+    ek_profile_free(q);
+    /* (the writer refuses a longer one: the line is made by hand) */
+    char *at = strstr(t, "binary - 0 ");
+    assert_non_null(at);
+    ek_sbuf lt = EK_SBUF_INIT;
+    ek_sbuf_put(&lt, t, (size_t)(at - t) + 11);
+    ek_sbuf_puts(&lt, "\\x41");
+    ek_sbuf_puts(&lt, at + 11);
+    q = new_profile();
+    memset(&r, 0, sizeof r);
+    assert_int_equal(read_text(q, lt.p, EK_PROFILE_FMT_BRANCH_LIST, &r), EK_ERR_FORMAT);
+    assert_non_null(strstr(r.msg, "path longer than 4096 bytes"));
+    ek_sbuf_free(&lt);
+    free(t);
+    ek_profile_free(p);
+    ek_profile_free(q);
 }
 
 /* Damage: every reader error names the line and its byte offset, says what was expected, and
