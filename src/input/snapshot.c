@@ -67,7 +67,8 @@ static int probe_file(const char *path, uint64_t *size, int *err)
 {
     *size = 0;
     *err = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* (O_NONBLOCK: opening a FIFO without a writer waited for one, for ever) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         *err = errno;
         return 0;

@@ -98,7 +98,9 @@ static int list_buffer(snap_lister *l, size_t b, size_t nth, size_t count)
         return EK_ERR_NOT_FOUND;
     }
     ek_mapped m;
-    int rc = ek_map_file(buf->path, &m);
+    /* (not present: the reader found no regular file there, and said why; a device or a FIFO
+     * read whole would never end: /dev/zero) */
+    int rc = buf->present ? ek_map_file(buf->path, &m) : EK_ERR_IO;
     if (rc) {
         ek_diag_emit(&l->diag, EK_SEV_ERROR, "dump.unreadable", rc, buf->path, -1, -1, -1,
                      "cannot read trace buffer %s", buf->name);

@@ -544,7 +544,8 @@ static int decode_buffer(ek_session *s, size_t pos, sctx *ctxs, size_t maxctx)
     }
     ek_mapped m;
     memset(&m, 0, sizeof m);
-    int mrc = rc ? 0 : ek_map_file(buf->path, &m);
+    /* (not present: no regular file, which the reader said; /dev/zero read whole never ends) */
+    int mrc = rc ? 0 : buf->present ? ek_map_file(buf->path, &m) : EK_ERR_IO;
     if (mrc) {
         ek_diag_emit(&s->diag, EK_SEV_ERROR, "snapshot.unreadable", mrc, buf->path, -1, -1, -1,
                      "cannot read trace buffer %s", buf->name);
