@@ -445,6 +445,20 @@ static void test_autofdo_exact(void **state)
     t = autofdo(empty);
     assert_string_equal(t, "");
     free(t);
+    /* a path with line ends: written with \x0a / \x0d, one comment line (the rest of the path
+     * read back as the profile's lines: a binary of its own with a range "0-4:999") */
+    ek_profile *nl = new_profile();
+    add_bin(nl, "/opt/a\n1\n0-4:999\r\n0\n0", NULL, 0);
+    t = autofdo(nl);
+    assert_string_equal(t, "0\n0\n0\n// build_id: 0x0000000000000000000000000000000000000000\n"
+                           "// /opt/a\\x0a1\\x0a0-4:999\\x0d\\x0a0\\x0a0\n\n");
+    ek_profile *back = new_profile();
+    rec r = {0};
+    assert_int_equal(read_text(back, t, EK_PROFILE_FMT_AUTOFDO, &r), 0);
+    assert_int_equal(ek_profile_binary_count(back), 1);
+    free(t);
+    ek_profile_free(back);
+    ek_profile_free(nl);
     ek_profile_free(p);
     ek_profile_free(one);
     ek_profile_free(empty);
