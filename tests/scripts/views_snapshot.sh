@@ -120,6 +120,15 @@ PY
 (cd "$T" && "$E" export -q --format=lcov --image prog.elf -o c2.info "$ex") 2>"$T/err" ||
   bad "lcov with a relative --image exited $?: $(cat "$T/err")"
 cmp -s "$T/c.info" "$T/c2.info" || bad "lcov with a relative --image path differs"
+# ... and for the profiles: the binary's build-id and load base (matched against the
+# resolver's absolute name, the relative one gave neither: "binary - 0 ...", and AutoFDO
+# addresses not relative to the binary)
+"$E" export -q --format=branch-list --image "$T/prog.elf" -o "$T/abs.bl" "$ex" 2>/dev/null
+(cd "$T" && "$E" export -q --format=branch-list --image prog.elf -o rel.bl "$ex") 2>"$T/err" ||
+  bad "branch-list with a relative --image exited $?: $(cat "$T/err")"
+cmp -s "$T/abs.bl" "$T/rel.bl" || bad "branch-list with a relative --image path differs: $(grep ^binary "$T/rel.bl")"
+grep -q "^binary [0-9a-f]\{40\} [0-9a-f]* $T/prog.elf\$" "$T/rel.bl" ||
+  bad "the ELF's build-id and load base: $(grep ^binary "$T/rel.bl")"
 # ... named as given, symbolic links kept (the binary is the file the user named)
 ln -s "$T" "$T/link"
 "$E" script -F ip,dso --image "$T/link/prog.elf" "$ex" 2>/dev/null | sed -n 2p >"$T/dso.txt"

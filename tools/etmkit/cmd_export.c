@@ -109,6 +109,19 @@ static const char *dso_hint(void *ctx, const ek_sample *s, uint64_t addr)
     return hint_of(((export_ctx *)ctx)->r, s, addr);
 }
 
+/* Whether the resolver's name is the --image spec's file: the session names a relative path
+ * after the working directory it was given in (snap.c: absolute, symbolic links kept). */
+static int is_spec_file(const char *spec, const char *name)
+{
+    if (!strcmp(spec, name)) return 1;
+    if (spec[0] == '/') return 0;
+    char *cwd = getcwd(NULL, 0);
+    size_t n = cwd ? strlen(cwd) : 0;
+    int same = cwd && !strncmp(name, cwd, n) && name[n] == '/' && !strcmp(name + n + 1, spec);
+    free(cwd);
+    return same;
+}
+
 /* The binary of a snapshot the resolver names name: made the first time (an --image ELF
  * file: its bias, load base and build-id). NULL: out of memory. */
 static snap_bin *snap_bin_of(export_ctx *c, const char *name)
@@ -125,7 +138,7 @@ static snap_bin *snap_bin_of(export_ctx *c, const char *name)
     for (size_t i = 0; i < c->d->nimages; i++) {
         const ek_image_spec *sp = &c->d->images[i];
         ek_elf_info *ei = NULL;
-        if (strcmp(sp->path, name) || ek_elf_info_read(sp->path, NULL, &ei)) continue;
+        if (!is_spec_file(sp->path, name) || ek_elf_info_read(sp->path, NULL, &ei)) continue;
         uint64_t low = UINT64_MAX;
         for (size_t k = 0; k < ei->nsegs; k++)
             if (ei->segs[k].vaddr < low) low = ei->segs[k].vaddr;
