@@ -105,7 +105,13 @@ int ek_profile_write_autofdo(const ek_profile *p, ek_sbuf *out)
         for (size_t k = 0; k < 20; k++)
             ek_sbuf_hex(out, k < b->build_id_len ? b->build_id[k] : 0, 2, 0);
         ek_sbuf_puts(out, "\n// ");
-        ek_sbuf_puts(out, b->path);
+        /* the path as it is, but a line end (which would end the comment, and make the rest
+         * of the path read as the profile's own lines) as \x0a / \x0d */
+        for (const char *c = b->path; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                ek_sbuf_puts(out, *c == '\n' ? "\\x0a" : "\\x0d");
+            else
+                ek_sbuf_putc(out, *c);
         ek_sbuf_puts(out, "\n\n");
     }
     free(order);
