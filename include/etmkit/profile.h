@@ -222,6 +222,17 @@ int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t
  * Returns 0, EK_ERR_ARG (no such binary) or EK_ERR_NOMEM. */
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
 
+/* BOLT's fdata for the ELF file elf_path with build-id elf_id (as its note holds it), from
+ * every binary of p that is that file, whatever the order binaries were added in: with a
+ * build-id, the binaries with that build-id (with EK_PROFILE_USER_ONLY, not kernel ones) are
+ * one file under several paths (a link, a copy), their counts added up; without one, the one
+ * binary without a build-id whose path has elf_path's file name (none, or several: not found).
+ * *nbins (may be NULL) says how many binaries were added up. Returns 0, EK_ERR_NOT_FOUND (no
+ * binary is that file: nothing written), EK_ERR_ARG or EK_ERR_NOMEM. */
+int ek_profile_write_bolt_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                                  const char *elf_path, unsigned flags, ek_bolt_map *m,
+                                  ek_sbuf *out, size_t *nbins);
+
 /* ---- coverage (lcov) ------------------------------------------------------------------ */
 
 /* What ek_profile_write_lcov wrote (sums over its records). */

@@ -123,5 +123,37 @@ done
 out=$("$bin" merge --format=bolt -o x.fdata all.bl 2>&1); rc=$?
 [ $rc -eq 2 ] && [ "$out" = "etmkit: merge: --format=bolt: the profile has 2 binaries: name one with --binary=ELF" ] ||
     bad "bolt with two binaries: exit $rc, '$out'"
+# bolt for an ELF from every binary that is that file, in any input order: simloop's counts
+# under a second path (same build-id) add up, as merging its profile with itself does (the
+# first binary in input order was taken: the other's counts were dropped, and the two orders
+# gave different files); an ELF without a build-id is the binary of its file name only (any
+# binary without one was taken: another library's counts, or an empty file and exit 0)
+if "$bin" gen -q --scenario basic -o g >/dev/null 2>&1 &&
+   "$bin" export -q --format=branch-list --symfs g/symfs -o basic.bl g/perf.data 2>/dev/null; then
+    elf=g/symfs/usr/bin/simloop
+    { echo "etmkit-branch-list 1"; awk '/^binary/{p=($4=="/usr/bin/simloop")} p' basic.bl |
+        grep -v '^end$' | sed 's#/usr/bin/simloop$#/bin/simloop#'; echo end; } >alias.bl
+    "$bin" merge -q --format=bolt --binary=$elf -o o1.fdata basic.bl alias.bl || bad "bolt: basic alias"
+    "$bin" merge -q --format=bolt --binary=$elf -o o2.fdata alias.bl basic.bl || bad "bolt: alias basic"
+    "$bin" merge -q -o twice.bl basic.bl basic.bl &&
+        "$bin" merge -q --format=bolt --binary=$elf -o want.fdata twice.bl || bad "bolt: basic twice"
+    [ -s want.fdata ] && cmp -s o1.fdata want.fdata && cmp -s o2.fdata want.fdata ||
+        bad "bolt from one build-id under two paths: $(wc -l <o1.fdata) and $(wc -l <o2.fdata) lines, $(wc -l <want.fdata) wanted"
+    if command -v llvm-objcopy >/dev/null; then
+        llvm-objcopy --remove-section .note.gnu.build-id $elf simloop
+        { echo "etmkit-branch-list 1"; grep -v '^end$' basic.bl | tail -n +2 |
+            sed 's#^binary [0-9a-f-]* #binary - #'; echo end; } >noid.bl
+        { echo "etmkit-branch-list 1"; awk '/^binary/{p=($4!="/usr/bin/simloop")} p' noid.bl |
+            grep -v '^end$'; echo end; } >lib.bl
+        "$bin" merge -q --format=bolt --binary=simloop -o n1.fdata noid.bl || bad "bolt without build-ids"
+        "$bin" merge -q --format=bolt --binary=$elf -o n2.fdata basic.bl
+        cmp -s n1.fdata n2.fdata || bad "bolt for an ELF without a build-id: not simloop's counts"
+        out=$("$bin" merge --format=bolt --binary=simloop -o n3.fdata lib.bl 2>&1); rc=$?
+        [ $rc -eq 1 ] && [ ! -e n3.fdata ] && [ "$out" = "etmkit: merge: --format=bolt: simloop has no build-id, and no one binary of the profile without one is named simloop" ] ||
+            bad "bolt for an ELF without a build-id that no binary is: exit $rc, '$out'"
+    fi
+else
+    bad "gen basic / export --format=branch-list"
+fi
 "$bin" merge --help | grep -q '^usage: etmkit merge' || bad "merge --help"
 exit $fail

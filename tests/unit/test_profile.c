@@ -816,6 +816,54 @@ static void test_bolt_exact(void **state)
 /* ek_bolt_map_load_elf on a real AArch64 executable (fuzz/corpus/elf/exe):
  *   work:   400158 cmp; 40015c b.lt 400164; 400160 ret; 400164 ..; 400174 b 400158
  *   _start: 400184 bl work; 400190 b 400190 */
+/* BOLT's fdata for an ELF file from every binary that is that file, in any order: two paths
+ * of one build-id add up (the first added one was taken, the other's counts dropped, so the
+ * output depended on the inputs' order); without a build-id, only the binary of the ELF's file
+ * name (any binary without one was taken: another library's counts, or none). */
+static void test_bolt_for_elf(void **state)
+{
+    (void)state;
+    ek_bolt_map *m = NULL;
+    assert_int_equal(ek_bolt_map_new(&m), 0);
+    assert_int_equal(ek_bolt_map_add_symbol(m, 0x1000, 0x40, "main", EK_BOLT_SYM_FUNCTION), 0);
+    const uint8_t id[4] = {0xab, 0xcd, 0xef, 0x01};
+    char *first = NULL;
+    for (int order = 0; order < 2; order++) {
+        ek_profile *p = new_profile();
+        size_t a = add_bin(p, order ? "/usr/bin/app" : "/bin/app", "abcdef01", 0);
+        size_t b = add_bin(p, order ? "/bin/app" : "/usr/bin/app", "abcdef01", 0);
+        add_bin(p, "/lib/other.so", NULL, 0);
+        assert_int_equal(ek_profile_add_branch(p, order ? b : a, 0x1008, 0x1020, 5), 0);
+        assert_int_equal(ek_profile_add_branch(p, order ? a : b, 0x1008, 0x1020, 2), 0);
+        assert_int_equal(ek_profile_add_branch(p, order ? a : b, 0x1024, 0x1000, 1), 0);
+        ek_sbuf s = EK_SBUF_INIT;
+        size_t nb = 0;
+        assert_int_equal(ek_profile_write_bolt_for_elf(p, id, 4, "/x/app", 0, m, &s, &nb), 0);
+        assert_int_equal(nb, 2);
+        assert_string_equal(s.p, "1 main 8 1 main 20 0 7\n1 main 24 1 main 0 0 1\n");
+        if (!first)
+            first = strdup(s.p);
+        else
+            assert_string_equal(s.p, first);
+        ek_sbuf_free(&s);
+        /* no binary has the ELF's build-id, or it has none and no binary of its name has none */
+        assert_int_equal(ek_profile_write_bolt_for_elf(p, (const uint8_t *)"\x01\x02\x03\x04", 4,
+                                                       "/x/app", 0, m, &s, NULL),
+                         EK_ERR_NOT_FOUND);
+        assert_int_equal(ek_profile_write_bolt_for_elf(p, NULL, 0, "/x/app", 0, m, &s, NULL),
+                         EK_ERR_NOT_FOUND);
+        assert_int_equal(s.len, 0);
+        /* ... the one of its name */
+        assert_int_equal(
+            ek_profile_write_bolt_for_elf(p, NULL, 0, "/symfs/lib/other.so", 0, m, &s, &nb), 0);
+        assert_int_equal(nb, 1);
+        ek_sbuf_free(&s);
+        ek_profile_free(p);
+    }
+    free(first);
+    ek_bolt_map_free(m);
+}
+
 static void test_bolt_map_from_elf(void **state)
 {
     (void)state;
@@ -935,6 +983,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_detect_and_names),
         cmocka_unit_test(test_bolt_names),
         cmocka_unit_test(test_bolt_exact),
+        cmocka_unit_test(test_bolt_for_elf),
         cmocka_unit_test(test_bolt_map_from_elf),
         cmocka_unit_test(test_bolt_blocks_from_elf),
     };

@@ -313,18 +313,13 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         cli_err("export: %s: cannot read the ELF file", elf);
         goto done;
     }
-    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, EK_PROFILE_USER_ONLY, &pick)) {
-        uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-        size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
-        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
-        if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
-        cli_err("export: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
-                hex);
-        goto done;
-    }
     int rc = ek_bolt_map_load_elf(elf, NULL, &map);
-    if (!rc) rc = ek_profile_write_bolt(p, pick, map, out);
-    if (rc)
+    if (!rc)
+        rc = ek_profile_write_bolt_for_elf(p, in->build_id, in->build_id_len, elf,
+                                           EK_PROFILE_USER_ONLY, map, out, NULL);
+    if (rc == EK_ERR_NOT_FOUND)
+        cli_bolt_not_found("export", elf, in);
+    else if (rc)
         cli_err("export: %s: %s", elf, ek_strerror(rc));
     else
         status = CLI_OK;

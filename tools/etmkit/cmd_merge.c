@@ -170,7 +170,7 @@ static void print_first(void *ctx, const ek_diag_event *ev)
 /* Write the profile as bolt fdata: the binary the ELF file is, named from it. */
 static int write_bolt(const ek_profile *p, const merge_ctx *c, ek_sbuf *out)
 {
-    size_t nb = ek_profile_binary_count(p), pick = nb;
+    size_t nb = ek_profile_binary_count(p);
     ek_profile_binary id;
     const char *elf = c->binary;
     char *joined = NULL;
@@ -193,18 +193,14 @@ static int write_bolt(const ek_profile *p, const merge_ctx *c, ek_sbuf *out)
         if (!printed) cli_err("merge: %s: cannot read the ELF file", elf);
         goto done;
     }
-    if (ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, 0, &pick)) {
-        uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "none";
-        size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
-        if (elen) ek_build_id_hex(eid, elen, hex, sizeof hex);
-        cli_err("merge: --format=bolt: no binary of the profile has the build-id of %s (%s)", elf,
-                hex);
-        goto done;
-    }
     int rc = ek_bolt_map_load_elf(elf, &d, &map);
-    if (!rc) rc = ek_profile_write_bolt(p, pick, map, out);
-    if (rc && !printed) cli_err("merge: %s: %s", elf, ek_strerror(rc));
+    if (!rc)
+        rc = ek_profile_write_bolt_for_elf(p, in->build_id, in->build_id_len, elf, 0, map, out,
+                                           NULL);
+    if (rc == EK_ERR_NOT_FOUND)
+        cli_bolt_not_found("merge", elf, in);
+    else if (rc && !printed)
+        cli_err("merge: %s: %s", elf, ek_strerror(rc));
     status = rc ? CLI_FAIL : CLI_OK;
 done:
     ek_bolt_map_free(map);

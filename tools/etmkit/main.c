@@ -7,6 +7,8 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "etmkit/profile.h"
+#include "etmkit/symbols.h"
 
 void cli_write(ek_sbuf *out, FILE *f)
 {
@@ -24,6 +26,23 @@ void cli_err(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void cli_bolt_not_found(const char *cmd, const char *elf, const struct ek_elf_info *in)
+{
+    uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
+    const size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
+    if (elen) {
+        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1];
+        ek_build_id_hex(eid, elen, hex, sizeof hex);
+        cli_err("%s: --format=bolt: no binary of the profile has the build-id of %s (%s)", cmd, elf,
+                hex);
+    } else {
+        const char *base = strrchr(elf, '/');
+        cli_err("%s: --format=bolt: %s has no build-id, and no one binary of the profile without "
+                "one is named %s",
+                cmd, elf, base ? base + 1 : elf);
+    }
 }
 
 static void print_event(void *ctx, const ek_diag_event *ev)
