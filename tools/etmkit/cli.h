@@ -55,6 +55,21 @@ int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
  * over it would replace the device or the link with a plain file: as root, /dev/null) nor
  * removed after an error. */
 int cli_out_in_place(const char *out);
+/* An output written as it is made, with cli_write_file's rules: standard output when out is
+ * NULL or "-", in place when cli_out_in_place(out), else a temporary file out.TAG-XXXXXX that
+ * cli_out_close renames into place. Whoever writes to f keeps the errno of the first failure
+ * in err. */
+typedef struct cli_out {
+    FILE *f;
+    char *tmp; /* the temporary file (NULL: written in place or to standard output) */
+    int err;   /* errno of the first failed write (0: none) */
+} cli_out;
+/* 0, or -1 with errno set (nothing was created). */
+int cli_out_open(cli_out *o, const char *out, const char *tag);
+/* Flush and close f; with keep, rename the temporary file into place, else (or after an error)
+ * remove it: an OUT that was there stays as it was. Returns o->err: 0 or the errno of the first
+ * failure (write, close, rename). */
+int cli_out_close(cli_out *o, const char *out, int keep);
 /* the process's file creation mask (files written through a temporary get the mode open(2) gives) */
 mode_t cli_umask(void);
 

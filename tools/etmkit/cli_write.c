@@ -1,6 +1,7 @@
 /* Writing a command's whole output: to stdout when out is NULL or "-", else through a temporary
  * file beside out (named out.TAG-XXXXXX) renamed into place, so a failed run leaves no partial
- * file -- unless out is there and not a regular file (cli_out_in_place). */
+ * file -- unless out is there and not a regular file (cli_out_in_place). cli_out_open and
+ * cli_out_close do the same for an output written as it is made. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,4 +67,58 @@ int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
     free(tmp);
     errno = e;
     return ok ? 0 : -1;
+}
+
+/* a temporary file beside out with the mode open(2) would give (mkstemp makes it 0600) */
+static FILE *open_tmp(const char *out, const char *tag, char **tmp)
+{
+    *tmp = NULL;
+    if (asprintf(tmp, "%s.%s-XXXXXX", out, tag) < 0) {
+        *tmp = NULL;
+        return NULL;
+    }
+    int fd = mkstemp(*tmp);
+    FILE *f = NULL;
+    if (fd >= 0 && !fchmod(fd, 0666 & ~cli_umask())) f = fdopen(fd, "wb");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
+        free(*tmp);
+        *tmp = NULL;
+        errno = e;
+    }
+    return f;
+}
+
+int cli_out_open(cli_out *o, const char *out, const char *tag)
+{
+    o->f = NULL;
+    o->tmp = NULL;
+    o->err = 0;
+    if (!out || !strcmp(out, "-"))
+        o->f = stdout;
+    else if (cli_out_in_place(out))
+        o->f = fopen(out, "wb");
+    else
+        o->f = open_tmp(out, tag, &o->tmp);
+    return o->f ? 0 : -1;
+}
+
+int cli_out_close(cli_out *o, const char *out, int keep)
+{
+    if (!o->f) return o->err;
+    errno = 0;
+    if (o->f == stdout ? fflush(stdout) : fclose(o->f))
+        if (!o->err) o->err = errno ? errno : EIO;
+    o->f = NULL;
+    if (o->tmp) {
+        if (keep && !o->err && rename(o->tmp, out)) o->err = errno;
+        if (!keep || o->err) unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    return o->err;
 }
