@@ -1,9 +1,12 @@
 /* etmkit inject: perf inject --itrace=il64 for CoreSight recordings (a perf.data file with
  * last-branch stacks on instructions samples, for AutoFDO and BOLT). The library does the
  * work (include/etmkit/inject.h); this file parses the options and reports. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_opts.h"
@@ -21,6 +24,45 @@ static void usage(FILE *f)
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT);
     fprintf(f, "--itrace must ask for instructions samples with last branches (i and l);\n"
                "the default is il64.\n");
+}
+
+/* The writer's output (etmkit/perf_write.h): OUT through cli_out, which keeps the errno of the
+ * first failure for the message. */
+static int out_write(void *ctx, const void *p, size_t n)
+{
+    cli_out *o = ctx;
+    if (o->err) return EK_ERR_IO;
+    errno = 0;
+    if (!n || fwrite(p, 1, n, o->f) == n) return 0;
+    o->err = errno ? errno : EIO;
+    return EK_ERR_IO;
+}
+
+static int out_patch(void *ctx, uint64_t off, const void *p, size_t n)
+{
+    cli_out *o = ctx;
+    if (o->err) return EK_ERR_IO;
+    errno = 0;
+    if ((off_t)off < 0 || fseeko(o->f, (off_t)off, SEEK_SET) || fwrite(p, 1, n, o->f) != n ||
+        fseeko(o->f, 0, SEEK_END)) {
+        o->err = errno ? errno : EIO;
+        return EK_ERR_IO;
+    }
+    return 0;
+}
+
+/* Would writing OUT in place (a link, a device: cli_out_in_place) write over the recording?
+ * The recording is mapped while it is read: truncating it kills the run (SIGBUS) and loses
+ * it. A regular OUT is written beside itself and renamed, which leaves the input whole. */
+static int out_is_input(const char *out, const char *input)
+{
+    char *data = NULL;
+    if (cli_is_perf_folder(input) && asprintf(&data, "%s/data", input) > 0) input = data;
+    struct stat in, o;
+    int same = !stat(input, &in) && !stat(out, &o) && S_ISREG(o.st_mode) && in.st_dev == o.st_dev &&
+               in.st_ino == o.st_ino;
+    free(data);
+    return same;
 }
 
 int cmd_inject(int argc, char **argv)
@@ -68,6 +110,13 @@ int cmd_inject(int argc, char **argv)
                 d.input, d.bare_ss ? "file described by options" : "snapshot folder");
         ret = CLI_FAIL;
     }
+    if (ret < 0 && cli_out_in_place(out) && out_is_input(out, d.input)) {
+        fprintf(stderr,
+                "etmkit inject: %s: is the recording %s (a link or a device is written in "
+                "place, which would destroy it): give another output file\n",
+                out, d.input);
+        ret = CLI_USAGE;
+    }
     ek_session *s = NULL;
     if (ret < 0) ret = cli_decode_open(&d, &s);
     if (ret >= 0) {
@@ -75,18 +124,25 @@ int cmd_inject(int argc, char **argv)
         return ret;
     }
     const ek_perf_file *pf = ek_session_file(s);
+    cli_out o;
     ek_pw *w = NULL;
-    int rc;
-    if ((rc = ek_pw_new_file(out, ek_inject_writer_flags(pf), &w)) != 0) {
-        fprintf(stderr, "etmkit inject: %s: cannot write: %s\n", out, ek_strerror(rc));
+    int rc = 0;
+    if (cli_out_open(&o, out, "inject")) {
+        fprintf(stderr, "etmkit inject: %s: %s\n", out, strerror(errno));
+        rc = EK_ERR_IO;
     } else {
+        ek_pw_out po = {&o, out_write, out_patch};
         ek_inject_stats st;
-        rc = ek_inject(pf, s, &d.so.itrace, w, &st);
+        rc = ek_pw_new(&po, ek_inject_writer_flags(pf), &w);
+        if (!rc) rc = ek_inject(pf, s, &d.so.itrace, w, &st);
         int rc2 = ek_pw_close(w);
         if (!rc) rc = rc2;
-        if (rc) {
-            fprintf(stderr, "etmkit inject: %s: %s\n", out, ek_strerror(rc));
-            if (!cli_out_in_place(out)) remove(out);
+        int werr = cli_out_close(&o, out, !rc);
+        if (werr) {
+            fprintf(stderr, "etmkit inject: %s: %s\n", out, strerror(werr));
+            rc = rc ? rc : EK_ERR_IO;
+        } else if (rc) {
+            fprintf(stderr, "etmkit inject: %s: %s\n", d.input, ek_strerror(rc));
         } else if (!d.quiet) {
             fprintf(stderr, "etmkit inject: %s: %llu sample%s, %llu sideband record%s\n", out,
                     (unsigned long long)st.samples, st.samples == 1 ? "" : "s",
