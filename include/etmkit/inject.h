@@ -17,7 +17,13 @@
  * positions would differ, which perf refuses ("non matching sample_type"). perf 6.1 sets
  * PERF_SAMPLE_BRANCH_HW_INDEX in branch_sample_type and writes hw_idx (-1) before the entries;
  * AutoFDO 0.19's perf.data reader does not know that word and rejects such files, so the stacks
- * here have no hw_idx (perf reads both). */
+ * here have no hw_idx (perf reads both).
+ *
+ * A pipe-mode writer (EK_PW_PIPE: `perf inject -o -`) gets what perf 6.1's pipe mode writes:
+ * HEADER_ATTR records, HEADER_FEATURE records right after them for the features perf sends in
+ * pipe mode (not TRACING_DATA, BUILD_ID, BRANCH_STACK, AUXTRACE, STAT, CACHE, DIR_FORMAT,
+ * HYBRID_TOPOLOGY, nor one too large for a record), its end-of-features mark, and the build-ids
+ * as HEADER_BUILD_ID records. */
 #ifndef ETMKIT_INJECT_H
 #define ETMKIT_INJECT_H
 

@@ -57,6 +57,8 @@ int ek_pw_close(ek_pw *w);
 int ek_pw_close_mem(ek_pw *w, uint8_t **buf, size_t *len);
 /* The first error so far (0 if none). */
 int ek_pw_error(const ek_pw *w);
+/* 1 for a pipe-mode writer (EK_PW_PIPE), else 0. */
+int ek_pw_is_pipe(const ek_pw *w);
 
 /* ---- attributes --------------------------------------------------------------------- */
 

@@ -161,6 +161,11 @@ int ek_pw_error(const ek_pw *w)
     return w->err;
 }
 
+int ek_pw_is_pipe(const ek_pw *w)
+{
+    return w->pipe;
+}
+
 uint64_t ek_pw_offset(const ek_pw *w)
 {
     if (w->sealed) return w->pos;

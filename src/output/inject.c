@@ -68,6 +68,112 @@ static int on_sample(void *ctx, const ek_sample *s, const ek_script_resolver *r)
     return rc;
 }
 
+/* A feature section of the recording, NULL when it lies outside the file (damage). */
+static const uint8_t *feature_bytes(const ek_perf_file *in, const ek_perf_feature_section *fs)
+{
+    size_t fsize;
+    const uint8_t *bytes = ek_perf_bytes(in, &fsize);
+    if (fs->offset > fsize || fs->size > fsize - fs->offset) return NULL;
+    return bytes + fs->offset;
+}
+
+/* File mode: the recording's Linux features but the AUXTRACE index, and BRANCH_STACK (sections
+ * the writer keeps until it closes). */
+static int file_features(const ek_perf_file *in, ek_pw *out)
+{
+    int have_bs = 0, rc = 0;
+    for (size_t i = 0; i < ek_perf_nfeature_sections(in); i++) {
+        const ek_perf_feature_section *fs = ek_perf_feature_section_at(in, i);
+        const uint8_t *p = feature_bytes(in, fs);
+        if (fs->bit >= 32 || fs->bit == EK_PERF_FEAT_AUXTRACE || !p) continue;
+        if (fs->bit == EK_PERF_FEAT_BRANCH_STACK) have_bs = 1;
+        ek_pw_feature_begin(out, fs->bit);
+        ek_pw_bytes(out, p, (size_t)fs->size);
+        rc = ek_pw_feature_end(out);
+        if (rc) return rc;
+    }
+    if (!have_bs) {
+        ek_pw_feature_begin(out, EK_PERF_FEAT_BRANCH_STACK);
+        rc = ek_pw_feature_end(out);
+    }
+    return rc;
+}
+
+#define PERF61_HEADER_LAST_FEATURE 32 /* perf 6.1's end-of-features mark in pipe mode */
+
+/* Pipe mode, as perf 6.1's pipe mode writes it: HEADER_FEATURE records right after the
+ * attributes for the features it synthesizes (feat_ops with .synthesize), an end mark
+ * (feature HEADER_LAST_FEATURE, no data: perf report waits for it), then the build-ids as
+ * HEADER_BUILD_ID records. Not TRACING_DATA, BUILD_ID, BRANCH_STACK, AUXTRACE, STAT, CACHE,
+ * DIR_FORMAT and HYBRID_TOPOLOGY as features: perf reads some of those from its input
+ * descriptor, which in pipe mode is the stream itself (a BUILD_ID feature record would make it
+ * read the records that follow as build-ids); nor a section too large for a record (perf's pipe
+ * mode leaves those out too). */
+static int pipe_features(const ek_perf_file *in, ek_pw *out)
+{
+    const ek_perf_feature_section *build_ids = NULL;
+    for (size_t i = 0; i < ek_perf_nfeature_sections(in); i++) {
+        const ek_perf_feature_section *fs = ek_perf_feature_section_at(in, i);
+        const uint8_t *p = feature_bytes(in, fs);
+        if (!p) continue;
+        switch (fs->bit) {
+        case EK_PERF_FEAT_BUILD_ID:
+            if (!build_ids) build_ids = fs;
+            break;
+        case EK_PERF_FEAT_HOSTNAME:
+        case EK_PERF_FEAT_OSRELEASE:
+        case EK_PERF_FEAT_VERSION:
+        case EK_PERF_FEAT_ARCH:
+        case EK_PERF_FEAT_NRCPUS:
+        case EK_PERF_FEAT_CPUDESC:
+        case EK_PERF_FEAT_CPUID:
+        case EK_PERF_FEAT_TOTAL_MEM:
+        case EK_PERF_FEAT_CMDLINE:
+        case EK_PERF_FEAT_EVENT_DESC:
+        case EK_PERF_FEAT_CPU_TOPOLOGY:
+        case EK_PERF_FEAT_NUMA_TOPOLOGY:
+        case EK_PERF_FEAT_PMU_MAPPINGS:
+        case EK_PERF_FEAT_GROUP_DESC:
+        case EK_PERF_FEAT_SAMPLE_TIME:
+        case EK_PERF_FEAT_MEM_TOPOLOGY:
+        case EK_PERF_FEAT_CLOCKID:
+        case EK_PERF_FEAT_BPF_PROG_INFO:
+        case EK_PERF_FEAT_BPF_BTF:
+        case EK_PERF_FEAT_COMPRESSED:
+        case EK_PERF_FEAT_CPU_PMU_CAPS:
+        case EK_PERF_FEAT_CLOCK_DATA:
+        case EK_PERF_FEAT_PMU_CAPS: {
+            /* a record: header, feat_id, the section padded to 8 bytes, at most 65535 */
+            if (fs->size > 65528 - 16) break;
+            ek_pw_feature_begin(out, fs->bit);
+            ek_pw_bytes(out, p, (size_t)fs->size);
+            int rc = ek_pw_feature_end(out);
+            if (rc) return rc;
+            break;
+        }
+        default: break;
+        }
+    }
+    ek_pw_feature_begin(out, PERF61_HEADER_LAST_FEATURE);
+    int rc = ek_pw_feature_end(out);
+    if (rc || !build_ids) return rc;
+    /* perf_record_header_build_id entries, each header.size long (header.type unused) */
+    const int swap = ek_perf_header(in)->swapped;
+    const uint8_t *p = feature_bytes(in, build_ids);
+    for (uint64_t at = 0; at + 8 <= build_ids->size;) {
+        const uint8_t *e = p + at;
+        uint16_t misc = swap ? (uint16_t)(e[4] << 8 | e[5]) : (uint16_t)(e[5] << 8 | e[4]);
+        uint16_t size = swap ? (uint16_t)(e[6] << 8 | e[7]) : (uint16_t)(e[7] << 8 | e[6]);
+        if (size < 8 || size > build_ids->size - at) break; /* damaged: the rest is lost */
+        ek_pw_begin(out, EK_PERF_RECORD_HEADER_BUILD_ID, misc);
+        ek_pw_bytes(out, e + 8, size - 8u);
+        rc = ek_pw_end(out);
+        if (rc) return rc;
+        at += size;
+    }
+    return 0;
+}
+
 int ek_inject(const ek_perf_file *in, ek_session *s, const ek_itrace *itrace, ek_pw *out,
               ek_inject_stats *st)
 {
@@ -116,6 +222,8 @@ int ek_inject(const ek_perf_file *in, ek_session *s, const ek_itrace *itrace, ek
     a.nids = 1;
     int rc = ek_pw_attr(out, &a);
     if (rc) return rc;
+    rc = ek_pw_is_pipe(out) ? pipe_features(in, out) : file_features(in, out);
+    if (rc) return rc;
 
     /* sideband, as recorded */
     ek_perf_iter *it;
@@ -142,25 +250,5 @@ int ek_inject(const ek_perf_file *in, ek_session *s, const ek_itrace *itrace, ek
     j->st = st;
     rc = ek_session_samples(s, on_sample, j);
     free(j);
-    if (rc) return rc;
-
-    /* features: the recording's Linux ones but the AUXTRACE index, and BRANCH_STACK */
-    size_t fsize;
-    const uint8_t *bytes = ek_perf_bytes(in, &fsize);
-    int have_bs = 0;
-    for (size_t i = 0; i < ek_perf_nfeature_sections(in); i++) {
-        const ek_perf_feature_section *fs = ek_perf_feature_section_at(in, i);
-        if (fs->bit >= 32 || fs->bit == EK_PERF_FEAT_AUXTRACE) continue;
-        if (fs->offset > fsize || fs->size > fsize - fs->offset) continue;
-        if (fs->bit == EK_PERF_FEAT_BRANCH_STACK) have_bs = 1;
-        ek_pw_feature_begin(out, fs->bit);
-        ek_pw_bytes(out, bytes + fs->offset, (size_t)fs->size);
-        rc = ek_pw_feature_end(out);
-        if (rc) return rc;
-    }
-    if (!have_bs) {
-        ek_pw_feature_begin(out, EK_PERF_FEAT_BRANCH_STACK);
-        rc = ek_pw_feature_end(out);
-    }
     return rc;
 }

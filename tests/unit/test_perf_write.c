@@ -159,6 +159,7 @@ static uint8_t *build(unsigned flags, int compressed, size_t *len)
 {
     ek_pw *w;
     assert_int_equal(ek_pw_new_mem(flags, &w), 0);
+    assert_int_equal(ek_pw_is_pipe(w), !!(flags & EK_PW_PIPE));
     ek_perf_attr a[2];
     attrs(a);
     assert_int_equal(ek_pw_attr(w, &a[0]), 0);
