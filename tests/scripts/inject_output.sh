@@ -9,6 +9,10 @@
 # Its messages name OUT and the system's reason (they all said 'input/output error'): a full
 # device (/dev/full), a missing folder, a directory, a read-only folder (not as root), a folder
 # that is a file.
+# `-o -` writes standard output in perf's pipe mode, as `perf inject -o -` does (it wrote a file
+# named '-'): a 16-byte header, the same sideband and samples as the file (etmkit dump's
+# listing of both), through a pipe; standard output that is the recording is refused (exit 2).
+# inject_perf.sh checks that perf reads the stream.
 set -u
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -88,5 +92,36 @@ else
 fi
 leftovers "the failed runs" ref.data s.data err keep.data dir ro
 
-[ $fail = 0 ] && echo "ok: inject writes OUT beside itself, keeps it on failure and says why"
+# -o -: standard output, pipe mode, through a pipe
+rm -rf ./*
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o ref.data "$rec" 2>err || bad "inject -o ref.data: exit $?"
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o - "$rec" 2>err | cat >pipe.data
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || bad "inject -o -: exit $rc ($(head -1 err))"
+[ -e ./- ] && bad "inject -o -: wrote a file named '-'"
+[ "$(head -c 8 pipe.data | tr -d '\000')" = PERFILE2 ] || bad "inject -o -: no perf.data magic on standard output"
+[ "$(od -An -tx1 -j8 -N8 pipe.data | tr -d ' ')" = 1000000000000000 ] ||
+  bad "inject -o -: not pipe mode (header size $(od -An -tu8 -j8 -N8 pipe.data))"
+# the records but the header ones (attributes, features, build-ids), without their offsets
+records() {
+  "$ETMKIT_BIN" dump "$1" 2>/dev/null | sed -n '/^# records/,$p' | grep '^0x' | grep -v ' HEADER_' |
+    cut -d' ' -f3-
+}
+records ref.data >want.rec
+records pipe.data >got.rec
+[ -s want.rec ] || bad "etmkit dump lists no records of the injected file"
+cmp -s want.rec got.rec || bad "inject -o -: other records than -o FILE ($(wc -l <got.rec) for $(wc -l <want.rec))"
+for h in HEADER_ATTR HEADER_FEATURE HEADER_BUILD_ID; do
+  "$ETMKIT_BIN" dump pipe.data 2>/dev/null | grep -q " $h " || bad "inject -o -: no $h record"
+done
+leftovers "inject -o -" ref.data pipe.data err want.rec got.rec
+
+# standard output that is the recording (opened without truncating it): refused
+cp "$rec" r.data
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o - r.data 1<>r.data 2>err
+rc=$?
+[ $rc = 2 ] || bad "inject -o - 1<>INPUT: exit $rc, not 2"
+cmp -s r.data "$rec" || bad "inject -o - 1<>INPUT: the recording changed"
+
+[ $fail = 0 ] && echo "ok: inject writes OUT beside itself, keeps it on failure and says why; -o - is pipe mode"
 exit $fail

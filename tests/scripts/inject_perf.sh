@@ -2,7 +2,9 @@
 # etmkit inject read by Debian's perf 6.1 and BOLT's perf2bolt: `perf script -F ip,brstack` on
 # the injected file prints exactly the lines `etmkit script --itrace=il64 -F ip,brstack` prints
 # for the recording (runs of blanks folded), for every shared recording and for gen scenarios
-# at seed 1; perf2bolt-16 turns an injected gen recording into a non-empty fdata.
+# at seed 1; perf2bolt-16 turns an injected gen recording into a non-empty fdata. `inject -o -`
+# (perf's pipe mode, on standard output) piped into `perf script -i -` prints what perf script
+# prints for the injected file (with sym: perf prints the symbol of a pipe's samples unasked).
 #
 # Order: as with perf's own `perf inject`, the samples of an injected file carry their time
 # (unless the recording has none) and perf script delivers them sorted by it (ordered events,
@@ -43,6 +45,20 @@ check() {
     diff "$tmp/want" "$tmp/got" | cut -c1-160 | head -10
     fail=1
   fi
+  # -o -: the same samples through a pipe
+  perf script -i "$tmp/inj.data" -F ip,sym,brstack 2>/dev/null | fold >"$tmp/want.pipe"
+  "$ETMKIT_BIN" inject -q --buildid-dir "$tmp/no-cache" --symfs "$symfs" -o - "$f" 2>"$tmp/err" |
+    perf script -i - -F ip,sym,brstack 2>"$tmp/perr" | fold >"$tmp/got.pipe"
+  local st=("${PIPESTATUS[@]}")
+  if [ "${st[0]}" != 0 ] || [ "${st[1]}" != 0 ]; then
+    echo "FAIL $name: inject -o - | perf script -i -: exit ${st[0]} and ${st[1]}:" \
+      "$(head -1 "$tmp/err") $(head -1 "$tmp/perr")"; fail=1
+  elif ! cmp -s "$tmp/want.pipe" "$tmp/got.pipe"; then
+    echo "FAIL $name: perf script on inject -o - differs from the injected file" \
+      "($(wc -l <"$tmp/want.pipe") lines expected, $(wc -l <"$tmp/got.pipe") printed):"
+    diff "$tmp/want.pipe" "$tmp/got.pipe" | cut -c1-160 | head -6
+    fail=1
+  fi
 }
 
 S=${ETMKIT_SHARED:-}/testdata/perf
@@ -79,5 +95,5 @@ for sc in $scenarios; do
   rm -rf "$out"
 done
 [ "$n" -gt 0 ] || { echo "SKIP: no recording to inject"; exit 77; }
-[ "$fail" -eq 0 ] && echo "inject: perf 6.1 read $n injected files as etmkit script prints them"
+[ "$fail" -eq 0 ] && echo "inject: perf 6.1 read $n injected files (and their -o - streams) as etmkit script prints them"
 exit $fail

@@ -20,7 +20,8 @@ static void usage(FILE *f)
                "last branches taken (PERF_SAMPLE_BRANCH_STACK) instead of the trace, for tools\n"
                "that read branch stacks (perf report/script, create_llvm_prof, perf2bolt).\n"
                "\noptions:\n"
-               "  -o, --output=OUT  the file to write (required)\n");
+               "  -o, --output=OUT  the file to write (required); '-': standard output, in\n"
+               "                    perf's pipe mode (as perf inject -o - writes it)\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT);
     fprintf(f, "--itrace must ask for instructions samples with last branches (i and l);\n"
                "the default is il64.\n");
@@ -51,16 +52,18 @@ static int out_patch(void *ctx, uint64_t off, const void *p, size_t n)
     return 0;
 }
 
-/* Would writing OUT in place (a link, a device: cli_out_in_place) write over the recording?
- * The recording is mapped while it is read: truncating it kills the run (SIGBUS) and loses
- * it. A regular OUT is written beside itself and renamed, which leaves the input whole. */
+/* Would writing OUT in place (a link, a device: cli_out_in_place; standard output for "-")
+ * write over the recording? The recording is mapped while it is read: truncating it kills the
+ * run (SIGBUS) and loses it. A regular OUT is written beside itself and renamed, which leaves
+ * the input whole. */
 static int out_is_input(const char *out, const char *input)
 {
     char *data = NULL;
     if (cli_is_perf_folder(input) && asprintf(&data, "%s/data", input) > 0) input = data;
     struct stat in, o;
-    int same = !stat(input, &in) && !stat(out, &o) && S_ISREG(o.st_mode) && in.st_dev == o.st_dev &&
-               in.st_ino == o.st_ino;
+    int same = !stat(input, &in) &&
+               !(strcmp(out, "-") ? stat(out, &o) : fstat(STDOUT_FILENO, &o)) &&
+               S_ISREG(o.st_mode) && in.st_dev == o.st_dev && in.st_ino == o.st_ino;
     free(data);
     return same;
 }
@@ -110,11 +113,18 @@ int cmd_inject(int argc, char **argv)
                 d.input, d.bare_ss ? "file described by options" : "snapshot folder");
         ret = CLI_FAIL;
     }
-    if (ret < 0 && cli_out_in_place(out) && out_is_input(out, d.input)) {
-        fprintf(stderr,
-                "etmkit inject: %s: is the recording %s (a link or a device is written in "
-                "place, which would destroy it): give another output file\n",
-                out, d.input);
+    int to_stdout = !strcmp(out, "-");
+    if (ret < 0 && (to_stdout || cli_out_in_place(out)) && out_is_input(out, d.input)) {
+        if (to_stdout)
+            fprintf(stderr,
+                    "etmkit inject: -o -: standard output is the recording %s (writing it "
+                    "would destroy it): give another output\n",
+                    d.input);
+        else
+            fprintf(stderr,
+                    "etmkit inject: %s: is the recording %s (a link or a device is written in "
+                    "place, which would destroy it): give another output file\n",
+                    out, d.input);
         ret = CLI_USAGE;
     }
     ek_session *s = NULL;
@@ -133,7 +143,9 @@ int cmd_inject(int argc, char **argv)
     } else {
         ek_pw_out po = {&o, out_write, out_patch};
         ek_inject_stats st;
-        rc = ek_pw_new(&po, ek_inject_writer_flags(pf), &w);
+        /* standard output is written as perf inject -o - writes it: in pipe mode, which needs
+         * no seek back to the header (a pipe cannot) */
+        rc = ek_pw_new(&po, ek_inject_writer_flags(pf) | (to_stdout ? EK_PW_PIPE : 0), &w);
         if (!rc) rc = ek_inject(pf, s, &d.so.itrace, w, &st);
         int rc2 = ek_pw_close(w);
         if (!rc) rc = rc2;
