@@ -11,7 +11,9 @@
 # that is a file.
 # `-o -` writes standard output in perf's pipe mode, as `perf inject -o -` does (it wrote a file
 # named '-'): a 16-byte header, the same sideband and samples as the file (etmkit dump's
-# listing of both), through a pipe; standard output that is the recording is refused (exit 2).
+# listing of both), through a pipe, and so does an OUT that cannot seek (a FIFO: the file
+# mode's seek back to the header failed); standard output that is the recording is refused
+# (exit 2). A link's file and /dev/null are written in place and stay what they are.
 # inject_perf.sh checks that perf reads the stream.
 set -u
 tmp=$(mktemp -d)
@@ -115,6 +117,25 @@ for h in HEADER_ATTR HEADER_FEATURE HEADER_BUILD_ID; do
   "$ETMKIT_BIN" dump pipe.data 2>/dev/null | grep -q " $h " || bad "inject -o -: no $h record"
 done
 leftovers "inject -o -" ref.data pipe.data err want.rec got.rec
+
+# in place: a FIFO gets the pipe-mode stream (a file-mode writer's seek back to the header
+# failed: 'Illegal seek'), a link's file the file, and both stay what they were
+rm -f fifo got.fifo
+mkfifo fifo
+timeout 60 cat fifo >got.fifo &
+reader=$!
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o fifo "$rec" 2>err || bad "inject -o FIFO: exit $? ($(head -1 err))"
+[ -p fifo ] || { bad "inject -o FIFO: the FIFO was replaced"; kill $reader 2>/dev/null; }
+wait $reader
+cmp -s got.fifo pipe.data || bad "inject -o FIFO: the reader got other bytes than -o - writes"
+echo old >target
+ln -s target link
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o link "$rec" 2>err || bad "inject -o LINK: exit $? ($(head -1 err))"
+[ -L link ] || bad "inject -o LINK: the link was replaced"
+cmp -s target ref.data || bad "inject -o LINK: the file it names is not the injected file"
+"$ETMKIT_BIN" inject -q "${sym[@]}" -o /dev/null "$rec" 2>err || bad "inject -o /dev/null: exit $?"
+[ -c /dev/null ] || bad "inject -o /dev/null: no longer a character device"
+leftovers "inject -o FIFO, LINK" ref.data pipe.data err want.rec got.rec fifo got.fifo target link
 
 # standard output that is the recording (opened without truncating it): refused
 cp "$rec" r.data

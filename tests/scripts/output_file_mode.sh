@@ -1,8 +1,8 @@
 #!/bin/sh
-# Files a command writes through a temporary beside -o (export in every format, merge) get the
-# mode open(2) would give them under the caller's umask, as any other tool's output: mkstemp
-# alone makes them 0600, which other users (a web server showing a flame graph, a fleet's
-# reader) cannot read.
+# Files a command writes through a temporary beside -o (export in every format, merge, inject)
+# get the mode open(2) would give them under the caller's umask, as any other tool's output:
+# mkstemp alone makes them 0600, which other users (a web server showing a flame graph, a
+# fleet's reader) cannot read.
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -21,5 +21,9 @@ for mask in 022 027; do
         fail "merge exited $?"
     got=$(stat -c %a "$tmp/m.$mask")
     [ "$got" = "$want" ] || fail "merge under umask $mask: mode $got, expected $want"
+    (umask $mask && "$ETMKIT_BIN" inject -q --symfs "$tmp/rec/symfs" -o "$tmp/i.$mask" \
+        "$tmp/rec/perf.data") || fail "inject exited $?"
+    got=$(stat -c %a "$tmp/i.$mask")
+    [ "$got" = "$want" ] || fail "inject under umask $mask: mode $got, expected $want"
 done
-echo "ok: export (5 formats) and merge write files with the umask's mode"
+echo "ok: export (5 formats), merge and inject write files with the umask's mode"

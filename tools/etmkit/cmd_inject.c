@@ -21,7 +21,8 @@ static void usage(FILE *f)
                "that read branch stacks (perf report/script, create_llvm_prof, perf2bolt).\n"
                "\noptions:\n"
                "  -o, --output=OUT  the file to write (required); '-': standard output, in\n"
-               "                    perf's pipe mode (as perf inject -o - writes it)\n");
+               "                    perf's pipe mode (as perf inject -o - writes it), as is\n"
+               "                    an OUT that cannot seek (a FIFO)\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT);
     fprintf(f, "--itrace must ask for instructions samples with last branches (i and l);\n"
                "the default is il64.\n");
@@ -144,8 +145,9 @@ int cmd_inject(int argc, char **argv)
         ek_pw_out po = {&o, out_write, out_patch};
         ek_inject_stats st;
         /* standard output is written as perf inject -o - writes it: in pipe mode, which needs
-         * no seek back to the header (a pipe cannot) */
-        rc = ek_pw_new(&po, ek_inject_writer_flags(pf) | (to_stdout ? EK_PW_PIPE : 0), &w);
+         * no seek back to the header; so is an OUT that cannot seek (a FIFO, a terminal) */
+        int pipe = to_stdout || lseek(fileno(o.f), 0, SEEK_CUR) < 0;
+        rc = ek_pw_new(&po, ek_inject_writer_flags(pf) | (pipe ? EK_PW_PIPE : 0), &w);
         if (!rc) rc = ek_inject(pf, s, &d.so.itrace, w, &st);
         int rc2 = ek_pw_close(w);
         if (!rc) rc = rc2;
