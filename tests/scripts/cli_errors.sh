@@ -8,7 +8,8 @@
 # unknown options are one line with a hint (exit 2), not the usage text; export and inject
 # neither list nor take -F and --ns (issue 32). Each case checks the exit status and the whole
 # of stderr; the accepted forms are checked too, so that a command that refused everything
-# would fail here.
+# would fail here. The last --format wins, as every other option does (doctor and report:
+# text or json).
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -152,5 +153,24 @@ for cmd in export inject; do
   expect 2 "etmkit: $cmd: unknown option '-F'$h" "$ETMKIT_BIN" $cmd -F ip "$P"
   expect 2 "etmkit: $cmd: unknown option '--fields=ip'$h" "$ETMKIT_BIN" $cmd --fields=ip "$P"
   expect 2 "etmkit: $cmd: unknown option '--ns'$h" "$ETMKIT_BIN" $cmd --ns "$P"
+done
+
+# the last --format wins: the output is that of the last one alone (both runs exit 0)
+last_wins() { # 'ARGUMENTS' 'THE ARGUMENTS WHOSE OUTPUT IT IS'
+  # shellcheck disable=SC2086
+  "$ETMKIT_BIN" $1 >"$T/out" 2>"$T/err"; local rc=$?
+  # shellcheck disable=SC2086
+  "$ETMKIT_BIN" $2 >"$T/want" 2>/dev/null; local rw=$?
+  if [ $rc -ne 0 ] || [ $rw -ne 0 ] || [ ! -s "$T/want" ] || ! cmp -s "$T/out" "$T/want"; then
+    echo "FAIL: etmkit $1: exit $rc ($(head -1 "$T/err")), not the output of etmkit $2 (exit $rw)"
+    fail=1
+  else
+    echo "ok: etmkit $1: as etmkit $2"
+  fi
+}
+S="-q --symfs $T/g/symfs"
+for cmd in doctor report; do
+  last_wins "$cmd $S --format=json --format=text $P" "$cmd $S --format=text $P"
+  last_wins "$cmd $S --format=text --format=json $P" "$cmd $S --format=json $P"
 done
 exit $fail

@@ -357,11 +357,10 @@ int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc,
             d->so.nimages = d->nimages;
             break;
         }
-        case O_FORMAT:
-            if (!strcmp(v, "json"))
-                d->json = 1;
-            else if (strcmp(v, "text"))
+        case O_FORMAT: /* the last one given wins, as with every other option */
+            if (strcmp(v, "json") && strcmp(v, "text"))
                 return usage_error(d, "%s '%s': give text or json", name, v);
+            d->json = !strcmp(v, "json");
             break;
         }
     }
