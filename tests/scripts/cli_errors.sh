@@ -9,7 +9,8 @@
 # neither list nor take -F and --ns (issue 32). Each case checks the exit status and the whole
 # of stderr; the accepted forms are checked too, so that a command that refused everything
 # would fail here. The last --format wins, as every other option does (doctor and report:
-# text or json).
+# text or json; export: a profile, perfetto, or the flame-graph views folded and svg, which
+# have options of their own: the last --format chooses the path, and every one is checked).
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -172,5 +173,15 @@ S="-q --symfs $T/g/symfs"
 for cmd in doctor report; do
   last_wins "$cmd $S --format=json --format=text $P" "$cmd $S --format=text $P"
   last_wins "$cmd $S --format=text --format=json $P" "$cmd $S --format=json $P"
+done
+for pair in svg:autofdo autofdo:svg folded:branch-list perfetto:folded folded:perfetto \
+            svg:folded folded:svg lcov:svg; do
+  last_wins "export $S --format=${pair%:*} --format=${pair#*:} $P" "export $S --format=${pair#*:} $P"
+done
+last_wins "export $S --format=svg -o - --format=autofdo $P" "export $S $P"
+for fmts in "--format=nosuch --format=svg" "--format=svg --format=nosuch" "--format=autofdo --format=nosuch"; do
+  # shellcheck disable=SC2086
+  expect 2 "etmkit: export: unknown format 'nosuch' (autofdo, bolt, branch-list, lcov, perfetto, folded or svg; see 'etmkit export --help')" \
+    "$ETMKIT_BIN" export $fmts "$P"
 done
 exit $fail

@@ -343,15 +343,40 @@ static int profile_empty(const ek_profile *p)
     return 1;
 }
 
+static int format_known(const char *name)
+{
+    static const char *const names[] = {"autofdo",  "bolt",   "branch-list", "lcov",
+                                        "perfetto", "folded", "svg"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i])) return 1;
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL, *binary = NULL;
-    int perfetto = 0;
-    ek_profile_format fmt = EK_PROFILE_FMT_AUTOFDO;
-    int lcov = 0; /* --format=lcov: coverage (export_lcov.c), not a profile format */
-    for (int i = 1; i < argc; i++) /* views of the stacks, not a profile: cmd_views.c */
-        if (!strcmp(argv[i], "--format=folded") || !strcmp(argv[i], "--format=svg"))
-            return cmd_export_folded(argc, argv);
+    /* the format is the last --format given, as with every option; each one given is checked */
+    const char *last = "autofdo";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+            i++; /* (its value) */
+        } else if (!strncmp(a, "--format=", 9)) {
+            if (!format_known(a + 9)) {
+                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list, lcov, "
+                        "perfetto, folded or svg; see 'etmkit export --help')",
+                        a + 9);
+                return CLI_USAGE;
+            }
+            last = a + 9;
+        }
+    }
+    /* views of the stacks, not a profile, with options of their own: cmd_views.c */
+    if (!strcmp(last, "folded") || !strcmp(last, "svg")) return cmd_export_folded(argc, argv);
+    int perfetto = !strcmp(last, "perfetto");
+    int lcov = !strcmp(last, "lcov"); /* coverage (export_lcov.c), not a profile format */
+    ek_profile_format fmt =
+        perfetto || lcov ? EK_PROFILE_FMT_AUTOFDO : ek_profile_format_from_name(last);
     char **av = calloc((size_t)argc + 1, sizeof(*av));
     if (!av) return CLI_FAIL;
     int ac = 0;
@@ -366,20 +391,8 @@ int cmd_export(int argc, char **argv)
             out = argv[++i];
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             out = a + 9;
-        } else if (i > 0 && !strcmp(a, "--format=perfetto")) {
-            perfetto = 1;
         } else if (i > 0 && !strncmp(a, "--format=", 9)) {
-            perfetto = 0;
-            lcov = !strcmp(a + 9, "lcov");
-            fmt = lcov ? EK_PROFILE_FMT_AUTOFDO : ek_profile_format_from_name(a + 9);
-            if (fmt == EK_PROFILE_FMT_UNKNOWN) {
-                cli_err("export: unknown format '%s' (autofdo, bolt, branch-list, lcov or "
-                        "perfetto; see "
-                        "'etmkit export --help')",
-                        a + 9);
-                free(av);
-                return CLI_USAGE;
-            }
+            /* (the last one decides: above) */
         } else if (i > 0 && !strncmp(a, "--binary=", 9) && a[9]) {
             binary = a + 9;
         } else {

@@ -256,10 +256,10 @@ static int own_args(const char *cmd, int argc, char **argv, view_args *va, char 
             va->out = argv[++i];
         } else if (i > 0 && !strncmp(a, "--output=", 9)) {
             va->out = a + 9;
-        } else if (i > 0 && !strcmp(a, "--format=folded") && !strcmp(cmd, "export")) {
-            va->svg = 0;
-        } else if (i > 0 && !strcmp(a, "--format=svg") && !strcmp(cmd, "export")) {
-            va->svg = 1;
+        } else if (i > 0 && !strncmp(a, "--format=", 9) && !strcmp(cmd, "export")) {
+            /* the last one is folded or svg: cmd_export chose this path by it, and checked
+             * every --format (an earlier one of another kind is overridden, as any option) */
+            va->svg = !strcmp(a + 9, "svg");
         } else if (i > 0 && !strcmp(a, "--annotate-kernel") && !strcmp(cmd, "export")) {
             va->kernel = 1;
         } else if (i > 0 && !strncmp(a, "--root=", 7) && !strcmp(cmd, "export")) {
