@@ -8,7 +8,9 @@
 # unknown options are one line with a hint (exit 2), not the usage text; export and inject
 # neither list nor take -F and --ns (issue 32). Each case checks the exit status and the whole
 # of stderr; the accepted forms are checked too, so that a command that refused everything
-# would fail here. The last --format wins, as every other option does (doctor and report:
+# would fail here. gen refuses a --seed or --trace-size that is not a number of 64 bits (a
+# sign, an empty value, too many digits: strtoull made -1 2^64 - 1, "" 0, and clamped) and an
+# empty -o, at once (exit 2, nothing written). The last --format wins, as every other option does (doctor and report:
 # text or json; export: a profile, perfetto, or the flame-graph views folded and svg, which
 # have options of their own: the last --format chooses the path, and every one is checked).
 set -u
@@ -155,6 +157,23 @@ for cmd in export inject; do
   expect 2 "etmkit: $cmd: unknown option '--fields=ip'$h" "$ETMKIT_BIN" $cmd --fields=ip "$P"
   expect 2 "etmkit: $cmd: unknown option '--ns'$h" "$ETMKIT_BIN" $cmd --ns "$P"
 done
+
+# gen's numbers and -o, before anything runs (timeout: -1 was 2^64 - 1 bytes of trace, a run of
+# minutes; -o '' ran the whole simulation and then failed to rename its folder)
+mkdir "$T/genp"
+for v in -1 "" +1 99999999999999999999999 1x; do
+  expect 2 "etmkit: gen: --seed '$v': give a number from 0 to 18446744073709551615" \
+    timeout 60 "$ETMKIT_BIN" gen -q -s basic --seed "$v" -o "$T/genp/seed$v"
+done
+for v in -1 "" " 1" 99999999999999999999999 17179869184G 1x; do
+  expect 2 "etmkit: gen: --trace-size '$v': give a number of bytes (K, M or G after it: KiB, MiB, GiB)" \
+    timeout 60 "$ETMKIT_BIN" gen -q -s basic --trace-size "$v" -o "$T/genp/size$v"
+done
+expect 2 "etmkit: gen: -o '': give the output folder" \
+  sh -c 'cd "$0" && exec timeout 60 "$1" gen -q -s basic -o ""' "$T/genp" "$ETMKIT_BIN"
+[ -z "$(ls -A "$T/genp")" ] || { echo "FAIL: gen's usage errors left $(ls -A "$T/genp")"; fail=1; }
+accept "$ETMKIT_BIN" gen -q -s basic --seed 18446744073709551615 --trace-size 4K -o "$T/genp/max"
+accept "$ETMKIT_BIN" gen -q -s basic --seed 0x10 --trace-size 0x1000 -o "$T/genp/hex"
 
 # the last --format wins: the output is that of the last one alone (both runs exit 0)
 last_wins() { # 'ARGUMENTS' 'THE ARGUMENTS WHOSE OUTPUT IT IS'

@@ -1,5 +1,6 @@
 /* etmkit gen: simulate a CoreSight system and write perf.data (or a snapshot folder), the
  * binaries under symfs/, and the ground truth. See docs/SIMULATOR.md. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -13,12 +14,21 @@
 #include "cli_progress.h"
 #include "etmkit/sim.h"
 
+/* A number for a 64-bit option: digits first (strtoull would take "-1" as 2^64 - 1, skip
+ * blanks, and read "" as 0), in range (it clamps). *end: what follows the number. */
+static int parse_u64(const char *s, unsigned long long *v, char **end)
+{
+    if (!isdigit((unsigned char)s[0])) return -1;
+    errno = 0;
+    *v = strtoull(s, end, 0);
+    return errno || *end == s ? -1 : 0;
+}
+
 static int parse_size(const char *s, uint64_t *out)
 {
     char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s) return -1;
+    unsigned long long v;
+    if (parse_u64(s, &v, &end)) return -1;
     uint64_t mul = 1;
     if (*end == 'k' || *end == 'K')
         mul = 1ull << 10;
@@ -220,15 +230,18 @@ int cmd_gen(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--seed") && v) {
             char *end;
-            o.seed = strtoull(v, &end, 0);
-            if (*end) {
-                cli_err("gen: bad seed '%s'", v);
+            unsigned long long n;
+            if (parse_u64(v, &n, &end) || *end) {
+                cli_err("gen: --seed '%s': give a number from 0 to %" PRIu64, v, UINT64_MAX);
                 return CLI_USAGE;
             }
+            o.seed = n;
             i++;
         } else if (!strcmp(a, "--trace-size") && v) {
             if (parse_size(v, &o.trace_size)) {
-                cli_err("gen: bad size '%s'", v);
+                cli_err("gen: --trace-size '%s': give a number of bytes (K, M or G after it: "
+                        "KiB, MiB, GiB)",
+                        v);
                 return CLI_USAGE;
             }
             i++;
@@ -236,6 +249,10 @@ int cmd_gen(int argc, char **argv)
             o.config_file = v;
             i++;
         } else if (!strcmp(a, "-o") && v) {
+            if (!*v) { /* (the run would end failing to rename its folder to "") */
+                cli_err("gen: -o '': give the output folder");
+                return CLI_USAGE;
+            }
             o.outdir = v;
             i++;
         } else if (!strcmp(a, "--force")) {
