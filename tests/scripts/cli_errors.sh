@@ -8,7 +8,9 @@
 # unknown options are one line with a hint (exit 2), not the usage text; export and inject
 # neither list nor take -F and --ns (issue 32). Each case checks the exit status and the whole
 # of stderr; the accepted forms are checked too, so that a command that refused everything
-# would fail here. gen refuses a --seed or --trace-size that is not a number of 64 bits (a
+# would fail here. A usage error, or --help, after options that allocate (-C, --pid, --image,
+# --config-from) frees what they made: in the ASan build (make test runs this there too) a
+# leak is LeakSanitizer's report and another exit status. gen refuses a --seed or --trace-size that is not a number of 64 bits (a
 # sign, an empty value, too many digits: strtoull made -1 2^64 - 1, "" 0, and clamped) and an
 # empty -o, at once (exit 2, nothing written). The last --format wins, as every other option does (doctor and report:
 # text or json; export: a profile, perfetto, or the flame-graph views folded and svg, which
@@ -157,6 +159,21 @@ for cmd in export inject; do
   expect 2 "etmkit: $cmd: unknown option '--fields=ip'$h" "$ETMKIT_BIN" $cmd --fields=ip "$P"
   expect 2 "etmkit: $cmd: unknown option '--ns'$h" "$ETMKIT_BIN" $cmd --ns "$P"
 done
+
+# a usage error after options that allocate: exit 2, the one line (in the ASan build a leak
+# adds LeakSanitizer's report and changes the status); --help after them: exit 0
+snap="$ETMKIT_SRC/examples/etm4-hello"
+for cmd in "export" "export --format=svg" "export --format=perfetto" "inject -o $T/inj.data" "report"; do
+  # shellcheck disable=SC2086
+  set -- $cmd
+  for opts in "-C 0" "--pid 1" "--image=$snap/user.bin@0x401000" "--config-from=$snap"; do
+    # shellcheck disable=SC2086
+    expect 2 "etmkit: $1: unknown option '--bogus'$(hint $1)" "$ETMKIT_BIN" $cmd $opts --bogus "$P"
+    # shellcheck disable=SC2086
+    accept "$ETMKIT_BIN" $cmd $opts --help
+  done
+done
+[ ! -e "$T/inj.data" ] || { echo "FAIL: inject wrote its -o after a usage error"; fail=1; }
 
 # gen's numbers and -o, before anything runs (timeout: -1 was 2^64 - 1 bytes of trace, a run of
 # minutes; -o '' ran the whole simulation and then failed to rename its folder)

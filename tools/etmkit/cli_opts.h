@@ -42,7 +42,9 @@ typedef struct cli_decode {
 
 /* Parse argv (argv[0] is the subcommand's name). usage() prints the command's --help text;
  * without: CLI_NO_* options it does not take. Returns -1 to go on, or the exit status to
- * return at once: 0 after --help, 2 after a usage error (one line on stderr with a hint). */
+ * return at once: 0 after --help, 2 after a usage error (one line on stderr with a hint).
+ * Either way d holds what the options made (-C's list, --image's files, --trace's
+ * configuration): cli_decode_free it. */
 int cli_decode_parse(cli_decode *d, const char *cmd, unsigned without, int argc, char **argv,
                      void (*usage)(FILE *));
 

@@ -402,7 +402,10 @@ int cmd_export(int argc, char **argv)
     cli_decode d;
     int ret = cli_decode_parse(&d, "export", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
-    if (ret >= 0) return ret;
+    if (ret >= 0) {
+        cli_decode_free(&d); /* what the options before the bad one made (-C 0's list) */
+        return ret;
+    }
     if (perfetto) return export_perfetto(&d, out);
     if (!d.so.itrace.set) ek_itrace_parse("b", &d.so.itrace, NULL);
     if (!d.so.itrace.branches && !(d.so.itrace.instructions && d.so.itrace.last_branch)) {

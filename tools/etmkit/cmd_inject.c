@@ -94,7 +94,10 @@ int cmd_inject(int argc, char **argv)
     cli_decode d;
     int ret = cli_decode_parse(&d, "inject", CLI_NO_SAMPLE_TEXT, ac, av, usage);
     free(av);
-    if (ret >= 0) return ret;
+    if (ret >= 0) {
+        cli_decode_free(&d); /* what the options before the bad one made (-C 0's list) */
+        return ret;
+    }
     if (!out || !*out) {
         fprintf(stderr, "etmkit inject: no output file: give -o OUT (see etmkit inject --help)\n");
         cli_decode_free(&d);

@@ -382,14 +382,18 @@ static void folded_usage(FILE *f)
 }
 
 /* the views' own options (va), then script's (d: parsed only when the views' were fine).
- * Returns < 0 to go on, else the exit status. */
+ * Returns < 0 to go on (d is then the caller's to free), else the exit status (d holds
+ * nothing). */
 static int views_parse(const char *cmd, int argc, char **argv, view_args *va, cli_decode *d,
                        void (*usage)(FILE *))
 {
     char **av = calloc((size_t)argc + 1, sizeof *av);
     if (!av) return CLI_FAIL;
     int ac, ret = own_args(cmd, argc, argv, va, av, &ac);
-    if (ret < 0) ret = cli_decode_parse(d, cmd, CLI_NO_SAMPLE_TEXT, ac, av, usage);
+    if (ret < 0) {
+        ret = cli_decode_parse(d, cmd, CLI_NO_SAMPLE_TEXT, ac, av, usage);
+        if (ret >= 0) cli_decode_free(d); /* what the options before the bad one made */
+    }
     free(av);
     return ret;
 }
