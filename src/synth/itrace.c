@@ -131,11 +131,11 @@ int ek_itrace_parse(const char *str, ek_itrace *o, ek_sbuf *err)
             uint64_t v = c == 'l' || c == 'L' ? EK_ITRACE_DEFAULT_LAST_BRANCH_SZ : 16;
             skip_sep(&p);
             if (isdigit((unsigned char)*p)) {
-                if (read_u64(&p, &v) || v == 0)
-                    return bad(err, str, "size must be 1..1024");
-                if ((c == 'l' || c == 'L') && v > EK_ITRACE_MAX_LAST_BRANCH_SZ)
+                /* 0 or too large: the message of the letter's own rule */
+                int ok = !read_u64(&p, &v) && v != 0;
+                if ((c == 'l' || c == 'L') && (!ok || v > EK_ITRACE_MAX_LAST_BRANCH_SZ))
                     return bad(err, str, "last-branch size must be 1..1024");
-                if ((c == 'g' || c == 'G') && v > 4096)
+                if ((c == 'g' || c == 'G') && (!ok || v > 4096))
                     return bad(err, str, "call-chain size must be 1..4096");
             }
             if (c == 'l') {

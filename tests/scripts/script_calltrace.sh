@@ -206,6 +206,13 @@ expect "etmkit: script: callindent (call traces): --itrace makes no samples to s
   "$ETMKIT_BIN" script --call-trace --itrace=e "$P"
 expect "etmkit: script: bad --itrace options 'bg5000': call-chain size must be 1..4096 $H" \
   "$ETMKIT_BIN" script --itrace=bg5000 "$P"
+# 0 and a number past 64 bits break the same rule, and say it (not the last branches' 1..1024)
+for v in 0 99999999999999999999999; do
+  expect "etmkit: script: bad --itrace options 'bg$v': call-chain size must be 1..4096 $H" \
+    "$ETMKIT_BIN" script --itrace=bg$v "$P"
+  expect "etmkit: script: bad --itrace options 'il$v': last-branch size must be 1..1024 $H" \
+    "$ETMKIT_BIN" script --itrace=il$v "$P"
+done
 # accepted: what is right must not be refused (and gives lines)
 for args in "--call-trace" "--call-ret-trace --itrace=b" "-F +callindent" "--itrace=i1000ig4" \
   "--itrace=bg -F ip,sym,callindent" "--call-trace -F +ip" "--call-trace --itrace=c" \
