@@ -50,6 +50,16 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 /* Write s to out (stdout when out is NULL or "-"), via a temporary file out.TAG-XXXXXX renamed
  * into place, or in place when cli_out_in_place(out). Returns 0, or -1 with errno set. */
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
+
+/* Standard output. Its first failed write's errno is kept (cli_stdout_fail(errno), which
+ * returns -1); cli_stdout_failed: that errno, or 0. cli_stdout_check flushes stdout and, when a
+ * write to it failed, prints once "etmkit: CMD: standard output: <strerror>" ("etmkit: standard
+ * output: ..." when cmd is NULL) and returns CLI_FAIL; else CLI_OK. main() checks once more
+ * after every command. */
+int cli_stdout_fail(int e);
+int cli_stdout_failed(void);
+int cli_stdout_check(const char *cmd);
+
 /* 1: out is there and is not a regular file -- a device (/dev/null), a FIFO, a symbolic link
  * (/dev/stdout) --: written in place, as open(2) would, never replaced (a temporary renamed
  * over it would replace the device or the link with a plain file: as root, /dev/null) nor

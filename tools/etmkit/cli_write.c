@@ -1,7 +1,8 @@
 /* Writing a command's whole output: to stdout when out is NULL or "-", else through a temporary
  * file beside out (named out.TAG-XXXXXX) renamed into place, so a failed run leaves no partial
  * file -- unless out is there and not a regular file (cli_out_in_place). cli_out_open and
- * cli_out_close do the same for an output written as it is made. */
+ * cli_out_close do the same for an output written as it is made. And what became of standard
+ * output: the errno of its first failed write, said once against it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,38 @@ int cli_out_in_place(const char *out)
 {
     struct stat st;
     return lstat(out, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static int stdout_errno; /* the errno of the first write to stdout that failed */
+static int stdout_said;  /* ... and its line was printed */
+
+int cli_stdout_fail(int e)
+{
+    if (!stdout_errno) stdout_errno = e ? e : EIO;
+    return -1;
+}
+
+int cli_stdout_failed(void)
+{
+    return stdout_errno;
+}
+
+int cli_stdout_check(const char *cmd)
+{
+    errno = 0;
+    if (fflush(stdout))
+        cli_stdout_fail(errno);
+    else if (ferror(stdout))
+        cli_stdout_fail(0); /* a write failed that no one saw: its errno is gone */
+    if (!stdout_errno) return CLI_OK;
+    if (!stdout_said) {
+        stdout_said = 1;
+        if (cmd)
+            cli_err("%s: standard output: %s", cmd, strerror(stdout_errno));
+        else
+            cli_err("standard output: %s", strerror(stdout_errno));
+    }
+    return CLI_FAIL;
 }
 
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)

@@ -1,4 +1,5 @@
 /* etmkit doctor: explain what in a recording could not be turned into samples, and why. */
+#include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -63,9 +64,10 @@ int cmd_doctor(int argc, char **argv)
         ek_account_text(a, &rep, level);
     }
     ek_account_free(a);
-    if (rep.len) fputs(rep.p, stdout);
+    if (rep.len && fputs(rep.p, stdout) == EOF) cli_stdout_fail(errno);
     ek_sbuf_free(&rep);
     ret = cli_decode_status(&d, s, rc);
+    if (cli_stdout_check("doctor")) ret = CLI_FAIL; /* the account is lost */
     ek_session_free(s);
     cli_decode_free(&d);
     return ret;

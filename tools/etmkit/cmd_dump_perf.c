@@ -155,7 +155,7 @@ int cmd_dump_perf(int argc, char **argv)
     cli_progress_start(&pr, "dump", quiet, 1);
     rc = ek_perf_dumper_run(dd, f, q);
     cli_progress_end(&pr);
-    fflush(stdout);
+    int out = cli_stdout_check("dump"); /* the listing is out, or this says why not */
     cli_print_diag_summary(coll, verbose);
     int problems = ek_diag_collector_count(coll, EK_SEV_WARN) > 0;
     ek_perf_dumper_free(dd);
@@ -166,6 +166,7 @@ int cmd_dump_perf(int argc, char **argv)
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;
     }
+    if (out) return CLI_FAIL;
     return strict && problems ? CLI_FAIL : CLI_OK;
 fail:
     ek_perf_dumper_free(dd);

@@ -312,7 +312,7 @@ int cmd_dump_snapshot(int argc, char **argv)
     if (c->o.strict && ek_diag_collector_count(c->diags, EK_SEV_WARN)) status = CLI_FAIL;
 
 out:
-    fflush(stdout);
+    if (cli_stdout_check("dump")) status = CLI_FAIL;
     /* with --verbose every event was printed as it came */
     if (!c->o.verbose && ek_diag_collector_count(c->diags, EK_SEV_WARN))
         cli_print_diag_summary(c->diags, 0);

@@ -55,7 +55,7 @@ int cmd_script(int argc, char **argv)
         return ret;
     }
     int rc = ek_session_script(s, &d.fields, write_stdout, NULL);
-    fflush(stdout);
+    int out = cli_stdout_check("script"); /* the samples are out, or this says why not */
     cli_progress_end(&pr);
     /* the summary says what was not turned into samples */
     ek_sbuf rep = EK_SBUF_INIT;
@@ -63,6 +63,7 @@ int cmd_script(int argc, char **argv)
     if (rep.len && !d.quiet) fputs(rep.p, stderr);
     ek_sbuf_free(&rep);
     ret = cli_decode_status(&d, s, rc);
+    if (out) ret = CLI_FAIL;
     ek_session_free(s);
     cli_decode_free(&d);
     return ret;

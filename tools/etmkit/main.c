@@ -164,13 +164,15 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
+    /* what went to standard output must be out: a full disk or a closed stdout is an error
+     * (exit 1), said against standard output */
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return CLI_OK;
+        return cli_stdout_check(NULL);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         printf("etmkit %s\n", ek_version());
-        return CLI_OK;
+        return cli_stdout_check(NULL);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
@@ -178,9 +180,11 @@ int main(int argc, char **argv)
             for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
                 if (!strcmp(argv[a], "--version")) {
                     printf("etmkit %s\n", ek_version());
-                    return CLI_OK;
+                    return cli_stdout_check(commands[i].name);
                 }
-            return commands[i].fn(argc - 1, argv + 1);
+            int status = commands[i].fn(argc - 1, argv + 1);
+            if (cli_stdout_check(commands[i].name) && status == CLI_OK) status = CLI_FAIL;
+            return status;
         }
     cli_err("unknown command '%s'", argv[1]);
     usage(stderr);
