@@ -52,12 +52,15 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
 
 /* Standard output. Its first failed write's errno is kept (cli_stdout_fail(errno), which
- * returns -1); cli_stdout_failed: that errno, or 0. cli_stdout_check flushes stdout and, when a
- * write to it failed, prints once "etmkit: CMD: standard output: <strerror>" ("etmkit: standard
- * output: ..." when cmd is NULL) and returns CLI_FAIL; else CLI_OK. main() checks once more
- * after every command. */
+ * returns -1: a write callback's failure), so that the failure is said against standard output,
+ * not against the input whose listing stopped (the library only says EK_ERR_IO).
+ * cli_stdout_write is such a callback (fwrite). cli_stdout_failed: that errno, or 0.
+ * cli_stdout_check flushes stdout and, when a write to it failed, prints once
+ * "etmkit: CMD: standard output: <strerror>" ("etmkit: standard output: ..." when cmd is NULL)
+ * and returns CLI_FAIL; else CLI_OK. main() checks once more after every command. */
 int cli_stdout_fail(int e);
 int cli_stdout_failed(void);
+int cli_stdout_write(void *ctx, const char *text, size_t len);
 int cli_stdout_check(const char *cmd);
 
 /* 1: out is there and is not a regular file -- a device (/dev/null), a FIFO, a symbolic link

@@ -638,6 +638,8 @@ int cli_decode_open(cli_decode *d, ek_session **s)
 
 int cli_decode_status(cli_decode *d, ek_session *s, int rc)
 {
+    if (rc == EK_ERR_IO && cli_stdout_failed())
+        return cli_stdout_check(d->cmd); /* the output failed, not the input */
     if (rc) {
         cli_err("%s: %s", d->input, ek_strerror(rc));
         return CLI_FAIL;

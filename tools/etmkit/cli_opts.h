@@ -60,8 +60,10 @@ int cli_decode_check(cli_decode *d);
  * when an option does not apply to this recording); -1 with *s set on success. */
 int cli_decode_open(cli_decode *d, ek_session **s);
 
-/* Exit status after a run that returned rc: 1 when rc failed, when no sample at all came out
- * while problems were found, or with --strict when any problem was found; else 0. */
+/* Exit status after a run that returned rc: 1 when rc failed (said against the input, or
+ * against standard output when rc is EK_ERR_IO after a write to it failed: cli_stdout_check),
+ * when no sample at all came out while problems were found, or with --strict when any problem
+ * was found; else 0. */
 int cli_decode_status(cli_decode *d, ek_session *s, int rc);
 
 /* After ek_session_free. */

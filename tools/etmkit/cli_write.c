@@ -39,6 +39,12 @@ int cli_stdout_failed(void)
     return stdout_errno;
 }
 
+int cli_stdout_write(void *ctx, const char *text, size_t len)
+{
+    (void)ctx;
+    return fwrite(text, 1, len, stdout) == len ? 0 : cli_stdout_fail(errno);
+}
+
 int cli_stdout_check(const char *cmd)
 {
     errno = 0;

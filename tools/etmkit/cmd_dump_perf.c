@@ -46,13 +46,6 @@ static void usage(FILE *f)
                "and a problem), 2 on usage errors.\n");
 }
 
-/* The listing's text, straight to stdout. */
-static int write_stdout(void *ctx, const char *text, size_t len)
-{
-    (void)ctx;
-    return fwrite(text, 1, len, stdout) == len ? 0 : -1;
-}
-
 int cmd_dump_perf(int argc, char **argv)
 {
     unsigned sections = 0;
@@ -126,7 +119,7 @@ int cmd_dump_perf(int argc, char **argv)
     o.sections = sections;
     o.packets = packets;
     o.decode = decode;
-    o.write = write_stdout;
+    o.write = cli_stdout_write; /* the listing's text, straight to stdout */
     ek_diag sink = ek_diag_collector_sink(coll);
     o.diag = &sink;
     cli_progress pr;
@@ -162,6 +155,7 @@ int cmd_dump_perf(int argc, char **argv)
     ek_perf_queues_free(q);
     ek_perf_free(f);
     ek_diag_collector_free(coll);
+    if (out && rc == EK_ERR_IO) return CLI_FAIL; /* the output failed, not the input */
     if (rc) {
         cli_err("%s: %s", input, ek_strerror(rc));
         return CLI_FAIL;

@@ -3,7 +3,6 @@
  * The library lists it (ek_snapshot_list, etmkit/listing.h: trc_pkt_lister's decode tree,
  * banners and statistics); this file parses the arguments, opens the snapshot, drives the
  * listing to stdout and reports problems and the exit status. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,13 +223,6 @@ static int parse_args(dump_opts *o, int argc, char **argv)
     return 0;
 }
 
-/* The listing's text, straight to stdout. */
-static int write_stdout(void *ctx, const char *text, size_t len)
-{
-    (void)ctx;
-    return fwrite(text, 1, len, stdout) == len ? 0 : -1;
-}
-
 int cmd_dump_snapshot(int argc, char **argv)
 {
     dump_ctx ctx;
@@ -289,7 +281,7 @@ int cmd_dump_snapshot(int argc, char **argv)
 
     ek_snapshot_list_opts lo = c->o.lo;
     lo.path = c->o.dir;
-    lo.write = write_stdout;
+    lo.write = cli_stdout_write; /* the listing's text, straight to stdout */
     lo.diag = &c->diag;
     lo.images = c->o.images;
     lo.nimages = c->o.nimages;
@@ -299,11 +291,11 @@ int cmd_dump_snapshot(int argc, char **argv)
     lo.progress_ctx = &pr;
     rc = ek_snapshot_list(ss, &lo);
     cli_progress_end(&pr);
-    if (rc == EK_ERR_UNSUPPORTED)
+    if (rc == EK_ERR_IO && cli_stdout_failed()) {
+        /* writing the listing failed: said below, against standard output */
+    } else if (rc == EK_ERR_UNSUPPORTED)
         cli_err("%s: buffer %s has no source of a protocol etmkit decodes", c->o.dir,
                 ss->buffers[ss->buffer_order ? ss->buffer_order[0] : 0].name);
-    else if (rc == EK_ERR_IO)
-        cli_err("dump: writing the listing: %s", strerror(errno));
     else if (rc < 0 && c->first_error.len && c->o.nimages)
         cli_err("%s", c->first_error.p);
     else if (rc < 0)

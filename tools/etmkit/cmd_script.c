@@ -21,14 +21,14 @@ static void usage(FILE *f)
 static int write_stdout(void *ctx, const char *text, size_t len)
 {
     (void)ctx;
-    if (len < (64u << 10)) return fwrite(text, 1, len, stdout) == len ? 0 : -1;
-    if (fflush(stdout)) return -1;
+    if (len < (64u << 10)) return cli_stdout_write(NULL, text, len);
+    if (fflush(stdout)) return cli_stdout_fail(errno);
     int fd = fileno(stdout);
     while (len) {
         ssize_t n = write(fd, text, len);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return -1;
+            return cli_stdout_fail(errno);
         }
         text += n;
         len -= (size_t)n;
