@@ -16,6 +16,7 @@ E=$ETMKIT_BIN
 P="$T/g/perf.data"
 SY="$T/g/symfs"
 SS="$T/s/snapshot"
+"$E" export --format=branch-list -q -o "$T/bl.txt" --symfs "$SY" "$P" 2>/dev/null || { echo "FAIL: export branch-list"; exit 1; }
 fail=0
 # run HOW STATUS STDERR-LINE command...: stdout to /dev/full (HOW=full) or closed (HOW=closed);
 # exit status and stderr exactly
@@ -74,6 +75,25 @@ else
   echo "note: $SH is absent (the shared hardware snapshots): its case is left out"
 fi
 
+# the commands that write their whole output at the end: standard output named as such, with
+# or without -o -; a file is still named by -o
+both report "$E" report --symfs "$SY" "$P"
+both report "$E" report -o - --symfs "$SY" "$P"
+both export "$E" export --symfs "$SY" "$P"
+both export "$E" export -o - --format=branch-list --symfs "$SY" "$P"
+both export "$E" export --format=folded --symfs "$SY" "$P"
+both export "$E" export --format=svg -o - --symfs "$SY" "$P"
+both export "$E" export --format=perfetto --symfs "$SY" "$P"
+both merge "$E" merge -o - "$T/bl.txt"
+both merge "$E" merge --format=autofdo -o - "$T/bl.txt"
+accept "$E" report --symfs "$SY" "$P"
+accept "$E" export --format=perfetto --symfs "$SY" "$P"
+accept "$E" merge -o - "$T/bl.txt"
+if [ $have_full = 1 ]; then
+  run full 1 "etmkit: export: -o /dev/full: No space left on device" \
+    "$E" export -o /dev/full --symfs "$SY" "$P"
+  run full 1 "etmkit: merge: -o /dev/full: No space left on device" "$E" merge -o /dev/full "$T/bl.txt"
+fi
 # what the commands print on their own: help, version, gen --list
 both gen "$E" gen --list
 both script "$E" script --help

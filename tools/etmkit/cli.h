@@ -50,6 +50,9 @@ void cli_print_diag_summary(ek_diag_collector *c, int verbose);
 /* Write s to out (stdout when out is NULL or "-"), via a temporary file out.TAG-XXXXXX renamed
  * into place, or in place when cli_out_in_place(out). Returns 0, or -1 with errno set. */
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s);
+/* Say that writing out failed with errno e: "etmkit: CMD: -o OUT: E", or for standard output
+ * (out NULL or "-") cli_stdout_check's line. */
+void cli_out_error(const char *cmd, const char *out, int e);
 
 /* Standard output. Its first failed write's errno is kept (cli_stdout_fail(errno), which
  * returns -1: a write callback's failure), so that the failure is said against standard output,

@@ -63,11 +63,21 @@ int cli_stdout_check(const char *cmd)
     return CLI_FAIL;
 }
 
+void cli_out_error(const char *cmd, const char *out, int e)
+{
+    if (out && strcmp(out, "-")) {
+        cli_err("%s: -o %s: %s", cmd, out, strerror(e));
+        return;
+    }
+    cli_stdout_fail(e);
+    cli_stdout_check(cmd);
+}
+
 int cli_write_file(const char *out, const char *tag, const ek_sbuf *s)
 {
     if (!out || !strcmp(out, "-")) {
-        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return -1;
-        return fflush(stdout) ? -1 : 0;
+        if (s->len && fwrite(s->p, 1, s->len, stdout) != s->len) return cli_stdout_fail(errno);
+        return fflush(stdout) ? cli_stdout_fail(errno) : 0;
     }
     if (cli_out_in_place(out)) {
         FILE *f = fopen(out, "wb");

@@ -540,7 +540,7 @@ int cmd_export(int argc, char **argv)
         goto done;
     }
     if (cli_write_file(out, "export", &text)) {
-        cli_err("export: -o %s: %s", out ? out : "-", strerror(errno));
+        cli_out_error("export", out, errno);
         ret = CLI_FAIL;
         goto done;
     }

@@ -321,7 +321,7 @@ int cmd_merge(int argc, char **argv)
         }
     }
     if (status == CLI_OK && cli_write_file(out, "merge", &s)) {
-        cli_err("merge: -o %s: %s", out, strerror(errno));
+        cli_out_error("merge", out, errno);
         status = CLI_FAIL;
     }
     if (status == CLI_OK && !quiet)

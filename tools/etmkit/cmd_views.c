@@ -446,7 +446,7 @@ int cmd_export_folded(int argc, char **argv)
         }
     }
     if (cli_write_file(va.out, "export", &text)) {
-        cli_err("export: -o %s: %s", va.out ? va.out : "-", strerror(errno));
+        cli_out_error("export", va.out, errno);
         ret = CLI_FAIL;
         goto done;
     }
@@ -739,7 +739,7 @@ int cmd_report(int argc, char **argv)
         goto done;
     }
     if (cli_write_file(va.out, "report", &o)) {
-        cli_err("report: -o %s: %s", va.out ? va.out : "-", strerror(errno));
+        cli_out_error("report", va.out, errno);
         ret = CLI_FAIL;
         goto done;
     }

@@ -115,7 +115,7 @@ int export_perfetto(cli_decode *d, const char *out)
         werr = errno ? errno : EIO;
     }
     if (werr) {
-        cli_err("export: -o %s: %s", to_stdout ? "-" : out, strerror(werr));
+        cli_out_error("export", out, werr);
         ret = CLI_FAIL;
     } else if (rc) {
         cli_err("export: %s: %s", d->input, ek_strerror(rc));
