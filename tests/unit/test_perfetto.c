@@ -375,6 +375,23 @@ static void smp(ek_perfetto *w, uint32_t flags, uint64_t ip, uint64_t addr, uint
 #define RET   (EK_SF_BRANCH | EK_SF_RETURN)
 #define BEGIN (EK_SF_BRANCH | EK_SF_TRACE_BEGIN)
 
+/* Options that write the trace to out (the rest as ek_perfetto_opts_init sets them). */
+static void opts_to(ek_perfetto_opts *o, ek_sbuf *out)
+{
+    ek_perfetto_opts_init(o);
+    o->write = collect;
+    o->ctx = out;
+}
+
+/* The trace in out as trace_field's lines, appended to text. */
+static void trace_text(const ek_sbuf *out, ek_sbuf *text)
+{
+    rd_trace r;
+    memset(&r, 0, sizeof r);
+    r.o = text;
+    fields((const uint8_t *)out->p, out->len, trace_field, &r);
+}
+
 static void run_max(int timed, size_t max_interned, const char *want);
 static void run(int timed, const char *want)
 {
@@ -385,9 +402,7 @@ static void run_max(int timed, size_t max_interned, const char *want)
 {
     ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
     ek_perfetto_opts o;
-    ek_perfetto_opts_init(&o);
-    o.write = collect;
-    o.ctx = &out;
+    opts_to(&o, &out);
     o.max_interned = max_interned;
     ek_perfetto *w;
     assert_int_equal(ek_perfetto_new(&o, &w), 0);
@@ -410,10 +425,7 @@ static void run_max(int timed, size_t max_interned, const char *want)
     assert_int_equal(st.lost, 1);
     assert_int_equal(st.bytes, out.len);
     ek_perfetto_free(w);
-    rd_trace r;
-    memset(&r, 0, sizeof r);
-    r.o = &text;
-    fields((const uint8_t *)out.p, out.len, trace_field, &r);
+    trace_text(&out, &text);
     assert_string_equal(text.p, want);
     if (!max_interned) {
         /* interned: each name is written once (callee and leaf are entered twice each, the
@@ -506,9 +518,7 @@ static void test_writer_unknown_process(void **state)
     (void)state;
     ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
     ek_perfetto_opts o;
-    ek_perfetto_opts_init(&o);
-    o.write = collect;
-    o.ctx = &out;
+    opts_to(&o, &out);
     o.per_source = 1;
     ek_perfetto *w;
     assert_int_equal(ek_perfetto_new(&o, &w), 0);
@@ -527,10 +537,7 @@ static void test_writer_unknown_process(void **state)
     }
     assert_int_equal(ek_perfetto_finish(w), 0);
     ek_perfetto_free(w);
-    rd_trace r;
-    memset(&r, 0, sizeof r);
-    r.o = &text;
-    fields((const uint8_t *)out.p, out.len, trace_field, &r);
+    trace_text(&out, &text);
     assert_string_equal(text.p, "T unknown process\n"
                                 "T :-1 -1 [cpu 0]\n"
                                 "T CPU 0\n"
@@ -580,9 +587,7 @@ static void test_writer_names(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
         ek_perfetto_opts o;
-        ek_perfetto_opts_init(&o);
-        o.write = collect;
-        o.ctx = &out;
+        opts_to(&o, &out);
         ek_perfetto *w;
         assert_int_equal(ek_perfetto_new(&o, &w), 0);
         ek_sample s;
@@ -598,10 +603,7 @@ static void test_writer_names(void **state)
         assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
         assert_int_equal(ek_perfetto_finish(w), 0);
         ek_perfetto_free(w);
-        rd_trace rt;
-        memset(&rt, 0, sizeof rt);
-        rt.o = &text;
-        fields((const uint8_t *)out.p, out.len, trace_field, &rt);
+        trace_text(&out, &text);
         char want[512];
         snprintf(want, sizeof want, cases[i].want, cases[i].comm, cases[i].comm, cases[i].comm);
         assert_string_equal(text.p, want);
@@ -629,9 +631,7 @@ static void test_writer_deep(void **state)
     (void)state;
     ek_sbuf out = EK_SBUF_INIT, text = EK_SBUF_INIT;
     ek_perfetto_opts o;
-    ek_perfetto_opts_init(&o);
-    o.write = collect;
-    o.ctx = &out;
+    opts_to(&o, &out);
     o.max_depth = 4;
     o.no_cpu_tracks = 1;
     o.no_dso = 1;
@@ -667,10 +667,7 @@ static void test_writer_deep(void **state)
     assert_int_equal(ek_perfetto_sample(w, &s, &r), 0);
     assert_int_equal(ek_perfetto_finish(w), 0);
     ek_perfetto_free(w);
-    rd_trace rt;
-    memset(&rt, 0, sizeof rt);
-    rt.o = &text;
-    fields((const uint8_t *)out.p, out.len, trace_field, &rt);
+    trace_text(&out, &text);
     assert_string_equal(text.p, "T prog 100\n"
                                 "T prog 100\n"
                                 "B f2 @1010\n"
