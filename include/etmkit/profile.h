@@ -201,13 +201,22 @@ int ek_bolt_map_load_elf(const char *path, const ek_diag *diag, ek_bolt_map **ou
  * EK_ERR_NOT_FOUND. Names stay valid until the map is changed or freed. */
 int ek_bolt_map_lookup(ek_bolt_map *m, uint64_t addr, const char **name, uint64_t *offset);
 
-/* The binary a BOLT profile is written for, by the ELF file it is to optimise: the first binary
- * of p whose build-id is that file's (elf_id: as the ELF note holds it, ek_elf_info; none
- * matches none); with EK_PROFILE_USER_ONLY, not a kernel binary ("[kernel.kallsyms]", any
- * name in brackets). Returns 0 with *bin set, or EK_ERR_NOT_FOUND. */
+/* The binaries of p that are the ELF file elf_path with build-id elf_id (as its note holds
+ * it, ek_elf_info), in output order (ek_profile_binary_order), whatever the order they were
+ * added in: with a build-id, every binary with that build-id (one file under several paths: a
+ * link, a copy; with EK_PROFILE_USER_ONLY, not a kernel binary: "[kernel.kallsyms]", any name
+ * in brackets); without one, the one binary without a build-id whose path has elf_path's file
+ * name. *bins is malloc'ed (free()). Returns 0 (*n >= 1), EK_ERR_NOT_FOUND (none, or several
+ * without a build-id: *bins NULL, *n 0), EK_ERR_ARG or EK_ERR_NOMEM. */
 #define EK_PROFILE_USER_ONLY 1u
-int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
-                              unsigned flags, size_t *bin);
+int ek_profile_binaries_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                                const char *elf_path, unsigned flags, size_t **bins, size_t *n);
+
+/* Binaries bins[0..n) of p as one binary of a new profile *out (free with ek_profile_free): the
+ * identity of bins[0], every count of each added up (ek_profile_add_*: saturating). *bin is its
+ * handle in *out. Returns 0, EK_ERR_ARG (n 0, or no such binary) or EK_ERR_NOMEM. */
+int ek_profile_sum_binaries(const ek_profile *p, const size_t *bins, size_t n, ek_profile **out,
+                            size_t *bin);
 
 /* BOLT's fdata for binary `bin`, as perf2bolt writes it from branch stacks: one line
  * "1 FROMFUNC OFF 1 TOFUNC OFF 0 COUNT" per taken branch and per fall-through between basic
@@ -223,10 +232,7 @@ int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t
 int ek_profile_write_bolt(const ek_profile *p, size_t bin, ek_bolt_map *m, ek_sbuf *out);
 
 /* BOLT's fdata for the ELF file elf_path with build-id elf_id (as its note holds it), from
- * every binary of p that is that file, whatever the order binaries were added in: with a
- * build-id, the binaries with that build-id (with EK_PROFILE_USER_ONLY, not kernel ones) are
- * one file under several paths (a link, a copy), their counts added up; without one, the one
- * binary without a build-id whose path has elf_path's file name (none, or several: not found).
+ * every binary of p that is that file (ek_profile_binaries_for_elf), their counts added up.
  * *nbins (may be NULL) says how many binaries were added up. Returns 0, EK_ERR_NOT_FOUND (no
  * binary is that file: nothing written), EK_ERR_ARG or EK_ERR_NOMEM. */
 int ek_profile_write_bolt_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
@@ -267,6 +273,15 @@ typedef struct ek_lcov_stats {
  * EK_ERR_IO, EK_ERR_FORMAT (not an ELF file, or relocatable) or EK_ERR_NOMEM. */
 int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, const char *code_elf,
                           ek_sbuf *out, ek_lcov_stats *st);
+
+/* Coverage of the ELF file elf (a separate debug file will do) with build-id elf_id (as its
+ * note holds it), as ek_profile_write_lcov writes it, from every binary of p that is that file
+ * (ek_profile_binaries_for_elf), their counts added up. *nbins (may be NULL) says how many
+ * binaries were added up. Returns what ek_profile_write_lcov returns, or EK_ERR_NOT_FOUND (no
+ * binary is that file: nothing written). */
+int ek_profile_write_lcov_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                                  const char *elf, const char *code_elf, unsigned flags,
+                                  ek_sbuf *out, ek_lcov_stats *st, size_t *nbins);
 
 /* ---- profiles from samples -------------------------------------------------------------- */
 

@@ -425,60 +425,20 @@ out:
     return rc;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 int ek_profile_write_bolt_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
                                   const char *elf_path, unsigned flags, ek_bolt_map *m,
                                   ek_sbuf *out, size_t *nbins)
 {
     if (nbins) *nbins = 0;
-    if (!p || !m || !out || !elf_path || (elf_id_len && !elf_id)) return EK_ERR_ARG;
-    uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
-    const size_t elen = ek_profile_build_id_canon(elf_id, elf_id_len, eid);
-    size_t *order = NULL, n = 0;
-    int rc = ek_profile_binary_order(p, &order, &n);
-    if (rc) return rc;
-    /* the binaries that are the file, in the profile's own order (by path) */
-    size_t *hit = n ? malloc(n * sizeof *hit) : NULL;
-    size_t nhit = 0;
-    if (n && !hit) rc = EK_ERR_NOMEM;
-    for (size_t i = 0; i < n && !rc; i++) {
-        ek_profile_binary id;
-        if (ek_profile_binary_get(p, order[i], &id) || id.build_id_len != elen ||
-            (elen && memcmp(id.build_id, eid, elen)))
-            continue;
-        if ((flags & EK_PROFILE_USER_ONLY) && id.path[0] == '[') continue;
-        if (!elen && strcmp(base_name(id.path), base_name(elf_path))) continue;
-        hit[nhit++] = order[i];
-    }
-    free(order);
-    if (!rc && (!nhit || (!elen && nhit > 1))) rc = EK_ERR_NOT_FOUND;
+    if (!p || !m || !out) return EK_ERR_ARG;
+    size_t *hit = NULL, nhit = 0;
+    int rc = ek_profile_binaries_for_elf(p, elf_id, elf_id_len, elf_path, flags, &hit, &nhit);
     if (!rc && nhit == 1) rc = ek_profile_write_bolt(p, hit[0], m, out);
     if (!rc && nhit > 1) {
         /* one file: its counts added up in a profile of its own */
         ek_profile *sum = NULL;
         size_t sb = 0;
-        ek_profile_binary id;
-        rc = ek_profile_new(&sum);
-        if (!rc) rc = ek_profile_binary_get(p, hit[0], &id);
-        if (!rc) rc = ek_profile_add_binary(sum, &id, &sb);
-        for (size_t k = 0; k < nhit && !rc; k++)
-            for (int kind = EK_PROFILE_RANGES; kind <= EK_PROFILE_BRANCHES && !rc; kind++) {
-                ek_profile_count *v = NULL;
-                size_t nv = 0;
-                rc = ek_profile_counts(p, hit[k], (ek_profile_kind)kind, &v, &nv);
-                for (size_t j = 0; j < nv && !rc; j++)
-                    rc = kind == EK_PROFILE_RANGES
-                             ? ek_profile_add_range(sum, sb, v[j].a, v[j].b, v[j].count)
-                         : kind == EK_PROFILE_ADDRESSES
-                             ? ek_profile_add_address(sum, sb, v[j].a, v[j].count)
-                             : ek_profile_add_branch(sum, sb, v[j].a, v[j].b, v[j].count);
-                free(v);
-            }
+        rc = ek_profile_sum_binaries(p, hit, nhit, &sum, &sb);
         if (!rc) rc = ek_profile_write_bolt(sum, sb, m, out);
         ek_profile_free(sum);
     }

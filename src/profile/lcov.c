@@ -976,3 +976,26 @@ int ek_profile_write_lcov(const ek_profile *p, size_t bin, const char *elf, cons
     lc_close(&ef);
     return rc;
 }
+
+int ek_profile_write_lcov_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                                  const char *elf, const char *code_elf, unsigned flags,
+                                  ek_sbuf *out, ek_lcov_stats *st, size_t *nbins)
+{
+    if (nbins) *nbins = 0;
+    if (st) memset(st, 0, sizeof *st);
+    if (!p || !elf || !out) return EK_ERR_ARG;
+    size_t *hit = NULL, nhit = 0;
+    int rc = ek_profile_binaries_for_elf(p, elf_id, elf_id_len, elf, flags, &hit, &nhit);
+    if (!rc && nhit == 1) rc = ek_profile_write_lcov(p, hit[0], elf, code_elf, out, st);
+    if (!rc && nhit > 1) {
+        /* one file under several paths: its counts added up in a profile of its own */
+        ek_profile *sum = NULL;
+        size_t sb = 0;
+        rc = ek_profile_sum_binaries(p, hit, nhit, &sum, &sb);
+        if (!rc) rc = ek_profile_write_lcov(sum, sb, elf, code_elf, out, st);
+        ek_profile_free(sum);
+    }
+    if (!rc && nbins) *nbins = nhit;
+    free(hit);
+    return rc;
+}

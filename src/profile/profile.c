@@ -121,22 +121,75 @@ size_t ek_profile_build_id_canon(const uint8_t *id, size_t len,
     return n;
 }
 
-int ek_profile_binary_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
-                              unsigned flags, size_t *bin)
+static const char *base_name(const char *path)
 {
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+int ek_profile_binaries_for_elf(const ek_profile *p, const uint8_t *elf_id, size_t elf_id_len,
+                                const char *elf_path, unsigned flags, size_t **bins, size_t *n)
+{
+    if (!bins || !n) return EK_ERR_ARG;
+    *bins = NULL;
+    *n = 0;
+    if (!p || !elf_path || (elf_id_len && !elf_id)) return EK_ERR_ARG;
     uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
     const size_t elen = ek_profile_build_id_canon(elf_id, elf_id_len, eid);
-    const size_t nb = ek_profile_binary_count(p);
+    size_t *order = NULL, nb = 0, nhit = 0;
+    int rc = ek_profile_binary_order(p, &order, &nb);
+    if (rc) return rc;
+    /* the matches overwrite the order in place: nhit <= i */
     for (size_t i = 0; i < nb; i++) {
         ek_profile_binary id;
-        if (ek_profile_binary_get(p, i, &id) || id.build_id_len != elen ||
+        if (ek_profile_binary_get(p, order[i], &id) || id.build_id_len != elen ||
             (elen && memcmp(id.build_id, eid, elen)))
             continue;
         if ((flags & EK_PROFILE_USER_ONLY) && id.path[0] == '[') continue;
-        *bin = i;
-        return 0;
+        if (!elen && strcmp(base_name(id.path), base_name(elf_path))) continue;
+        order[nhit++] = order[i];
     }
-    return EK_ERR_NOT_FOUND;
+    if (!nhit || (!elen && nhit > 1)) {
+        free(order);
+        return EK_ERR_NOT_FOUND;
+    }
+    *bins = order;
+    *n = nhit;
+    return EK_OK;
+}
+
+int ek_profile_sum_binaries(const ek_profile *p, const size_t *bins, size_t n, ek_profile **out,
+                            size_t *bin)
+{
+    if (!out || !bin) return EK_ERR_ARG;
+    *out = NULL;
+    if (!p || !bins || !n) return EK_ERR_ARG;
+    ek_profile *sum = NULL;
+    ek_profile_binary id;
+    size_t sb = 0;
+    int rc = ek_profile_binary_get(p, bins[0], &id);
+    if (!rc) rc = ek_profile_new(&sum);
+    if (!rc) rc = ek_profile_add_binary(sum, &id, &sb);
+    for (size_t k = 0; k < n && !rc; k++)
+        for (int kind = EK_PROFILE_RANGES; kind <= EK_PROFILE_BRANCHES && !rc; kind++) {
+            ek_profile_count *v = NULL;
+            size_t nv = 0;
+            rc = ek_profile_counts(p, bins[k], (ek_profile_kind)kind, &v, &nv);
+            for (size_t j = 0; j < nv && !rc; j++)
+                rc = kind == EK_PROFILE_RANGES
+                         ? ek_profile_add_range(sum, sb, v[j].a, v[j].b, v[j].count)
+                     : kind == EK_PROFILE_ADDRESSES
+                         ? ek_profile_add_address(sum, sb, v[j].a, v[j].count)
+                         : ek_profile_add_branch(sum, sb, v[j].a, v[j].b, v[j].count);
+            free(v);
+        }
+    if (rc) {
+        ek_profile_free(sum);
+        return rc;
+    }
+    *out = sum;
+    *bin = sb;
+    return EK_OK;
 }
 
 int prof_binary_cmp(const prof_binary *x, const prof_binary *y)

@@ -177,23 +177,35 @@ for f in "$tmp/none.data" "$tmp/empty.data" "$tmp/text.data" "$tmp/hdr.data" "$t
   fi
   [ -e "$tmp/x.info" ] && { echo "FAIL bad input $f: an lcov file was written"; fail=1; }
 done
-# lcov's own: --binary that is no ELF file, --binary of no binary of the profile, no ELF found
-expect_err() { # name status regex args...
-  local name=$1 want=$2 re=$3; shift 3
+# lcov's own: --binary that is no ELF file, --binary of no binary of the profile (another
+# build-id; no build-id and no binary of its name without one), no ELF found; stderr exactly
+expect_err() { # name status message args...
+  local name=$1 want=$2 msg=$3; shift 3
   "$E" export --format=lcov --buildid-dir "$tmp/nocache" -o "$tmp/x.info" "$@" 2>"$tmp/e.err"
   local rc=$?
-  if [ "$rc" != "$want" ] || ! grep -qE "$re" "$tmp/e.err" || [ -e "$tmp/x.info" ]; then
-    echo "FAIL $name: exit $rc (want $want), stderr:"; head -3 "$tmp/e.err"; fail=1
+  if [ "$rc" != "$want" ] || [ "$(cat "$tmp/e.err")" != "$msg" ] || [ -e "$tmp/x.info" ]; then
+    echo "FAIL $name: exit $rc (want $want), stderr:"; head -3 "$tmp/e.err"
+    echo "wanted: $msg"; fail=1
   fi
 }
-expect_err "--binary not ELF" 1 "export: $tmp/text.data: cannot read the ELF file" \
+expect_err "--binary not ELF" 1 "etmkit: export: $tmp/text.data: cannot read the ELF file" \
   --symfs "$g/symfs" --binary="$tmp/text.data" "$g/perf.data"
-expect_err "--binary of another build" 1 "no binary of the profile has the build-id of .*simchild" \
+child_id=$(llvm-readelf -n "$g/symfs/usr/bin/simchild" | awk '/Build ID:/ {print $3}')
+expect_err "--binary of another build" 1 \
+  "etmkit: export: --format=lcov: no binary of the profile has the build-id of $g/symfs/usr/bin/simchild ($child_id)" \
   --symfs "$g/symfs" --binary="$g/symfs/usr/bin/simchild" "$g/perf.data"
+llvm-objcopy --remove-section .note.gnu.build-id "$g/symfs/usr/bin/simloop" "$tmp/simloop"
+expect_err "--binary without a build-id" 1 \
+  "etmkit: export: --format=lcov: $tmp/simloop has no build-id, and no one binary of the profile without one is named simloop" \
+  --symfs "$g/symfs" --binary="$tmp/simloop" "$g/perf.data"
 mkdir -p "$tmp/emptyfs"
-expect_err "no ELF file" 1 "the profile is empty" \
+# (the account below the first line is script's: as script prints it for the same input)
+"$E" script --symfs "$tmp/emptyfs" --itrace=b "$g/perf.data" >/dev/null 2>"$tmp/s.err"
+expect_err "no ELF file" 1 "etmkit export: $g/perf.data: the profile is empty: no samples came out of the trace (below: why)
+$(cat "$tmp/s.err")" \
   --symfs "$tmp/emptyfs" "$g/perf.data"
-expect_err "unknown format" 2 "unknown format 'lcovx'" --format=lcovx "$g/perf.data"
+expect_err "unknown format" 2 "etmkit: export: unknown format 'lcovx' (autofdo, bolt, branch-list, lcov, perfetto, folded or svg; see 'etmkit export --help')" \
+  --format=lcovx "$g/perf.data"
 
 [ "$n" -gt 0 ] || { echo "FAIL: no recording checked"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok: $n recordings equal the truth's lcov, $nreal real recordings their branch lists'"

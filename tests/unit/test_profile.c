@@ -307,16 +307,77 @@ static void test_build_id_canon_and_bolt_binary(void **state)
     size_t k = add_bin(p, "[kernel.kallsyms]", "01020304", 0);
     size_t u = add_bin(p, "/usr/bin/u", "01020304", 0);
     size_t n = add_bin(p, "/usr/bin/n", NULL, 0);
-    size_t bin = 99;
-    assert_int_equal(ek_profile_binary_for_elf(p, short_id, 4, 0, &bin), 0);
-    assert_int_equal(bin, k);
-    assert_int_equal(ek_profile_binary_for_elf(p, short_id, 4, EK_PROFILE_USER_ONLY, &bin), 0);
-    assert_int_equal(bin, u);
-    assert_int_equal(ek_profile_binary_for_elf(p, zero, 8, EK_PROFILE_USER_ONLY, &bin), 0);
-    assert_int_equal(bin, n);
-    bin = 99;
-    assert_int_equal(ek_profile_binary_for_elf(p, long_id, 20, 0, &bin), EK_ERR_NOT_FOUND);
-    assert_int_equal(bin, 99);
+    size_t u2 = add_bin(p, "/bin/u", "01020304", 0);
+    size_t *bins = NULL, nb = 0;
+    /* one build-id: every binary with it, in output order (by path) */
+    assert_int_equal(ek_profile_binaries_for_elf(p, short_id, 4, "/x/u", 0, &bins, &nb), 0);
+    assert_int_equal(nb, 3);
+    assert_int_equal(bins[0], u2);
+    assert_int_equal(bins[1], u);
+    assert_int_equal(bins[2], k);
+    free(bins);
+    assert_int_equal(
+        ek_profile_binaries_for_elf(p, short_id, 4, "/x/u", EK_PROFILE_USER_ONLY, &bins, &nb), 0);
+    assert_int_equal(nb, 2);
+    assert_int_equal(bins[0], u2);
+    assert_int_equal(bins[1], u);
+    free(bins);
+    /* no build-id (all zeros is none): the one binary without one of the file's name */
+    assert_int_equal(
+        ek_profile_binaries_for_elf(p, zero, 8, "/symfs/n", EK_PROFILE_USER_ONLY, &bins, &nb), 0);
+    assert_int_equal(nb, 1);
+    assert_int_equal(bins[0], n);
+    free(bins);
+    assert_int_equal(ek_profile_binaries_for_elf(p, NULL, 0, "/usr/bin/u", 0, &bins, &nb),
+                     EK_ERR_NOT_FOUND);
+    assert_null(bins);
+    assert_int_equal(nb, 0);
+    add_bin(p, "/opt/n", NULL, 0);
+    assert_int_equal(ek_profile_binaries_for_elf(p, NULL, 0, "n", 0, &bins, &nb), EK_ERR_NOT_FOUND);
+    assert_int_equal(ek_profile_binaries_for_elf(p, long_id, 20, "u", 0, &bins, &nb),
+                     EK_ERR_NOT_FOUND);
+    assert_null(bins);
+    assert_int_equal(ek_profile_binaries_for_elf(p, NULL, 4, "u", 0, &bins, &nb), EK_ERR_ARG);
+    assert_int_equal(ek_profile_binaries_for_elf(p, NULL, 0, NULL, 0, &bins, &nb), EK_ERR_ARG);
+    ek_profile_free(p);
+}
+
+/* Binaries added up: one binary of a new profile, the first's identity, every kind of count of
+ * each summed. */
+static void test_sum_binaries(void **state)
+{
+    (void)state;
+    ek_profile *p = new_profile();
+    size_t a = add_bin(p, "/bin/app", "abcdef01", 0x400000);
+    size_t b = add_bin(p, "/usr/bin/app", "abcdef01", 0x400000);
+    assert_int_equal(ek_profile_add_range(p, a, 0x400100, 0x400110, 2), 0);
+    assert_int_equal(ek_profile_add_range(p, b, 0x400100, 0x400110, 3), 0);
+    assert_int_equal(ek_profile_add_range(p, b, 0x400200, 0x400204, 1), 0);
+    assert_int_equal(ek_profile_add_address(p, a, 0x400104, 4), 0);
+    assert_int_equal(ek_profile_add_branch(p, b, 0x400110, 0x400100, UINT64_MAX), 0);
+    assert_int_equal(ek_profile_add_branch(p, a, 0x400110, 0x400100, 1), 0);
+    const size_t both[2] = {b, a};
+    ek_profile *s = NULL;
+    size_t sb = 99;
+    assert_int_equal(ek_profile_sum_binaries(p, both, 2, &s, &sb), 0);
+    assert_int_equal(ek_profile_binary_count(s), 1);
+    ek_profile_binary id;
+    assert_int_equal(ek_profile_binary_get(s, sb, &id), 0);
+    assert_string_equal(id.path, "/usr/bin/app");
+    assert_int_equal(id.load_base, 0x400000);
+    char *got = blist(s);
+    assert_string_equal(got, "etmkit-branch-list 1\n"
+                             "binary abcdef0100000000000000000000000000000000 400000 /usr/bin/app\n"
+                             "ranges 2\n400100 400110 5\n400200 400204 1\n"
+                             "addresses 1\n400104 4\n"
+                             "branches 1\n400110 400100 18446744073709551615\n"
+                             "end\n");
+    free(got);
+    ek_profile_free(s);
+    assert_int_equal(ek_profile_sum_binaries(p, both, 0, &s, &sb), EK_ERR_ARG);
+    const size_t none[1] = {7};
+    assert_int_equal(ek_profile_sum_binaries(p, none, 1, &s, &sb), EK_ERR_ARG);
+    assert_null(s);
     ek_profile_free(p);
 }
 
@@ -984,6 +1045,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bolt_names),
         cmocka_unit_test(test_bolt_exact),
         cmocka_unit_test(test_bolt_for_elf),
+        cmocka_unit_test(test_sum_binaries),
         cmocka_unit_test(test_bolt_map_from_elf),
         cmocka_unit_test(test_bolt_blocks_from_elf),
     };

@@ -258,6 +258,79 @@ static void test_names(void **state)
     unlink(path);
 }
 
+/* Coverage of an ELF file from every binary that is it: one build-id under two paths adds up,
+ * whatever the order the binaries were added in (export --format=lcov --binary took the first
+ * added one: the other's counts were dropped, and the output depended on the inputs' order);
+ * without a build-id, the one binary of the file's name. */
+static void test_for_elf(void **state)
+{
+    (void)state;
+    static const uint32_t code[] = {A64_NOP, 0x54000040u, A64_NOP, A64_RET};
+    static const sym_spec syms[] = {{"f", 0x1000, 16, STT_FUNC, STB_GLOBAL}};
+    char path[] = "/tmp/etmkit-lcov-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_elf(path, 64, EM_AARCH64, ET_DYN, 0x1000, code, 16, syms, 1);
+    const uint8_t bid[4] = {0xab, 0xcd, 0xef, 0x01};
+    /* b.eq taken 3 times of 5 (2 + 3 from the two paths), f entered 5 times */
+    const char *want = "TN:\nSF:/bin/t\nFN:1,f\nFNDA:5,f\nFNF:1\nFNH:1\n"
+                       "BRDA:1,0,0,3\nBRDA:1,0,1,2\nBRF:2\nBRH:2\nDA:1,5\nLF:1\nLH:1\n"
+                       "end_of_record\n";
+    for (int order = 0; order < 2; order++) {
+        ek_profile *p;
+        assert_int_equal(ek_profile_new(&p), 0);
+        ek_profile_binary ia = {order ? "/usr/bin/t" : "/bin/t", bid, 4, 0};
+        ek_profile_binary ib = {order ? "/bin/t" : "/usr/bin/t", bid, 4, 0};
+        size_t a, b;
+        assert_int_equal(ek_profile_add_binary(p, &ia, &a), 0);
+        assert_int_equal(ek_profile_add_binary(p, &ib, &b), 0);
+        size_t other = add_binary(p, "/lib/o.so");
+        assert_int_equal(ek_profile_add_range(p, a, 0x1000, 0x1004, 2), 0);
+        assert_int_equal(ek_profile_add_range(p, b, 0x1000, 0x1004, 3), 0);
+        assert_int_equal(ek_profile_add_branch(p, b, 0x1004, 0x100c, 3), 0);
+        assert_int_equal(ek_profile_add_range(p, a, 0x1008, 0x100c, 2), 0);
+        assert_int_equal(ek_profile_add_range(p, other, 0x1000, 0x100c, 9), 0);
+        ek_sbuf out = EK_SBUF_INIT;
+        ek_lcov_stats st;
+        size_t nb = 0;
+        assert_int_equal(ek_profile_write_lcov_for_elf(p, bid, 4, path, NULL, 0, &out, &st, &nb),
+                         0);
+        assert_int_equal(nb, 2);
+        assert_non_null(out.p);
+        if (strcmp(out.p, want)) print_error("order %d got:\n%s\nwant:\n%s\n", order, out.p, want);
+        assert_string_equal(out.p, want);
+        assert_int_equal(st.functions_hit, 1);
+        assert_int_equal(st.branches_hit, 2);
+        ek_sbuf_free(&out);
+        /* another build-id; no build-id and no binary without one of the file's name */
+        assert_int_equal(ek_profile_write_lcov_for_elf(p, (const uint8_t *)"\x01\x02\x03\x04", 4,
+                                                       path, NULL, 0, &out, &st, &nb),
+                         EK_ERR_NOT_FOUND);
+        assert_int_equal(nb, 0);
+        assert_int_equal(st.functions, 0);
+        assert_int_equal(ek_profile_write_lcov_for_elf(p, NULL, 0, path, NULL, 0, &out, NULL, NULL),
+                         EK_ERR_NOT_FOUND);
+        assert_int_equal(out.len, 0);
+        ek_profile_free(p);
+    }
+    /* no build-id: the binary named as the file (not /lib/o.so) */
+    ek_profile *p;
+    assert_int_equal(ek_profile_new(&p), 0);
+    char named[64];
+    snprintf(named, sizeof named, "/usr/lib/%s", strrchr(path, '/') + 1);
+    assert_int_equal(ek_profile_add_range(p, add_binary(p, "/lib/o.so"), 0x1000, 0x100c, 9), 0);
+    assert_int_equal(ek_profile_add_range(p, add_binary(p, named), 0x1000, 0x100c, 1), 0);
+    ek_sbuf out = EK_SBUF_INIT;
+    size_t nb = 0;
+    assert_int_equal(ek_profile_write_lcov_for_elf(p, NULL, 0, path, NULL, 0, &out, NULL, &nb), 0);
+    assert_int_equal(nb, 1);
+    assert_non_null(strstr(out.p, "FNDA:1,f\n"));
+    ek_sbuf_free(&out);
+    ek_profile_free(p);
+    unlink(path);
+}
+
 static void test_arm32(void **state)
 {
     (void)state;
@@ -316,6 +389,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a64_stripped),
         cmocka_unit_test(test_arm32),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_for_elf),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }

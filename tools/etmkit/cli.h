@@ -36,10 +36,11 @@ static inline void cli_maybe_flush(ek_sbuf *out, FILE *f)
 /* One-line message on stderr: "etmkit: <text>". */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* "CMD: --format=bolt: no binary of the profile is ELF" with why (its build-id, or none and its
- * file name): ek_profile_write_bolt_for_elf found none. in: ek_elf_info of ELF. */
+/* "CMD: --format=FORMAT: no binary of the profile is ELF" with why (its build-id, or none and
+ * its file name): ek_profile_binaries_for_elf found none. in: ek_elf_info of ELF. */
 struct ek_elf_info;
-void cli_bolt_not_found(const char *cmd, const char *elf, const struct ek_elf_info *in);
+void cli_elf_not_found(const char *cmd, const char *format, const char *elf,
+                       const struct ek_elf_info *in);
 
 /* A diag sink that prints every event as one line on stderr. */
 ek_diag cli_diag_stderr(void);

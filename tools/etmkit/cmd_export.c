@@ -41,7 +41,8 @@ static void usage(FILE *f)
             "                      https://ui.perfetto.dev: see docs/STACKS.md)\n"
             "  --binary=ELF        bolt: the binary to write the profile of (its function names\n"
             "                      and build-id); without it, the profile's one binary; lcov:\n"
-            "                      the one binary to cover (the ELF file with its DWARF)\n"
+            "                      the ELF file (with its DWARF) to cover, from every binary\n"
+            "                      with its build-id\n"
             "  --format=folded|svg flame-graph stacks, or the flame graph as SVG:\n"
             "                      'etmkit export --format=folded --help'\n");
     cli_decode_help(f, CLI_NO_SAMPLE_TEXT | CLI_OWN_STATUS);
@@ -318,7 +319,7 @@ static int write_bolt(const ek_profile *p, const char *binary, const cli_decode 
         rc = ek_profile_write_bolt_for_elf(p, in->build_id, in->build_id_len, elf,
                                            EK_PROFILE_USER_ONLY, map, out, NULL);
     if (rc == EK_ERR_NOT_FOUND)
-        cli_bolt_not_found("export", elf, in);
+        cli_elf_not_found("export", "bolt", elf, in);
     else if (rc)
         cli_err("export: %s: %s", elf, ek_strerror(rc));
     else

@@ -198,7 +198,7 @@ static int write_bolt(const ek_profile *p, const merge_ctx *c, ek_sbuf *out)
         rc = ek_profile_write_bolt_for_elf(p, in->build_id, in->build_id_len, elf, 0, map, out,
                                            NULL);
     if (rc == EK_ERR_NOT_FOUND)
-        cli_bolt_not_found("merge", elf, in);
+        cli_elf_not_found("merge", "bolt", elf, in);
     else if (rc && !printed)
         cli_err("merge: %s: %s", elf, ek_strerror(rc));
     status = rc ? CLI_FAIL : CLI_OK;

@@ -62,30 +62,34 @@ int export_lcov(const ek_profile *p, const char *binary, const cli_decode *d, ek
     memset(&sum, 0, sizeof sum);
     if (binary) {
         ek_elf_info *in = NULL;
-        size_t pick;
         if (ek_elf_info_read(binary, NULL, &in)) {
             cli_err("export: %s: cannot read the ELF file", binary);
             return CLI_FAIL;
         }
-        int found = !ek_profile_binary_for_elf(p, in->build_id, in->build_id_len, 0, &pick);
-        ek_elf_info_free(in);
-        if (!found) {
-            cli_err("export: --format=lcov: no binary of the profile has the build-id of %s",
-                    binary);
-            return CLI_FAIL;
-        }
-        ek_profile_binary id;
-        ek_profile_binary_get(p, pick, &id);
-        char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "";
-        if (id.build_id_len) ek_build_id_hex(id.build_id, id.build_id_len, hex, sizeof hex);
+        /* every binary that is the file (one build-id under two paths adds up), in any order */
+        size_t *hit = NULL, nhit = 0;
+        int rc =
+            ek_profile_binaries_for_elf(p, in->build_id, in->build_id_len, binary, 0, &hit, &nhit);
         /* --binary may be a debug file without code: the code then comes from the recording's */
-        char *code = find_code(&id, id.build_id_len ? hex : NULL, d);
-        int rc = write_one(p, pick, binary, code, out, &sum);
-        free(code);
-        if (rc) {
-            cli_err("export: %s: %s", binary, ek_strerror(rc));
-            return CLI_FAIL;
+        char *code = NULL;
+        for (size_t k = 0; !rc && k < nhit && !code; k++) {
+            ek_profile_binary id;
+            ek_profile_binary_get(p, hit[k], &id);
+            char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1] = "";
+            if (id.build_id_len) ek_build_id_hex(id.build_id, id.build_id_len, hex, sizeof hex);
+            code = find_code(&id, id.build_id_len ? hex : NULL, d);
         }
+        free(hit);
+        if (!rc)
+            rc = ek_profile_write_lcov_for_elf(p, in->build_id, in->build_id_len, binary, code, 0,
+                                               out, &sum, NULL);
+        if (rc == EK_ERR_NOT_FOUND)
+            cli_elf_not_found("export", "lcov", binary, in);
+        else if (rc)
+            cli_err("export: %s: %s", binary, ek_strerror(rc));
+        ek_elf_info_free(in);
+        free(code);
+        if (rc) return CLI_FAIL;
         summary(d, &sum, 1);
         return CLI_OK;
     }

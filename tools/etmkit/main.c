@@ -28,20 +28,21 @@ void cli_err(const char *fmt, ...)
     va_end(ap);
 }
 
-void cli_bolt_not_found(const char *cmd, const char *elf, const struct ek_elf_info *in)
+void cli_elf_not_found(const char *cmd, const char *format, const char *elf,
+                       const struct ek_elf_info *in)
 {
     uint8_t eid[EK_PROFILE_BUILD_ID_MAX];
     const size_t elen = ek_profile_build_id_canon(in->build_id, in->build_id_len, eid);
     if (elen) {
         char hex[2 * EK_PROFILE_BUILD_ID_MAX + 1];
         ek_build_id_hex(eid, elen, hex, sizeof hex);
-        cli_err("%s: --format=bolt: no binary of the profile has the build-id of %s (%s)", cmd, elf,
-                hex);
+        cli_err("%s: --format=%s: no binary of the profile has the build-id of %s (%s)", cmd,
+                format, elf, hex);
     } else {
         const char *base = strrchr(elf, '/');
-        cli_err("%s: --format=bolt: %s has no build-id, and no one binary of the profile without "
+        cli_err("%s: --format=%s: %s has no build-id, and no one binary of the profile without "
                 "one is named %s",
-                cmd, elf, base ? base + 1 : elf);
+                cmd, format, elf, base ? base + 1 : elf);
     }
 }
 
