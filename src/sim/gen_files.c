@@ -4,27 +4,129 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/bytes.h"
 #include "etmkit/etmkit.h"
 #include "sim/sim.h"
 
+static _Thread_local struct {
+    int set, err;
+    char *path;
+} io_first;
+
+void sim_io_reset(void)
+{
+    free(io_first.path);
+    io_first.path = NULL;
+    io_first.set = io_first.err = 0;
+}
+
+int sim_io_fail(const char *path, int err)
+{
+    if (!io_first.set) {
+        io_first.set = 1;
+        io_first.err = err ? err : EIO;
+        io_first.path = strdup(path ? path : ""); /* NULL (no memory): the cause alone */
+    }
+    return EK_ERR_IO;
+}
+
+int sim_io_first(const char **path, int *err)
+{
+    if (!io_first.set) return 0;
+    *path = io_first.path ? io_first.path : "";
+    *err = io_first.err;
+    return 1;
+}
+
 int sim_mkdirs(const char *path)
 {
     char buf[4096];
     size_t n = strlen(path);
-    if (n >= sizeof(buf)) return EK_ERR_ARG;
+    if (n >= sizeof(buf)) return sim_io_fail(path, ENAMETOOLONG);
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] == '/' || buf[i] == 0) {
             char c = buf[i];
             buf[i] = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) return EK_ERR_IO;
+            struct stat st;
+            if (mkdir(buf, 0777) && (errno != EEXIST || stat(buf, &st) || !S_ISDIR(st.st_mode)))
+                return sim_io_fail(buf, errno == EEXIST ? ENOTDIR : errno);
             buf[i] = c;
         }
     }
     return 0;
+}
+
+/* sim_fopen's files: stdio over a descriptor through these hooks, which see each failure */
+typedef struct sim_cfile {
+    int fd;
+    char path[]; /* NUL-terminated */
+} sim_cfile;
+
+static ssize_t cf_write(void *cookie, const char *p, size_t n)
+{
+    sim_cfile *c = cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(c->fd, p + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            sim_io_fail(c->path, w < 0 ? errno : ENOSPC);
+            return 0; /* stdio: an error */
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static int cf_seek(void *cookie, off64_t *off, int whence)
+{
+    sim_cfile *c = cookie;
+    off64_t r = lseek64(c->fd, *off, whence);
+    if (r < 0) {
+        sim_io_fail(c->path, errno);
+        return -1;
+    }
+    *off = r;
+    return 0;
+}
+
+static int cf_close(void *cookie)
+{
+    sim_cfile *c = cookie;
+    int rc = close(c->fd);
+    if (rc) sim_io_fail(c->path, errno);
+    free(c);
+    return rc ? -1 : 0;
+}
+
+FILE *sim_fopen(const char *path)
+{
+    size_t n = strlen(path);
+    sim_cfile *c = malloc(sizeof *c + n + 1);
+    if (!c) {
+        sim_io_fail(path, ENOMEM);
+        return NULL;
+    }
+    memcpy(c->path, path, n + 1);
+    c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (c->fd < 0) {
+        sim_io_fail(path, errno);
+        free(c);
+        return NULL;
+    }
+    cookie_io_functions_t io = {NULL, cf_write, cf_seek, cf_close};
+    FILE *f = fopencookie(c, "w", io);
+    if (!f) {
+        sim_io_fail(path, errno);
+        close(c->fd);
+        free(c);
+    }
+    return f;
 }
 
 int sim_fclose(FILE *f)
@@ -43,10 +145,10 @@ char *sim_join(const char *a, const char *b)
 
 static int write_file(const char *path, const void *data, size_t n)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = sim_fopen(path);
     if (!f) return EK_ERR_IO;
     size_t w = fwrite(data, 1, n, f);
-    int rc = fclose(f);
+    int rc = sim_fclose(f);
     return (w == n && rc == 0) ? 0 : EK_ERR_IO;
 }
 
@@ -117,7 +219,7 @@ static void pad8(FILE *f, size_t n)
 static int write_jitdump(sim *S, const sim_process *p, const char *path)
 {
     const sim_jit *j = p->jit;
-    FILE *f = fopen(path, "wb");
+    FILE *f = sim_fopen(path);
     if (!f) return EK_ERR_IO;
     put32(f, 0x4A695444); /* "JiTD" */
     put32(f, 1);          /* version */
@@ -197,7 +299,7 @@ static int write_jitdump(sim *S, const sim_process *p, const char *path)
 /* perf-PID.map: "START SIZE name" per function the JIT installed (loads and moves) */
 static int write_perf_map(const sim_process *p, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = sim_fopen(path);
     if (!f) return EK_ERR_IO;
     for (size_t i = 0; i < p->jit->recs.n; i++) {
         const sim_jitrec *r = &p->jit->recs.v[i];
@@ -236,7 +338,7 @@ int sim_write_kallsyms(sim *S, const char *out)
 {
     char *path = sim_join(out, "kallsyms");
     if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
+    FILE *f = sim_fopen(path);
     free(path);
     if (!f) return EK_ERR_IO;
     const sim_image *k = S->kernel;
@@ -257,7 +359,7 @@ int sim_write_summary(sim *S, const char *out, const ek_sim_opts *o)
 {
     char *path = sim_join(out, "truth.summary");
     if (!path) return EK_ERR_NOMEM;
-    FILE *f = fopen(path, "w");
+    FILE *f = sim_fopen(path);
     free(path);
     if (!f) return EK_ERR_IO;
     fprintf(f, "scenario\t%s\nseed\t%llu\ncpus\t%d\n", S->sc->name, (unsigned long long)o->seed,

@@ -25,7 +25,7 @@ void sim_progress(sim *S)
                           S->trace_budget);
 }
 
-int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
+static int run(const ek_sim_opts *opts, ek_sim_result *res)
 {
     if (!opts || opts->size < EK_SIM_OPTS_SIZE_V1) return EK_ERR_ARG;
     /* an older caller's smaller struct: the fields it does not have stay zero */
@@ -63,17 +63,14 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     if (!err) err = sim_machine_init(S);
     if (!err && o->config_file) err = sim_apply_config(S, o->config_file, 1);
     char *branches = sim_join(o->outdir, "truth.branches.tsv");
-    if (!err && branches) {
-        S->branches_out = fopen(branches, "w");
-        if (S->branches_out)
-            fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
-    }
+    if (!err && !branches) err = EK_ERR_NOMEM;
+    if (!err && !(S->branches_out = sim_fopen(branches))) err = EK_ERR_IO;
+    if (!err) fprintf(S->branches_out, "# time_ns\tcpu\tpid\ttid\tel\tfrom\tto\tkind\ttaken\n");
     free(branches);
     char *tracing = sim_join(o->outdir, "truth.trace.tsv");
-    if (!err && tracing && S->branches_out) {
-        S->trace_out = fopen(tracing, "w");
-        if (S->trace_out) fprintf(S->trace_out, "# row\ttime_ns\tcpu\tevent\tpc\tel\tpid\ttid\n");
-    }
+    if (!err && !tracing) err = EK_ERR_NOMEM;
+    if (!err && !(S->trace_out = sim_fopen(tracing))) err = EK_ERR_IO;
+    if (!err) fprintf(S->trace_out, "# row\ttime_ns\tcpu\tevent\tpc\tel\tpid\ttid\n");
     free(tracing);
     for (int i = 0; i < S->nsessions && !err; i++) {
         sim_session *s = &S->sessions[i];
@@ -178,4 +175,19 @@ int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
     ek_vec_free(&S->buffers);
     free(S);
     return err;
+}
+
+int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res)
+{
+    if (res) memset(res, 0, sizeof *res);
+    sim_io_reset();
+    int rc = run(opts, res);
+    const char *path;
+    int err;
+    if (res && sim_io_first(&path, &err)) {
+        res->io_errno = err;
+        snprintf(res->io_file, sizeof res->io_file, "%s", path);
+    }
+    sim_io_reset();
+    return rc;
 }

@@ -20,6 +20,7 @@ struct sim_writer {
     sim *S;
     sim_session *s;
     ek_pw *pw;
+    FILE *f; /* sim_fopen's: its failures say which file and why */
     uint64_t sample_type;
     uint64_t nauxtrace;
 };
@@ -296,13 +297,30 @@ static void write_kernel_mmap(sim_writer *w)
     }
 }
 
+/* the writer's output: a sim_fopen file */
+static int file_write(void *ctx, const void *p, size_t n)
+{
+    return n && fwrite(p, 1, n, ctx) != n ? EK_ERR_IO : 0;
+}
+
+static int file_patch(void *ctx, uint64_t off, const void *p, size_t n)
+{
+    FILE *f = ctx;
+    if (off > (uint64_t)INT64_MAX || fseeko(f, (off_t)off, SEEK_SET)) return EK_ERR_IO;
+    if (n && fwrite(p, 1, n, f) != n) return EK_ERR_IO;
+    return fseeko(f, 0, SEEK_END) ? EK_ERR_IO : 0;
+}
+
 sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
 {
     sim_writer *w = calloc(1, sizeof(*w));
     if (!w) return NULL;
     w->S = S;
     w->s = s;
-    if (ek_pw_new_file(path, 0, &w->pw)) {
+    w->f = sim_fopen(path);
+    const ek_pw_out out = {w->f, file_write, file_patch};
+    if (!w->f || ek_pw_new(&out, 0, &w->pw)) {
+        if (w->f) fclose(w->f);
         free(w);
         return NULL;
     }
@@ -313,6 +331,7 @@ sim_writer *sim_writer_open(sim *S, sim_session *s, const char *path)
     uint64_t *ids = malloc(((size_t)s->nevents + 1) * sizeof(*ids));
     if (!ids) {
         ek_pw_close(w->pw);
+        fclose(w->f);
         free(w);
         return NULL;
     }
@@ -368,8 +387,9 @@ int sim_writer_close(sim_writer *w)
     ek_pw_feature_end(pw);
     ek_pw_auxtrace_index(pw, 0);
     int err = ek_pw_close(pw);
+    int e2 = sim_fclose(w->f);
     free(w);
-    return err;
+    return err ? err : e2;
 }
 
 /* The options a correct decoder needs that the recording cannot tell it (what its user
@@ -387,7 +407,7 @@ int sim_script_options_write(const sim *S, const sim_session *s, const char *dir
     char *path = malloc(n);
     if (!path) return EK_ERR_NOMEM;
     snprintf(path, n, "%s/script-options%s.txt", dir, sfx);
-    FILE *f = fopen(path, "w");
+    FILE *f = sim_fopen(path);
     free(path);
     if (!f) return EK_ERR_IO;
     fprintf(f, "--raw-cpu=%d\n", s->raw_cpu);

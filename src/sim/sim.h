@@ -780,8 +780,19 @@ int sim_snapshot_write(sim *S, const char *dir);
 void sim_snapshot_prune(sim *S);
 
 /* gen_files.c: the files beside the recording, and file helpers */
-/* mkdir -p */
+/* The run's first failed file operation (the file and errno), so that a run that fails to
+ * write says where and why: kept per thread (one run is one thread), cleared by ek_sim_run. */
+void sim_io_reset(void);
+/* record path and err (0: EIO) when nothing is recorded yet; returns EK_ERR_IO */
+int sim_io_fail(const char *path, int err);
+/* the first failure: 1 with *path (until the next reset) and *err, or 0 */
+int sim_io_first(const char **path, int *err);
+/* mkdir -p; a failure is recorded */
 int sim_mkdirs(const char *path);
+/* A file created (or truncated) for writing, whose failed writes, seeks and close are
+ * recorded with its path as they happen (stdio reports them later, without errno): NULL when
+ * it cannot be created (recorded). */
+FILE *sim_fopen(const char *path);
 /* fclose that also reports an earlier write error on f: 0 or EK_ERR_IO */
 int sim_fclose(FILE *f);
 /* "a/b", malloc'ed (NULL: no memory) */

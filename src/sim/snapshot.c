@@ -32,7 +32,7 @@ static FILE *open_in(snap *w, const char *name)
         return NULL;
     }
     snprintf(p, n, "%s/%s", w->dir, name);
-    FILE *f = fopen(p, "wb");
+    FILE *f = sim_fopen(p);
     free(p);
     if (!f) w->err = EK_ERR_IO;
     return f;
@@ -40,7 +40,7 @@ static FILE *open_in(snap *w, const char *name)
 
 static void close_file(snap *w, FILE *f)
 {
-    if (f && fclose(f)) w->err = EK_ERR_IO;
+    if (f && sim_fclose(f)) w->err = EK_ERR_IO;
 }
 
 static void write_bytes(snap *w, const char *name, const void *p, size_t n)

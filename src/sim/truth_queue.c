@@ -448,7 +448,7 @@ static int open_lanes(tr_emu *m, const char *dir, const char *sfx, int snapshot)
         if (!path) return EK_ERR_NOMEM;
         snprintf(path, n, "%s/%s%s.txt", dir,
                  m->view == VIEW_PERF ? spec[i].perf_name : spec[i].name, sfx);
-        l->f = fopen(path, "w");
+        l->f = sim_fopen(path);
         free(path);
         if (!l->f) return EK_ERR_IO;
     }
@@ -592,7 +592,7 @@ int sim_truth_write(sim *S, sim_session *s, const char *dir, int index)
         char *path = malloc(n);
         if (!path) return EK_ERR_NOMEM;
         snprintf(path, n, "%s/perf-6.1-expected%s.txt", dir, sfx);
-        FILE *f = fopen(path, "w");
+        FILE *f = sim_fopen(path);
         free(path);
         s->perf_lines = 0;
         return f && !sim_fclose(f) ? 0 : EK_ERR_IO;

@@ -122,7 +122,7 @@ static void put_bytes(fbuf *b, const void *p, size_t n)
 static int write_file(const char *path, const fbuf *b)
 {
     if (b->err) return b->err;
-    FILE *f = fopen(path, "wb");
+    FILE *f = sim_fopen(path);
     if (!f) return EK_ERR_IO;
     if (b->n && fwrite(b->p, 1, b->n, f) != b->n) {
         fclose(f);
@@ -429,8 +429,8 @@ static int write_truth(const char *dir, const v7_scn *sc, uint64_t seed, const v
     char *p = path_of(dir, "truth.branches.tsv");
     char *s = path_of(dir, "truth.summary");
     int err = p && s ? 0 : EK_ERR_NOMEM;
-    FILE *fb = err ? NULL : fopen(p, "w");
-    FILE *fs = err ? NULL : fopen(s, "w");
+    FILE *fb = err ? NULL : sim_fopen(p);
+    FILE *fs = err || !fb ? NULL : sim_fopen(s);
     if (!err && (!fb || !fs)) err = EK_ERR_IO;
     uint64_t insns = 0, branches = 0, excs = 0;
     if (!err) {

@@ -302,7 +302,15 @@ int cmd_gen(int argc, char **argv)
     ek_sim_result r;
     rc = ek_sim_run(&o, &r);
     cli_progress_end(&pr);
-    if (rc)
+    const size_t nt = strlen(tmp);
+    if (rc && r.io_errno && !strncmp(r.io_file, tmp, nt) &&
+        (!r.io_file[nt] || r.io_file[nt] == '/'))
+        /* in the folder beside OUT: the file of the folder it would have become */
+        cli_err("gen: %s%s: %s (%s is left as it was)", out, r.io_file + nt, strerror(r.io_errno),
+                out);
+    else if (rc && r.io_errno)
+        cli_err("gen: %s: %s (%s is left as it was)", r.io_file, strerror(r.io_errno), out);
+    else if (rc)
         cli_err("gen: %s (%s is left as it was)", ek_strerror(rc), out);
     else if (move_into_place(tmp, out, replace) && (rc = EK_ERR_IO))
         cli_err("gen: cannot rename %s to %s: %s", tmp, out, strerror(errno));

@@ -57,13 +57,19 @@ typedef struct ek_sim_result {
     uint64_t sink_invariant;     /* refcount/owner/running-event mismatches, leaks at the end */
     uint64_t touched_after_exit; /* starts, trace or AUX data for a session that had ended */
     uint64_t sink_refused;       /* event starts refused because another session owned a sink */
+    /* a run that failed to write (EK_ERR_IO): the first file or folder it could not create,
+     * write or close, as the run named it (under opts->outdir, or outdir or a folder above
+     * it; cut to fit), and the system's errno for it; io_errno 0: no such failure */
+    int io_errno;
+    char io_file[4096];
 } ek_sim_result;
 
 size_t ek_sim_scenario_count(void);
 const char *ek_sim_scenario_name(size_t i);
 const char *ek_sim_scenario_desc(size_t i);
 
-/* Run one scenario. Returns 0 or a negative ek_status (EK_ERR_NOT_FOUND: unknown scenario). */
+/* Run one scenario. Returns 0 or a negative ek_status (EK_ERR_NOT_FOUND: unknown scenario;
+ * EK_ERR_IO: res->io_file and res->io_errno say which file and why). */
 int ek_sim_run(const ek_sim_opts *opts, ek_sim_result *res);
 
 #pragma GCC visibility pop
