@@ -46,7 +46,8 @@ typedef struct ek_pw_out {
 
 /* out is copied; its ctx must outlive the writer. */
 int ek_pw_new(const ek_pw_out *out, unsigned flags, ek_pw **w);
-/* Writes the file at path (created or truncated). */
+/* Writes the file at path (created or truncated). EK_ERR_IO here, and from ek_pw_close for
+ * such a writer: errno says why (the first failure's: a write that failed long before). */
 int ek_pw_new_file(const char *path, unsigned flags, ek_pw **w);
 /* Writes into memory; ek_pw_close_mem hands over the bytes. */
 int ek_pw_new_mem(unsigned flags, ek_pw **w);

@@ -4,6 +4,7 @@
  * sections. */
 #include "etmkit/perf_write.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ struct ek_pw {
     /* memory output */
     pw_gbuf mem;
     FILE *file;
+    int sys_errno; /* a file writer's first failure: errno then */
 };
 
 /* ------------------------------------------------------------------ outputs */
@@ -89,18 +91,29 @@ static int mem_patch(void *ctx, uint64_t off, const void *p, size_t n)
     return 0;
 }
 
+/* a file writer's failure: its errno kept (stdio reports a buffered write's failure once) */
+static int file_failed(ek_pw *w)
+{
+    if (!w->sys_errno) w->sys_errno = errno ? errno : EIO;
+    return EK_ERR_IO;
+}
+
 static int file_write(void *ctx, const void *p, size_t n)
 {
-    FILE *f = ((ek_pw *)ctx)->file;
-    return n && fwrite(p, 1, n, f) != n ? EK_ERR_IO : 0;
+    ek_pw *w = ctx;
+    errno = 0;
+    return n && fwrite(p, 1, n, w->file) != n ? file_failed(w) : 0;
 }
 
 static int file_patch(void *ctx, uint64_t off, const void *p, size_t n)
 {
-    FILE *f = ((ek_pw *)ctx)->file;
-    if (off > (uint64_t)LONG_MAX || fseek(f, (long)off, SEEK_SET) != 0) return EK_ERR_IO;
-    if (fwrite(p, 1, n, f) != n) return EK_ERR_IO;
-    return fseek(f, 0, SEEK_END) != 0 ? EK_ERR_IO : 0;
+    ek_pw *w = ctx;
+    FILE *f = w->file;
+    errno = 0;
+    if (off > (uint64_t)LONG_MAX) return file_failed(w);
+    if (fseek(f, (long)off, SEEK_SET) != 0) return file_failed(w);
+    if (fwrite(p, 1, n, f) != n) return file_failed(w);
+    return fseek(f, 0, SEEK_END) != 0 ? file_failed(w) : 0;
 }
 
 static void out_raw(ek_pw *w, const void *p, size_t n)
@@ -149,8 +162,10 @@ int ek_pw_new_file(const char *path, unsigned flags, ek_pw **wp)
     (*wp)->out.ctx = *wp;
     (*wp)->file = fopen(path, "wb");
     if (!(*wp)->file) {
+        const int saved = errno;
         free(*wp);
         *wp = NULL;
+        errno = saved;
         return EK_ERR_IO;
     }
     return 0;
@@ -808,8 +823,11 @@ int ek_pw_close(ek_pw *w)
 {
     if (!w) return 0;
     int e = finish(w);
-    if (w->file && fclose(w->file) != 0 && !e) e = EK_ERR_IO;
+    errno = 0;
+    if (w->file && fclose(w->file) != 0 && !e) e = file_failed(w);
+    const int saved = w->sys_errno;
     pw_free(w);
+    if (e == EK_ERR_IO && saved) errno = saved;
     return e;
 }
 

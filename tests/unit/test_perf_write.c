@@ -1,6 +1,7 @@
 /* The perf.data writer (etmkit/perf_write.h): every record kind it writes, its attributes
  * and features, read back through the library's reader field by field, in both byte orders,
  * file and pipe mode, plain and COMPRESSED; its limits and errors. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -446,6 +447,35 @@ static void test_round_trip(void **state)
         }
 }
 
+/* A file writer that fails says why through errno: a file that cannot be created, and a
+ * write that fails (/dev/full) whether stdio finds it during the records (a write long
+ * before the close) or only when flushing at the close. ek_pw_new_file's free() and the
+ * close's later calls used to leave errno unrelated to the failure. */
+static void test_file_errors(void **state)
+{
+    (void)state;
+    ek_pw *w = (ek_pw *)1;
+    errno = 0;
+    assert_int_equal(ek_pw_new_file("/nonexistent-etmkit-dir/f.data", 0, &w), EK_ERR_IO);
+    assert_null(w);
+    assert_int_equal(errno, ENOENT);
+    ek_perf_attr a[2];
+    attrs(a);
+    ek_perf_record v[32];
+    int n = records(v);
+    for (int big = 0; big < 2; big++) {
+        assert_int_equal(ek_pw_new_file("/dev/full", 0, &w), 0);
+        ek_pw_attr(w, &a[0]);
+        for (int k = 0; k < (big ? 2000 : 1); k++)
+            for (int i = 0; i < n; i++)
+                ek_pw_record(w, &v[i], ST);
+        if (big) assert_int_equal(ek_pw_error(w), EK_ERR_IO); /* found during the records */
+        errno = 0;
+        assert_int_equal(ek_pw_close(w), EK_ERR_IO);
+        assert_int_equal(errno, ENOSPC);
+    }
+}
+
 /* A file writer writes the same bytes as a memory writer. */
 static void test_file_equals_mem(void **state)
 {
@@ -525,6 +555,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_file_equals_mem),
+        cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_errors),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
