@@ -144,9 +144,10 @@ void cli_decode_help(FILE *f, unsigned without)
     if (!(without & CLI_OWN_STATUS))
         fprintf(
             f, "Exit status: 0 when samples came out, or nothing in the recording was a problem;\n"
-               "1 when the input cannot be read, when no sample at all came out of a recording\n"
-               "with problems, or with --strict when any problem was found; 2 on a usage error\n"
-               "(an unknown option, a bad value, a file option naming a missing or wrong file).\n");
+               "1 when the input cannot be read or the output cannot be written, when no\n"
+               "sample at all came out of a recording with problems, or with --strict when any\n"
+               "problem was found; 2 on a usage error (an unknown option, a bad value, a file\n"
+               "option naming a missing or wrong file).\n");
 }
 
 /* The options of a group a command may leave out (cli_opts.h). */

@@ -43,7 +43,7 @@ static void usage(FILE *f)
                "  -h, --help      this text\n"
                "\n"
                "Exit status: 0 when something usable was read, 1 when nothing was (or --strict\n"
-               "and a problem), 2 on usage errors.\n");
+               "and a problem) or the listing cannot be written, 2 on usage errors.\n");
 }
 
 int cmd_dump_perf(int argc, char **argv)

@@ -112,7 +112,8 @@ static void usage(FILE *f)
           "follows OpenCSD 1.8.0 where it departs from the architecture (fatal stops\n"
           "included); the other formats follow the architecture.\n"
           "Exit status: 0 when some buffer was decoded (damage is reported, not fatal), 1 when\n"
-          "nothing was (or --strict and a problem), 2 on usage errors.\n",
+          "nothing was (or --strict and a problem) or the listing cannot be written, 2 on\n"
+          "usage errors.\n",
           f);
 }
 

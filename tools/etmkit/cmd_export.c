@@ -51,8 +51,8 @@ static void usage(FILE *f)
                "perf2bolt and create_llvm_prof count them from 'etmkit inject' output\n"
                "(overlapping stacks count again).\n"
                "Exit status: 0 when the profile has counts; 1 when it is empty (stderr says\n"
-               "why: missing code, another build, lost trace) or the recording cannot be read;\n"
-               "2 on a usage error.\n");
+               "why: missing code, another build, lost trace), the recording cannot be read or\n"
+               "the output cannot be written; 2 on a usage error.\n");
 }
 
 /* A trace snapshot's binaries (no recorded maps): the files the session's resolver names --

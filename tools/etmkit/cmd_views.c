@@ -377,8 +377,8 @@ static void folded_usage(FILE *f)
     fprintf(f, "--itrace: b only (the default): the stacks need every branch. The filters\n"
                "select the samples weighed; the stacks follow all of them.\n"
                "Exit status: as 'etmkit script': 1 when no sample came out of a recording with\n"
-               "problems (or with --strict, any problem), or it cannot be read; 2 on a usage\n"
-               "error; else 0.\n");
+               "problems (or with --strict, any problem), it cannot be read or the output\n"
+               "cannot be written; 2 on a usage error; else 0.\n");
 }
 
 /* the views' own options (va), then script's (d: parsed only when the views' were fine).
