@@ -1076,9 +1076,11 @@ static void h_q(ek_etm4_parser *p, uint8_t b)
  * format, which the mix of formats in real trace mispredicts (4.5% of a packet listing's
  * time). */
 #define AW(bits, n) ((uint32_t)(bits) | (uint32_t)(n) << 24)
+/* (the shift counts masked: clang checks the branches of ATOM_WORD that a header does not take,
+ * where (h & 0x1F) + 3 can reach 34; for the F6 headers it is at most 23) */
 #define AW_F6(h)    /* 0xC0-0xD4, 0xE0-0xF4: (h & 0x1F) + 3 E atoms, then E (bit 5 clear) or N */  \
-    AW((((uint32_t)1 << (((h)&0x1F) + 3)) - 1) |                                                   \
-           (((h)&0x20) ? 0u : (uint32_t)1 << (((h)&0x1F) + 3)),                                    \
+    AW((((uint32_t)1 << ((((h)&0x1F) + 3) & 31)) - 1) |                                            \
+           (((h)&0x20) ? 0u : (uint32_t)1 << ((((h)&0x1F) + 3) & 31)),                             \
        ((h)&0x1F) + 4)
 #define ATOM_WORD(h)                                                                               \
     ((h) >= 0xF8   ? AW((h)&7, 3) /* F3 */                                                         \
