@@ -638,6 +638,19 @@ static void summary(const ek_account *a, ek_sbuf *out)
                        X(other), pl(other));
         any = 1;
     }
+    /* trace lost for another reason (no configuration for its trace ID, no synchronisation,
+     * bad packets or frames): one line per cause, with where it first happened */
+    for (size_t i = 0; i < a->nitems; i++) {
+        const ek_account_item *it = &a->items[i];
+        if (it->kind != EK_ACCT_GAP || !it->problem) continue;
+        ek_sbuf_printf(out, "etmkit: %llu trace byte%s not decoded: %s", X(it->bytes),
+                       pl(it->bytes), it->name ? it->name : "other");
+        if (it->first_offset >= 0)
+            ek_sbuf_printf(out, " (%llu place%s, the first at offset %#llx)", X(it->count),
+                           pl(it->count), X((uint64_t)it->first_offset));
+        ek_sbuf_putc(out, '\n');
+        any = 1;
+    }
     /* problems in the file and the trace: one line per kind, with where it first happened */
     unsigned shown = 0, more = 0;
     for (size_t i = 0; i < a->nitems; i++) {

@@ -564,12 +564,12 @@ int ek_session_problems(ek_session *s)
     for (size_t i = 0; i < nsl; i++)
         if (sl[i].problems)
             n++;
-    /* code that could not be read: one kind per DSO (or map-less range) and process, as the
-     * account groups it */
+    /* code that could not be read: one kind per DSO (or map-less range) and process, and trace
+     * lost for another reason: one kind per cause, as the account groups them */
     agg a;
     memset(&a, 0, sizeof a);
     merge(s, &a);
-    n += (int)a.misses.n;
+    n += (int)a.misses.n + (int)a.gaps.n;
     agg_free(&a);
     return n;
 }
