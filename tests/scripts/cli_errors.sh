@@ -78,11 +78,12 @@ expect 1 "etmkit: inject: $ETMKIT_SRC/examples/etm4-hello is a trace snapshot fo
 # a folder that is not a snapshot: only what it lacks, naming the folder (issue 32)
 mkdir -p "$T/notsnap" "$T/halfsnap"
 printf '[snapshot]\nversion=1.0\n[device_list]\n' >"$T/halfsnap/snapshot.ini"
-expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+# (the reader's line, with the file it is about: open_errors.sh)
+expect 1 "$T/notsnap/snapshot.ini: error: not a snapshot folder: snapshot.ini cannot be read (No such file or directory) [snapshot.missing-file]" \
   "$ETMKIT_BIN" dump "$T/notsnap"
-expect 1 "etmkit: $T/notsnap: not a snapshot folder: snapshot.ini cannot be read (No such file or directory)" \
+expect 1 "$T/notsnap/snapshot.ini: error: not a snapshot folder: snapshot.ini cannot be read (No such file or directory) [snapshot.missing-file]" \
   "$ETMKIT_BIN" dump --format=ocsd --decode "$T/notsnap"
-expect 1 "etmkit: $T/halfsnap: no [trace] metadata= naming the trace description (trace.ini)" \
+expect 1 "$T/halfsnap/snapshot.ini: error: no [trace] metadata= naming the trace description (trace.ini) [snapshot.missing-key]" \
   "$ETMKIT_BIN" dump "$T/halfsnap"
 
 # file options, before decoding

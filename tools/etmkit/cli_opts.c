@@ -630,8 +630,11 @@ int cli_decode_open(cli_decode *d, ek_session **s)
         /* an option that does not apply to this recording */
         return usage_error(d, "%s: %s", d->input, d->first_error.p);
     } else if (rc) {
+        /* the reader's errors say what and where; the status alone only when none was said
+         * (a second line "FILE: malformed input" after them said nothing more) */
         cli_print_diag_summary(d->diags, 0);
-        cli_err("%s: %s", d->input, ek_strerror(rc));
+        if (!ek_diag_collector_count(d->diags, EK_SEV_ERROR))
+            cli_err("%s: %s", d->input, ek_strerror(rc));
         return CLI_FAIL;
     }
     return -1;

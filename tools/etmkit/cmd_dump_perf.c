@@ -136,8 +136,10 @@ int cmd_dump_perf(int argc, char **argv)
     }
     rc = ek_perf_open(input, ek_perf_dumper_diag(dd), &f);
     if (rc) {
+        /* the reader's errors say what and where; the status alone only when none was said */
         cli_print_diag_summary(coll, 1);
-        cli_err("%s: no usable perf.data content (%s)", input, ek_strerror(rc));
+        if (!ek_diag_collector_count(coll, EK_SEV_ERROR))
+            cli_err("%s: no usable perf.data content (%s)", input, ek_strerror(rc));
         goto fail;
     }
     if (ek_perf_dumper_wants_queues(dd) &&

@@ -265,10 +265,11 @@ int cmd_dump_snapshot(int argc, char **argv)
     } else
         rc = ek_snapshot_open(c->o.dir, &c->diag, &ss);
     if (rc || !ss) {
-        /* one line: what the snapshot lacks (the reader's first error), else the status */
-        if (c->first_error.len && !c->o.verbose)
-            cli_err("%s: %s", c->o.dir, c->first_error.p);
-        else if (!c->first_error.len)
+        /* what the reader said, with its files and lines (as script says it; with --verbose
+         * every event was printed as it came), else the status */
+        if (!c->o.verbose && ek_diag_collector_count(c->diags, EK_SEV_WARN))
+            cli_print_diag_summary(c->diags, 0);
+        if (!c->first_error.len)
             cli_err("%s: not a usable trace snapshot (%s)", c->o.dir, ek_strerror(rc));
         ek_diag_collector_free(c->diags);
         ek_sbuf_free(&c->first_error);
