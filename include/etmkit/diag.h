@@ -3,7 +3,7 @@
  * A module that finds damage (a malformed INI line, a bad packet, a record pointing outside
  * the file) calls the caller's sink with one ek_diag_event and carries on where it can.
  * Every event says where: file, record (or line), byte offset and trace ID when known.
- * ek_diag_collector (below) groups events by kind for one-line-per-kind summaries.
+ * ek_diag_collector (below) groups events by kind and file for one-line-per-group summaries.
  */
 #ifndef ETMKIT_DIAG_H
 #define ETMKIT_DIAG_H
@@ -54,7 +54,8 @@ void ek_diag_vemit(const ek_diag *d, ek_severity sev, const char *kind, int stat
  * (control characters of file and msg as \xNN, a trailing line end dropped). */
 void ek_diag_format(ek_sbuf *out, const ek_diag_event *ev);
 
-/* A collector groups events by kind, keeping counts and the first few events of each kind. */
+/* A collector groups events by kind and file, keeping counts and the first keep_per_kind
+ * events of each group (keep_per_kind 0: by kind alone, no events kept). */
 typedef struct ek_diag_collector ek_diag_collector;
 
 ek_diag_collector *ek_diag_collector_new(unsigned keep_per_kind);
@@ -64,7 +65,10 @@ ek_diag ek_diag_collector_sink(ek_diag_collector *c);
 void ek_diag_collector_forward(ek_diag_collector *c, const ek_diag *next);
 uint64_t ek_diag_collector_count(const ek_diag_collector *c, ek_severity min_sev);
 uint64_t ek_diag_collector_count_kind(const ek_diag_collector *c, const char *kind);
-/* One line per kind, most severe first: "N x kind: first event text (offsets: a, b, c...)".
+/* One line per group (kind and file), most severe first:
+ * "N x first event text [kind] (also at offsets a, b, ...)", the offsets being those of the
+ * next kept events, in the same file. A kind found in more than max(keep_per_kind, 1) files
+ * gets one line for the files after those: "N x kind in M more files".
  * With verbose != 0, every kept event is listed on its own line. */
 void ek_diag_collector_summary(const ek_diag_collector *c, ek_sbuf *out, int verbose);
 

@@ -65,6 +65,10 @@ void ek_diag_format(ek_sbuf *out, const ek_diag_event *ev)
 
 /* ---- collector ---------------------------------------------------------------------- */
 
+/* The collector groups events by kind and file: a group's line shows its first event and the
+ * offsets of the next ones, which are then all in that event's file. (With keep_per_kind 0 it
+ * keeps no event and prints no file: the groups are by kind alone.) */
+
 typedef struct kept_event {
     ek_diag_event ev; /* file/msg point into owned copies below */
     char *file;
@@ -73,6 +77,8 @@ typedef struct kept_event {
 
 typedef struct kind_group {
     char *kind;
+    char *file; /* the events' file (NULL: none, or keep_per_kind 0) */
+    size_t hash;
     ek_severity worst;
     uint64_t count;
     kept_event *kept;
@@ -83,6 +89,10 @@ struct ek_diag_collector {
     unsigned keep;
     kind_group *groups;
     size_t ngroups, cap;
+    /* (kind, file) -> group: open addressing, slots hold index + 1 (0: empty), at most half
+     * full; a linear search per event would take time events x groups */
+    size_t *slot;
+    size_t mask; /* capacity - 1; 0: no table yet */
     ek_diag next;
 };
 
@@ -106,8 +116,10 @@ void ek_diag_collector_free(ek_diag_collector *c)
         }
         free(g->kept);
         free(g->kind);
+        free(g->file);
     }
     free(c->groups);
+    free(c->slot);
     free(c);
 }
 
@@ -116,16 +128,58 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+static size_t group_hash(const char *kind, const char *file)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a over kind, a separator, file */
+    for (const char *p = kind; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    h = (h ^ (file ? 1u : 2u)) * 1099511628211u;
+    for (const char *p = file ? file : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return (size_t)(h ^ (h >> 32));
+}
+
+static int same_file(const char *a, const char *b)
+{
+    return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* Room in the table for one more group. */
+static int grow_slots(ek_diag_collector *c)
+{
+    if ((c->ngroups + 1) * 2 <= c->mask + 1) return 0;
+    size_t cap = c->mask ? (c->mask + 1) * 2 : 16;
+    if (cap > SIZE_MAX / 2 / sizeof(size_t)) return -1;
+    size_t *slot = calloc(cap, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t i = 0; i < c->ngroups; i++) {
+        size_t h = c->groups[i].hash & (cap - 1);
+        while (slot[h])
+            h = (h + 1) & (cap - 1);
+        slot[h] = i + 1;
+    }
+    free(c->slot);
+    c->slot = slot;
+    c->mask = cap - 1;
+    return 0;
+}
+
 static void collector_fn(void *ctx, const ek_diag_event *ev)
 {
     ek_diag_collector *c = ctx;
     const char *kind = ev->kind ? ev->kind : "?";
+    const char *file = c->keep ? ev->file : NULL;
+    size_t hash = group_hash(kind, file);
     kind_group *g = NULL;
-    for (size_t i = 0; i < c->ngroups; i++)
-        if (strcmp(c->groups[i].kind, kind) == 0) {
-            g = &c->groups[i];
+    if (grow_slots(c)) goto forward;
+    size_t h = hash & c->mask;
+    for (; c->slot[h]; h = (h + 1) & c->mask) {
+        kind_group *x = &c->groups[c->slot[h] - 1];
+        if (x->hash == hash && !strcmp(x->kind, kind) && same_file(x->file, file)) {
+            g = x;
             break;
         }
+    }
     if (!g) {
         if (c->ngroups == c->cap) {
             size_t cap = c->cap ? c->cap * 2 : 8;
@@ -138,17 +192,23 @@ static void collector_fn(void *ctx, const ek_diag_event *ev)
         g = &c->groups[c->ngroups];
         memset(g, 0, sizeof *g);
         g->kind = strdup(kind);
-        if (!g->kind)
+        g->file = dup_or_null(file);
+        g->hash = hash;
+        if (!g->kind || (file && !g->file)) {
+            free(g->kind);
+            free(g->file);
             goto forward;
+        }
         g->worst = ev->sev;
         if (c->keep) {
             g->kept = calloc(c->keep, sizeof *g->kept);
             if (!g->kept) {
                 free(g->kind);
+                free(g->file);
                 goto forward;
             }
         }
-        c->ngroups++;
+        c->slot[h] = ++c->ngroups;
     }
     g->count++;
     if (ev->sev > g->worst)
@@ -193,17 +253,76 @@ uint64_t ek_diag_collector_count(const ek_diag_collector *c, ek_severity min_sev
 
 uint64_t ek_diag_collector_count_kind(const ek_diag_collector *c, const char *kind)
 {
+    uint64_t n = 0;
     for (size_t i = 0; i < c->ngroups; i++)
-        if (strcmp(c->groups[i].kind, kind) == 0)
-            return c->groups[i].count;
-    return 0;
+        if (strcmp(c->groups[i].kind, kind) == 0) n += c->groups[i].count;
+    return n;
+}
+
+static int by_kind(const void *a, const void *b)
+{
+    const kind_group *const *x = a, *const *y = b;
+    int d = strcmp((*x)->kind, (*y)->kind);
+    return d ? d : (*x < *y ? -1 : *x > *y);
+}
+
+/* The groups of one kind beyond the first max(keep, 1) files are told together, on the line
+ * of the first of them: 'rest' (NULL: no such line) holds, for that group, how many events,
+ * files and the worst severity; the others get rest.files = SIZE_MAX (not printed). */
+typedef struct rest_line {
+    uint64_t count;
+    size_t files;
+    ek_severity worst;
+} rest_line;
+
+static rest_line *rest_lines(const ek_diag_collector *c)
+{
+    size_t n = c->ngroups;
+    size_t files = c->keep ? c->keep : 1;
+    rest_line *r = calloc(n ? n : 1, sizeof *r);
+    const kind_group **o = malloc((n ? n : 1) * sizeof *o);
+    if (!r || !o) {
+        free(r);
+        free(o);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        o[i] = &c->groups[i];
+    qsort(o, n, sizeof *o, by_kind); /* by kind, then in order of appearance */
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(o[j]->kind, o[i]->kind))
+            j++;
+        if (j - i > files) {
+            rest_line *head = &r[o[i + files] - c->groups];
+            head->worst = o[i + files]->worst;
+            for (size_t k = i + files; k < j; k++) {
+                head->count += o[k]->count;
+                if (o[k]->worst > head->worst) head->worst = o[k]->worst;
+                if (k > i + files) r[o[k] - c->groups].files = SIZE_MAX;
+            }
+            head->files = j - i - files;
+        }
+        i = j;
+    }
+    free(o);
+    return r;
 }
 
 void ek_diag_collector_summary(const ek_diag_collector *c, ek_sbuf *out, int verbose)
 {
+    rest_line *rest = rest_lines(c); /* NULL (no memory): every group on its own line */
     for (int sev = EK_SEV_ERROR; sev >= EK_SEV_NOTE; sev--) {
         for (size_t i = 0; i < c->ngroups; i++) {
             const kind_group *g = &c->groups[i];
+            if (rest && rest[i].files == SIZE_MAX) continue;
+            if (rest && rest[i].files) {
+                if ((int)rest[i].worst == sev)
+                    ek_sbuf_printf(out, "%llu x %s in %zu more file%s\n",
+                                   (unsigned long long)rest[i].count, g->kind, rest[i].files,
+                                   rest[i].files == 1 ? "" : "s");
+                continue;
+            }
             if ((int)g->worst != sev)
                 continue;
             if (g->nkept == 0) {
@@ -235,4 +354,5 @@ void ek_diag_collector_summary(const ek_diag_collector *c, ek_sbuf *out, int ver
             ek_sbuf_putc(out, '\n');
         }
     }
+    free(rest);
 }

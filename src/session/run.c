@@ -418,6 +418,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);
+    session_diag_settle(s);
     for (size_t i = 0; i < nq; i++)
         qout_free(&outs[i]);
     free(outs);

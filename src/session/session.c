@@ -271,6 +271,7 @@ void ek_session_free(ek_session *s)
         free(s->dgroups.v[i].file);
     }
     ek_vec_free(&s->dgroups);
+    free(s->dg_slot);
     pthread_mutex_destroy(&s->diag_lock);
     free(s->path);
     free(s->data_path);

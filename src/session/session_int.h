@@ -148,6 +148,7 @@ struct ek_session {
     ek_diag user_diag;
     pthread_mutex_t diag_lock;
     EK_VEC(diag_group) dgroups; /* every diagnostic, grouped, for the report */
+    size_t *dg_slot, dg_mask;   /* (kind, file) -> dgroups index (sdiag.c) */
     ek_diag diag;            /* feeds dgroups and forwards to user_diag */
     ek_perf_file *pf;
     ek_perf_queues *pq;
@@ -185,6 +186,8 @@ struct ek_session {
 
 /* The session's diagnostic sink (sdiag.c): groups every event, forwards it to the caller's. */
 void session_diag_fn(void *ctx, const ek_diag_event *ev);
+/* The groups in an order that does not depend on the decoder threads' (after they finished). */
+void session_diag_settle(ek_session *s);
 /* Read the sideband records (sideband.c): the timeline's events, CPUs' threads, AUX times. */
 int session_sideband(ek_session *s);
 

@@ -205,6 +205,65 @@ static void test_diag_collector_groups(void **state)
     ek_diag_emit(NULL, EK_SEV_NOTE, "x", 0, NULL, -1, -1, -1, "nothing");
 }
 
+/* Regression (review): the collector grouped events by kind alone, so the line of a kind showed
+ * the first event's file and listed the next events' offsets, whatever file they were in
+ * ("2 x cpu_1.ini: ... gone.bin ... (also at offsets 0xc4)": 0xc4 was in snapshot.ini, whose
+ * missing ETM_9.ini was never named). Groups are by kind and file: each file's first event is
+ * shown, the offsets of a line are in its file, and a kind in more files than keep_per_kind gets
+ * one line for the other files. */
+static void test_diag_collector_files(void **state)
+{
+    (void)state;
+    ek_diag_collector *c = ek_diag_collector_new(2);
+    ek_diag d = ek_diag_collector_sink(c);
+    ek_diag_emit(&d, EK_SEV_WARN, "snapshot.missing-file", 0, "cpu_1.ini", 17, 0xda, -1,
+                 "dump file 'gone.bin' cannot be read");
+    ek_diag_emit(&d, EK_SEV_WARN, "snapshot.missing-file", 0, "snapshot.ini", 11, 0xc4, -1,
+                 "device file 'ETM_9.ini' cannot be read");
+    for (int i = 0; i < 4; i++) /* the common case: many of one kind in one file */
+        ek_diag_emit(&d, EK_SEV_WARN, "frame.partial", 0, "trbe_0.bin", -1, 0x100 * i, -1,
+                     "buffer ends inside a frame");
+    ek_diag_emit(&d, EK_SEV_WARN, "frame.partial", 0, "trbe_1.bin", -1, 0xa810, -1,
+                 "buffer ends inside a frame");
+    static const char *const bufs[] = {"b0.bin", "b1.bin", "b2.bin", "b2.bin", "b3.bin"};
+    for (int i = 0; i < 5; i++)
+        ek_diag_emit(&d, i == 4 ? EK_SEV_ERROR : EK_SEV_NOTE, "etm4.truncated", 0, bufs[i], -1,
+                     0x10 + i, 0x12, "truncated packet");
+    assert_int_equal(ek_diag_collector_count_kind(c, "snapshot.missing-file"), 2);
+    assert_int_equal(ek_diag_collector_count_kind(c, "frame.partial"), 5);
+    assert_int_equal(ek_diag_collector_count_kind(c, "etm4.truncated"), 5);
+    assert_int_equal(ek_diag_collector_count(c, EK_SEV_WARN), 8);
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_diag_collector_summary(c, &s, 0);
+    assert_string_equal(
+        s.p, "3 x etm4.truncated in 2 more files\n"
+             "cpu_1.ini: record 17: offset 0xda: warning: dump file 'gone.bin' cannot be read "
+             "[snapshot.missing-file]\n"
+             "snapshot.ini: record 11: offset 0xc4: warning: device file 'ETM_9.ini' cannot be "
+             "read [snapshot.missing-file]\n"
+             "4 x trbe_0.bin: offset 0x0: warning: buffer ends inside a frame [frame.partial] "
+             "(also at offsets 0x100, ...)\n"
+             "trbe_1.bin: offset 0xa810: warning: buffer ends inside a frame [frame.partial]\n"
+             "b0.bin: offset 0x10: ID 0x12: note: truncated packet [etm4.truncated]\n"
+             "b1.bin: offset 0x11: ID 0x12: note: truncated packet [etm4.truncated]\n");
+    ek_sbuf_reset(&s);
+    ek_diag_collector_summary(c, &s, 1);
+    assert_string_equal(
+        s.p, "3 x etm4.truncated in 2 more files\n"
+             "cpu_1.ini: record 17: offset 0xda: warning: dump file 'gone.bin' cannot be read "
+             "[snapshot.missing-file]\n"
+             "snapshot.ini: record 11: offset 0xc4: warning: device file 'ETM_9.ini' cannot be "
+             "read [snapshot.missing-file]\n"
+             "trbe_0.bin: offset 0x0: warning: buffer ends inside a frame [frame.partial]\n"
+             "trbe_0.bin: offset 0x100: warning: buffer ends inside a frame [frame.partial]\n"
+             "  ... and 2 more [frame.partial]\n"
+             "trbe_1.bin: offset 0xa810: warning: buffer ends inside a frame [frame.partial]\n"
+             "b0.bin: offset 0x10: ID 0x12: note: truncated packet [etm4.truncated]\n"
+             "b1.bin: offset 0x11: ID 0x12: note: truncated packet [etm4.truncated]\n");
+    ek_sbuf_free(&s);
+    ek_diag_collector_free(c);
+}
+
 /* The names of the core enums come from core (etmkit/config.h), one per value, never NULL. */
 static void test_enum_names(void **state)
 {
@@ -252,12 +311,17 @@ static void test_json_string(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sbuf_formats),          cmocka_unit_test(test_line_writer_numbers),
-        cmocka_unit_test(test_bytes_reader),          cmocka_unit_test(test_slot_copy),
+        cmocka_unit_test(test_sbuf_formats),
+        cmocka_unit_test(test_line_writer_numbers),
+        cmocka_unit_test(test_bytes_reader),
+        cmocka_unit_test(test_slot_copy),
         cmocka_unit_test(test_copy64),
-                  cmocka_unit_test(test_vec_growth),
-        cmocka_unit_test(test_diag_collector_groups), cmocka_unit_test(test_diag_format_one_line),
-        cmocka_unit_test(test_enum_names),            cmocka_unit_test(test_json_string),
+        cmocka_unit_test(test_vec_growth),
+        cmocka_unit_test(test_diag_collector_groups),
+        cmocka_unit_test(test_diag_format_one_line),
+        cmocka_unit_test(test_enum_names),
+        cmocka_unit_test(test_json_string),
+        cmocka_unit_test(test_diag_collector_files),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
