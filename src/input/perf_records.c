@@ -118,13 +118,28 @@ static unsigned min_size(uint32_t type)
     case EK_PERF_RECORD_ID_INDEX:
     case EK_PERF_RECORD_THREAD_MAP:
     case EK_PERF_RECORD_HEADER_FEATURE:
-    case EK_PERF_RECORD_HEADER_TRACING_DATA:
     case EK_PERF_RECORD_SWITCH_CPU_WIDE: return 16;
+    case EK_PERF_RECORD_HEADER_TRACING_DATA: return 12; /* header + u32 size (see below) */
     case EK_PERF_RECORD_AUXTRACE: return 48;
     case EK_PERF_RECORD_HEADER_ATTR: return 8 + 64;
     case EK_PERF_RECORD_HEADER_BUILD_ID: return 36;
     default: return 8;
     }
+}
+
+/* perf pads every record to a multiple of 8 bytes but these: COMPRESSED holds its zstd bytes
+ * unpadded, a pipe-mode HEADER_FEATURE is as long as its feature's data, and HEADER_TRACING_DATA
+ * was a 12-byte record (header + u32 size) until perf gave it a pad field in 2025. Any other
+ * record whose size is not a multiple of 8 has a damaged size field. */
+static int unpadded_type(uint32_t type)
+{
+    return type == EK_PERF_RECORD_COMPRESSED || type == EK_PERF_RECORD_HEADER_FEATURE ||
+           type == EK_PERF_RECORD_HEADER_TRACING_DATA;
+}
+
+static int size_fits_grid(uint32_t type, uint64_t size)
+{
+    return size % 8 == 0 || unpadded_type(type);
 }
 
 /* ---- sample_id trailer -------------------------------------------------------------- */
@@ -448,7 +463,7 @@ struct ek_perf_iter {
     uint64_t zskip;   /* stream bytes still to drop (payload of an in-stream AUXTRACE) */
     uint64_t zout, zin_total;
     int zdisabled; /* decompression budget exhausted */
-    int unaligned; /* an unpadded COMPRESSED record was seen: records may be unaligned */
+    int unaligned; /* an unpadded record (or payload) was seen: records may be unaligned */
     seg segs[PF_SEGS];
     unsigned nseg;
     char *strbuf;
@@ -504,9 +519,7 @@ static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
     uint32_t type = pf_u32(p, swap);
     uint16_t size = pf_u16(p + 6, swap);
     if (!pf_is_known_type(type) || type == 0) return 0;
-    /* COMPRESSED (81) records are not padded: their size may be any value */
-    if (size < 8 || (size % 8 && type != EK_PERF_RECORD_COMPRESSED) || size < min_size(type) ||
-        size > end - q)
+    if (size < 8 || !size_fits_grid(type, size) || size < min_size(type) || size > end - q)
         return 0;
     if ((type == EK_PERF_RECORD_FINISHED_ROUND || type == EK_PERF_RECORD_FINISHED_INIT) &&
         size != 8)
@@ -522,19 +535,61 @@ static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
     return plausible(f, next, end, 0);
 }
 
-/* Find the next plausible record after damage at 'from', trying 'first' and every 8 bytes
- * after it; returns its offset or the end of the data. */
-static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
+/* How many records of types this reader does not know (perf's newer ones, simpleperf's) may
+ * stand in a row before a known one; a longer run is taken for records too. */
+#define PF_UNKNOWN_RUN 8
+
+/* Do records go on at q: the end of the data, a plausible record, or a run of records of
+ * unknown types (nonzero, with sizes that fit) leading to one of these? Tells an unknown record
+ * type from garbage that the reader landed on after a wrong size. */
+static int records_follow(const ek_perf_file *f, uint64_t q, uint64_t end)
+{
+    int swap = f->hdr.swapped;
+    for (unsigned k = 0; k < PF_UNKNOWN_RUN; k++) {
+        if (q == end || plausible(f, q, end, 0)) return 1;
+        if (q > end || end - q < 8) return 0;
+        uint32_t type = pf_u32(f->data + q, swap);
+        uint16_t size = pf_u16(f->data + q + 6, swap);
+        if (type == 0 || pf_is_known_type(type) || size < 8 || size % 8 || size > end - q) return 0;
+        q += size;
+    }
+    return 1;
+}
+
+/* The first offset where a record may start after damage at p: the record at p had at least
+ * its 8-byte header, and while every record so far was padded, records stay on the 8-byte grid
+ * (once an unpadded one was seen, any offset). */
+static uint64_t resync_start(const ek_perf_iter *it, uint64_t p)
+{
+    return p + (it->unaligned ? 1 : 8);
+}
+
+/* The next plausible record at 'first' or after it (every 8 bytes; every byte once unpadded
+ * records were seen); the end of the data when there is none. */
+static uint64_t resync_scan(const ek_perf_iter *it, uint64_t first)
 {
     const ek_perf_file *f = it->f;
     uint64_t end = f->hdr.data_end;
     uint64_t q = first;
     while (q < end && end - q >= 8) {
         if (plausible(f, q, end, 1)) break;
-        q += it->unaligned ? 1 : 8; /* unpadded COMPRESSED records break the 8-byte grid */
+        q += it->unaligned ? 1 : 8;
     }
     if (q > end || end - q < 8) q = end;
+    return q;
+}
+
+/* Find the next plausible record after damage at 'from' (resync_scan from 'first'), count and
+ * report the skip; returns its offset or the end of the data. */
+static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
+{
+    const ek_perf_file *f = it->f;
+    uint64_t end = f->hdr.data_end;
+    uint64_t q = resync_scan(it, first);
     uint64_t skipped = q - first;
+    /* a zstd frame cut by the damage cannot go on in the next COMPRESSED record: that one's
+     * bytes would be read as the rest of the frame (its magic as the checksum) and dropped */
+    if (it->zd) ZSTD_DCtx_reset(it->zd, ZSTD_reset_session_only);
     if (it->fw) {
         it->fw->stats.resyncs++;
         it->fw->stats.bytes_skipped += skipped;
@@ -579,7 +634,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             it_diag(it, EK_SEV_WARN, "perf.bad-size", EK_ERR_FORMAT, it->index, p,
                     "%s record (type %u) with size %u < 8", ek_perf_record_name(type), type, size);
             count_damage(it);
-            it->pos = resync(it, p, p + 8);
+            it->pos = resync(it, p, resync_start(it, p));
             continue;
         }
         if (size > end - p) {
@@ -588,9 +643,30 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                     "bytes left)",
                     ek_perf_record_name(type), type, size, (unsigned long long)(end - p));
             count_damage(it);
-            it->pos = resync(it, p, p + 8);
+            it->pos = resync(it, p, resync_start(it, p));
             continue;
         }
+        if (!size_fits_grid(type, size)) {
+            /* taken as it is, the size would put the reader between records */
+            it_diag(it, EK_SEV_WARN, "perf.bad-size", EK_ERR_FORMAT, it->index, p,
+                    "%s record (type %u) with size %u, not a multiple of 8",
+                    ek_perf_record_name(type), type, size);
+            count_damage(it);
+            it->pos = resync(it, p, resync_start(it, p));
+            continue;
+        }
+        if (type == 0 || (!pf_is_known_type(type) && !records_follow(f, p + size, end))) {
+            /* no record has type 0; an unknown type that no record follows is garbage that a
+             * wrong size led to, not a record to skip by its size */
+            it_diag(it, EK_SEV_WARN, "perf.not-a-record", EK_ERR_FORMAT, it->index, p,
+                    type ? "no record here: type %u with size %u, and no record after it"
+                         : "no record here: type %u (size %u)",
+                    type, size);
+            count_damage(it);
+            it->pos = resync(it, p, resync_start(it, p));
+            continue;
+        }
+        if (size % 8) it->unaligned = 1;
         uint64_t next = p + size;
         uint64_t payload = 0, avail = 0;
         int payload_bad = 0;
@@ -600,6 +676,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             else if (type == EK_PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
                 payload = ((uint64_t)pf_u32(raw + 8, swap) + 7) & ~7ull;
             avail = payload <= end - next ? payload : end - next;
+            if (payload % 8) it->unaligned = 1; /* perf pads it; another writer may not */
             if (payload > end - next) {
                 it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index, p,
                         "%s payload of %llu bytes reaches past the end of the data (%llu "
@@ -846,7 +923,6 @@ int ek_perf_iter_next(ek_perf_iter *it, ek_perf_record *rec)
             }
             release_behind(it, rec->offset);
             if (rec->type == EK_PERF_RECORD_COMPRESSED || rec->type == EK_PERF_RECORD_COMPRESSED2) {
-                if (rec->size % 8) it->unaligned = 1;
                 if (!rec->damaged) {
                     rec->index = it->index;
                     int rc = start_compressed(it, rec);

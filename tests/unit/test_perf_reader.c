@@ -1160,6 +1160,294 @@ static void test_compressed_damage(void **state)
     free(buf);
 }
 
+/* ---- damage that moves the reader off the record grid ---------------------------------- */
+
+/* Every diagnostic as ek_diag_format writes it, one line each. */
+static void text_sink(void *ctx, const ek_diag_event *ev)
+{
+    ek_sbuf *s = ctx;
+    ek_diag_format(s, ev);
+    ek_sbuf_putc(s, '\n');
+}
+
+static ek_perf_file *open_text(const uint8_t *buf, size_t len, ek_sbuf *diags)
+{
+    ek_diag d = {text_sink, diags};
+    ek_perf_file *f = NULL;
+    assert_int_equal(ek_perf_open_mem(buf, len, "bad.data", &d, &f), 0);
+    return f;
+}
+
+static uint64_t data_begin_of(const uint8_t *buf, size_t len)
+{
+    ek_perf_file *f = NULL;
+    assert_int_equal(ek_perf_open_mem(buf, len, "clean.data", NULL, &f), 0);
+    uint64_t b = ek_perf_header(f)->data_begin;
+    ek_perf_free(f);
+    return b;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* The records the iterator yields, as "offset type" pairs. */
+static void list_records(const ek_perf_file *f, ek_sbuf *out)
+{
+    ek_perf_iter *it;
+    assert_int_equal(ek_perf_iter_new(f, 0, NULL, &it), 0);
+    ek_perf_record r;
+    while (ek_perf_iter_next(it, &r) == 0)
+        ek_sbuf_printf(out, "0x%llx %s\n", (unsigned long long)r.offset,
+                       ek_perf_record_name(r.type));
+    ek_perf_iter_free(it);
+}
+
+#define ST_CPU (EK_PERF_SAMPLE_TID | EK_PERF_SAMPLE_TIME | EK_PERF_SAMPLE_CPU)
+
+/* A record whose size is not a multiple of 8 (ITRACE_START, then an AUX record: one bit of
+ * the size flipped). perf pads every such record, so the size is damaged: reported once at the
+ * record's own offset, and the records after it are found on the 8-byte grid. The reader took
+ * the size, read on from an odd offset and never met a record again (or skipped garbage by
+ * the size it found there: 80 of 91 AUXTRACE buffers lost in a generated recording). */
+static void test_resync_odd_size(void **state)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        pw w;
+        pw_init(&w, 0, 0);
+        pw_attr_desc a = {
+            .type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        pw_sid s = {10, 11, 0, 0, 0, 0};
+        size_t at[16];
+        size_t n = 0;
+        for (uint32_t i = 0; i < 3; i++) {
+            at[n++] = pw_pos(&w);
+            pw_comm(&w, ST_CPU, &s, i, i, "comm");
+        }
+        at[n++] = pw_pos(&w);
+        pw_itrace_start(&w, ST_CPU, &s, 10, 11);
+        for (uint64_t k = 0; k < 3; k++) {
+            s.time = 100 + k;
+            at[n++] = pw_pos(&w);
+            pw_aux(&w, ST_CPU, &s, 64 * k, 64, 0);
+            at[n++] = pw_pos(&w);
+            pw_auxtrace(&w, 64, 64 * k, 0, 0, 11, 0, NULL);
+        }
+        at[n++] = pw_pos(&w);
+        pw_comm(&w, ST_CPU, &s, 3, 3, "last");
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        uint64_t base = data_begin_of(buf, len);
+        size_t victim = mode == 0 ? 3 : 6; /* ITRACE_START; the second AUX record */
+        uint64_t v = base + at[victim];
+        uint16_t size = (uint16_t)(buf[v + 6] | buf[v + 7] << 8);
+        put16(buf + v + 6, size | 1);
+
+        ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+        ek_perf_file *f = open_text(buf, len, &diags);
+        ek_perf_queues *q = NULL;
+        assert_int_equal(ek_perf_queues_new(f, &(ek_diag){text_sink, &diags}, &q), 0);
+        ek_sbuf_printf(&want,
+                       "bad.data: record %zu: offset 0x%llx: warning: %s record (type %u) with "
+                       "size %u, not a multiple of 8 [perf.bad-size]\n",
+                       victim, (unsigned long long)v, mode == 0 ? "ITRACE_START" : "AUX",
+                       mode == 0 ? EK_PERF_RECORD_ITRACE_START : EK_PERF_RECORD_AUX, size | 1);
+        ek_sbuf_printf(&want,
+                       "bad.data: record %zu: offset 0x%llx: note: skipped %u bytes after the "
+                       "damaged record; records continue at offset 0x%llx [perf.resync]\n",
+                       victim, (unsigned long long)v, size - 8,
+                       (unsigned long long)(base + at[victim + 1]));
+        if (mode == 1) /* the second buffer lost its AUX record; the third keeps its own */
+            ek_sbuf_printf(&want,
+                           "bad.data: record %zu: offset 0x%llx: warning: AUXTRACE buffer (cpu "
+                           "0, tid 11, offset 0x40, size 0x40) is covered by no AUX record "
+                           "[perf.buffer-unused]\n",
+                           victim, (unsigned long long)(base + at[victim + 1]));
+        assert_string_equal(diags.p, want.p);
+
+        /* every other record, at its offset */
+        ek_sbuf got = EK_SBUF_INIT;
+        ek_sbuf_reset(&want);
+        list_records(f, &got);
+        static const char *const types[] = {"COMM", "COMM",     "COMM", "ITRACE_START",
+                                            "AUX",  "AUXTRACE", "AUX",  "AUXTRACE",
+                                            "AUX",  "AUXTRACE", "COMM"};
+        for (size_t i = 0; i < n; i++)
+            if (i != victim)
+                ek_sbuf_printf(&want, "0x%llx %s\n", (unsigned long long)(base + at[i]), types[i]);
+        assert_string_equal(got.p, want.p);
+        const ek_perf_stats *st = ek_perf_stats_get(f);
+        assert_int_equal(st->resyncs, 1);
+        assert_int_equal(st->unknown, 0);
+        size_t ns;
+        const ek_perf_slice *sl = ek_perf_queues_slices(q, &ns);
+        assert_int_equal(ns, mode == 0 ? 3 : 2); /* each on its own buffer */
+        for (size_t i = 0; i < ns; i++)
+            assert_int_equal(sl[i].buffer, mode == 0 || i == 0 ? (int64_t)i : 2);
+
+        ek_sbuf_free(&got);
+        ek_sbuf_free(&want);
+        ek_sbuf_free(&diags);
+        ek_perf_queues_free(q);
+        ek_perf_free(f);
+        free(buf);
+    }
+}
+
+/* A size that is a multiple of 8 but too large (a COMM's, by 64 bytes) puts the reader inside
+ * the AUXTRACE payload after it: there a "record" of type 0 (no record has it), or of an
+ * unknown type that no record follows, is garbage, not a record to skip by its size; the
+ * reader resynchronises on the next record. It skipped both by their sizes (and a type-0
+ * "record" of 40960 bytes took the next 80 AUXTRACE buffers with it). */
+static void test_resync_garbage_type(void **state)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        pw w;
+        pw_init(&w, 0, 0);
+        pw_attr_desc a = {
+            .type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        pw_sid s = {10, 11, 0, 0, 0, 0};
+        pw_comm(&w, ST_CPU, &s, 0, 0, "comm");
+        size_t victim = pw_pos(&w);
+        pw_comm(&w, ST_CPU, &s, 1, 1, "comm");
+        size_t aux = pw_pos(&w);
+        uint8_t payload[64];
+        memset(payload, 0xa5, sizeof payload);
+        /* at payload + 16: type 0 or 0x1234, size 32; the 0xa5 bytes after it are no record */
+        memset(payload + 16, 0, 8);
+        if (mode) put32(payload + 16, 0x1234);
+        put16(payload + 16 + 6, 32);
+        pw_auxtrace(&w, sizeof payload, 0, 0, 0, 11, 0, payload);
+        size_t after = pw_pos(&w);
+        pw_comm(&w, ST_CPU, &s, 2, 2, "after");
+        pw_comm(&w, ST_CPU, &s, 3, 3, "after");
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        uint64_t base = data_begin_of(buf, len);
+        uint64_t v = base + victim;
+        uint16_t size = (uint16_t)(buf[v + 6] | buf[v + 7] << 8);
+        put16(buf + v + 6, (uint16_t)(size + 48 + 16)); /* ends at payload + 16 */
+        uint64_t garbage = base + aux + 48 + 16;
+
+        ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+        ek_perf_file *f = open_text(buf, len, &diags);
+        if (mode == 0)
+            ek_sbuf_printf(&want,
+                           "bad.data: record 2: offset 0x%llx: warning: no record here: type 0 "
+                           "(size 32) [perf.not-a-record]\n",
+                           (unsigned long long)garbage);
+        else
+            ek_sbuf_printf(&want,
+                           "bad.data: record 2: offset 0x%llx: warning: no record here: type "
+                           "4660 with size 32, and no record after it [perf.not-a-record]\n",
+                           (unsigned long long)garbage);
+        ek_sbuf_printf(&want,
+                       "bad.data: record 2: offset 0x%llx: note: skipped 40 bytes after the "
+                       "damaged record; records continue at offset 0x%llx [perf.resync]\n",
+                       (unsigned long long)garbage, (unsigned long long)(base + after));
+        assert_string_equal(diags.p, want.p);
+        const ek_perf_stats *st = ek_perf_stats_get(f);
+        assert_int_equal(st->unknown, 0);
+        assert_int_equal(st->simpleperf, 0);
+        assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 4);
+        ek_sbuf_free(&want);
+        ek_sbuf_free(&diags);
+        ek_perf_free(f);
+        free(buf);
+    }
+}
+
+/* After an unpadded record (here perf's 12-byte HEADER_TRACING_DATA of a pipe) records may
+ * start at any offset. A COMPRESSED record 4 bytes too short leaves the reader 4 bytes before
+ * the AUXTRACE record that follows: the scan must try the bytes right after the bad spot (it
+ * began 8 bytes on and lost the AUXTRACE record), and the zstd frame cut short must not
+ * swallow the next COMPRESSED record (its magic was read as the rest of the frame). */
+static void test_resync_unpadded(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 1);
+    pw_attr_desc a = {.type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_begin(&w, EK_PERF_RECORD_HEADER_TRACING_DATA, 0);
+    pw_u32(&w, 8);
+    pw_end_nopad(&w);
+    static const uint8_t tracing[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    pw_payload(&w, tracing, sizeof tracing);
+    pw_sid s = {10, 11, 0, 0, 0, 0};
+    size_t z1 = pw_pos(&w);
+    pw_compress_begin(&w, 0, 4096, 0);
+    for (uint32_t i = 0; i < 5; i++)
+        pw_comm(&w, ST_CPU, &s, i, i, "first stream");
+    pw_compress_end(&w);
+    size_t at = pw_pos(&w);
+    pw_auxtrace(&w, 64, 0, 0, 0, 11, 0, NULL);
+    pw_compress_begin(&w, 0, 4096, 0);
+    for (uint32_t i = 5; i < 10; i++)
+        pw_comm(&w, ST_CPU, &s, i, i, "second stream");
+    pw_compress_end(&w);
+    pw_comm(&w, ST_CPU, &s, 10, 10, "plain");
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    uint64_t base = 16; /* the pipe header */
+    uint64_t z = base + z1;
+    assert_int_equal(buf[z], EK_PERF_RECORD_COMPRESSED);
+    uint16_t size = (uint16_t)(buf[z + 6] | buf[z + 7] << 8);
+    assert_int_equal(z + size, base + at); /* one COMPRESSED record, then the AUXTRACE */
+    put16(buf + z + 6, (uint16_t)(size - 4));
+    uint64_t p = base + at - 4;
+    uint32_t type = (uint32_t)buf[p] | (uint32_t)buf[p + 1] << 8 | (uint32_t)buf[p + 2] << 16 |
+                    (uint32_t)buf[p + 3] << 24;
+
+    ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+    ek_perf_file *f = open_text(buf, len, &diags);
+    /* records 0-2: HEADER_ATTR, TRACING_DATA, the COMPRESSED record (its frame is cut) */
+    ek_sbuf_printf(&want,
+                   "bad.data: record 3: offset 0x%llx: warning: %s record (type %u) with size 0 "
+                   "< 8 [perf.bad-size]\n"
+                   "bad.data: record 3: offset 0x%llx: note: skipped 3 bytes after the damaged "
+                   "record; records continue at offset 0x%llx [perf.resync]\n",
+                   (unsigned long long)p, ek_perf_record_name(type), type, (unsigned long long)p,
+                   (unsigned long long)(base + at));
+    assert_string_equal(diags.p, want.p);
+    size_t nb;
+    const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &nb);
+    assert_int_equal(nb, 1);
+    assert_int_equal(b[0].offset, base + at);
+    assert_int_equal(b[0].avail, 64);
+    /* the second stream and the record after it */
+    ek_perf_iter *it;
+    assert_int_equal(ek_perf_iter_new(f, 0, NULL, &it), 0);
+    ek_perf_record r;
+    uint32_t next = 5;
+    while (ek_perf_iter_next(it, &r) == 0)
+        if (r.type == EK_PERF_RECORD_COMM && r.u.comm.pid >= 5) {
+            assert_int_equal(r.u.comm.pid, next);
+            next++;
+        }
+    assert_int_equal(next, 11);
+    ek_perf_iter_free(it);
+    ek_sbuf_free(&want);
+    ek_sbuf_free(&diags);
+    ek_perf_free(f);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1175,6 +1463,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_counter_to_time),
         cmocka_unit_test(test_resync),
         cmocka_unit_test(test_compressed_damage),
+        cmocka_unit_test(test_resync_odd_size),
+        cmocka_unit_test(test_resync_garbage_type),
+        cmocka_unit_test(test_resync_unpadded),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
