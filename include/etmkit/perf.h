@@ -360,7 +360,9 @@ typedef struct ek_perf_record {
     int64_t payload_offset; /* AUXTRACE / TRACING_DATA: file offset of the data that follows
                                the record (-1 when it is not in the file, e.g. compressed) */
     uint64_t payload_size;  /* bytes of data as declared */
-    uint64_t payload_avail; /* bytes of it present in the file */
+    uint64_t payload_avail; /* bytes of it present in the file; when the declared size reaches
+                               past the end of the data and the reader found records inside it:
+                               the bytes up to them (the payload ends there) */
     ek_perf_sample_id sid;  /* trailer (kernel records with sample_id_all), SAMPLE fields */
     int damaged;            /* a field did not fit: decoded fields may be partial */
     union {
@@ -480,7 +482,9 @@ typedef struct ek_perf_auxtrace_rec { /* one PERF_RECORD_AUXTRACE */
     int64_t record;
     uint64_t offset;      /* file offset of the record header */
     uint64_t data_offset; /* file offset of the payload */
-    uint64_t size;        /* payload size as declared */
+    uint64_t size;        /* payload size as declared; when the declared size reaches past the
+                             end of the data and the reader found records inside it (a damaged
+                             size field), the bytes up to those records */
     uint64_t avail;       /* payload bytes present in the file */
     uint64_t aux_offset;  /* position in the AUX area */
     uint64_t reference;

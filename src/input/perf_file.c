@@ -639,6 +639,8 @@ static int index_record(ek_perf_file *f, const ek_perf_record *rec)
         b.data_offset = (uint64_t)rec->payload_offset;
         b.size = rec->u.auxtrace.size;
         b.avail = rec->payload_avail;
+        if (b.avail < b.size && b.data_offset + b.avail < f->hdr.data_end)
+            b.size = b.avail; /* records were found inside the declared payload: it ends there */
         b.aux_offset = rec->u.auxtrace.offset;
         b.reference = rec->u.auxtrace.reference;
         b.idx = rec->u.auxtrace.idx;

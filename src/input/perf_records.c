@@ -528,7 +528,9 @@ static int plausible(const ek_perf_file *f, uint64_t q, uint64_t end, int chain)
     if (type == EK_PERF_RECORD_AUXTRACE) {
         if (size != 48) return 0;
         uint64_t psz = pf_u64(p + 8, swap);
-        if (psz > end - next) return 0;
+        /* a payload reaching past the end is how a file cut inside its last payload ends: a
+         * candidate may be followed by it, but is not one */
+        if (psz > end - next) return !chain;
         next += psz;
     }
     if (!chain || next == end) return 1;
@@ -579,13 +581,11 @@ static uint64_t resync_scan(const ek_perf_iter *it, uint64_t first)
     return q;
 }
 
-/* Find the next plausible record after damage at 'from' (resync_scan from 'first'), count and
- * report the skip; returns its offset or the end of the data. */
-static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
+/* Count and report the skip from 'first' to q (resync_scan's answer) after damage at 'from';
+ * returns q. */
+static uint64_t resync_report(ek_perf_iter *it, uint64_t from, uint64_t first, uint64_t q)
 {
-    const ek_perf_file *f = it->f;
-    uint64_t end = f->hdr.data_end;
-    uint64_t q = resync_scan(it, first);
+    uint64_t end = it->f->hdr.data_end;
     uint64_t skipped = q - first;
     /* a zstd frame cut by the damage cannot go on in the next COMPRESSED record: that one's
      * bytes would be read as the rest of the frame (its magic as the checksum) and dropped */
@@ -603,6 +603,13 @@ static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
                 "no further record found after the damage (%llu bytes to the end skipped)",
                 (unsigned long long)skipped);
     return q;
+}
+
+/* Find the next plausible record after damage at 'from', from 'first' on; count and report
+ * the skip. Returns its offset or the end of the data. */
+static uint64_t resync(ek_perf_iter *it, uint64_t from, uint64_t first)
+{
+    return resync_report(it, from, first, resync_scan(it, first));
 }
 
 static void count_damage(ek_perf_iter *it)
@@ -669,6 +676,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
         if (size % 8) it->unaligned = 1;
         uint64_t next = p + size;
         uint64_t payload = 0, avail = 0;
+        uint64_t resume = 0; /* the payload reaches past the end: where records go on */
         int payload_bad = 0;
         if (type == EK_PERF_RECORD_AUXTRACE || type == EK_PERF_RECORD_HEADER_TRACING_DATA) {
             if (type == EK_PERF_RECORD_AUXTRACE && size >= 16)
@@ -678,12 +686,28 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             avail = payload <= end - next ? payload : end - next;
             if (payload % 8) it->unaligned = 1; /* perf pads it; another writer may not */
             if (payload > end - next) {
-                it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index, p,
-                        "%s payload of %llu bytes reaches past the end of the data (%llu "
-                        "present)",
-                        ek_perf_record_name(type), (unsigned long long)payload,
-                        (unsigned long long)avail);
+                /* the file was cut inside the payload, or the size field is damaged: then the
+                 * scan finds records inside the declared payload, and the payload ends where
+                 * they begin (the bytes after it are theirs, and later buffers') */
+                resume = resync_scan(it, next);
                 payload_bad = 1;
+                if (resume < end) {
+                    avail = resume - next;
+                    it_diag(it, EK_SEV_WARN, "perf.bad-size", EK_ERR_FORMAT, it->index, p,
+                            "%s payload of %llu bytes reaches past the end of the data (%llu "
+                            "present), and a record follows at 0x%llx: the %llu bytes up to it "
+                            "are kept as the payload",
+                            ek_perf_record_name(type), (unsigned long long)payload,
+                            (unsigned long long)(end - next), (unsigned long long)resume,
+                            (unsigned long long)avail);
+                    if (it->fw) it->fw->stats.resyncs++;
+                } else {
+                    it_diag(it, EK_SEV_WARN, "perf.truncated", EK_ERR_TRUNCATED, it->index, p,
+                            "%s payload of %llu bytes reaches past the end of the data (%llu "
+                            "present)",
+                            ek_perf_record_name(type), (unsigned long long)payload,
+                            (unsigned long long)avail);
+                }
             }
         }
         rec->index = it->index; /* HEADER_ATTR finds its attribute by it */
@@ -697,9 +721,10 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             rec->payload_avail = avail;
         }
         if (payload_bad) {
-            /* payload_avail < payload_size tells the consumer; the rest is either trace bytes of a
-             * truncated file or a damaged size field */
-            it->pos = resync(it, p, next);
+            /* payload_avail < payload_size tells the consumer: the declared payload is cut by
+             * the end of the file, or (payload_offset + payload_avail before the end of the
+             * data) by the records found inside it */
+            it->pos = resume < end ? resume : resync_report(it, p, next, resume);
         } else {
             it->pos = next + payload;
         }

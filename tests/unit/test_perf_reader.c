@@ -1091,13 +1091,15 @@ static void test_resync(void **state)
         } else {
             assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 11); /* all found again */
             assert_int_equal(st->by_type[EK_PERF_RECORD_AUXTRACE], 1);
-            assert_int_equal(ek_diag_collector_count_kind(c, "perf.truncated"), 1);
+            /* the COMMs after the payload end it: its 64 bytes are kept, nothing skipped */
+            assert_int_equal(ek_diag_collector_count_kind(c, "perf.bad-size"), 1);
             size_t n;
             const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &n);
             assert_int_equal(n, 1);
-            assert_int_equal(b[0].avail, len - (victim + 48));
+            assert_int_equal(b[0].avail, 64);
+            assert_int_equal(b[0].size, 64);
         }
-        assert_int_equal(st->bytes_skipped, mode < 2 ? 32 - 8 : 64); /* rest of the COMM; payload */
+        assert_int_equal(st->bytes_skipped, mode < 2 ? 32 - 8 : 0); /* rest of the COMM */
         ek_perf_iter *it;
         ek_perf_iter_new(f, 0, NULL, &it);
         ek_perf_record r;
@@ -1448,6 +1450,96 @@ static void test_resync_unpadded(void **state)
     free(buf);
 }
 
+/* An AUXTRACE record's payload size damaged to 2^40, in the middle of three buffers of one CPU:
+ * the reader finds the records after the real payload, and the payload ends there. The buffer
+ * kept the declared size, so the AUX records of every later buffer lay inside it and were cut
+ * from it (the first buffer in file order wins): record headers and other buffers decoded as
+ * trace. Mode 1: the file is also cut inside the last payload, which stays a clipped buffer of
+ * its declared size. */
+static void test_resync_auxtrace_size(void **state)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        pw w;
+        pw_init(&w, 0, 0);
+        pw_attr_desc a = {
+            .type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        pw_sid s = {10, 11, 0, 0, 0, 0};
+        size_t at[3], aux2 = 0;
+        for (uint64_t k = 0; k < 3; k++) {
+            s.time = 100 + k;
+            aux2 = pw_pos(&w);
+            pw_aux(&w, ST_CPU, &s, 64 * k, 64, 0);
+            at[k] = pw_pos(&w);
+            pw_auxtrace(&w, 64, 64 * k, 0, 0, 11, 0, NULL);
+        }
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        uint64_t base = data_begin_of(buf, len);
+        uint64_t v = base + at[1];
+        for (int k = 0; k < 8; k++)
+            buf[v + 8 + k] = k == 5 ? 1 : 0; /* 2^40 */
+        uint64_t end = base + at[2] + 48 + 64;
+        if (mode) /* cut 16 bytes into the last payload */
+            len = end - 48;
+
+        ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+        ek_perf_file *f = open_text(buf, len, &diags);
+        ek_perf_queues *q = NULL;
+        assert_int_equal(ek_perf_queues_new(f, &(ek_diag){text_sink, &diags}, &q), 0);
+        uint64_t data_end = ek_perf_header(f)->data_end;
+        if (mode)
+            ek_sbuf_printf(&want,
+                           "bad.data: offset 0x30: warning: data section [0x%llx, +0x%llx) ends "
+                           "past the end of the file (0x%zx): file truncated; reading to the end "
+                           "[perf.data-section]\n",
+                           (unsigned long long)base, (unsigned long long)(end - base), len);
+        ek_sbuf_printf(&want,
+                       "bad.data: record 3: offset 0x%llx: warning: AUXTRACE payload of "
+                       "1099511627776 bytes reaches past the end of the data (%llu present), "
+                       "and a record follows at 0x%llx: the 64 bytes up to it are kept as the "
+                       "payload [perf.bad-size]\n",
+                       (unsigned long long)v, (unsigned long long)(data_end - (v + 48)),
+                       (unsigned long long)(v + 48 + 64));
+        if (mode)
+            ek_sbuf_printf(&want,
+                           "bad.data: record 5: offset 0x%llx: warning: AUXTRACE payload of 64 "
+                           "bytes reaches past the end of the data (16 present) "
+                           "[perf.truncated]\n"
+                           "bad.data: record 5: offset 0x%llx: note: no further record found "
+                           "after the damage (16 bytes to the end skipped) [perf.resync]\n"
+                           "bad.data: record 4: offset 0x%llx: warning: AUX record's data (0x40 "
+                           "bytes) is cut short in the file: 0x10 bytes present "
+                           "[perf.slice-clipped]\n",
+                           (unsigned long long)(base + at[2]), (unsigned long long)(base + at[2]),
+                           (unsigned long long)(base + aux2));
+        assert_string_equal(diags.p, want.p);
+        size_t nb;
+        const ek_perf_auxtrace_rec *b = ek_perf_auxtrace_records(f, &nb);
+        assert_int_equal(nb, 3);
+        for (size_t k = 0; k < 3; k++) {
+            assert_int_equal(b[k].offset, base + at[k]);
+            assert_int_equal(b[k].size, 64);
+            assert_int_equal(b[k].avail, mode && k == 2 ? 16 : 64);
+        }
+        size_t ns;
+        const ek_perf_slice *sl = ek_perf_queues_slices(q, &ns);
+        assert_int_equal(ns, 3);
+        for (size_t k = 0; k < 3; k++) {
+            assert_int_equal(sl[k].buffer, (int64_t)k);
+            assert_int_equal(sl[k].data_offset, base + at[k] + 48);
+            assert_int_equal(sl[k].data_size, mode && k == 2 ? 16 : 64);
+        }
+        ek_sbuf_free(&want);
+        ek_sbuf_free(&diags);
+        ek_perf_queues_free(q);
+        ek_perf_free(f);
+        free(buf);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1466,6 +1558,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_resync_odd_size),
         cmocka_unit_test(test_resync_garbage_type),
         cmocka_unit_test(test_resync_unpadded),
+        cmocka_unit_test(test_resync_auxtrace_size),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
