@@ -1540,6 +1540,73 @@ static void test_resync_auxtrace_size(void **state)
     }
 }
 
+/* A COMPRESSED record whose zstd data expands to a flood of identical records (here 100000 AUX
+ * records, 5.6 MB from a few KB): decompression stops past the first MiB at 64 bytes per
+ * compressed byte, with one warning at the COMPRESSED record; the records after the stream are
+ * read. Such a file of 82 KB took 437 MB (4 million AUX records indexed), silently: 256 MiB were
+ * always allowed. Mode 0: 2.2 MB of AUX records as a recording writes them (times and offsets
+ * moving irregularly) are far from the bound and all read. */
+static void test_compressed_bomb(void **state)
+{
+    enum { N = 40000 };
+    for (int mode = 0; mode < 2; mode++) {
+        pw w;
+        pw_init(&w, 0, 0);
+        pw_attr_desc a = {
+            .type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+        uint64_t id = 1;
+        pw_attr(&w, &a, &id, 1);
+        pw_compress_begin(&w, 0, 60000, 0);
+        pw_sid s = {10, 11, 1000, 0, 0, 0};
+        uint64_t off = 0, x = 12345;
+        size_t n = mode ? 100000 : N;
+        for (size_t i = 0; i < n; i++) {
+            if (mode == 0) { /* a linear congruential sequence of gaps */
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                s.time += 1000 + (x >> 52);
+                s.pid = s.tid = 1000 + (uint32_t)(x >> 62);
+                off += 16 * (1 + (x >> 56));
+            }
+            pw_aux(&w, ST_CPU, &s, off, 0, 0);
+        }
+        pw_compress_end(&w);
+        pw_auxtrace(&w, 64, 0, 0, 0, 11, 0, NULL);
+        pw_comm(&w, ST_CPU, &s, 1, 1, "after");
+        size_t len;
+        uint8_t *buf = pw_finish(&w, &len);
+        pw_free(&w);
+        uint64_t base = data_begin_of(buf, len);
+        assert_int_equal(buf[base], EK_PERF_RECORD_COMPRESSED);
+
+        ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+        ek_perf_file *f = open_text(buf, len, &diags);
+        if (mode)
+            ek_sbuf_printf(&want,
+                           "bad.data: record 0: offset 0x%llx: warning: compressed records "
+                           "expand more than 64 times (past the first 1 MiB); decompression "
+                           "stopped, the rest of the compressed records is not read "
+                           "[perf.zstd-limit]\n",
+                           (unsigned long long)base);
+        assert_string_equal(diags.p ? diags.p : "", want.p ? want.p : "");
+        size_t naux, nb;
+        ek_perf_aux_records(f, &naux);
+        const size_t rec = 56; /* AUX: 8 + 24 + a 24-byte trailer */
+        if (mode) {            /* the first MiB, give or take the 192 KiB window */
+            assert_true(naux * rec >= (1u << 20) - (192u << 10));
+            assert_true(naux * rec <= (1u << 20) + (192u << 10));
+        } else {
+            assert_int_equal(naux, N);
+        }
+        ek_perf_auxtrace_records(f, &nb);
+        assert_int_equal(nb, 1);
+        assert_int_equal(ek_perf_stats_get(f)->by_type[EK_PERF_RECORD_COMM], 1);
+        ek_sbuf_free(&want);
+        ek_sbuf_free(&diags);
+        ek_perf_free(f);
+        free(buf);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1559,6 +1626,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_resync_garbage_type),
         cmocka_unit_test(test_resync_unpadded),
         cmocka_unit_test(test_resync_auxtrace_size),
+        cmocka_unit_test(test_compressed_bomb),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
