@@ -563,11 +563,17 @@ static int read_header(ek_perf_file *f)
         h->data.size = f->size - PF_PIPE_HEADER_SIZE;
         return 0;
     }
-    if (h->header_size < PF_FILE_HEADER_SIZE || f->size < PF_FILE_HEADER_SIZE) {
+    if (h->header_size < PF_FILE_HEADER_SIZE) {
         pf_diag(f, f->diag, EK_SEV_ERROR, "perf.header", EK_ERR_FORMAT, -1, 8,
-                "header size %llu (file %zu bytes) is neither 16 (pipe) nor >= 104",
-                (unsigned long long)h->header_size, f->size);
+                "header size %llu is neither 16 (pipe) nor >= 104",
+                (unsigned long long)h->header_size);
         return EK_ERR_FORMAT;
+    }
+    if (f->size < PF_FILE_HEADER_SIZE) {
+        pf_diag(f, f->diag, EK_SEV_ERROR, "perf.truncated", EK_ERR_TRUNCATED, -1, (int64_t)f->size,
+                "file truncated: it ends after %zu bytes, inside its %llu-byte header", f->size,
+                (unsigned long long)h->header_size);
+        return EK_ERR_TRUNCATED;
     }
     const uint8_t *p = f->data;
     h->attr_size = pf_u64(p + 16, sw);

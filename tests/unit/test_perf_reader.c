@@ -1607,6 +1607,51 @@ static void test_compressed_bomb(void **state)
     }
 }
 
+/* A file cut inside its 104-byte header says so (it said "header size 104 (file 100 bytes) is
+ * neither 16 (pipe) nor >= 104", blaming a valid field); a header size that is wrong still gets
+ * the header-size message. */
+static void test_header_truncated(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {.type = 8};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_comm(&w, 0, &(pw_sid){0}, 1, 1, "comm");
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    static const struct {
+        size_t len;
+        uint8_t header_size;
+        int rc;
+        const char *msg;
+    } cases[] = {
+        {100, 104, EK_ERR_TRUNCATED,
+         "bad.data: offset 0x64: error: file truncated: it ends after 100 bytes, inside its "
+         "104-byte header [perf.truncated]\n"},
+        {17, 104, EK_ERR_TRUNCATED,
+         "bad.data: offset 0x11: error: file truncated: it ends after 17 bytes, inside its "
+         "104-byte header [perf.truncated]\n"},
+        {0, 50, EK_ERR_FORMAT,
+         "bad.data: offset 0x8: error: header size 50 is neither 16 (pipe) nor >= 104 "
+         "[perf.header]\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        buf[8] = cases[i].header_size;
+        ek_sbuf diags = EK_SBUF_INIT;
+        ek_diag d = {text_sink, &diags};
+        ek_perf_file *f = NULL;
+        assert_int_equal(
+            ek_perf_open_mem(buf, cases[i].len ? cases[i].len : len, "bad.data", &d, &f),
+            cases[i].rc);
+        assert_null(f);
+        assert_string_equal(diags.p, cases[i].msg);
+        ek_sbuf_free(&diags);
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1627,6 +1672,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_resync_unpadded),
         cmocka_unit_test(test_resync_auxtrace_size),
         cmocka_unit_test(test_compressed_bomb),
+        cmocka_unit_test(test_header_truncated),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
