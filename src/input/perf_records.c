@@ -691,7 +691,6 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             else if (type == EK_PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
                 payload = ((uint64_t)pf_u32(raw + 8, swap) + 7) & ~7ull;
             avail = payload <= end - next ? payload : end - next;
-            if (payload % 8) it->unaligned = 1; /* perf pads it; another writer may not */
             if (payload > end - next) {
                 /* the file was cut inside the payload, or the size field is damaged: then the
                  * scan finds records inside the declared payload, and the payload ends where
@@ -716,6 +715,7 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
                             (unsigned long long)avail);
                 }
             }
+            if (avail % 8) it->unaligned = 1; /* perf pads payloads; another writer may not */
         }
         rec->index = it->index; /* HEADER_ATTR finds its attribute by it */
         pf_decode_record(f, it->diag, raw, size, rec, it->strbuf, PF_STRCAP);

@@ -1652,6 +1652,78 @@ static void test_header_truncated(void **state)
     free(buf);
 }
 
+/* A damaged AUXTRACE size that is odd (2^40 + 1) says nothing about the grid: the payload ends
+ * where the records after it begin (64 bytes), so records stay 8-byte aligned, and a later
+ * resync takes 8-byte steps. It switched to 1-byte steps on the declared size and took two
+ * FINISHED_ROUND look-alikes at an odd offset inside the next damaged record (a COMM whose
+ * size is 0) for records. */
+static void test_resync_cut_payload_grid(void **state)
+{
+    pw w;
+    pw_init(&w, 0, 0);
+    pw_attr_desc a = {.type = 8, .sample_type = ST_CPU, .flags = EK_PERF_ATTR_FLAG_SAMPLE_ID_ALL};
+    uint64_t id = 1;
+    pw_attr(&w, &a, &id, 1);
+    pw_sid s = {10, 11, 0, 0, 0, 0};
+    pw_comm(&w, ST_CPU, &s, 0, 0, "comm");
+    size_t at = pw_pos(&w);
+    pw_auxtrace(&w, 64, 0, 0, 0, 11, 0, NULL);
+    size_t after = pw_pos(&w);
+    pw_comm(&w, ST_CPU, &s, 1, 1, "comm");
+    pw_comm(&w, ST_CPU, &s, 1, 1, "comm"); /* two records: the scan wants a pair */
+    size_t victim = pw_pos(&w);
+    uint8_t name[40];
+    memset(name, 0xee, sizeof name);
+    for (int k = 0; k < 2; k++) { /* FINISHED_ROUND headers at name + 3 and + 11 */
+        memset(name + 3 + 8 * k, 0, 8);
+        name[3 + 8 * k] = EK_PERF_RECORD_FINISHED_ROUND;
+        name[3 + 8 * k + 6] = 8;
+    }
+    pw_begin(&w, EK_PERF_RECORD_COMM, 0);
+    pw_u32(&w, 0);
+    pw_u32(&w, 0);
+    pw_bytes(&w, name, sizeof name);
+    pw_sid_trailer(&w, ST_CPU, &s);
+    pw_end(&w);
+    size_t next = pw_pos(&w);
+    pw_comm(&w, ST_CPU, &s, 2, 2, "comm");
+    pw_comm(&w, ST_CPU, &s, 3, 3, "comm");
+    size_t len;
+    uint8_t *buf = pw_finish(&w, &len);
+    pw_free(&w);
+    uint64_t base = data_begin_of(buf, len);
+    uint64_t v = base + at;
+    memset(buf + v + 8, 0, 8);
+    buf[v + 8] = 1; /* 2^40 + 1 */
+    buf[v + 13] = 1;
+    put16(buf + base + victim + 6, 0);
+
+    ek_sbuf diags = EK_SBUF_INIT, want = EK_SBUF_INIT;
+    ek_perf_file *f = open_text(buf, len, &diags);
+    uint64_t data_end = ek_perf_header(f)->data_end;
+    ek_sbuf_printf(&want,
+                   "bad.data: record 1: offset 0x%llx: warning: AUXTRACE payload of "
+                   "1099511627777 bytes reaches past the end of the data (%llu present), and a "
+                   "record follows at 0x%llx: the 64 bytes up to it are kept as the payload "
+                   "[perf.bad-size]\n"
+                   "bad.data: record 4: offset 0x%llx: warning: COMM record (type 3) with size 0 "
+                   "< 8 [perf.bad-size]\n"
+                   "bad.data: record 4: offset 0x%llx: note: skipped %llu bytes after the damaged "
+                   "record; records continue at offset 0x%llx [perf.resync]\n",
+                   (unsigned long long)v, (unsigned long long)(data_end - (v + 48)),
+                   (unsigned long long)(base + after), (unsigned long long)(base + victim),
+                   (unsigned long long)(base + victim), (unsigned long long)(next - (victim + 8)),
+                   (unsigned long long)(base + next));
+    assert_string_equal(diags.p, want.p);
+    const ek_perf_stats *st = ek_perf_stats_get(f);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_FINISHED_ROUND], 0);
+    assert_int_equal(st->by_type[EK_PERF_RECORD_COMM], 5);
+    ek_sbuf_free(&want);
+    ek_sbuf_free(&diags);
+    ek_perf_free(f);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1671,6 +1743,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_resync_garbage_type),
         cmocka_unit_test(test_resync_unpadded),
         cmocka_unit_test(test_resync_auxtrace_size),
+        cmocka_unit_test(test_resync_cut_payload_grid),
         cmocka_unit_test(test_compressed_bomb),
         cmocka_unit_test(test_header_truncated),
     };
