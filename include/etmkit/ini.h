@@ -63,7 +63,10 @@ typedef struct ek_ini {
 int ek_ini_parse(const char *text, size_t len, const char *fname, const ek_diag *diag,
                  ek_ini **out);
 /* Read and parse a file. Returns EK_ERR_IO (errno kept, no diagnostic: the caller knows why
- * it wanted the file and says so) or what ek_ini_parse returns. */
+ * it wanted the file and says so) or what ek_ini_parse returns. Only a regular file is read:
+ * anything else is EK_ERR_IO with errno EINVAL (a FIFO, whose reading would wait for a writer,
+ * a device such as /dev/zero, which never ends) or EISDIR, so memory stays bounded by the
+ * file's size. */
 int ek_ini_load(const char *path, const ek_diag *diag, ek_ini **out);
 void ek_ini_free(ek_ini *ini);
 

@@ -75,6 +75,39 @@ int ek_map_file(const char *path, ek_mapped *m)
     return rc;
 }
 
+int ek_map_regular(const char *path, ek_mapped *m)
+{
+    memset(m, 0, sizeof *m);
+    /* (O_NONBLOCK: opening a FIFO without a writer would wait for one, for ever) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return EK_ERR_IO;
+    struct stat st;
+    int rc = EK_OK;
+    if (fstat(fd, &st) != 0) {
+        rc = EK_ERR_IO;
+    } else if (S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        rc = EK_ERR_IO;
+    } else if (!S_ISREG(st.st_mode)) {
+        /* a FIFO would wait for a writer, a device such as /dev/zero never ends */
+        errno = EINVAL;
+        rc = EK_ERR_IO;
+    } else if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = read_all(fd, m);
+        } else {
+            m->data = p;
+            m->size = (size_t)st.st_size;
+            m->mapped = 1;
+        }
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
 void ek_unmap_file(ek_mapped *m)
 {
     if (m->data) {

@@ -151,7 +151,7 @@ int ek_ini_load(const char *path, const ek_diag *diag, ek_ini **out)
 {
     *out = NULL;
     ek_mapped m;
-    int rc = ek_map_file(path, &m);
+    int rc = ek_map_regular(path, &m); /* (a FIFO or /dev/zero: refused, not waited on) */
     if (rc) return rc;
     rc = ek_ini_parse((const char *)m.data, m.size, path, diag, out);
     int saved = errno;

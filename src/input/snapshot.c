@@ -89,6 +89,13 @@ static int probe_file(const char *path, uint64_t *size, int *err)
     return ok;
 }
 
+/* Why a file the snapshot names cannot be read: probe_file's and ek_ini_load's EINVAL is
+ * their refusal of what is not a regular file (open itself gives EINVAL for no path here). */
+static const char *file_error(int err)
+{
+    return err == EINVAL ? "not a regular file" : strerror(err);
+}
+
 /* ---- names -> enums ------------------------------------------------------------------- */
 
 typedef struct core_entry {
@@ -401,7 +408,7 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
     if (!dp.present) {
         DIAG(c, EK_SEV_WARN, "snapshot.missing-file", ini->path, sec->line, sec->offset,
              "[%s] memory dump file '%s' cannot be read (%s); addresses 0x%llx.. are not mapped",
-             sec->name, dp.path, strerror(err), (unsigned long long)dp.address);
+             sec->name, dp.path, file_error(err), (unsigned long long)dp.address);
     } else if (dp.offset > dp.file_size) {
         DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, sec->line, sec->offset,
              "[%s] offset 0x%llx is past the end of '%s' (%llu bytes)", sec->name,
@@ -449,7 +456,7 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
     }
     if (rc) {
         DIAG(c, EK_SEV_WARN, "snapshot.missing-file", listfile, listkv->line, listkv->offset,
-             "device file '%s' cannot be read (%s); device ignored", path, strerror(errno));
+             "device file '%s' cannot be read (%s); device ignored", path, file_error(errno));
         return 0;
     }
     ek_snap_device d = {0};
@@ -597,7 +604,7 @@ static void load_buffer(ctx *c, const ek_ini *ini, const ek_ini_section *sec, co
                 const ek_ini_kv *kv = ek_ini_find(sec, "file");
                 DIAG(c, EK_SEV_ERROR, "snapshot.missing-file", ini->path, kv->line, kv->offset,
                      "trace file '%s' of buffer %s cannot be read (%s)", b.path, name,
-                     strerror(err));
+                     file_error(err));
             }
         }
     }
@@ -617,7 +624,7 @@ static int load_trace(ctx *c, const char *path)
     if (rc == EK_ERR_NOMEM) return rc;
     if (rc) {
         DIAG(c, EK_SEV_ERROR, "snapshot.missing-file", path, -1, -1,
-             "trace metadata cannot be read (%s)", strerror(errno));
+             "trace metadata cannot be read (%s)", file_error(errno));
         return rc;
     }
     char *dir = NULL;
@@ -947,7 +954,7 @@ int ek_snapshot_open(const char *dir, const ek_diag *diag, ek_snapshot **out)
     if (rc) {
         if (rc != EK_ERR_NOMEM)
             DIAG(&c, EK_SEV_ERROR, "snapshot.missing-file", sspath, -1, -1,
-                 "not a snapshot folder: snapshot.ini cannot be read (%s)", strerror(errno));
+                 "not a snapshot folder: snapshot.ini cannot be read (%s)", file_error(errno));
         goto out;
     }
     const ek_ini_section *snap = ek_ini_section_find(ini, "snapshot");
@@ -1226,7 +1233,7 @@ int ek_snapshot_from_trace(const char *path, ek_buffer_format format, const ek_b
     ss->buffers[0].present = probe_file(path, &ss->buffers[0].file_size, &err);
     if (!ss->buffers[0].present) {
         DIAG(&c, EK_SEV_ERROR, "snapshot.missing-file", path, -1, -1,
-             "trace file cannot be read (%s)", strerror(err));
+             "trace file cannot be read (%s)", file_error(err));
         ek_snapshot_free(ss);
         return EK_ERR_NOT_FOUND;
     }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A snapshot buffer whose file= names no regular file is not read: the snapshot reader says
-# it cannot be read (Invalid argument), and dump (the lister) and script (the session) stop
+# it cannot be read (not a regular file), and dump (the lister) and script (the session) stop
 # there with exit status 1.
 #  - a FIFO: the reader's check opened it and waited for a writer, for ever (the timeout);
 #  - /dev/zero: both commands read it whole, growing without end (8 GB in 9 s): peak memory
@@ -18,7 +18,7 @@ limit() { [ "${ETMKIT_SANITIZE:-0}" = 1 ] || ulimit -v 4000000; }
 # check CMD DIR FILE: exit status 1, and the two lines that say why
 check() {
     [ "$rc" = 1 ] || { echo "FAIL: $1 on $3: exit status $rc, expected 1"; cat "$tmp/err"; fail=1; }
-    grep -q "trace file '$3' of buffer ETR_0 cannot be read (Invalid argument)" "$tmp/err" ||
+    grep -q "trace file '$3' of buffer ETR_0 cannot be read (not a regular file)" "$tmp/err" ||
         { echo "FAIL: $1 on $3: no line says the buffer's file cannot be read:"; cat "$tmp/err"; fail=1; }
     grep -q "$3: error: cannot read trace buffer ETR_0" "$tmp/err" ||
         { echo "FAIL: $1 on $3: no line says the buffer was not read:"; cat "$tmp/err"; fail=1; }
