@@ -20,12 +20,84 @@
 
 typedef EK_VEC(ek_snap_dump) dump_vec;
 
+/* ---- a name index ---------------------------------------------------------------------
+ * Names -> the index of the first entry of that name, ASCII case ignored as names are compared
+ * (strcasecmp), by open addressing: the checks for a name seen before (repeated registers,
+ * buffer sections, buffer and device names) scanned every name kept so far, so that a device
+ * file with 150 000 registers or a trace.ini with 60 000 buffers took minutes. */
+typedef struct name_slot {
+    const char *name; /* NULL: free */
+    size_t idx;
+} name_slot;
+
+typedef struct name_index {
+    name_slot *slot;
+    size_t cap, n; /* cap: 0 or a power of two, at least twice n */
+} name_index;
+
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the lower-cased name */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)tolower((unsigned char)*s)) * 0x100000001b3ull;
+    return (size_t)(h ^ (h >> 32));
+}
+
+/* The index of 'name', or -1. */
+static long ni_get(const name_index *x, const char *name)
+{
+    if (!x->cap) return -1;
+    for (size_t i = name_hash(name) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+        if (!x->slot[i].name) return -1;
+        if (strcasecmp(x->slot[i].name, name) == 0) return (long)x->slot[i].idx;
+    }
+}
+
+/* name -> idx, unless the name is there: then 1 with *first (if not NULL) its index. Returns
+ * 0 when added, or EK_ERR_NOMEM. The index keeps the pointer: name must outlive it. */
+static int ni_add(name_index *x, const char *name, size_t idx, size_t *first)
+{
+    if (x->n >= x->cap / 2) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        name_slot *ns = cap <= SIZE_MAX / sizeof *ns ? calloc(cap, sizeof *ns) : NULL;
+        if (!ns) return EK_ERR_NOMEM;
+        for (size_t k = 0; k < x->cap; k++) {
+            if (!x->slot[k].name) continue;
+            size_t i = name_hash(x->slot[k].name) & (cap - 1);
+            while (ns[i].name)
+                i = (i + 1) & (cap - 1);
+            ns[i] = x->slot[k];
+        }
+        free(x->slot);
+        x->slot = ns;
+        x->cap = cap;
+    }
+    size_t i = name_hash(name) & (x->cap - 1);
+    for (; x->slot[i].name; i = (i + 1) & (x->cap - 1)) {
+        if (strcasecmp(x->slot[i].name, name) == 0) {
+            if (first) *first = x->slot[i].idx;
+            return 1;
+        }
+    }
+    x->slot[i].name = name;
+    x->slot[i].idx = idx;
+    x->n++;
+    return 0;
+}
+
+static void ni_free(name_index *x)
+{
+    free(x->slot);
+    memset(x, 0, sizeof *x);
+}
+
 typedef struct ctx {
     ek_snapshot *ss;
     const ek_diag *diag;
     EK_VEC(ek_snap_device) devs; /* handed to ss->devices at the end */
     EK_VEC(ek_snap_buffer) bufs;
     EK_VEC(size_t) buf_secidx; /* section index in trace.ini, for buffer_order */
+    name_index devnames;       /* device name -> its first index in devs */
     int oom;
     int bare; /* ek_snapshot_from_trace: no ini files to name */
 } ctx;
@@ -313,6 +385,7 @@ static int parse_reg_key(ctx *c, const char *key, ek_snap_reg *r)
 static void load_regs(ctx *c, const ek_ini *ini, const ek_ini_section *sec, ek_snap_device *d)
 {
     EK_VEC(ek_snap_reg) regs = {0};
+    name_index seen = {0}; /* the names in regs */
     if (ek_vec_reserve(&regs, sec->nkv)) {
         c->oom = 1;
         return;
@@ -332,9 +405,12 @@ static void load_regs(ctx *c, const ek_ini *ini, const ek_ini_section *sec, ek_s
             free(r.name);
             continue;
         }
-        int dup = 0;
-        for (size_t j = 0; j < regs.n && !dup; j++)
-            dup = strcmp(regs.v[j].name, r.name) == 0;
+        int dup = ni_add(&seen, r.name, regs.n, NULL);
+        if (dup < 0) {
+            c->oom = 1;
+            free(r.name);
+            break;
+        }
         if (dup) {
             DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", ini->path, kv->line, kv->offset,
                  "register %s given again; the first value is used", r.name);
@@ -343,6 +419,7 @@ static void load_regs(ctx *c, const ek_ini *ini, const ek_ini_section *sec, ek_s
         }
         regs.v[regs.n++] = r;
     }
+    ni_free(&seen);
     d->regs = regs.v;
     d->nregs = regs.n;
 }
@@ -528,37 +605,23 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         free_device(&d);
         return 0;
     }
-    for (size_t i = 0; i < c->devs.n; i++) {
-        if (strcasecmp(c->devs.v[i].name, d.name) == 0) {
-            DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
-                 "device name '%s' (%s) already used by %s; lookups find the first", d.name, path,
-                 c->devs.v[i].ini_path);
-            break;
-        }
-    }
+    long first = ni_get(&c->devnames, d.name);
+    if (first >= 0)
+        DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
+             "device name '%s' (%s) already used by %s; lookups find the first", d.name, path,
+             c->devs.v[first].ini_path);
     if (ek_vec_push(&c->devs, d)) {
         c->oom = 1;
         free_device(&d);
         return 0;
     }
+    /* (the name of the device in devs: its string does not move when devs grows) */
+    if (first < 0 && ni_add(&c->devnames, c->devs.v[c->devs.n - 1].name, c->devs.n - 1, NULL))
+        c->oom = 1;
     return 1;
 }
 
 /* ---- trace.ini ------------------------------------------------------------------------ */
-
-static long find_dev(const ctx *c, const char *name)
-{
-    for (size_t i = 0; i < c->devs.n; i++)
-        if (strcasecmp(c->devs.v[i].name, name) == 0) return (long)i;
-    return -1;
-}
-
-static long find_buf(const ctx *c, const char *name)
-{
-    for (size_t i = 0; i < c->bufs.n; i++)
-        if (c->bufs.v[i].name && strcasecmp(c->bufs.v[i].name, name) == 0) return (long)i;
-    return -1;
-}
 
 static void load_buffer(ctx *c, const ek_ini *ini, const ek_ini_section *sec, const char *dir)
 {
@@ -634,6 +697,11 @@ static int load_trace(ctx *c, const char *path)
         ek_ini_free(ini);
         return EK_ERR_NOMEM;
     }
+    /* the first section of each name, the buffer sections read, the first buffer of each
+     * name (what ek_ini_section_find, scans of the buffers and ek_snapshot_find_buffer find) */
+    name_index secs = {0}, loaded = {0}, bufnames = {0};
+    for (size_t i = 0; i < ini->nsec && !c->oom; i++)
+        if (ni_add(&secs, ini->sec[i].name, i, NULL) < 0) c->oom = 1;
     const ek_ini_section *tb = ek_ini_section_find(ini, "trace_buffers");
     const ek_ini_kv *list = ek_ini_find(tb, "buffers");
     if (!list) {
@@ -642,7 +710,7 @@ static int load_trace(ctx *c, const char *path)
     } else {
         /* buffers=buffer0,buffer1: each names a section. */
         const char *p = list->value;
-        while (*p) {
+        while (*p && !c->oom) {
             size_t n = strcspn(p, ",");
             const char *b = p, *e = p + n;
             while (b < e && isspace((unsigned char)*b))
@@ -656,11 +724,12 @@ static int load_trace(ctx *c, const char *path)
                 c->oom = 1;
                 break;
             }
-            const ek_ini_section *bs = ek_ini_section_find(ini, secname);
-            int seen = 0;
-            for (size_t i = 0; i < c->bufs.n && !seen; i++)
-                seen = strcasecmp(c->bufs.v[i].section, secname) == 0;
-            if (seen)
+            long si = ni_get(&secs, secname);
+            const ek_ini_section *bs = si >= 0 ? &ini->sec[si] : NULL;
+            int seen = bs ? ni_add(&loaded, bs->name, 0, NULL) : 0;
+            if (seen < 0)
+                c->oom = 1;
+            else if (seen)
                 DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", path, list->line, list->offset,
                      "buffer section '%s' listed twice", secname);
             else if (!bs)
@@ -673,14 +742,15 @@ static int load_trace(ctx *c, const char *path)
     }
     free(dir);
     /* Duplicate buffer names: lookups find the first. */
-    for (size_t i = 0; i < c->bufs.n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcasecmp(c->bufs.v[i].name, c->bufs.v[j].name) == 0) {
-                DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", path, -1, -1,
-                     "buffer name '%s' used by [%s] and [%s]; lookups find [%s]", c->bufs.v[i].name,
-                     c->bufs.v[j].section, c->bufs.v[i].section, c->bufs.v[j].section);
-                break;
-            }
+    for (size_t i = 0; i < c->bufs.n && !c->oom; i++) {
+        size_t j = 0;
+        int dup = ni_add(&bufnames, c->bufs.v[i].name, i, &j);
+        if (dup < 0) c->oom = 1;
+        if (dup == 1)
+            DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", path, -1, -1,
+                 "buffer name '%s' used by [%s] and [%s]; lookups find [%s]", c->bufs.v[i].name,
+                 c->bufs.v[j].section, c->bufs.v[i].section, c->bufs.v[j].section);
+    }
 
     ek_snapshot *ss = c->ss;
     ss->trace_ini = xstrdup(c, path);
@@ -692,14 +762,19 @@ static int load_trace(ctx *c, const char *path)
         ss->timestamp_frequency = 0;
     }
 
-    /* Sources: one per trace_source device, in device-list order. */
+    /* Sources: one per trace_source device, in device-list order; src_of[device] is the index
+     * of its source, or -1. */
     EK_VEC(ek_snap_source) srcs = {0};
-    for (size_t i = 0; i < c->devs.n; i++) {
+    long *src_of = calloc(c->devs.n + 1, sizeof *src_of);
+    if (!src_of) c->oom = 1;
+    for (size_t i = 0; i < c->devs.n && src_of; i++) {
+        src_of[i] = -1;
         if (strcmp(c->devs.v[i].devclass, "trace_source") != 0) continue;
         ek_snap_source s = {0};
         s.device = i;
         s.buffer = -1;
         s.core = -1;
+        src_of[i] = (long)srcs.n;
         if (ek_vec_push(&srcs, s)) {
             c->oom = 1;
             break;
@@ -708,14 +783,12 @@ static int load_trace(ctx *c, const char *path)
     /* [source_buffers] source=buffer (a later line for the same source wins, as in the
      * reference parser). */
     const ek_ini_section *sb = ek_ini_section_find(ini, "source_buffers");
-    for (; sb; sb = ek_ini_next_section(ini, sb)) {
+    for (; sb && !c->oom; sb = ek_ini_next_section(ini, sb)) {
         for (size_t k = 0; k < sb->nkv; k++) {
             const ek_ini_kv *kv = &sb->kv[k];
-            long dev = find_dev(c, kv->key);
-            long buf = find_buf(c, kv->value);
-            ek_snap_source *src = NULL;
-            for (size_t j = 0; dev >= 0 && j < srcs.n; j++)
-                if (srcs.v[j].device == (size_t)dev) src = &srcs.v[j];
+            long dev = ni_get(&c->devnames, kv->key);
+            long buf = ni_get(&bufnames, kv->value);
+            ek_snap_source *src = dev >= 0 && src_of[dev] >= 0 ? &srcs.v[src_of[dev]] : NULL;
             if (!src) {
                 DIAG(c, EK_SEV_WARN, "snapshot.unknown-device", path, kv->line, kv->offset,
                      "[source_buffers] '%s' is not a trace source in the device list", kv->key);
@@ -731,14 +804,12 @@ static int load_trace(ctx *c, const char *path)
     }
     /* [core_trace_sources] core=source; keys repeat when one core has several sources. */
     const ek_ini_section *cs = ek_ini_section_find(ini, "core_trace_sources");
-    for (; cs; cs = ek_ini_next_section(ini, cs)) {
+    for (; cs && !c->oom; cs = ek_ini_next_section(ini, cs)) {
         for (size_t k = 0; k < cs->nkv; k++) {
             const ek_ini_kv *kv = &cs->kv[k];
-            long core = find_dev(c, kv->key);
-            long dev = find_dev(c, kv->value);
-            ek_snap_source *src = NULL;
-            for (size_t j = 0; dev >= 0 && j < srcs.n; j++)
-                if (srcs.v[j].device == (size_t)dev) src = &srcs.v[j];
+            long core = ni_get(&c->devnames, kv->key);
+            long dev = ni_get(&c->devnames, kv->value);
+            ek_snap_source *src = dev >= 0 && src_of[dev] >= 0 ? &srcs.v[src_of[dev]] : NULL;
             if (!src) {
                 DIAG(c, EK_SEV_WARN, "snapshot.unknown-device", path, kv->line, kv->offset,
                      "[core_trace_sources] '%s' is not a trace source in the device list",
@@ -758,6 +829,10 @@ static int load_trace(ctx *c, const char *path)
             src->core = core;
         }
     }
+    free(src_of);
+    ni_free(&secs);
+    ni_free(&loaded);
+    ni_free(&bufnames);
     ek_ini_free(ini);
     ss->sources = srcs.v;
     ss->nsources = srcs.n;
@@ -1041,6 +1116,7 @@ out:
     ss->buffers = c.bufs.v;
     ss->nbuffers = c.bufs.n;
     ek_vec_free(&c.buf_secidx);
+    ni_free(&c.devnames);
     ek_ini_free(ini);
     free(sspath);
     if (c.oom && !rc) rc = EK_ERR_NOMEM;

@@ -471,6 +471,60 @@ static void test_broken_snapshot(void **state)
     free(empty);
 }
 
+/* Names given twice: a register (any case), a buffer listed twice, a buffer section that is
+ * in the file twice, two buffers of one name: the first is used, a note says so; names are
+ * matched ignoring case. (Looked up through indexes since they were scans that made large files
+ * quadratic: the same results.) */
+static void test_repeated_names(void **state)
+{
+    char *dir = make_good();
+    put(dir, "etm_0.ini",
+        "[device]\nname=etm_0\nclass=trace_source\ntype=ETM4\n"
+        "[regs]\nTRCCONFIGR=0xC1\nTRCTRACEIDR=0x10\nTRCIDR0=0x28000EA1\nTRCIDR2=0x488\n"
+        "trcidr0=0x1\nTRCIDR2(0x0E8)=0x2\nTrcTraceIdr=0x11\nX=1\n"
+        "[regs]\nTRCIDR8=0x5\n"); /* (a second [regs] is not read) */
+    put(dir, "trace.ini",
+        "[trace_buffers]\nbuffers=buffer0, BUFFER1,buffer0,buffer2,nosuch,Buffer1\n"
+        "[buffer0]\nname=ETB_0\nfile=cstrace.bin\n"
+        "[buffer1]\nname=etb_0\nfile=raw.bin\nformat=source_data\n"
+        "[buffer2]\nname=ETB_2\nfile=cstrace.bin\n"
+        "[BUFFER2]\nname=ETB_3\nfile=raw.bin\n"
+        "[source_buffers]\nETM_0=Etb_0\nstm_0=ETB_2\nete_1=ETB_3\nPTM_0=etb_2\n"
+        "[core_trace_sources]\nCPU_0=ETM_0\ncpu_0=ete_1\n");
+    rec r = {0};
+    ek_diag d = {rec_fn, &r};
+    ek_snapshot *ss = NULL;
+    assert_int_equal(ek_snapshot_open(dir, &d, &ss), 0);
+    /* trcidr0, TRCIDR2(0x0E8), TrcTraceIdr again; buffer0 and Buffer1 listed again; etb_0 */
+    assert_int_equal(count(&r, "snapshot.duplicate", EK_SEV_NOTE), 6);
+    assert_int_equal(count(&r, "snapshot.unknown-device", EK_SEV_WARN), 2); /* nosuch, ETB_3 */
+    const ek_snap_device *etm = ek_snapshot_find_device(ss, "ETM_0");
+    assert_int_equal(etm->nregs, 5);
+    uint64_t v = 0;
+    assert_true(ek_snap_device_reg(etm, "TRCIDR0", &v));
+    assert_int_equal(v, 0x28000EA1);
+    assert_true(ek_snap_device_reg(etm, "trcidr2", &v));
+    assert_int_equal(v, 0x488);
+    assert_false(ek_snap_device_reg(etm, "TRCIDR8", &v));
+    const ek_snap_source *s = src_named(ss, "etm_0");
+    assert_int_equal(s->cfg.trace_id, 0x10);
+    assert_int_equal(ss->nbuffers, 3);
+    assert_string_equal(ss->buffers[0].section, "buffer0");
+    assert_string_equal(ss->buffers[1].section, "buffer1");
+    assert_string_equal(ss->buffers[2].section, "buffer2");
+    assert_string_equal(ss->buffers[2].name, "ETB_2"); /* the first [buffer2] */
+    assert_int_equal(ek_snapshot_find_buffer(ss, "ETB_0"), 0);
+    assert_int_equal(s->buffer, 0); /* Etb_0: the first buffer of that name */
+    assert_int_equal(src_named(ss, "STM_0")->buffer, 2);
+    assert_int_equal(src_named(ss, "PTM_0")->buffer, 2);
+    assert_int_equal(src_named(ss, "ETE_1")->buffer, -1);
+    assert_string_equal(ss->devices[s->core].name, "cpu_0");
+    assert_string_equal(ss->devices[src_named(ss, "ETE_1")->core].name, "cpu_0");
+    ek_snapshot_free(ss);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_core_arch_names(void **state)
 {
     static const struct {
@@ -689,10 +743,15 @@ static void test_all_real_snapshots(void **state)
 
 int main(int argc, char **argv)
 {
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_snapshot),      cmocka_unit_test(test_broken_snapshot),
-        cmocka_unit_test(test_core_arch_names),    cmocka_unit_test(test_real_facts),
+        cmocka_unit_test(test_good_snapshot),
+        cmocka_unit_test(test_broken_snapshot),
+        cmocka_unit_test(test_repeated_names),
+        cmocka_unit_test(test_core_arch_names),
+        cmocka_unit_test(test_real_facts),
         cmocka_unit_test(test_all_real_snapshots),
     };
+    /* clang-format on */
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
