@@ -18,7 +18,8 @@
  *   snapshot.unknown-device       W  trace.ini names a device or buffer that does not exist
  *   snapshot.no-buffer            W  a trace source is not assigned to any buffer
  *   snapshot.no-core              W  an instruction trace source is not assigned to a core
- *   snapshot.missing-register     W  a register the protocol needs is absent (value 0)
+ *   snapshot.missing-register     W  a register the protocol needs is absent (value 0); not
+ *                                    said of one whose value was no number (bad-value said it)
  *   snapshot.default-register     N  an optional register is absent: the reference decoder's
  *                                    default value is used (present bit stays clear)
  *   snapshot.duplicate            N  a repeated device name, buffer or register (first kept)
@@ -60,7 +61,8 @@ typedef struct ek_snap_dump {
     char *path;       /* resolved path of the image file */
     uint64_t address; /* load address of the first byte used */
     uint64_t offset;  /* first byte of the file used (offset= key, default 0) */
-    uint64_t length;  /* bytes used: length= key, else file size - offset (0 if unknown) */
+    uint64_t length;  /* length= key, else file size - offset (0 if unknown); the image uses
+                         no more than the file has from offset (the reader warns of the rest) */
     int has_length;
     ek_mem_space space; /* space= key, EK_MS_ANY when absent */
     char *section;      /* INI section name, e.g. "dump1" or "dump.text" */

@@ -300,9 +300,10 @@ int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t bu
         for (size_t j = 0; j < dev->ndumps; j++) {
             const ek_snap_dump *d = &dev->dumps[j];
             if (!d->present) continue;
-            const uint64_t len = d->has_length              ? d->length
-                                 : d->file_size > d->offset ? d->file_size - d->offset
-                                                            : 0;
+            /* the bytes the file has from the offset on: a length= beyond them, or an offset
+             * past the end, the snapshot reader reported (with its ini line), not again here */
+            const uint64_t avail = d->file_size > d->offset ? d->file_size - d->offset : 0;
+            const uint64_t len = d->has_length && d->length < avail ? d->length : avail;
             if (len == 0) continue;
             if (dump_rejected(acc, nacc, d, len)) {
                 ek_diag_emit(&img->diag, EK_SEV_NOTE, "dump.overlapping-image", 0, dev->ini_path,
@@ -320,8 +321,7 @@ int ek_image_add_snapshot_buffer(ek_image *img, const ek_snapshot *ss, size_t bu
      * they overlap the earlier one is read */
     for (size_t k = nacc; k-- > 0;) {
         const ek_snap_dump *d = acc[k].d;
-        const int r = ek_image_add_file(img, d->path, d->offset, d->has_length ? d->length : 0,
-                                        d->address, d->space);
+        const int r = ek_image_add_file(img, d->path, d->offset, acc[k].len, d->address, d->space);
         if (r == EK_ERR_NOMEM) {
             rc = r;
             goto done;

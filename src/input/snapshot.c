@@ -91,10 +91,17 @@ static void ni_free(name_index *x)
     memset(x, 0, sizeof *x);
 }
 
+/* What the reader keeps of a device file for the checks it makes once trace.ini is read. */
+typedef struct dev_extra {
+    size_t bad_first, nbad; /* its [regs] keys whose value is no number: names in ctx.bad */
+} dev_extra;
+
 typedef struct ctx {
     ek_snapshot *ss;
     const ek_diag *diag;
     EK_VEC(ek_snap_device) devs; /* handed to ss->devices at the end */
+    EK_VEC(dev_extra) extra;     /* per device of devs (none for a bare trace file) */
+    EK_VEC(char *) bad;          /* register names (upper-cased) of the devices' bad values */
     EK_VEC(ek_snap_buffer) bufs;
     EK_VEC(size_t) buf_secidx; /* section index in trace.ini, for buffer_order */
     name_index devnames;       /* device name -> its first index in devs */
@@ -400,9 +407,16 @@ static void load_regs(ctx *c, const ek_ini *ini, const ek_ini_section *sec, ek_s
             continue;
         }
         if (!ek_ini_parse_u64(kv->value, &r.value)) {
+            /* (said here, once: the register is then absent, which build_config does not say
+             * again as a missing register) */
             DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, kv->line, kv->offset,
-                 "register %s: value '%s' is not a number", r.name, kv->value);
-            free(r.name);
+                 "register %s: value '%s' is not a 64-bit number; the register is ignored", r.name,
+                 kv->value);
+            if (ek_vec_push(&c->bad, r.name)) {
+                c->oom = 1;
+                free(r.name);
+                break;
+            }
             continue;
         }
         int dup = ni_add(&seen, r.name, regs.n, NULL);
@@ -430,6 +444,7 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
     ek_snap_dump dp = {0};
     dp.space = EK_MS_ANY;
     const char *file = NULL;
+    const ek_ini_kv *len_kv = NULL, *off_kv = NULL; /* where length= and offset= are */
     int have_addr = 0;
     for (size_t i = 0; i < sec->nkv; i++) {
         const ek_ini_kv *kv = &sec->kv[i];
@@ -449,8 +464,10 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
             } else if (tolower((unsigned char)kv->key[0]) == 'l') {
                 dp.length = v;
                 dp.has_length = 1;
+                len_kv = kv;
             } else {
                 dp.offset = v;
+                off_kv = kv;
             }
         } else if (strcasecmp(kv->key, "space") == 0) {
             char *s = unquote(c, kv->value);
@@ -487,14 +504,18 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
              "[%s] memory dump file '%s' cannot be read (%s); addresses 0x%llx.. are not mapped",
              sec->name, dp.path, file_error(err), (unsigned long long)dp.address);
     } else if (dp.offset > dp.file_size) {
-        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, sec->line, sec->offset,
-             "[%s] offset 0x%llx is past the end of '%s' (%llu bytes)", sec->name,
-             (unsigned long long)dp.offset, dp.path, (unsigned long long)dp.file_size);
+        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, off_kv->line, off_kv->offset,
+             "[%s] offset 0x%llx is past the end of '%s' (%llu bytes); nothing mapped at 0x%llx",
+             sec->name, (unsigned long long)dp.offset, dp.path, (unsigned long long)dp.file_size,
+             (unsigned long long)dp.address);
     } else if (dp.has_length && dp.length > dp.file_size - dp.offset) {
-        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, sec->line, sec->offset,
-             "[%s] length 0x%llx runs past the end of '%s' (%llu bytes from offset 0x%llx)",
-             sec->name, (unsigned long long)dp.length, dp.path,
-             (unsigned long long)(dp.file_size - dp.offset), (unsigned long long)dp.offset);
+        const uint64_t avail = dp.file_size - dp.offset;
+        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, len_kv->line, len_kv->offset,
+             "[%s] length 0x%llx runs past the end of '%s' (0x%llx bytes from offset 0x%llx); "
+             "those 0x%llx bytes are mapped at 0x%llx",
+             sec->name, (unsigned long long)dp.length, dp.path, (unsigned long long)avail,
+             (unsigned long long)dp.offset, (unsigned long long)avail,
+             (unsigned long long)dp.address);
     }
     if (!dp.has_length)
         dp.length = dp.present && dp.offset <= dp.file_size ? dp.file_size - dp.offset : 0;
@@ -522,6 +543,23 @@ static void free_device(ek_snap_device *d)
     memset(d, 0, sizeof *d);
 }
 
+/* Forget the bad register names from 'from' on (those of a device that is not added). */
+static void drop_bad(ctx *c, size_t from)
+{
+    while (c->bad.n > from)
+        free(c->bad.v[--c->bad.n]);
+}
+
+/* 1 when device dev's file gave register 'name' a value that is no number. */
+static int reg_bad(const ctx *c, size_t dev, const char *name)
+{
+    if (dev >= c->extra.n) return 0;
+    const dev_extra *x = &c->extra.v[dev];
+    for (size_t i = 0; i < x->nbad; i++)
+        if (strcasecmp(c->bad.v[x->bad_first + i], name) == 0) return 1;
+    return 0;
+}
+
 /* Load one device file; returns 1 when a device was added. */
 static int load_device(ctx *c, const char *path, const char *listfile, const ek_ini_kv *listkv)
 {
@@ -537,6 +575,7 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         return 0;
     }
     ek_snap_device d = {0};
+    dev_extra x = {c->bad.n, 0};
     d.ini_path = xstrdup(c, path);
     const ek_ini_section *ds = ek_ini_section_find(ini, "device");
     const char *name = ek_ini_get(ds, "name");
@@ -601,7 +640,9 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         }
     }
     ek_ini_free(ini);
+    x.nbad = c->bad.n - x.bad_first;
     if (c->oom || !d.name) {
+        drop_bad(c, x.bad_first);
         free_device(&d);
         return 0;
     }
@@ -610,8 +651,16 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
              "device name '%s' (%s) already used by %s; lookups find the first", d.name, path,
              c->devs.v[first].ini_path);
+    if (ek_vec_push(&c->extra, x)) {
+        c->oom = 1;
+        drop_bad(c, x.bad_first);
+        free_device(&d);
+        return 0;
+    }
     if (ek_vec_push(&c->devs, d)) {
         c->oom = 1;
+        c->extra.n--;
+        drop_bad(c, x.bad_first);
         free_device(&d);
         return 0;
     }
@@ -849,8 +898,9 @@ typedef struct reg_want {
     uint32_t have_bit; /* bit in etm4.present, or 0 */
 } reg_want;
 
-static void get_regs(ctx *c, const ek_snap_device *d, reg_want *w, size_t n, uint32_t *present)
+static void get_regs(ctx *c, size_t dev, reg_want *w, size_t n, uint32_t *present)
 {
+    const ek_snap_device *d = &c->ss->devices[dev];
     for (size_t i = 0; i < n; i++) {
         uint64_t v = 0;
         if (ek_snap_device_reg(d, w[i].name, &v)) {
@@ -859,7 +909,9 @@ static void get_regs(ctx *c, const ek_snap_device *d, reg_want *w, size_t n, uin
             continue;
         }
         *w[i].dst = w[i].dflt;
-        if (w[i].required)
+        if (reg_bad(c, dev, w[i].name))
+            ; /* given with a value that is no number: said where the file gives it */
+        else if (w[i].required)
             DIAG(c, EK_SEV_WARN, "snapshot.missing-register", d->ini_path, -1, -1,
                  "%s (%s) has no %s register; using 0", d->name, d->type, w[i].name);
         else
@@ -916,7 +968,7 @@ static void build_config(ctx *c, ek_snap_source *s)
             }
             use[n++] = w[i];
         }
-        get_regs(c, d, use, n, &r->present);
+        get_regs(c, s->device, use, n, &r->present);
         static const char *const other_idr[] = {"TRCIDR3", "TRCIDR4", "TRCIDR5", "TRCIDR6",
                                                 "TRCIDR7"};
         for (int i = 0; i < 5; i++) {
@@ -944,7 +996,7 @@ static void build_config(ctx *c, ek_snap_source *s)
             {"ETMCCER", 1, 0, &r->etmccer, 0},
             {"ETMTRACEIDR", 1, 0, &r->etmtraceidr, 0},
         };
-        get_regs(c, d, w, 4, NULL);
+        get_regs(c, s->device, w, 4, NULL);
         cfg->trace_id = (uint8_t)(r->etmtraceidr & 0x7f);
         break;
     }
@@ -952,7 +1004,7 @@ static void build_config(ctx *c, ek_snap_source *s)
     case EK_PROTO_ITM: {
         reg_want w[] = {
             {d->protocol == EK_PROTO_STM ? "STMTCSR" : "ITMTCR", 1, 0, &cfg->regs.tcr, 0}};
-        get_regs(c, d, w, 1, NULL);
+        get_regs(c, s->device, w, 1, NULL);
         cfg->trace_id = (uint8_t)((cfg->regs.tcr >> 16) & 0x7f);
         break;
     }
@@ -1117,6 +1169,9 @@ out:
     ss->nbuffers = c.bufs.n;
     ek_vec_free(&c.buf_secidx);
     ni_free(&c.devnames);
+    drop_bad(&c, 0);
+    ek_vec_free(&c.bad);
+    ek_vec_free(&c.extra);
     ek_ini_free(ini);
     free(sspath);
     if (c.oom && !rc) rc = EK_ERR_NOMEM;

@@ -9,6 +9,7 @@
  * ek_list_item (decode_list.c); this file adds what the lister prints around them: its
  * banners, the decoders' configuration lines in trace ID order, "processed N bytes", the
  * multi-session lines and the statistics. */
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -97,13 +98,14 @@ static int list_buffer(snap_lister *l, size_t b, size_t nth, size_t count)
                      -1, -1, "buffer %s has no trace file", buf->name);
         return EK_ERR_NOT_FOUND;
     }
+    /* (not present: the reader found no regular file there and said why, with its trace.ini
+     * line: not said again; a device or a FIFO read whole would never end: /dev/zero) */
+    if (!buf->present) return EK_ERR_IO;
     ek_mapped m;
-    /* (not present: the reader found no regular file there, and said why; a device or a FIFO
-     * read whole would never end: /dev/zero) */
-    int rc = buf->present ? ek_map_file(buf->path, &m) : EK_ERR_IO;
+    int rc = ek_map_file(buf->path, &m);
     if (rc) {
         ek_diag_emit(&l->diag, EK_SEV_ERROR, "dump.unreadable", rc, buf->path, -1, -1, -1,
-                     "cannot read trace buffer %s", buf->name);
+                     "cannot read trace buffer %s (%s)", buf->name, strerror(errno));
         return rc;
     }
     ek_decode_set_file(l->tree, buf->path);

@@ -22,6 +22,7 @@
  *
  * Single-threaded: a snapshot's buffers are decoded in turn on the caller's thread, and the
  * consumer's callbacks (ordered or staged) are called from it as samples are made. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,12 +547,13 @@ static int decode_buffer(ek_session *s, size_t pos, sctx *ctxs, size_t maxctx)
     }
     ek_mapped m;
     memset(&m, 0, sizeof m);
-    /* (not present: no regular file, which the reader said; /dev/zero read whole never ends) */
+    /* (not present: no regular file, which the reader said with its trace.ini line: not said
+     * again; /dev/zero read whole never ends) */
     int mrc = rc ? 0 : buf->present ? ek_map_file(buf->path, &m) : EK_ERR_IO;
-    if (mrc) {
+    if (mrc && buf->present) {
         ek_diag_emit(&s->diag, EK_SEV_ERROR, "snapshot.unreadable", mrc, buf->path, -1, -1, -1,
-                     "cannot read trace buffer %s", buf->name);
-    } else if (!rc) {
+                     "cannot read trace buffer %s (%s)", buf->name, strerror(errno));
+    } else if (!rc && !mrc) {
         ek_decode_item it;
         while (ek_decode_next(t, &it) > 0) /* (what the decoders said as they were made) */
             ;

@@ -451,6 +451,31 @@ static void test_broken_snapshot(void **state)
     assert_int_equal(count(&r, "snapshot.missing-register", EK_SEV_WARN), 1);
     ek_snapshot_free(ss);
 
+    /* A register the protocol needs given with a value that is no number (more than 64 bits,
+     * or no number at all): one line, where the file gives it; not a second one saying the
+     * file has no such register. */
+    put(dir, "etm_0.ini",
+        "[device]\nname=etm_0\nclass=trace_source\ntype=ETM4.3\n"
+        "[regs]\nTRCIDR0=0x28000EA1\nTRCIDR2=0x488\nTRCCONFIGR=1\n"
+        "TRCTRACEIDR(0x010)=0x1FFFFFFFFFFFFFFFF\nTRCIDR1=one\n");
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ek_snapshot_open(dir, &d, &ss), 0);
+    etm = src_named(ss, "etm_0");
+    assert_int_equal(etm->cfg.trace_id, 0);
+    assert_false(etm->cfg.regs.etm4.present & EK_ETM4_HAVE_TRACEIDR);
+    assert_int_equal(etm->cfg.regs.etm4.idr[1], 0x4100F403); /* the default, as when absent */
+    assert_int_equal(count(&r, "snapshot.missing-register", -1), 0);
+    assert_int_equal(count(&r, "snapshot.default-register", -1), 6); /* TRCIDR8..13 */
+    int bad = 0;
+    for (int i = 0; i < r.n && i < 64; i++)
+        bad += !strcmp(r.e[i].kind, "snapshot.bad-value") && strstr(r.e[i].file, "/etm_0.ini");
+    assert_int_equal(bad, 2);
+    e = find_ev(&r, "snapshot.bad-value", "etm_0.ini");
+    assert_int_equal(e->line, 9);
+    assert_string_equal(e->msg, "register TRCTRACEIDR: value '0x1FFFFFFFFFFFFFFFF' is not a "
+                                "64-bit number; the register is ignored");
+    ek_snapshot_free(ss);
+
     /* No trace metadata at all: nothing usable. */
     put(dir, "snapshot.ini", "[snapshot]\nversion=1.0\n[device_list]\ndevice0=cpu_0.ini\n");
     memset(&r, 0, sizeof r);
