@@ -100,7 +100,9 @@ typedef struct ek_snap_buffer {
  * cfg.protocol: from the device type (ETM4*, ETE, ETM3*, PTM1*, PFT1*, STM, ITM; the text
  *   before the first '.' is compared); ETM4 tracing an M-profile core is EK_PROTO_ETMV4M.
  * cfg.trace_id: TRCTRACEIDR & 0x7f (ETMv4/ETE), ETMTRACEIDR & 0x7f (ETMv3/PTM),
- *   bits 22:16 of STMTCSR (STM) or ITMTCR (ITM).
+ *   bits 22:16 of STMTCSR (STM) or ITMTCR (ITM). In a formatted buffer (not source_data) an
+ *   ID that frames cannot carry, the null ID 0 or a reserved one (0x70-0x7f), is kept and
+ *   warned of (snapshot.bad-value, at the register's line): no trace of the source is found.
  * cfg.regs.etm4: TRCCONFIGR, TRCTRACEIDR, TRCAUTHSTATUS, TRCDEVARCH, TRCIDR0..13 with
  *   'present' bits for the ones the file gives. Absent ones hold the reference decoder's
  *   defaults: TRCIDR1 0x4100F403, TRCDEVARCH 0x47705A13 (ETE only), everything else 0.

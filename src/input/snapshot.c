@@ -94,6 +94,7 @@ static void ni_free(name_index *x)
 /* What the reader keeps of a device file for the checks it makes once trace.ini is read. */
 typedef struct dev_extra {
     size_t bad_first, nbad; /* its [regs] keys whose value is no number: names in ctx.bad */
+    int64_t id_line, id_offset; /* where its trace ID register is given, or -1 */
 } dev_extra;
 
 typedef struct ctx {
@@ -330,6 +331,21 @@ static int mem_space_of(const char *s, ek_mem_space *out)
         }
     }
     return 0;
+}
+
+/* The register that carries the trace ID of protocol p, and where in it. */
+static const char *id_reg_of(ek_protocol p, unsigned *shift)
+{
+    *shift = 0;
+    switch (p) {
+    case EK_PROTO_ETMV4:
+    case EK_PROTO_ETE: return "TRCTRACEIDR";
+    case EK_PROTO_ETMV3:
+    case EK_PROTO_PTM: return "ETMTRACEIDR";
+    case EK_PROTO_STM: *shift = 16; return "STMTCSR";
+    case EK_PROTO_ITM: *shift = 16; return "ITMTCR";
+    default: return NULL;
+    }
 }
 
 /* ---- device files --------------------------------------------------------------------- */
@@ -575,7 +591,7 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         return 0;
     }
     ek_snap_device d = {0};
-    dev_extra x = {c->bad.n, 0};
+    dev_extra x = {c->bad.n, 0, -1, -1};
     d.ini_path = xstrdup(c, path);
     const ek_ini_section *ds = ek_ini_section_find(ini, "device");
     const char *name = ek_ini_get(ds, "name");
@@ -638,6 +654,20 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
                  "PFT1, STM, ITM)",
                  d.type ? d.type : "");
         }
+    }
+    /* where the register that carries its trace ID is (the key of the line of the value kept) */
+    unsigned shift = 0;
+    const char *idreg = id_reg_of(d.protocol, &shift);
+    for (size_t i = 0; idreg && i < d.nregs && x.id_line < 0; i++) {
+        if (strcmp(d.regs[i].name, idreg) != 0) continue;
+        for (const ek_ini_section *r = ek_ini_section_find(ini, "regs"); r && x.id_line < 0;
+             r = ek_ini_next_section(ini, r))
+            for (size_t k = 0; k < r->nkv; k++)
+                if (r->kv[k].line == d.regs[i].line) {
+                    x.id_line = (int64_t)r->kv[k].line;
+                    x.id_offset = (int64_t)r->kv[k].offset;
+                    break;
+                }
     }
     ek_ini_free(ini);
     x.nbad = c->bad.n - x.bad_first;
@@ -1010,6 +1040,25 @@ static void build_config(ctx *c, ek_snap_source *s)
     }
     default: break;
     }
+    /* A trace ID that formatted trace cannot carry: the null ID (0, the formatter's padding)
+     * or a reserved one (0x70-0x7f); the register's other bits do not count (as the decoder
+     * takes it). Said where the file gives the register; a single-source buffer has no IDs. */
+    unsigned shift = 0;
+    const char *idreg = id_reg_of(d->protocol, &shift);
+    uint64_t raw = 0;
+    const ek_buffer_format fmt = s->buffer >= 0 ? ss->buffers[s->buffer].format : EK_BUF_UNKNOWN;
+    if (idreg && fmt != EK_BUF_UNKNOWN && fmt != EK_BUF_SOURCE_DATA &&
+        ek_snap_device_reg(d, idreg, &raw)) {
+        const unsigned id = (unsigned)(raw >> shift) & 0x7f;
+        const dev_extra *x = s->device < c->extra.n ? &c->extra.v[s->device] : NULL;
+        if (id == 0 || id >= 0x70)
+            DIAG(c, EK_SEV_WARN, "snapshot.bad-value", d->ini_path, x ? x->id_line : -1,
+                 x ? x->id_offset : -1,
+                 "%s=0x%llx gives trace ID 0x%02x, %s, not a usable one (0x01-0x6f): no trace "
+                 "of %s can be found in buffer %s",
+                 idreg, (unsigned long long)raw, id, id ? "a reserved ID" : "the null ID", d->name,
+                 ss->buffers[s->buffer].name);
+    }
     int itrace = d->protocol != EK_PROTO_STM && d->protocol != EK_PROTO_ITM &&
                  d->protocol != EK_PROTO_UNKNOWN;
     if (itrace && s->core < 0 && c->bare)
@@ -1212,21 +1261,6 @@ int ek_snap_device_reg(const ek_snap_device *dev, const char *name, uint64_t *va
 }
 
 /* ---- a bare trace file ------------------------------------------------------------------ */
-
-/* The register that carries the trace ID of protocol p, and where in it. */
-static const char *id_reg_of(ek_protocol p, unsigned *shift)
-{
-    *shift = 0;
-    switch (p) {
-    case EK_PROTO_ETMV4:
-    case EK_PROTO_ETE: return "TRCTRACEIDR";
-    case EK_PROTO_ETMV3:
-    case EK_PROTO_PTM: return "ETMTRACEIDR";
-    case EK_PROTO_STM: *shift = 16; return "STMTCSR";
-    case EK_PROTO_ITM: *shift = 16; return "ITMTCR";
-    default: return NULL;
-    }
-}
 
 /* Device d for source s (registers copied, names upper-cased as a device file's). */
 static int bare_device(ctx *c, const ek_bare_source *s, size_t nth, ek_snap_device *d)

@@ -550,6 +550,51 @@ static void test_repeated_names(void **state)
     free(dir);
 }
 
+/* A trace ID register whose ID (bits 6:0; STM, ITM: 22:16) is the null ID or a reserved one
+ * (0x70-0x7f) where formatted trace needs IDs: one warning at the register's line (it was taken
+ * without a word: ETMv4's all-ones masked to 0x7f lost the source's trace). */
+static void test_trace_id_range(void **state)
+{
+    char *dir = make_good();
+    put(dir, "etm_0.ini",
+        "[device]\nname=etm_0\nclass=trace_source\ntype=ETM4\n"
+        "[regs]\nTRCCONFIGR=0xC1\nTRCIDR0=0x28000EA1\nTRCIDR2=0x488\n"
+        "TRCTRACEIDR(0x010)=0xFFFFFFFFFFFFFFFF\n");
+    put(dir, "stm.ini",
+        "[device]\nname=STM_0\nclass=trace_source\ntype=STM\n[regs]\nSTMTCSR=0x00000003\n");
+    put(dir, "ptm.ini",
+        "[device]\nname=PTM_0\nclass=trace_source\ntype=PTM1.1\n"
+        "[regs]\nETMCR=0x10001000\nETMIDR=0x411CF312\nETMCCER=0x34C01AC2\n"
+        "ETMTRACEIDR=0x16F\n"); /* 0x6f: the last usable ID */
+    put(dir, "ete_1.ini",
+        "[device]\nname=ETE_1\nclass=trace_source\ntype=ETE\n"
+        "[regs]\nTRCCONFIGR=0x8001\nTRCTRACEIDR=0x0\nTRCIDR0=0x28c1cea1\nTRCIDR2=0xd0001088\n"
+        "TRCIDR8=0\n"); /* in a single-source buffer (ETB_1): no ID needed */
+    rec r = {0};
+    ek_diag d = {rec_fn, &r};
+    ek_snapshot *ss = NULL;
+    assert_int_equal(ek_snapshot_open(dir, &d, &ss), 0);
+    assert_int_equal(count(&r, "snapshot.bad-value", -1), 2);
+    assert_int_equal(count_sev(&r, EK_SEV_WARN), 2);
+    const ev *e = find_ev(&r, "snapshot.bad-value", "/etm_0.ini");
+    assert_non_null(e);
+    assert_int_equal(e->line, 9);
+    assert_string_equal(e->msg, "TRCTRACEIDR=0xffffffffffffffff gives trace ID 0x7f, a reserved "
+                                "ID, not a usable one (0x01-0x6f): no trace of etm_0 can be found "
+                                "in buffer ETB_0");
+    e = find_ev(&r, "snapshot.bad-value", "/stm.ini");
+    assert_non_null(e);
+    assert_int_equal(e->line, 6);
+    assert_string_equal(e->msg, "STMTCSR=0x3 gives trace ID 0x00, the null ID, not a usable one "
+                                "(0x01-0x6f): no trace of STM_0 can be found in buffer ETB_0");
+    /* the configuration is as before: the masked value */
+    assert_int_equal(src_named(ss, "etm_0")->cfg.trace_id, 0x7f);
+    assert_int_equal(src_named(ss, "PTM_0")->cfg.trace_id, 0x6f);
+    ek_snapshot_free(ss);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_core_arch_names(void **state)
 {
     static const struct {
@@ -773,6 +818,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_good_snapshot),
         cmocka_unit_test(test_broken_snapshot),
         cmocka_unit_test(test_repeated_names),
+        cmocka_unit_test(test_trace_id_range),
         cmocka_unit_test(test_core_arch_names),
         cmocka_unit_test(test_real_facts),
         cmocka_unit_test(test_all_real_snapshots),
