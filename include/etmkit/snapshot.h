@@ -63,7 +63,8 @@ typedef struct ek_snap_dump {
     uint64_t offset;  /* first byte of the file used (offset= key, default 0) */
     uint64_t length;  /* length= key, else file size - offset (0 if unknown); the image uses
                          no more than the file has from offset (the reader warns of the rest) */
-    int has_length;
+    int has_length;   /* a length= other than 0 (length=0 is none, as the reference reader
+                         takes it: the file from offset on) */
     ek_mem_space space; /* space= key, EK_MS_ANY when absent */
     char *section;      /* INI section name, e.g. "dump1" or "dump.text" */
     int present;        /* 1: the file exists and could be opened */

@@ -478,8 +478,10 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
                 dp.address = v;
                 have_addr = 1;
             } else if (tolower((unsigned char)kv->key[0]) == 'l') {
+                /* length=0 is no length, the file from offset= on: the reference reader takes
+                 * it so (its 0 is "not given"); it dropped the dump without a word */
                 dp.length = v;
-                dp.has_length = 1;
+                dp.has_length = v != 0;
                 len_kv = kv;
             } else {
                 dp.offset = v;
@@ -522,6 +524,15 @@ static void load_dump(ctx *c, const ek_ini *ini, const ek_ini_section *sec, cons
     } else if (dp.offset > dp.file_size) {
         DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, off_kv->line, off_kv->offset,
              "[%s] offset 0x%llx is past the end of '%s' (%llu bytes); nothing mapped at 0x%llx",
+             sec->name, (unsigned long long)dp.offset, dp.path, (unsigned long long)dp.file_size,
+             (unsigned long long)dp.address);
+    } else if (dp.file_size == 0) {
+        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, sec->line, sec->offset,
+             "[%s] memory dump file '%s' is empty; nothing mapped at 0x%llx", sec->name, dp.path,
+             (unsigned long long)dp.address);
+    } else if (dp.offset == dp.file_size) {
+        DIAG(c, EK_SEV_WARN, "snapshot.bad-value", ini->path, off_kv->line, off_kv->offset,
+             "[%s] offset 0x%llx is the end of '%s' (%llu bytes); nothing mapped at 0x%llx",
              sec->name, (unsigned long long)dp.offset, dp.path, (unsigned long long)dp.file_size,
              (unsigned long long)dp.address);
     } else if (dp.has_length && dp.length > dp.file_size - dp.offset) {

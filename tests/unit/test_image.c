@@ -521,6 +521,62 @@ static void test_snapshot_dump_past_end(void **state)
     free(dir);
 }
 
+/* [dump] length=0 is no length: the whole file from offset= on, as the reference reader takes
+ * it (it was dropped without a word, and doctor then asked for a [dump] section the file had);
+ * a dump with no bytes to map (an empty file, an offset at its end) is one warning. */
+static void test_snapshot_dump_length_zero(void **state)
+{
+    fill();
+    char *dir = tu_tmpdir();
+    free(tu_write_file(dir, "a.bin", a, 256));
+    free(tu_write_file(dir, "empty.bin", a, 0));
+    free(tu_write_file(dir, "t.bin", a, 16));
+    const char *snap = "[snapshot]\nversion=1.0\n[device_list]\ndevice0=cpu.ini\n"
+                       "device1=etm.ini\n[trace]\nmetadata=trace.ini\n";
+    const char *cpu = "[device]\nname=cpu_0\nclass=core\ntype=Cortex-A53\n"
+                      "[dump1]\nfile=a.bin\naddress=0x1000\nlength=0\n"
+                      "[dump2]\nfile=a.bin\naddress=0x2000\noffset=0x80\nlength=0x0\n"
+                      "[dump3]\nfile=empty.bin\naddress=0x3000\n"
+                      "[dump4]\nfile=a.bin\naddress=0x4000\noffset=0x100\n";
+    const char *etm = "[device]\nname=etm_0\nclass=trace_source\ntype=ETM4\n[regs]\n"
+                      "TRCCONFIGR=1\nTRCTRACEIDR=0x10\nTRCIDR0=0x28000EA1\nTRCIDR2=0x488\n";
+    const char *trace = "[trace_buffers]\nbuffers=buffer0\n[buffer0]\nname=B\nfile=t.bin\n"
+                        "format=coresight\n[source_buffers]\netm_0=B\n[core_trace_sources]\n"
+                        "cpu_0=etm_0\n";
+    free(tu_write_file(dir, "snapshot.ini", snap, strlen(snap)));
+    free(tu_write_file(dir, "cpu.ini", cpu, strlen(cpu)));
+    free(tu_write_file(dir, "etm.ini", etm, strlen(etm)));
+    free(tu_write_file(dir, "trace.ini", trace, strlen(trace)));
+    rec r = {0};
+    ek_diag d = {rec_fn, &r};
+    ek_snapshot *ss;
+    assert_int_equal(ek_snapshot_open(dir, &d, &ss), 0);
+    int bad = 0;
+    for (int i = 0; i < r.n && i < 8; i++)
+        bad += !strcmp(r.kind[i], "snapshot.bad-value");
+    assert_int_equal(bad, 2); /* dump3, dump4 */
+    const ek_snap_device *cpu0 = ek_snapshot_find_device(ss, "cpu_0");
+    assert_int_equal(cpu0->ndumps, 4);
+    assert_int_equal(cpu0->dumps[0].has_length, 0);
+    assert_int_equal(cpu0->dumps[0].length, 256);
+    assert_int_equal(cpu0->dumps[1].length, 0x80);
+    ek_image *img;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(ek_image_new(&d, &img), 0);
+    assert_int_equal(ek_image_add_snapshot_buffer(img, ss, 0), 2); /* dump1, dump2 */
+    assert_int_equal(r.n, 0);
+    uint8_t x[4];
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x10fe, x, 4), 2);
+    assert_int_equal(x[1], 0xff);
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x2000, x, 1), 1);
+    assert_int_equal(x[0], 0x80);
+    assert_int_equal(ek_image_read(img, EK_MS_EL1N, 0x207f, x, 4), 1);
+    ek_image_free(img);
+    ek_snapshot_free(ss);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +589,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_snapshot_buffer),
         cmocka_unit_test(test_snapshot_dump_past_end),
+        cmocka_unit_test(test_snapshot_dump_length_zero),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
