@@ -22,7 +22,9 @@
  *                                    said of one whose value was no number (bad-value said it)
  *   snapshot.default-register     N  an optional register is absent: the reference decoder's
  *                                    default value is used (present bit stays clear)
- *   snapshot.duplicate            N  a repeated device name, buffer or register (first kept)
+ *   snapshot.duplicate            N  a repeated buffer or register (first kept)
+ *                                 W  a device file listed again, or a device name used again:
+ *                                    the later device is left out
  */
 #ifndef ETMKIT_SNAPSHOT_H
 #define ETMKIT_SNAPSHOT_H

@@ -95,6 +95,7 @@ static void ni_free(name_index *x)
 typedef struct dev_extra {
     size_t bad_first, nbad; /* its [regs] keys whose value is no number: names in ctx.bad */
     int64_t id_line, id_offset; /* where its trace ID register is given, or -1 */
+    const ek_ini_kv *listed;    /* its snapshot.ini [device_list] line (while it is read) */
 } dev_extra;
 
 typedef struct ctx {
@@ -602,7 +603,7 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         return 0;
     }
     ek_snap_device d = {0};
-    dev_extra x = {c->bad.n, 0, -1, -1};
+    dev_extra x = {c->bad.n, 0, -1, -1, listkv};
     d.ini_path = xstrdup(c, path);
     const ek_ini_section *ds = ek_ini_section_find(ini, "device");
     const char *name = ek_ini_get(ds, "name");
@@ -687,11 +688,27 @@ static int load_device(ctx *c, const char *path, const char *listfile, const ek_
         free_device(&d);
         return 0;
     }
+    /* A name used before: the device is left out, and said once. (Kept, it was a second
+     * device that trace.ini's names could not reach: its source "not assigned to a core" and
+     * "not assigned to a buffer", where the file listed twice was the cause.) */
     long first = ni_get(&c->devnames, d.name);
-    if (first >= 0)
-        DIAG(c, EK_SEV_NOTE, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
-             "device name '%s' (%s) already used by %s; lookups find the first", d.name, path,
-             c->devs.v[first].ini_path);
+    if (first >= 0) {
+        const ek_ini_kv *was = c->extra.v[first].listed;
+        if (strcmp(c->devs.v[first].ini_path, path) == 0)
+            DIAG(c, EK_SEV_WARN, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
+                 "[device_list] %s=%s: device file listed again (first by %s at line %llu); "
+                 "ignored",
+                 listkv->key, listkv->value, was->key, (unsigned long long)was->line);
+        else
+            DIAG(c, EK_SEV_WARN, "snapshot.duplicate", listfile, listkv->line, listkv->offset,
+                 "[device_list] %s=%s: device name '%s' is already that of %s=%s (line %llu); "
+                 "this device is ignored",
+                 listkv->key, listkv->value, d.name, was->key, was->value,
+                 (unsigned long long)was->line);
+        drop_bad(c, x.bad_first);
+        free_device(&d);
+        return 0;
+    }
     if (ek_vec_push(&c->extra, x)) {
         c->oom = 1;
         drop_bad(c, x.bad_first);

@@ -595,6 +595,53 @@ static void test_trace_id_range(void **state)
     free(dir);
 }
 
+/* A device file listed twice, or a second file with a name already used: one warning at its
+ * snapshot.ini line, and the device is left out. (Kept, it was a second device trace.ini could
+ * not name: warnings that its source had no core and no buffer, naming trace.ini, while the
+ * cause was a note.) */
+static void test_device_listed_twice(void **state)
+{
+    char *dir = make_good();
+    put(dir, "snapshot.ini",
+        "[snapshot]\nversion=1.0\n"
+        "[device_list]\n"
+        "device0=cpu_0.ini\n"
+        "device1=etm_0.ini\n"
+        "device2=ete_1.ini\n"
+        "device3=stm.ini\n"
+        "device4=cpu_1.ini\n"
+        "device5=ptm.ini\n"
+        "device6=etm_0.ini\n"
+        "device7=other.ini\n"
+        "[trace]\nmetadata=trace.ini\n");
+    put(dir, "other.ini", "[device]\nname=CPU_1\nclass=core\ntype=Cortex-A53\n");
+    rec r = {0};
+    ek_diag d = {rec_fn, &r};
+    ek_snapshot *ss = NULL;
+    assert_int_equal(ek_snapshot_open(dir, &d, &ss), 0);
+    assert_int_equal(count_sev(&r, EK_SEV_WARN) + count_sev(&r, EK_SEV_ERROR), 2);
+    assert_int_equal(count(&r, "snapshot.duplicate", EK_SEV_WARN), 2);
+    const ev *e = find_ev(&r, "snapshot.duplicate", "/snapshot.ini");
+    assert_non_null(e);
+    assert_int_equal(e->line, 10);
+    assert_string_equal(e->msg, "[device_list] device6=etm_0.ini: device file listed again (first "
+                                "by device1 at line 5); ignored");
+    e++; /* the next event */
+    assert_string_equal(e->kind, "snapshot.duplicate");
+    assert_int_equal(e->line, 11);
+    assert_string_equal(e->msg, "[device_list] device7=other.ini: device name 'CPU_1' is already "
+                                "that of device4=cpu_1.ini (line 8); this device is ignored");
+    assert_int_equal(ss->ndevices, 6);
+    assert_int_equal(ss->nsources, 4);
+    const ek_snap_source *s = src_named(ss, "etm_0");
+    assert_int_equal(s->buffer, 0);
+    assert_string_equal(ss->devices[s->core].name, "cpu_0");
+    assert_string_equal(ek_snapshot_find_device(ss, "cpu_1")->type, "Cortex-A7");
+    ek_snapshot_free(ss);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_core_arch_names(void **state)
 {
     static const struct {
@@ -819,6 +866,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_broken_snapshot),
         cmocka_unit_test(test_repeated_names),
         cmocka_unit_test(test_trace_id_range),
+        cmocka_unit_test(test_device_listed_twice),
         cmocka_unit_test(test_core_arch_names),
         cmocka_unit_test(test_real_facts),
         cmocka_unit_test(test_all_real_snapshots),
