@@ -93,7 +93,7 @@ static void ni_free(name_index *x)
 
 /* What the reader keeps of a device file for the checks it makes once trace.ini is read. */
 typedef struct dev_extra {
-    size_t bad_first, nbad; /* its [regs] keys whose value is no number: names in ctx.bad */
+    size_t bad_first, nbad;     /* its [regs] keys whose value is no number: names in ctx.bad */
     int64_t id_line, id_offset; /* where its trace ID register is given, or -1 */
     const ek_ini_kv *listed;    /* its snapshot.ini [device_list] line (while it is read) */
 } dev_extra;
