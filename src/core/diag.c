@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diagkey.h"
 #include "etmkit/diag.h"
 
 void ek_diag_vemit(const ek_diag *d, ek_severity sev, const char *kind, int status,
@@ -128,22 +129,6 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static size_t group_hash(const char *kind, const char *file)
-{
-    uint64_t h = 14695981039346656037u; /* FNV-1a over kind, a separator, file */
-    for (const char *p = kind; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    h = (h ^ (file ? 1u : 2u)) * 1099511628211u;
-    for (const char *p = file ? file : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    return (size_t)(h ^ (h >> 32));
-}
-
-static int same_file(const char *a, const char *b)
-{
-    return a && b ? !strcmp(a, b) : a == b;
-}
-
 /* Room in the table for one more group. */
 static int grow_slots(ek_diag_collector *c)
 {
@@ -169,13 +154,13 @@ static void collector_fn(void *ctx, const ek_diag_event *ev)
     ek_diag_collector *c = ctx;
     const char *kind = ev->kind ? ev->kind : "?";
     const char *file = c->keep ? ev->file : NULL;
-    size_t hash = group_hash(kind, file);
+    size_t hash = ek_diag_key_hash(kind, file);
     kind_group *g = NULL;
     if (grow_slots(c)) goto forward;
     size_t h = hash & c->mask;
     for (; c->slot[h]; h = (h + 1) & c->mask) {
         kind_group *x = &c->groups[c->slot[h] - 1];
-        if (x->hash == hash && !strcmp(x->kind, kind) && same_file(x->file, file)) {
+        if (x->hash == hash && !strcmp(x->kind, kind) && ek_diag_key_same_file(x->file, file)) {
             g = x;
             break;
         }

@@ -42,44 +42,13 @@ static int read_all(int fd, ek_mapped *m)
     return EK_OK;
 }
 
-int ek_map_file(const char *path, ek_mapped *m)
-{
-    memset(m, 0, sizeof *m);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return EK_ERR_IO;
-    struct stat st;
-    int rc = EK_OK;
-    if (fstat(fd, &st) != 0) {
-        rc = EK_ERR_IO;
-    } else if (S_ISDIR(st.st_mode)) {
-        errno = EISDIR;
-        rc = EK_ERR_IO;
-    } else if (S_ISREG(st.st_mode)) {
-        if (st.st_size > 0) {
-            void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) {
-                rc = read_all(fd, m);
-            } else {
-                m->data = p;
-                m->size = (size_t)st.st_size;
-                m->mapped = 1;
-            }
-        }
-    } else {
-        rc = read_all(fd, m);
-    }
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
-}
-
-int ek_map_regular(const char *path, ek_mapped *m)
+/* regular: a regular file only (ek_map_regular); otherwise anything open(2) opens, read to
+ * its end when it cannot be mapped */
+static int map_path(const char *path, ek_mapped *m, int regular)
 {
     memset(m, 0, sizeof *m);
     /* (O_NONBLOCK: opening a FIFO without a writer would wait for one, for ever) */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular ? O_NONBLOCK : 0));
     if (fd < 0) return EK_ERR_IO;
     struct stat st;
     int rc = EK_OK;
@@ -89,9 +58,13 @@ int ek_map_regular(const char *path, ek_mapped *m)
         errno = EISDIR;
         rc = EK_ERR_IO;
     } else if (!S_ISREG(st.st_mode)) {
-        /* a FIFO would wait for a writer, a device such as /dev/zero never ends */
-        errno = EINVAL;
-        rc = EK_ERR_IO;
+        if (regular) {
+            /* a FIFO would wait for a writer, a device such as /dev/zero never ends */
+            errno = EINVAL;
+            rc = EK_ERR_IO;
+        } else {
+            rc = read_all(fd, m);
+        }
     } else if (st.st_size > 0) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -106,6 +79,16 @@ int ek_map_regular(const char *path, ek_mapped *m)
     close(fd);
     errno = saved;
     return rc;
+}
+
+int ek_map_file(const char *path, ek_mapped *m)
+{
+    return map_path(path, m, 0);
+}
+
+int ek_map_regular(const char *path, ek_mapped *m)
+{
+    return map_path(path, m, 1);
 }
 
 void ek_unmap_file(ek_mapped *m)

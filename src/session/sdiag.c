@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diagkey.h"
 #include "etmkit/etmkit.h"
 #include "session/session_int.h"
 
@@ -33,22 +34,6 @@ static int earlier(const ek_diag_event *ev, const diag_group *g)
     return ev->trace_id < g->trace_id;
 }
 
-static size_t group_hash(const char *kind, const char *file)
-{
-    uint64_t h = 14695981039346656037u; /* FNV-1a over kind, a separator, file */
-    for (const char *p = kind; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    h = (h ^ (file ? 1u : 2u)) * 1099511628211u;
-    for (const char *p = file ? file : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211u;
-    return (size_t)(h ^ (h >> 32));
-}
-
-static int same_file(const char *a, const char *b)
-{
-    return a && b ? !strcmp(a, b) : a == b;
-}
-
 /* The (kind, file) -> group table (s->dg_slot: index + 1, 0 empty; at most half full) made
  * again with room for 'need' groups. */
 static int index_groups(ek_session *s, size_t need)
@@ -62,7 +47,7 @@ static int index_groups(ek_session *s, size_t need)
     if (!slot) return EK_ERR_NOMEM;
     for (size_t i = 0; i < s->dgroups.n; i++) {
         const diag_group *g = &s->dgroups.v[i];
-        size_t h = group_hash(g->kind, g->file) & (cap - 1);
+        size_t h = ek_diag_key_hash(g->kind, g->file) & (cap - 1);
         while (slot[h])
             h = (h + 1) & (cap - 1);
         slot[h] = i + 1;
@@ -86,10 +71,10 @@ void session_diag_fn(void *ctx, const ek_diag_event *ev)
     size_t h = 0;
     if ((s->dgroups.n + 1) * 2 <= (s->dg_slot ? s->dg_mask + 1 : 0) ||
         !index_groups(s, s->dgroups.n + 1)) {
-        h = group_hash(kind, ev->file) & s->dg_mask;
+        h = ek_diag_key_hash(kind, ev->file) & s->dg_mask;
         for (; s->dg_slot[h]; h = (h + 1) & s->dg_mask) {
             diag_group *x = &s->dgroups.v[s->dg_slot[h] - 1];
-            if (!strcmp(x->kind, kind) && same_file(x->file, ev->file)) {
+            if (!strcmp(x->kind, kind) && ek_diag_key_same_file(x->file, ev->file)) {
                 g = x;
                 break;
             }
