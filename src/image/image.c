@@ -142,10 +142,14 @@ static int get_file(ek_image *img, const char *path, img_file **out)
         free(f);
         return EK_ERR_NOMEM;
     }
-    int rc = ek_map_file(path, &f->map);
+    /* a regular file only: a FIFO would wait for a writer, a device such as /dev/zero never
+     * ends (memory would grow without bound) */
+    int rc = ek_map_regular(path, &f->map);
     if (rc) {
+        const int e = errno;
         ek_diag_emit(&img->diag, EK_SEV_WARN, "image.missing-file", rc, path, -1, -1, -1,
-                     "cannot map image file (%s)", strerror(errno));
+                     "cannot map image file (%s)",
+                     e == EINVAL ? "not a regular file" : strerror(e));
         free(f->path);
         free(f);
         return rc;
@@ -199,7 +203,8 @@ int ek_image_add_elf(ek_image *img, const char *path, uint64_t bias, ek_mem_spac
 {
     if (!img || !path) return EK_ERR_ARG;
     if (elf_version(EV_CURRENT) == EV_NONE) return EK_ERR_UNSUPPORTED;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* (O_NONBLOCK: a FIFO without a writer is not waited for; it is then not an ELF file) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         ek_diag_emit(&img->diag, EK_SEV_WARN, "image.missing-file", EK_ERR_IO, path, -1, -1, -1,
                      "cannot open ELF file (%s)", strerror(errno));
@@ -566,7 +571,7 @@ void ek_image_spec_free(ek_image_spec *sp)
 
 static int file_is_elf(const char *path, int *is_elf)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* (a FIFO: not waited for) */
     if (fd < 0) return -1;
     unsigned char m[4] = {0};
     ssize_t n = read(fd, m, sizeof m);

@@ -50,7 +50,14 @@ accept() {
 hint() { echo " (see 'etmkit $1 --help')"; }
 
 # the input
+mkfifo "$T/fifo"
 for cmd in script doctor; do
+  # not a regular file: a FIFO waited for a writer (with and without @ADDR), /dev/zero was read
+  # without end (timeout: a hang fails the check instead of the test's time-out)
+  for img in "$T/fifo@0x1000" "$T/fifo" /dev/zero@0x1000 /dev/zero; do
+    expect 2 "etmkit: $cmd: --image ${img%@*}: not a regular file" \
+      timeout 60 "$ETMKIT_BIN" $cmd --image "$img" "$ETMKIT_SRC/examples/etm4-hello"
+  done
   expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd "$T/missing.data"
   expect 1 "etmkit: $T/missing.data: No such file or directory" "$ETMKIT_BIN" $cmd -i "$T/missing.data"
   accept "$ETMKIT_BIN" $cmd "$ETMKIT_SRC/examples/etm4-hello"
@@ -73,6 +80,8 @@ accept "$ETMKIT_BIN" dump --format=ocsd "$ETMKIT_SRC/examples/etm4-hello"
 accept "$ETMKIT_BIN" dump --decode "$ETMKIT_SRC/examples/etm4-hello" --image "$ETMKIT_SRC/examples/etm4-hello/user.bin@0x401000"
 expect 2 "etmkit: dump: --image $T/missing.bin: No such file or directory" \
   "$ETMKIT_BIN" dump --decode --image "$T/missing.bin@0x1000" "$ETMKIT_SRC/examples/etm4-hello"
+expect 2 "etmkit: dump: --image $T/fifo: not a regular file" \
+  timeout 60 "$ETMKIT_BIN" dump --decode --image "$T/fifo@0x1000" "$ETMKIT_SRC/examples/etm4-hello"
 expect 1 "etmkit: inject: $ETMKIT_SRC/examples/etm4-hello is a trace snapshot folder: inject rewrites perf.data files ('etmkit export' makes profiles of snapshots)" \
   "$ETMKIT_BIN" inject -o "$T/inj.data" "$ETMKIT_SRC/examples/etm4-hello"
 # a folder that is not a snapshot: only what it lacks, naming the folder (issue 32)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "etmkit/image.h"
@@ -15,12 +16,16 @@
 typedef struct rec {
     int n;
     char kind[8][48];
+    char msg[8][128];
 } rec;
 
 static void rec_fn(void *ctx, const ek_diag_event *e)
 {
     rec *r = ctx;
-    if (r->n < 8) snprintf(r->kind[r->n], sizeof r->kind[0], "%s", e->kind);
+    if (r->n < 8) {
+        snprintf(r->kind[r->n], sizeof r->kind[0], "%s", e->kind);
+        snprintf(r->msg[r->n], sizeof r->msg[0], "%s", e->msg);
+    }
     r->n++;
 }
 
@@ -219,6 +224,54 @@ static void test_files(void **state)
     free(f1);
     free(f2);
     free(f3);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Files that are not regular files: a FIFO, whose open would wait for a writer for ever, and
+ * a device that never ends, which was read into memory without bound. Each is refused at once
+ * with one warning. (alarm: a wait or a read without end fails the test instead of hanging.) */
+static void test_not_regular(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char fifo[4096];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    rec r = {0};
+    ek_diag d = {rec_fn, &r};
+    ek_image *img;
+    assert_int_equal(ek_image_new(&d, &img), 0);
+    alarm(60);
+    const char *paths[] = {fifo, "/dev/zero"};
+    for (int i = 0; i < 2; i++) {
+        r.n = 0;
+        assert_int_equal(ek_image_add_file(img, paths[i], 0, 0x100, 0x10000, EK_MS_ANY), EK_ERR_IO);
+        assert_int_equal(r.n, 1);
+        assert_string_equal(r.kind[0], "image.missing-file");
+        assert_string_equal(r.msg[0], "cannot map image file (not a regular file)");
+        /* as an ELF file: not one */
+        r.n = 0;
+        assert_int_equal(ek_image_add_elf(img, paths[i], 0, EK_MS_ANY), EK_ERR_FORMAT);
+        assert_int_equal(r.n, 1);
+        assert_string_equal(r.kind[0], "image.bad-elf");
+        /* a spec without an address looks for an ELF header first, with one maps the bytes */
+        ek_image_spec sp = {(char *)paths[i], 0, 0};
+        r.n = 0;
+        assert_int_equal(ek_image_add_spec(img, &sp, EK_MS_ANY, NULL), EK_ERR_ARG);
+        assert_int_equal(r.n, 1);
+        assert_string_equal(r.kind[0], "image.no-address");
+        sp.has_addr = 1;
+        sp.addr = 0x20000;
+        r.n = 0;
+        assert_int_equal(ek_image_add_spec(img, &sp, EK_MS_ANY, NULL), EK_ERR_IO);
+        assert_int_equal(r.n, 1);
+        assert_string_equal(r.msg[0], "cannot map image file (not a regular file)");
+    }
+    alarm(0);
+    uint8_t out[4];
+    assert_int_equal(ek_image_read(img, EK_MS_ANY, 0x10000, out, 4), 0);
+    ek_image_free(img);
     tu_rmtree(dir);
     free(dir);
 }
@@ -585,6 +638,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlaps_later_wins),
         cmocka_unit_test(test_callback),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_not_regular),
         cmocka_unit_test(test_elf_segments),
         cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_snapshot_buffer),

@@ -27,8 +27,10 @@ int cli_image_arg(const char *cmd, const char *arg, ek_image_spec **v, size_t *n
         e = EISDIR;
     else if (access(sp.path, R_OK))
         e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = -1; /* a FIFO would wait for a writer, a device such as /dev/zero never ends */
     if (e) {
-        cli_err("%s: --image %s: %s", cmd, sp.path, strerror(e));
+        cli_err("%s: --image %s: %s", cmd, sp.path, e < 0 ? "not a regular file" : strerror(e));
         ek_image_spec_free(&sp);
         return CLI_USAGE;
     }
