@@ -255,6 +255,14 @@ void pf_parse_auxtrace_info(ek_perf_file *f, const ek_perf_record *rec)
         pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-info", EK_ERR_TRUNCATED, rec->index,
                 (int64_t)roff, "cs_etm AUXTRACE_INFO declares %u CPU blocks, %u could be read",
                 e->nr_cpu_blocks, i);
+    else if (!e->nr_cpu_blocks)
+        /* (perf writes one block per CPU recorded: a count of 0 is damage, and every trace
+         * unit is then without its configuration) */
+        pf_diag(f, f->diag, EK_SEV_WARN, "perf.cs-etm-info", EK_ERR_FORMAT, rec->index,
+                (int64_t)(roff + 16 + 8 * CS_PMU_TYPE_CPUS),
+                "cs_etm AUXTRACE_INFO declares no CPU: no trace unit's configuration is known, "
+                "so none of the trace can be decoded%s",
+                pos < nw ? " (the words that follow are not read)" : "");
     else if (pos < nw)
         pf_diag(f, f->diag, EK_SEV_NOTE, "perf.cs-etm-info", 0, rec->index,
                 (int64_t)(roff + 16 + 8 * pos), "%zu words after the last cs_etm block ignored",

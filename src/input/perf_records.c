@@ -717,6 +717,14 @@ static int main_next(ek_perf_iter *it, ek_perf_record *rec)
             }
             if (avail % 8) it->unaligned = 1; /* perf pads payloads; another writer may not */
         }
+        if (type == EK_PERF_RECORD_AUXTRACE && size != 48)
+            /* perf reads the payload after the header's size, whatever it is (so does this
+             * reader); a header that is not perf's 48 bytes is damage, and the trace is then
+             * read from the wrong place */
+            it_diag(it, EK_SEV_WARN, "perf.bad-size", EK_ERR_FORMAT, it->index, p,
+                    "AUXTRACE record header of %u bytes, not 48: its payload is read after the "
+                    "%u",
+                    (unsigned)size, (unsigned)size);
         rec->index = it->index; /* HEADER_ATTR finds its attribute by it */
         pf_decode_record(f, it->diag, raw, size, rec, it->strbuf, PF_STRCAP);
         rec->offset = p;

@@ -6,7 +6,7 @@
 # `gen basic` with one field changed each: the CPU's TRCTRACEIDR in AUXTRACE_INFO (its trace
 # comes under an ID nothing configures), the AUXTRACE_INFO CPU count 0 (no configuration at
 # all), and the AUXTRACE record's header size 48 -> 56 (its payload read 8 bytes late: the
-# formatter never finds a frame start).
+# formatter never finds a frame start). The last two are also named as damage where they are.
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -50,18 +50,23 @@ expect() {
 }
 G=$T/g
 noid="etmkit: 50453 trace bytes not decoded: trace ID without configuration (3604 places, the first at offset 0x480)"
+# (the damaged field itself is named, where the reader can tell it is damage: a CPU count of 0)
 for f in traceid ncpus0; do
   d="etmkit: run 'etmkit doctor $T/$f.data' for the details and remedies"
-  expect "script $f" 1 "$noid
+  cause=""
+  [ $f = ncpus0 ] && cause="
+etmkit: $T/ncpus0.data: record 1: offset 0x1e8: warning: cs_etm AUXTRACE_INFO declares no CPU: no trace unit's configuration is known, so none of the trace can be decoded (the words that follow are not read) [perf.cs-etm-info]"
+  expect "script $f" 1 "$noid$cause
 $d" "$E" script --symfs "$G/symfs" "$T/$f.data"
   [ -s "$T/out" ] && { echo "FAIL script $f: samples came out"; fail=1; }
   expect "export $f" 1 "etmkit export: $T/$f.data: the profile is empty: no samples came out of the trace (below: why)
-$noid
+$noid$cause
 $d" "$E" export --format=autofdo --symfs "$G/symfs" -o "$T/x.afdo" "$T/$f.data"
 done
 expect "script hdr56" 1 "etmkit: 8 trace bytes not decoded: formatter data before the slice's first trace ID (1 place, the first at offset 0x488)
 etmkit: 50434 trace bytes not decoded: bytes before the first synchronisation packet (1 place, the first at offset 0x490)
 etmkit: 4 trace bytes not decoded: malformed or reserved packets (1 place, the first at offset 0xe5b6)
+etmkit: $T/hdr56.data: record 9: offset 0x450: warning: AUXTRACE record header of 56 bytes, not 48: its payload is read after the 56 [perf.bad-size]
 etmkit: run 'etmkit doctor $T/hdr56.data' for the details and remedies" \
   "$E" script --symfs "$G/symfs" "$T/hdr56.data"
 expect "report traceid" 1 "etmkit: report: $T/traceid.data: no sample came out of the trace (the report's account says why)" \
