@@ -157,8 +157,12 @@ typedef struct ek_sample_ctx {
  *    decoder threads: encode turns a sample into bytes (one unit per sample) on the thread
  *    decoding its queue, several queues at once; put receives those bytes on the calling
  *    thread, in output order, in runs of whole units. Per-queue state comes from queue_begin
- *    and goes to queue_end (on the decoder thread). Elements are not handed to a staged
- *    consumer.
+ *    and goes to queue_end (on the same thread as encode). Without time stamps, where the
+ *    queues are output one after the other, and with two threads or more (ek_session_opts.
+ *    threads, or 0 on a machine of two CPUs or more), encode, queue_begin and queue_end run
+ *    on the calling thread instead, queue by queue in output order, while a decoder thread
+ *    decodes the queue being output: the units are the same. Elements are not handed to a
+ *    staged consumer.
  *  - ordered with a stage (sample and stage, for samples only): stage gets every sample
  *    first, on the thread decoding its queue (per-queue state from queue_begin, as above,
  *    and the sample's resolver in c); it returns 0 when it is done with the sample, 1 to have

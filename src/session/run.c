@@ -165,7 +165,13 @@ typedef struct writer {
      * session; perf 6.1's cs-etm ignores 's'), so they are counted here, where the queues'
      * outputs are put in that order -- a decoder's own count would skip N per trace source */
     uint64_t skip;
+    /* without time stamps, a staged consumer's encode done here (see defer_pays): the queue's
+     * records are encoded into units before they are put; NULL: the data are the units */
+    struct defer *defer;
 } writer;
+
+static void defer_begin(struct defer *d);
+static int defer_end(struct defer *d);
 
 /* Put out data (whole units), the first w->skip of them left out. */
 static int put_skipping(writer *w, const char *data, size_t len)
@@ -366,8 +372,14 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
         uint64_t key;
         for (size_t k = 0; k < nq; k++) {
             size_t qi = order[k].qi;
+            const int defer = w->defer && !order[k].hidden; /* (hidden: no output) */
+            if (defer) defer_begin(w->defer);
             while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
                 ;
+            if (defer) {
+                int rc = defer_end(w->defer);
+                if (!w->rc) w->rc = rc;
+            }
         }
     } else {
         /* perf's heap over the queues' epochs; the tails (key UINT64_MAX: the final
@@ -450,6 +462,7 @@ typedef struct srec {
     ek_sample smp;
     uint64_t t_lo, t_hi;
     int has_t;
+    uint32_t block; /* ek_sample_ctx.block */
     uint64_t t;
 } srec;
 
@@ -481,6 +494,7 @@ static void rec_encode(void *qctx, ek_sbuf *out, const ek_sample *smp, ek_sample
         memcpy(p + offsetof(srec, t_lo), &rc->t_lo, sizeof rc->t_lo);
         memcpy(p + offsetof(srec, t_hi), &rc->t_hi, sizeof rc->t_hi);
         memcpy(p + offsetof(srec, has_t), &has_t, sizeof has_t);
+        memcpy(p + offsetof(srec, block), &c->block, sizeof c->block);
         memcpy(p + offsetof(srec, t), &c->t, sizeof c->t);
         out->len += n;
         out->p[out->len] = 0;
@@ -567,6 +581,96 @@ static int put_recs(void *ctx, const char *data, size_t len)
     return 0;
 }
 
+/* ---- a staged consumer's encode on the writer ------------------------------------------------ */
+
+/* Without time stamps the writer takes the queues one after the other, and a queue's text may
+ * run only QOUT_LIMIT ahead of it: a staged consumer's encode on the decoder thread leaves one
+ * thread decoding and encoding the queue being written while the writer only copies. With
+ * two or more threads, the decoder hands the writer records of its samples (rec_encode) and
+ * the writer encodes them: decoding and encoding of one queue then run side by side. The
+ * units are the same: encode sees the same samples, with the same resolver answers (a rcache
+ * of its own gives the same answers as none) and the same per-queue state (queue_begin at
+ * each queue's start, in the same order). */
+typedef struct defer {
+    ek_session *s;
+    const ek_consumer *c; /* the staged consumer */
+    rcache *cache;        /* the writer's last maps and symbols (NULL: none, same answers) */
+    rctx rc;
+    void *qctx; /* c's state for the queue being written */
+    int open;
+    ek_sbuf buf;   /* units not yet put */
+    ek_branch *br; /* the sample's branch stack, aligned */
+    size_t brcap;
+} defer;
+
+#define DEFER_PUT (256u << 10) /* units put in runs of about this many bytes */
+
+static int defer_pays(const ek_session *s)
+{
+    if (!s->timeless || s->o.itrace.initial_skip) return 0;
+    if (s->o.threads) return s->o.threads >= 2;
+    return sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
+static void defer_begin(defer *d)
+{
+    d->qctx = d->c->queue_begin ? d->c->queue_begin(d->c->ctx) : NULL;
+    d->open = 1;
+}
+
+static int defer_flush(defer *d)
+{
+    if (d->buf.oom) return EK_ERR_NOMEM;
+    int rc = d->buf.len ? d->c->put(d->c->ctx, d->buf.p, d->buf.len) : 0;
+    d->buf.len = 0;
+    return rc;
+}
+
+static int defer_end(defer *d)
+{
+    if (!d->open) return 0;
+    int rc = defer_flush(d);
+    if (d->c->queue_end) d->c->queue_end(d->c->ctx, d->qctx);
+    d->qctx = NULL;
+    d->open = 0;
+    return rc;
+}
+
+static int put_deferred(void *ctx, const char *data, size_t len)
+{
+    defer *d = ctx;
+    size_t off = 0;
+    if (!d->open) defer_begin(d);
+    while (off < len) {
+        srec h;
+        if (len - off < sizeof h) return EK_ERR_FORMAT;
+        memcpy(&h, data + off, sizeof h);
+        off += sizeof h;
+        size_t nb = h.smp.nbranches * sizeof(ek_branch);
+        if (len - off < nb) return EK_ERR_FORMAT;
+        if (nb) {
+            if (nb > d->brcap) {
+                ek_branch *nbr = realloc(d->br, nb);
+                if (!nbr) return EK_ERR_NOMEM;
+                d->br = nbr;
+                d->brcap = nb;
+            }
+            memcpy(d->br, data + off, nb);
+            off += nb;
+        }
+        if (h.smp.kind == REC_HOLE) continue;
+        h.smp.branches = nb ? d->br : NULL;
+        rctx_sample(&d->rc, h.t_lo, h.t_hi, h.has_t, h.t);
+        d->rc.pub.block = h.block;
+        d->c->encode(d->qctx, &d->buf, &h.smp, &d->rc.pub);
+        if (d->buf.len >= DEFER_PUT) {
+            int rc = defer_flush(d);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
 /* ---- the API --------------------------------------------------------------------------------- */
 
 void ek_consumer_init(ek_consumer *c)
@@ -594,6 +698,29 @@ int ek_session_run(ek_session *s, const ek_consumer *c1)
     writer w;
     memset(&w, 0, sizeof w);
     s->no_insn = c->no_insn;
+    if (c->encode && c->put && defer_pays(s)) {
+        defer d;
+        memset(&d, 0, sizeof d);
+        d.s = s;
+        d.c = c;
+        d.cache = rcache_new();
+        rctx_init(&d.rc, s, 0, 0, d.cache, 0, 0);
+        ek_consumer rc;
+        ek_consumer_init(&rc);
+        rc.ctx = &d;
+        rc.encode = rec_encode;
+        rc.put = put_deferred;
+        qfmt fmt = {&rc, 0, 0, 0, NULL};
+        w.c = &rc;
+        w.defer = &d;
+        int ret = run_all(s, &fmt, &w);
+        int erc = defer_end(&d); /* (after an error in the middle of a queue) */
+        if (!ret) ret = erc;
+        ek_sbuf_free(&d.buf);
+        free(d.br);
+        free(d.cache);
+        return ret;
+    }
     if (c->encode) {
         if (!c->put) return EK_ERR_ARG;
         qfmt fmt = {c, 0, 0, 0, NULL};

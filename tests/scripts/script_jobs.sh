@@ -14,8 +14,8 @@ F1=pid,tid,cpu,flags,ip,sym,symoff,dso,addr
 scen=$("$ETMKIT_BIN" gen --list 2>/dev/null | awk '{print $1}')
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] &&
     scen="basic per-thread shared-sink-multi-cpu per-cpu-trbe time-kernel-clock workload"
-cmp_runs() { # name symfs file
-    for args in "--itrace=b" "--itrace=b -F $F1" "--itrace=i100i -F $F1"; do
+cmp_runs() { # name symfs file [more --itrace and -F arguments, one set]
+    for args in "--itrace=b" "--itrace=b -F $F1" "--itrace=i100i -F $F1" ${4:+"$4"}; do
         # shellcheck disable=SC2086
         "$ETMKIT_BIN" script -q --symfs "$2" $args "$3" >"$T/a" 2>/dev/null
         for j in 1 2 3; do
@@ -42,13 +42,16 @@ done
 # queues first (run.c, take_queue): a workload recording of 4 CPUs, whose queues differ in
 # length (the first is not the longest, the last the shortest), large enough that a queue's
 # text outgrows what a worker may run ahead of the writer (QOUT_LIMIT, 4 MiB), so that workers
-# wait for the writer while it waits for a queue in its order.
+# wait for the writer while it waits for a queue in its order. With two threads or more the
+# writer encodes the text of such a recording itself, from records of the samples that the
+# decoders hand it (run.c, defer): the last-branch stacks (l) travel with those records.
 printf 'timestamps = 0\n' >"$T/nots.cfg"
 size=1M
 [ "${ETMKIT_SANITIZE:-0}" = 1 ] && size=512K
 if "$ETMKIT_BIN" gen -q --scenario workload --seed 2 --trace-size $size --config "$T/nots.cfg" \
     -o "$T/nots" >/dev/null 2>&1; then
-    cmp_runs "workload without time stamps ($size)" "$T/nots/symfs" "$T/nots/perf.data"
+    cmp_runs "workload without time stamps ($size)" "$T/nots/symfs" "$T/nots/perf.data" \
+        "--itrace=i100il -F pid,tid,ip,sym,brstack"
     rm -rf "$T/nots"
 else
     echo "FAIL: etmkit gen --scenario workload --config timestamps=0 failed"
