@@ -171,7 +171,7 @@ typedef struct writer {
 } writer;
 
 static void defer_begin(struct defer *d);
-static int defer_end(struct defer *d);
+static int defer_end(struct defer *d, int put);
 
 /* Put out data (whole units), the first w->skip of them left out. */
 static int put_skipping(writer *w, const char *data, size_t len)
@@ -377,7 +377,7 @@ static int run_all(ek_session *s, const qfmt *fmt, writer *w)
             while (write_until_head(&outs[qi], &pos[qi], w, 1, &key))
                 ;
             if (defer) {
-                int rc = defer_end(w->defer);
+                int rc = defer_end(w->defer, !w->rc); /* (nothing more put after an error) */
                 if (!w->rc) w->rc = rc;
             }
         }
@@ -626,10 +626,10 @@ static int defer_flush(defer *d)
     return rc;
 }
 
-static int defer_end(defer *d)
+static int defer_end(defer *d, int put)
 {
     if (!d->open) return 0;
-    int rc = defer_flush(d);
+    int rc = put ? defer_flush(d) : 0;
     if (d->c->queue_end) d->c->queue_end(d->c->ctx, d->qctx);
     d->qctx = NULL;
     d->open = 0;
@@ -714,8 +714,7 @@ int ek_session_run(ek_session *s, const ek_consumer *c1)
         w.c = &rc;
         w.defer = &d;
         int ret = run_all(s, &fmt, &w);
-        int erc = defer_end(&d); /* (after an error in the middle of a queue) */
-        if (!ret) ret = erc;
+        defer_end(&d, 0); /* (a queue left open by an error: its state freed) */
         ek_sbuf_free(&d.buf);
         free(d.br);
         free(d.cache);

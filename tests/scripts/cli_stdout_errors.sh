@@ -59,6 +59,16 @@ accept "$E" doctor -v --symfs "$SY" "$P"
 # script: a few samples (in stdio's buffer at the end) and megabytes (a write fails during it)
 both script "$E" script --itrace=i100000 --symfs "$SY" "$P"
 both script "$E" script --symfs "$SY" "$P"
+# without time stamps and with -j 2 the writer itself makes the text from the decoders' records
+# (session/run.c, defer): small and large again
+printf 'timestamps = 0\n' >"$T/nots.cfg"
+if "$E" gen -q --scenario basic --config "$T/nots.cfg" -o "$T/n" >/dev/null 2>&1; then
+  both script "$E" script -j 2 --itrace=i100000 --symfs "$T/n/symfs" "$T/n/perf.data"
+  both script "$E" script -j 2 --symfs "$T/n/symfs" "$T/n/perf.data"
+  accept "$E" script -j 2 --symfs "$T/n/symfs" "$T/n/perf.data"
+else
+  echo "FAIL: etmkit gen basic with timestamps = 0"; fail=1
+fi
 accept "$E" script --itrace=i100000 --symfs "$SY" "$P"
 # dump of a perf.data file: the header (small), the packets (large)
 both dump "$E" dump --header "$P"
