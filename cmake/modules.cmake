@@ -17,7 +17,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/module_rules.cmake)
 
 ek_module(core
   PUBLIC etmkit.h sbuf.h diag.h config.h elem.h mapfile.h
-  SHARED bytes.h vec.h hot.h mapfile.h diagkey.h)
+  SHARED bytes.h vec.h hot.h mapfile.h diagkey.h slots.h)
 # bit level: frames, the instruction classifier and the packet parsers that need no code
 ek_module(frame USES core PUBLIC frame.h low/frame.h)
 ek_module(isa   USES core PUBLIC isa.h)

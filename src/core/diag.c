@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/diagkey.h"
+#include "core/slots.h"
 #include "etmkit/diag.h"
 
 void ek_diag_vemit(const ek_diag *d, ek_severity sev, const char *kind, int status,
@@ -129,20 +130,18 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+static size_t group_hash_at(const void *ctx, size_t i)
+{
+    return ((const ek_diag_collector *)ctx)->groups[i].hash;
+}
+
 /* Room in the table for one more group. */
 static int grow_slots(ek_diag_collector *c)
 {
     if ((c->ngroups + 1) * 2 <= c->mask + 1) return 0;
     size_t cap = c->mask ? (c->mask + 1) * 2 : 16;
-    if (cap > SIZE_MAX / 2 / sizeof(size_t)) return -1;
-    size_t *slot = calloc(cap, sizeof *slot);
+    size_t *slot = ek_slots_build(cap, c->ngroups, group_hash_at, c);
     if (!slot) return -1;
-    for (size_t i = 0; i < c->ngroups; i++) {
-        size_t h = c->groups[i].hash & (cap - 1);
-        while (slot[h])
-            h = (h + 1) & (cap - 1);
-        slot[h] = i + 1;
-    }
     free(c->slot);
     c->slot = slot;
     c->mask = cap - 1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/diagkey.h"
+#include "core/slots.h"
 #include "etmkit/etmkit.h"
 #include "session/session_int.h"
 
@@ -34,6 +35,12 @@ static int earlier(const ek_diag_event *ev, const diag_group *g)
     return ev->trace_id < g->trace_id;
 }
 
+static size_t group_hash_at(const void *ctx, size_t i)
+{
+    const diag_group *g = &((const ek_session *)ctx)->dgroups.v[i];
+    return ek_diag_key_hash(g->kind, g->file);
+}
+
 /* The (kind, file) -> group table (s->dg_slot: index + 1, 0 empty; at most half full) made
  * again with room for 'need' groups. */
 static int index_groups(ek_session *s, size_t need)
@@ -43,15 +50,8 @@ static int index_groups(ek_session *s, size_t need)
         if (cap > SIZE_MAX / 4 / sizeof(size_t)) return EK_ERR_NOMEM;
         cap *= 2;
     }
-    size_t *slot = calloc(cap, sizeof *slot);
+    size_t *slot = ek_slots_build(cap, s->dgroups.n, group_hash_at, s);
     if (!slot) return EK_ERR_NOMEM;
-    for (size_t i = 0; i < s->dgroups.n; i++) {
-        const diag_group *g = &s->dgroups.v[i];
-        size_t h = ek_diag_key_hash(g->kind, g->file) & (cap - 1);
-        while (slot[h])
-            h = (h + 1) & (cap - 1);
-        slot[h] = i + 1;
-    }
     free(s->dg_slot);
     s->dg_slot = slot;
     s->dg_mask = cap - 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/slots.h"
 #include "etmkit/etmkit.h"
 #include "session/session_int.h"
 
@@ -36,18 +37,16 @@ static size_t cpu_hash(int32_t cpu, size_t mask)
     return (size_t)(h ^ (h >> 16)) & mask;
 }
 
+static size_t cpu_hash_at(const void *ctx, size_t i)
+{
+    return cpu_hash(((const ek_session *)ctx)->cpus.v[i].cpu, SIZE_MAX);
+}
+
 static int cpu_map_grow(cpu_map *m, const ek_session *s)
 {
     size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-    if (cap > SIZE_MAX / 2 / sizeof(size_t)) return EK_ERR_NOMEM;
-    size_t *slot = calloc(cap, sizeof *slot);
+    size_t *slot = ek_slots_build(cap, s->cpus.n, cpu_hash_at, s);
     if (!slot) return EK_ERR_NOMEM;
-    for (size_t i = 0; i < s->cpus.n; i++) {
-        size_t h = cpu_hash(s->cpus.v[i].cpu, cap - 1);
-        while (slot[h])
-            h = (h + 1) & (cap - 1);
-        slot[h] = i + 1;
-    }
     free(m->slot);
     m->slot = slot;
     m->mask = cap - 1;

@@ -4,10 +4,12 @@
 #include <cmocka.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/bytes.h"
 #include "core/hot.h"
+#include "core/slots.h"
 #include "core/vec.h"
 #include "etmkit/config.h"
 #include "etmkit/diag.h"
@@ -308,6 +310,67 @@ static void test_json_string(void **state)
     ek_sbuf_free(&b);
 }
 
+/* The open-addressing index the diagnostic collectors and the sideband's CPU map rebuild as
+ * they grow: every element has exactly one slot, found by probing from its hash, also when
+ * all hashes collide. */
+static size_t slot_hash(const void *ctx, size_t i)
+{
+    return ((const size_t *)ctx)[i];
+}
+
+static void test_slots_build(void **state)
+{
+    (void)state;
+    size_t hashes[100];
+    for (int colliding = 0; colliding < 2; colliding++) {
+        for (size_t i = 0; i < 100; i++)
+            hashes[i] = colliding ? 7 : i * 0x9E3779B97F4A7C15ull;
+        size_t *slot = ek_slots_build(256, 100, slot_hash, hashes);
+        assert_non_null(slot);
+        size_t used = 0;
+        for (size_t h = 0; h < 256; h++)
+            used += slot[h] != 0;
+        assert_int_equal(used, 100);
+        for (size_t i = 0; i < 100; i++) {
+            size_t h = hashes[i] & 255;
+            while (slot[h] && slot[h] != i + 1)
+                h = (h + 1) & 255;
+            assert_int_equal(slot[h], i + 1);
+        }
+        free(slot);
+    }
+    assert_null(ek_slots_build(SIZE_MAX / 2, 0, slot_hash, hashes));
+}
+
+/* Many groups: the collector's index is rebuilt as it grows (16 slots at first), and every
+ * event still goes to its own group -- one summary line per file, each with its count. */
+static void test_diag_collector_many_groups(void **state)
+{
+    (void)state;
+    ek_diag_collector *c = ek_diag_collector_new(40); /* (every group's line shown) */
+    ek_diag d = ek_diag_collector_sink(c);
+    char file[32];
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 40; i++) {
+            snprintf(file, sizeof file, "b%d.bin", i);
+            ek_diag_emit(&d, EK_SEV_WARN, "frame.partial", 0, file, -1, 0x10 * round, -1,
+                         "buffer ends inside a frame");
+        }
+    assert_int_equal(ek_diag_collector_count_kind(c, "frame.partial"), 120);
+    ek_sbuf s = EK_SBUF_INIT;
+    ek_diag_collector_summary(c, &s, 0);
+    ek_sbuf want = EK_SBUF_INIT;
+    for (int i = 0; i < 40; i++)
+        ek_sbuf_printf(&want,
+                       "3 x b%d.bin: offset 0x0: warning: buffer ends inside a frame "
+                       "[frame.partial] (also at offsets 0x10, 0x20)\n",
+                       i);
+    assert_string_equal(s.p, want.p);
+    ek_sbuf_free(&s);
+    ek_sbuf_free(&want);
+    ek_diag_collector_free(c);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +385,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_enum_names),
         cmocka_unit_test(test_json_string),
         cmocka_unit_test(test_diag_collector_files),
+        cmocka_unit_test(test_slots_build),
+        cmocka_unit_test(test_diag_collector_many_groups),
     };
     return tu_run_group(argc, argv, tests, NULL, NULL);
 }
